@@ -1,0 +1,43 @@
+# snapq — see README.md. Every target installs/starts what it needs.
+SHELL := /bin/bash
+export PATH := $(PATH):/usr/local/go/bin:$(shell go env GOPATH 2>/dev/null)/bin
+GO ?= go
+TEST_TIMEOUT ?= 20m
+
+.PHONY: demo up down services build test bench vet fmt clean
+
+## demo: start everything, capture a sample batch of local pages, print the results
+demo: up
+	$(GO) run ./scripts/demo
+
+## up: start Postgres, Redis, MinIO (installing what is missing), then api + worker in the background
+up: services build
+	scripts/stack.sh up
+
+## down: stop api + worker and the services this project started
+down:
+	-scripts/stack.sh down
+	scripts/services.sh down
+
+services:
+	scripts/services.sh up
+
+build:
+	$(GO) build -o bin/api ./cmd/api
+	$(GO) build -o bin/worker ./cmd/worker
+	$(GO) build -o bin/fixtures ./cmd/fixtures
+
+## test: unit, integration and end-to-end tests against real services
+test: services
+	$(GO) vet ./...
+	CI=$${CI:-true} $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+## bench: pages/s of snapq end to end against a bare go-rod floor, printed as a ratio
+bench: services build
+	$(GO) run ./bench $(BENCH_ARGS)
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf bin

@@ -1,0 +1,220 @@
+package capture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/go-rod/rod/lib/proto"
+)
+
+// Browser captures pages with one Chromium. It is safe for concurrent use: up to Config.Tabs
+// captures run at once, further callers wait for a free slot (or for their ctx to end).
+//
+// The browser is restarted when its connection drops or the renderer process tree dies, and
+// after Config.BrowserRecycleAfter jobs (slots are drained first).
+type Browser struct {
+	cfg   Config
+	log   *slog.Logger
+	slots chan struct{} // one token per running capture
+
+	mu       sync.Mutex
+	closed   bool
+	inst     *instance     // current browser; nil until (re)started
+	starting chan struct{} // non-nil while a goroutine starts a browser
+	draining *instance     // retiring browser; no new jobs until it is closed
+	bg       sync.WaitGroup
+}
+
+// New validates cfg, starts the browser and returns a Browser ready to capture. ctx bounds
+// the start only.
+func New(ctx context.Context, cfg Config) (*Browser, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("capture config: %w", err)
+	}
+	cfg = cfg.withDefaults()
+	b := &Browser{cfg: cfg, log: cfg.Logger, slots: make(chan struct{}, cfg.Tabs)}
+	inst, err := startInstance(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("start browser: %w", err)
+	}
+	b.inst = inst
+	return b, nil
+}
+
+// Ping checks that the browser answers, starting it if it is down.
+func (b *Browser) Ping(ctx context.Context) error {
+	inst, err := b.instance(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer b.release(inst)
+	if _, err := (proto.BrowserGetVersion{}).Call(inst.rb.Context(ctx)); err != nil {
+		return fmt.Errorf("browser version: %w", err)
+	}
+	return nil
+}
+
+// Close stops the browser and removes its temporary profile. Captures still running fail
+// with CodeCanceled; later calls return an error. Close waits for background shutdowns.
+func (b *Browser) Close() error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	insts := []*instance{b.inst, b.draining}
+	b.inst = nil
+	starting := b.starting
+	b.mu.Unlock()
+	if starting != nil {
+		<-starting // the starter sees closed and shuts its browser down in the background
+	}
+	for _, inst := range insts {
+		if inst != nil {
+			inst.close(errBrowserClosed)
+		}
+	}
+	b.bg.Wait()
+	return nil
+}
+
+// Capture loads req.URL in a clean tab and returns its screenshots. Failures are *Error with
+// a stable Code; a target's own HTTP error status is a result, not a failure.
+func (b *Browser) Capture(ctx context.Context, req Request) (*Result, error) {
+	start := time.Now()
+	req, err := normalizeRequest(req)
+	if err != nil {
+		return nil, err
+	}
+
+	select {
+	case b.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, classify(ctx, ctx, phaseSlot, ctx.Err())
+	}
+	defer func() { <-b.slots }()
+
+	inst, err := b.instance(ctx, true)
+	if err != nil {
+		return nil, classify(ctx, ctx, phaseSlot, err)
+	}
+	defer b.release(inst)
+
+	t, err := inst.takeTab(ctx)
+	if err != nil {
+		if inst.alive() && ctx.Err() == nil {
+			// A browser that cannot open a tab is not worth keeping.
+			inst.cancel(fmt.Errorf("%w: open tab: %w", errBrowserGone, err))
+		}
+		return nil, classify(ctx, ctx, phaseSlot, fmt.Errorf("open tab: %w", err))
+	}
+	ok := false
+	defer func() { inst.putTab(t, ok) }()
+
+	res, err := t.run(ctx, req, b.cfg)
+	if err != nil {
+		return nil, err
+	}
+	ok = true
+	res.Timings["total"] = time.Since(start).Milliseconds()
+	return res, nil
+}
+
+// instance returns the running browser, starting one if there is none or it died, and
+// counts the caller in. Every successful call must be paired with release.
+func (b *Browser) instance(ctx context.Context, job bool) (*instance, error) {
+	for {
+		b.mu.Lock()
+		if b.closed {
+			b.mu.Unlock()
+			return nil, errBrowserClosed
+		}
+		if wait := b.waitFor(); wait != nil {
+			b.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		if b.inst != nil && !b.inst.alive() {
+			dead := b.inst
+			b.inst = nil
+			b.log.Warn("browser died; restarting", "cause", context.Cause(dead.ctx))
+			b.bg.Add(1)
+			go func() { defer b.bg.Done(); dead.close(errBrowserGone) }()
+		}
+		if b.inst == nil {
+			started := make(chan struct{})
+			b.starting = started
+			b.mu.Unlock()
+
+			inst, err := startInstance(ctx, b.cfg)
+
+			b.mu.Lock()
+			b.starting = nil
+			close(started)
+			if err == nil && b.closed {
+				err = errBrowserClosed
+				b.bg.Add(1)
+				go func() { defer b.bg.Done(); inst.close(errBrowserClosed) }()
+			} else if err == nil {
+				b.inst = inst
+			}
+			b.mu.Unlock()
+			if err != nil {
+				return nil, fmt.Errorf("start browser: %w", err)
+			}
+			continue
+		}
+		inst := b.inst
+		inst.inflight++
+		if job {
+			inst.jobs++
+			if inst.jobs >= b.cfg.BrowserRecycleAfter {
+				// This is the instance's last job: later callers wait for it to drain.
+				b.inst = nil
+				b.draining = inst
+			}
+		}
+		b.mu.Unlock()
+		return inst, nil
+	}
+}
+
+// waitFor returns a channel to wait on before a browser can be handed out, or nil. b.mu held.
+func (b *Browser) waitFor() <-chan struct{} {
+	if b.starting != nil {
+		return b.starting
+	}
+	if b.draining != nil {
+		return b.draining.drained
+	}
+	return nil
+}
+
+// release undoes instance; the last job of a retiring browser closes it.
+func (b *Browser) release(inst *instance) {
+	b.mu.Lock()
+	inst.inflight--
+	last := inst.inflight == 0 && b.draining == inst
+	b.mu.Unlock()
+	if !last {
+		return
+	}
+	b.bg.Add(1)
+	go func() {
+		defer b.bg.Done()
+		inst.close(errors.New("recycled after BrowserRecycleAfter jobs"))
+		b.mu.Lock()
+		b.draining = nil
+		close(inst.drained)
+		b.mu.Unlock()
+	}()
+}

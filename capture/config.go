@@ -1,0 +1,172 @@
+package capture
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-rod/rod/lib/launcher"
+	"github.com/go-rod/rod/lib/launcher/flags"
+)
+
+// Defaults for Config. cmd/ maps SNAPQ_CHROME_BIN, SNAPQ_CHROME_REMOTE_URL, … onto the fields.
+const (
+	DefaultChromeBin           = "/usr/bin/chromium"
+	DefaultTabs                = 2
+	DefaultBrowserRecycleAfter = 500
+	DefaultTabRecycleAfter     = 100
+	DefaultCallTimeout         = 30 * time.Second
+)
+
+// Config configures a Browser.
+type Config struct {
+	// ChromeBin is the Chromium executable to launch (default /usr/bin/chromium, Debian's
+	// chromium package). The package never downloads a browser.
+	ChromeBin string
+	// RemoteURL, when set, is a CDP endpoint (ws://…/devtools/browser/… or http://host:port)
+	// of a running browser to connect to instead of launching ChromeBin. The remote browser is
+	// never closed by this package; only the contexts it created are.
+	RemoteURL string
+	// Tabs is the number of concurrent capture slots (default 2). Each slot owns one long-lived
+	// tab in its own browser context.
+	Tabs int
+	// BrowserRecycleAfter restarts the browser after this many jobs (default 500): slots are
+	// drained, then the browser is closed and launched again.
+	BrowserRecycleAfter int
+	// TabRecycleAfter replaces a slot's tab and context after this many jobs (default 100).
+	TabRecycleAfter int
+	// CallTimeout bounds each Page.captureScreenshot call (default 30s), on top of the job's
+	// context. A tab whose call timed out is thrown away.
+	CallTimeout time.Duration
+	// ExtraFlags are added to Chromium's command line ("proxy-server": "http://…"); an empty
+	// value gives a boolean flag. Keys may be written with or without the leading "--".
+	ExtraFlags map[string]string
+	// Logger receives lifecycle logs (launch, restart, crash). Default: discard.
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns the documented defaults.
+func DefaultConfig() Config {
+	return Config{
+		ChromeBin:           DefaultChromeBin,
+		Tabs:                DefaultTabs,
+		BrowserRecycleAfter: DefaultBrowserRecycleAfter,
+		TabRecycleAfter:     DefaultTabRecycleAfter,
+		CallTimeout:         DefaultCallTimeout,
+	}
+}
+
+// withDefaults fills zero values with the defaults.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.ChromeBin == "" {
+		c.ChromeBin = d.ChromeBin
+	}
+	if c.Tabs == 0 {
+		c.Tabs = d.Tabs
+	}
+	if c.BrowserRecycleAfter == 0 {
+		c.BrowserRecycleAfter = d.BrowserRecycleAfter
+	}
+	if c.TabRecycleAfter == 0 {
+		c.TabRecycleAfter = d.TabRecycleAfter
+	}
+	if c.CallTimeout == 0 {
+		c.CallTimeout = d.CallTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return c
+}
+
+// flags Validate refuses in ExtraFlags because the package owns them.
+var reservedFlags = map[string]bool{
+	string(flags.UserDataDir):         true,
+	string(flags.RemoteDebuggingPort): true,
+	string(flags.Headless):            true,
+	string(flags.Leakless):            true,
+	string(flags.Bin):                 true,
+}
+
+// Validate reports a configuration that cannot work. Zero values count as their defaults.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	var errs []error
+	if c.RemoteURL == "" {
+		if err := checkExecutable(c.ChromeBin); err != nil {
+			errs = append(errs, fmt.Errorf("chromium not found at %s: install Debian's chromium package (apt-get install chromium) or set SNAPQ_CHROME_BIN (%w)", c.ChromeBin, err))
+		}
+	}
+	if c.Tabs < 1 {
+		errs = append(errs, fmt.Errorf("tabs must be at least 1, got %d", c.Tabs))
+	}
+	if c.BrowserRecycleAfter < 1 {
+		errs = append(errs, fmt.Errorf("browser recycle-after must be at least 1, got %d", c.BrowserRecycleAfter))
+	}
+	if c.TabRecycleAfter < 1 {
+		errs = append(errs, fmt.Errorf("tab recycle-after must be at least 1, got %d", c.TabRecycleAfter))
+	}
+	if c.CallTimeout < 0 {
+		errs = append(errs, fmt.Errorf("call timeout must be positive, got %s", c.CallTimeout))
+	}
+	for k := range c.ExtraFlags {
+		name := strings.TrimLeft(k, "-")
+		switch {
+		case name == "" || strings.ContainsAny(name, "= \t\n"):
+			errs = append(errs, fmt.Errorf("extra flag %q: not a flag name", k))
+		case reservedFlags[name] || strings.HasPrefix(name, "rod-"):
+			errs = append(errs, fmt.Errorf("extra flag %q: set by the capture package itself", k))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func checkExecutable(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return errors.New("is a directory")
+	}
+	if fi.Mode().Perm()&0o111 == 0 {
+		return errors.New("not executable")
+	}
+	return nil
+}
+
+// newLauncher builds the Chromium command line. rod's defaults are kept (they disable
+// background work) except popup unblocking; Bin is always set so rod never downloads a browser.
+func (c Config) newLauncher(userDataDir string) *launcher.Launcher {
+	l := launcher.New().
+		Bin(c.ChromeBin).
+		Headless(true).
+		Leakless(true).
+		UserDataDir(userDataDir).
+		Delete("disable-popup-blocking"). // popups would outlive the job in the slot's context
+		Set("disable-gpu").
+		Set("disable-background-networking").
+		Set("disable-component-update").
+		Set("disable-sync").
+		Set("no-first-run").
+		Set("disable-dev-shm-usage").
+		Set("hide-scrollbars").
+		Set("mute-audio").
+		Set("no-default-browser-check").
+		Set("disable-extensions")
+	l.NoSandbox(os.Geteuid() == 0)
+	for k, v := range c.ExtraFlags {
+		name := flags.Flag(strings.TrimLeft(k, "-"))
+		if v == "" {
+			l.Set(name)
+		} else {
+			l.Set(name, v)
+		}
+	}
+	return l
+}

@@ -1,0 +1,26 @@
+// Package capture turns a URL into screenshots with one long-lived headless Chromium driven
+// over the DevTools protocol (go-rod). It is snapq's only browser code and imports nothing
+// else of the project: jobs/ hands it a validated Request and gets back images and facts
+// (HTTP status, final URL, title, page height) or a classified *Error whose Code is part of
+// the public API.
+//
+// Why it exists as its own package:
+//
+//   - Isolation without paying for a renderer per job. Each capture slot keeps one tab in its
+//     own browser context for many jobs and restores a clean slate between them (about:blank,
+//     the context's cookies, every touched origin's storage, no HTTP cache, no emulation).
+//     A fresh incognito context per page ran at 0.32× the speed of a reused tab on two cores;
+//     a context per long-lived tab keeps ~0.70× and avoids a measured freeze of concurrent
+//     captures in tabs sharing a context. A tab that fails, times out or wears out
+//     (Config.TabRecycleAfter) is thrown away with its context.
+//   - Chromium's sharp edges in one place: empty WebP images above 16,383 px and empty JPEGs
+//     from 65,535 px reported as success, renderer crashes that would otherwise hang a call
+//     until its deadline, net::ERR_* text as the only navigation error signal, error statuses
+//     with empty bodies reported as navigation failures. Every image is checked (non-empty,
+//     right pixel size) before it is returned.
+//   - Screenshot modes (see DESIGN.md "Screenshot modes"): segments cut without scrolling so
+//     fixed headers appear once, captured in as few Chromium calls as possible and cut in Go.
+//   - A supervised browser: restarted when it dies, recycled after
+//     Config.BrowserRecycleAfter jobs, never downloaded (Debian's chromium or a remote CDP
+//     endpoint), with every call bound to the job's context.
+package capture

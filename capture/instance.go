@@ -1,0 +1,322 @@
+package capture
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/cdp"
+	"github.com/go-rod/rod/lib/launcher"
+	"github.com/go-rod/rod/lib/proto"
+)
+
+// Bounds for housekeeping calls that run outside a job's context.
+const (
+	cleanTimeout    = 5 * time.Second // clean slate between jobs, disposing a tab
+	shutdownTimeout = 5 * time.Second // Browser.close before the process is killed
+)
+
+// instance is one browser connection: a launched Chromium process or a remote endpoint.
+// Its context is canceled when the connection drops or the instance is closed; every tab's
+// and job's context hangs off it, so nothing waits on a dead browser.
+type instance struct {
+	cfg Config
+	log *slog.Logger
+
+	rb     *rod.Browser // bound to ctx
+	ws     *cdp.WebSocket
+	proc   *launcher.Launcher // nil when connected to RemoteURL
+	dir    string             // temporary user-data-dir, "" when remote
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	idle chan *tab // clean tabs ready for a job
+
+	mu        sync.Mutex
+	bySession map[proto.TargetSessionID]*tab
+	byTarget  map[proto.TargetTargetID]*tab
+
+	// Guarded by Browser.mu.
+	jobs     int           // jobs started on this instance
+	inflight int           // jobs running now
+	drained  chan struct{} // closed once a retiring instance is drained and closed
+
+	closeOnce  sync.Once
+	dispatched chan struct{} // closed when the event loop ends
+}
+
+// startInstance launches Chromium (or connects to cfg.RemoteURL) and starts its event loop.
+// ctx bounds the start only.
+func startInstance(ctx context.Context, cfg Config) (inst *instance, err error) {
+	inst = &instance{
+		cfg:        cfg,
+		log:        cfg.Logger,
+		idle:       make(chan *tab, cfg.Tabs),
+		bySession:  map[proto.TargetSessionID]*tab{},
+		byTarget:   map[proto.TargetTargetID]*tab{},
+		drained:    make(chan struct{}),
+		dispatched: make(chan struct{}),
+	}
+	inst.ctx, inst.cancel = context.WithCancelCause(context.Background())
+	defer func() {
+		if err != nil {
+			inst.close(err)
+		}
+	}()
+
+	var wsURL string
+	if cfg.RemoteURL == "" {
+		inst.dir, err = os.MkdirTemp("", "snapq-chromium-")
+		if err != nil {
+			return inst, fmt.Errorf("create user-data-dir: %w", err)
+		}
+		inst.proc = cfg.newLauncher(inst.dir).Context(ctx)
+		wsURL, err = inst.proc.Launch()
+		if err != nil {
+			return inst, fmt.Errorf("launch %s: %w", cfg.ChromeBin, err)
+		}
+	} else {
+		wsURL, err = resolveWebSocketURL(ctx, cfg.RemoteURL)
+		if err != nil {
+			return inst, fmt.Errorf("resolve %s: %w", cfg.RemoteURL, err)
+		}
+	}
+
+	inst.ws = &cdp.WebSocket{}
+	if err = inst.ws.Connect(ctx, wsURL, nil); err != nil {
+		inst.ws = nil
+		return inst, fmt.Errorf("connect to %s: %w", wsURL, err)
+	}
+	inst.rb = rod.New().Client(cdp.New().Start(inst.ws)).Context(inst.ctx).NoDefaultDevice()
+	// Connect's one call is not bound by ctx (it would end rod's event loop too); closing
+	// the socket when ctx ends unblocks it.
+	stop := context.AfterFunc(ctx, func() { _ = inst.ws.Close() })
+	err = inst.rb.Connect()
+	stop()
+	if err != nil {
+		return inst, fmt.Errorf("connect to %s: %w", wsURL, err)
+	}
+	go inst.dispatch(inst.rb.Event())
+
+	if inst.proc != nil {
+		inst.log.Info("chromium started", "bin", cfg.ChromeBin, "pid", inst.proc.PID())
+	} else {
+		inst.log.Info("connected to remote browser", "url", cfg.RemoteURL)
+	}
+	return inst, nil
+}
+
+// resolveWebSocketURL turns http://host:port into the browser's ws:// debugger URL.
+func resolveWebSocketURL(ctx context.Context, raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", err
+	}
+	switch u.Scheme {
+	case "ws", "wss":
+		return raw, nil
+	case "http", "https":
+	default:
+		return "", fmt.Errorf("scheme %q: want ws, wss, http or https", u.Scheme)
+	}
+	u.Path = "/json/version"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return "", err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = res.Body.Close() }()
+	if res.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s: %s", u, res.Status)
+	}
+	var v struct {
+		WebSocketDebuggerURL string `json:"webSocketDebuggerUrl"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&v); err != nil {
+		return "", fmt.Errorf("GET %s: %w", u, err)
+	}
+	if v.WebSocketDebuggerURL == "" {
+		return "", fmt.Errorf("GET %s: no webSocketDebuggerUrl", u)
+	}
+	return v.WebSocketDebuggerURL, nil
+}
+
+// alive reports whether the connection is usable.
+func (inst *instance) alive() bool { return inst.ctx.Err() == nil }
+
+// dispatch routes CDP events to the tab they belong to. It is the only subscriber this
+// package keeps on the connection; when the stream ends, the browser is gone.
+func (inst *instance) dispatch(events <-chan *rod.Message) {
+	defer close(inst.dispatched)
+	for msg := range events {
+		inst.route(msg)
+	}
+	if inst.ctx.Err() == nil {
+		inst.log.Warn("browser connection lost; it will be restarted for the next job")
+		inst.cancel(errBrowserGone)
+	}
+}
+
+// route handles one event. rod panics on an event it cannot decode; that must not take the
+// worker down, so it is logged and the event dropped.
+func (inst *instance) route(msg *rod.Message) {
+	defer func() {
+		if r := recover(); r != nil {
+			inst.log.Error("undecodable CDP event dropped", "method", msg.Method, "panic", r)
+		}
+	}()
+	switch msg.Method {
+	case "Target.targetCrashed":
+		var e proto.TargetTargetCrashed
+		if msg.Load(&e) {
+			if t := inst.tabByTarget(e.TargetID); t != nil {
+				t.fail(errTargetCrashed)
+			}
+		}
+		return
+	case "Target.detachedFromTarget":
+		var e proto.TargetDetachedFromTarget
+		if msg.Load(&e) {
+			if t := inst.tabBySession(e.SessionID); t != nil {
+				t.fail(errTargetClosed)
+			}
+		}
+		return
+	}
+	if msg.SessionID == "" {
+		return
+	}
+	if t := inst.tabBySession(msg.SessionID); t != nil {
+		t.handle(msg)
+	}
+}
+
+func (inst *instance) register(t *tab) {
+	inst.mu.Lock()
+	defer inst.mu.Unlock()
+	inst.bySession[t.page.SessionID] = t
+	inst.byTarget[t.page.TargetID] = t
+}
+
+func (inst *instance) unregister(t *tab) {
+	inst.mu.Lock()
+	defer inst.mu.Unlock()
+	delete(inst.bySession, t.page.SessionID)
+	delete(inst.byTarget, t.page.TargetID)
+}
+
+func (inst *instance) tabBySession(id proto.TargetSessionID) *tab {
+	inst.mu.Lock()
+	defer inst.mu.Unlock()
+	return inst.bySession[id]
+}
+
+func (inst *instance) tabByTarget(id proto.TargetTargetID) *tab {
+	inst.mu.Lock()
+	defer inst.mu.Unlock()
+	return inst.byTarget[id]
+}
+
+// takeTab returns a clean idle tab or opens a new one.
+func (inst *instance) takeTab(ctx context.Context) (*tab, error) {
+	select {
+	case t := <-inst.idle:
+		return t, nil
+	default:
+	}
+	return newTab(ctx, inst)
+}
+
+// putTab makes a tab available again after a job. A tab that failed, is worn out, or whose
+// clean slate could not be restored is thrown away with its browser context.
+func (inst *instance) putTab(t *tab, jobOK bool) {
+	t.jobs++
+	reason := ""
+	switch {
+	case !inst.alive():
+		reason = "browser gone"
+	case t.ctx.Err() != nil:
+		reason = context.Cause(t.ctx).Error()
+	case !jobOK:
+		reason = "job failed"
+	case t.jobs >= inst.cfg.TabRecycleAfter:
+		reason = "recycle"
+	}
+	if reason == "" {
+		if err := t.reset(); err != nil {
+			reason = "clean slate failed: " + err.Error()
+		}
+	}
+	if reason == "" {
+		select {
+		case inst.idle <- t:
+			return
+		default:
+			reason = "too many idle tabs"
+		}
+	}
+	inst.log.Debug("tab discarded", "reason", reason, "jobs", t.jobs)
+	t.discard()
+}
+
+// close ends the instance: in-flight jobs see cause, the browser is closed (a remote one only
+// loses the contexts this package created) and the temporary profile is removed.
+func (inst *instance) close(cause error) {
+	inst.closeOnce.Do(func() {
+		inst.mu.Lock()
+		tabs := make([]*tab, 0, len(inst.byTarget))
+		for _, t := range inst.byTarget {
+			tabs = append(tabs, t)
+		}
+		inst.mu.Unlock()
+
+		alive := inst.alive()
+		inst.cancel(cause)
+		if inst.rb != nil && alive {
+			ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+			rb := inst.rb.Context(ctx)
+			if inst.proc != nil {
+				_ = proto.BrowserClose{}.Call(rb)
+			} else {
+				for _, t := range tabs {
+					_ = proto.TargetDisposeBrowserContext{BrowserContextID: t.contextID}.Call(rb)
+				}
+			}
+			cancel()
+		}
+		if inst.ws != nil {
+			_ = inst.ws.Close()
+		}
+		if inst.proc != nil && inst.proc.PID() != 0 {
+			exited := make(chan struct{})
+			go func() {
+				inst.proc.Cleanup() // waits for the process to exit
+				close(exited)
+			}()
+			select {
+			case <-exited:
+			case <-time.After(shutdownTimeout):
+				killProcess(inst.proc.PID())
+				<-exited
+			}
+		}
+		if inst.dir != "" {
+			if err := os.RemoveAll(inst.dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+				inst.log.Warn("remove chromium profile", "dir", inst.dir, "err", err)
+			}
+		}
+		inst.log.Info("browser closed", "reason", strings.TrimSpace(cause.Error()))
+	})
+}

@@ -1,0 +1,350 @@
+package capture
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/cdp"
+	"github.com/go-rod/rod/lib/proto"
+)
+
+// Waiting knobs.
+const (
+	// DefaultSelectorTimeout applies when Wait.SelectorTimeout is zero.
+	DefaultSelectorTimeout = 10 * time.Second
+	// NetworkIdleQuiet is how long no request may be in flight for UntilNetworkIdle.
+	NetworkIdleQuiet = 500 * time.Millisecond
+	// BestAttemptIdleTimeout bounds the network-idle wait when Wait.BestAttempt is set; past
+	// it the wait is recorded in Result.WaitErrors and the capture goes ahead. Without
+	// BestAttempt the wait is bounded by the job's context only.
+	BestAttemptIdleTimeout = 10 * time.Second
+
+	pollInterval = 50 * time.Millisecond
+	// documentGrace is how long to wait for the main document's response event, which
+	// travels separately from Page.navigate's reply.
+	documentGrace = time.Second
+)
+
+// Default request values for zero fields.
+const (
+	DefaultViewportWidth  = 1280
+	DefaultViewportHeight = 720
+	DefaultJPEGQuality    = 80
+)
+
+// normalizeRequest fills defaults and refuses what cannot be captured.
+func normalizeRequest(req Request) (Request, error) {
+	if strings.TrimSpace(req.URL) == "" {
+		return req, newError(CodeInvalidURL, false, nil, "empty URL")
+	}
+	if req.Name == "" {
+		req.Name = "capture"
+	}
+	if req.Viewport.Width <= 0 {
+		req.Viewport.Width = DefaultViewportWidth
+	}
+	if req.Viewport.Height <= 0 {
+		req.Viewport.Height = DefaultViewportHeight
+	}
+	if req.Viewport.DeviceScaleFactor <= 0 {
+		req.Viewport.DeviceScaleFactor = 1
+	}
+	if req.Screenshot.Mode == "" {
+		req.Screenshot.Mode = ModeSegments
+	}
+	if req.Screenshot.Format == "" {
+		req.Screenshot.Format = FormatPNG
+	}
+	if req.Screenshot.MaxSegments < 1 || req.Screenshot.MaxSegments > HardMaxSegments {
+		req.Screenshot.MaxSegments = NormalizeMaxSegments(float64(req.Screenshot.MaxSegments))
+	}
+	if req.Screenshot.Format == FormatJPEG && req.Screenshot.Quality <= 0 {
+		req.Screenshot.Quality = DefaultJPEGQuality
+	}
+	req.Screenshot.Quality = min(req.Screenshot.Quality, 100)
+	if req.Wait.Until == "" {
+		req.Wait.Until = UntilLoad
+	}
+	if req.Wait.SelectorTimeout <= 0 {
+		req.Wait.SelectorTimeout = DefaultSelectorTimeout
+	}
+	switch req.Screenshot.Mode {
+	case ModeSegments, ModeFull, ModeViewport:
+	default:
+		return req, newError(CodeInternal, false, nil, "unknown screenshot mode %q", req.Screenshot.Mode)
+	}
+	switch req.Screenshot.Format {
+	case FormatPNG, FormatJPEG, FormatWebP:
+	default:
+		return req, newError(CodeInternal, false, nil, "unknown image format %q", req.Screenshot.Format)
+	}
+	switch req.Wait.Until {
+	case UntilLoad, UntilDOMContentLoaded, UntilNetworkIdle:
+	default:
+		return req, newError(CodeInternal, false, nil, "unknown wait condition %q", req.Wait.Until)
+	}
+	return req, nil
+}
+
+// run is one job on the tab: navigate, wait, measure, capture.
+func (t *tab) run(parent context.Context, req Request, cfg Config) (*Result, error) {
+	// ctx also ends, with the reason as its cause, when the renderer crashes, the tab goes
+	// away or the browser dies, so no call waits for the deadline in those cases.
+	ctx, cancel := context.WithCancelCause(parent)
+	defer cancel(nil)
+	stop := context.AfterFunc(t.ctx, func() { cancel(context.Cause(t.ctx)) })
+	defer stop()
+	p := t.page.Context(ctx)
+	res := &Result{Timings: map[string]int64{}}
+	t.beginJob()
+
+	start := time.Now()
+	if err := t.navigate(p, req); err != nil {
+		return nil, classify(parent, ctx, phaseNavigate, err)
+	}
+	res.Timings["navigate"] = time.Since(start).Milliseconds()
+
+	start = time.Now()
+	waitErrs, err := t.wait(ctx, p, req)
+	if err != nil {
+		return nil, classify(parent, ctx, phaseWait, err)
+	}
+	res.WaitErrors = waitErrs
+	var m struct {
+		Title  string  `json:"title"`
+		Height float64 `json:"height"`
+	}
+	if err := evalJSON(p, measureJS, &m); err != nil {
+		return nil, classify(parent, ctx, phaseWait, fmt.Errorf("measure page: %w", err))
+	}
+	res.Title = m.Title
+	res.PageHeight = int(m.Height)
+	st := t.document(ctx, req.URL)
+	res.HTTPStatus = st.status
+	res.FinalURL = st.docURL
+	if res.FinalURL == "" {
+		res.FinalURL = st.frameURL
+	}
+	if res.FinalURL == "" {
+		res.FinalURL = req.URL
+	}
+	res.Timings["wait"] = time.Since(start).Milliseconds()
+
+	start = time.Now()
+	shots, err := shoot(ctx, p, req, res.PageHeight, cfg.CallTimeout)
+	if err != nil {
+		return nil, classify(parent, ctx, phaseCapture, err)
+	}
+	res.Images = shots.images
+	res.Segments = shots.segments
+	res.Timings["encode"] = shots.encode.Milliseconds()
+	res.Timings["capture"] = (time.Since(start) - shots.encode).Milliseconds()
+	return res, nil
+}
+
+const measureJS = `(() => ({
+	title: document.title,
+	height: Math.max(
+		document.documentElement ? document.documentElement.scrollHeight : 0,
+		document.body ? document.body.scrollHeight : 0),
+}))()`
+
+// navigate sets the viewport and loads the URL. Page.navigate returns once the main document
+// commits (or fails).
+func (t *tab) navigate(p *rod.Page, req Request) error {
+	vp := req.Viewport
+	err := proto.EmulationSetDeviceMetricsOverride{
+		Width: vp.Width, Height: vp.Height, DeviceScaleFactor: vp.DeviceScaleFactor, Mobile: false,
+	}.Call(p)
+	if err != nil {
+		return fmt.Errorf("set viewport: %w", err)
+	}
+	nav, err := proto.PageNavigate{URL: req.URL}.Call(p)
+	if err != nil {
+		return fmt.Errorf("navigate %s: %w", req.URL, err)
+	}
+	if nav.ErrorText == "" {
+		return nil
+	}
+	// An error status with an empty body: Chromium shows its own error page but the server
+	// did answer. That is the target's result, like a 404 with a body.
+	if strings.Contains(nav.ErrorText, "ERR_HTTP_RESPONSE_CODE_FAILURE") {
+		if st := t.document(p.GetContext(), req.URL); st.sawDocument {
+			return nil
+		}
+	}
+	return fmt.Errorf("navigate %s: %w", req.URL, &rod.NavigationError{Reason: nav.ErrorText})
+}
+
+// document returns the page state once the main document's response has been seen, or after
+// a short grace for http(s) URLs whose response event is still on its way.
+func (t *tab) document(ctx context.Context, rawURL string) pageState {
+	deadline := time.Now().Add(documentGrace)
+	for {
+		st, _ := t.state()
+		httpURL := strings.HasPrefix(rawURL, "http://") || strings.HasPrefix(rawURL, "https://")
+		if st.sawDocument || !httpURL || time.Now().After(deadline) {
+			return st
+		}
+		if sleep(ctx, 10*time.Millisecond) != nil {
+			return st
+		}
+	}
+}
+
+// wait applies req.Wait: the load state, network idle, the selector, then the delay.
+func (t *tab) wait(ctx context.Context, p *rod.Page, req Request) ([]string, error) {
+	w := req.Wait
+	var waitErrs []string
+
+	ready := `document.readyState === "complete"`
+	if w.Until == UntilDOMContentLoaded {
+		ready = `document.readyState !== "loading"`
+	}
+	if err := poll(ctx, pollInterval, func() (bool, error) {
+		var ok bool
+		err := evalJSON(p, ready, &ok)
+		return ok, err
+	}); err != nil {
+		return nil, fmt.Errorf("wait for %s: %w", w.Until, err)
+	}
+
+	if w.Until == UntilNetworkIdle {
+		idleCtx, cancel := ctx, context.CancelFunc(func() {})
+		if w.BestAttempt {
+			idleCtx, cancel = context.WithTimeout(ctx, BestAttemptIdleTimeout)
+		}
+		err := poll(idleCtx, pollInterval, func() (bool, error) {
+			st, n := t.state()
+			return n == 0 && time.Since(st.lastNet) >= NetworkIdleQuiet, nil
+		})
+		cancel()
+		switch {
+		case err != nil && w.BestAttempt && ctx.Err() == nil:
+			_, n := t.state()
+			waitErrs = append(waitErrs, fmt.Sprintf("network not idle after %s (%d requests in flight)", BestAttemptIdleTimeout, n))
+		case err != nil:
+			return nil, fmt.Errorf("wait for network idle: %w", err)
+		}
+	}
+
+	if w.Selector != "" {
+		msg, err := waitSelector(ctx, p, w.Selector, w.SelectorTimeout)
+		if err != nil {
+			return nil, err
+		}
+		if msg != "" {
+			if !w.BestAttempt {
+				return nil, newError(CodeSelectorTimeout, false, nil, "%s", msg)
+			}
+			waitErrs = append(waitErrs, msg)
+		}
+	}
+
+	if w.Delay > 0 {
+		if err := sleep(ctx, w.Delay); err != nil {
+			return nil, fmt.Errorf("delay: %w", err)
+		}
+	}
+	return waitErrs, nil
+}
+
+// waitSelector waits until selector matches a visible element. It returns a message when the
+// selector timeout passes first, an error when the job itself ends or the selector is invalid.
+func waitSelector(ctx context.Context, p *rod.Page, selector string, timeout time.Duration) (string, error) {
+	lit, err := json.Marshal(selector) // a JSON string is a valid JS string literal
+	if err != nil {
+		return "", err
+	}
+	js := `(() => {
+		let el;
+		try { el = document.querySelector(` + string(lit) + `); } catch (e) { return "invalid"; }
+		if (!el) return "missing";
+		const s = getComputedStyle(el), r = el.getBoundingClientRect();
+		return s.display !== "none" && s.visibility !== "hidden" && r.width > 0 && r.height > 0 ? "visible" : "hidden";
+	})()`
+	sctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	state := "missing"
+	err = poll(sctx, 100*time.Millisecond, func() (bool, error) {
+		if err := evalJSON(p.Context(ctx), js, &state); err != nil {
+			return false, err
+		}
+		return state == "visible" || state == "invalid", nil
+	})
+	switch {
+	case err == nil && state == "invalid":
+		return "", newError(CodeInvalidSelector, false, nil, "%q is not a valid CSS selector", selector)
+	case err == nil:
+		return "", nil
+	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("selector %q not visible after %s (%s)", selector, timeout, state), nil
+	}
+	return "", fmt.Errorf("wait for selector %q: %w", selector, err)
+}
+
+// poll calls check every interval until it reports true, fails, or ctx ends. Errors from a
+// JavaScript context replaced by a navigation are retried.
+func poll(ctx context.Context, interval time.Duration, check func() (bool, error)) error {
+	for {
+		ok, err := check()
+		if err == nil && ok {
+			return nil
+		}
+		if err != nil && !transientEvalError(err) {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+		if err := sleep(ctx, interval); err != nil {
+			return err
+		}
+	}
+}
+
+// transientEvalError reports an evaluation that failed because the document was being replaced.
+func transientEvalError(err error) bool {
+	var ce *cdp.Error
+	if errors.As(err, &ce) {
+		return ce.Code == cdp.ErrCtxDestroyed.Code &&
+			(ce.Message == cdp.ErrCtxDestroyed.Message || ce.Message == cdp.ErrCtxNotFound.Message)
+	}
+	return false
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// evalJSON evaluates a JavaScript expression in the page's main world and decodes its value.
+func evalJSON(p *rod.Page, expr string, out any) error {
+	res, err := proto.RuntimeEvaluate{Expression: expr, ReturnByValue: true}.Call(p)
+	if err != nil {
+		return err
+	}
+	if res.ExceptionDetails != nil {
+		msg := res.ExceptionDetails.Text
+		if ex := res.ExceptionDetails.Exception; ex != nil && ex.Description != "" {
+			msg = ex.Description
+		}
+		return fmt.Errorf("javascript exception: %s", msg)
+	}
+	data, err := json.Marshal(res.Result.Value)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, out)
+}

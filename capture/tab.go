@@ -1,0 +1,280 @@
+package capture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/proto"
+)
+
+// tab is one capture slot's long-lived page, alone in its own browser context. Reusing it keeps
+// the renderer warm (a new context per page ran at 0.32× of a reused tab); giving it its own
+// context keeps concurrent screenshots from freezing each other and lets the clean slate clear
+// cookies for exactly this slot.
+type tab struct {
+	inst      *instance
+	contextID proto.BrowserBrowserContextID
+	page      *rod.Page // base page; every call goes through page.Context(ctx)
+	jobs      int       // jobs run on this tab (touched only by the job holding it)
+
+	// ctx ends when the renderer crashes, the target goes away or the instance dies.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu      sync.Mutex
+	origins map[string]struct{} // origins the current job touched, cleared between jobs
+	st      pageState
+}
+
+// pageState is what the event loop learned about the current job's page.
+type pageState struct {
+	sawDocument bool   // a main-frame Document response arrived
+	status      int    // of the last main-frame Document response
+	docURL      string // its URL (after redirects)
+	frameURL    string // last committed main-frame URL, for pages without a response (data:)
+	inflight    map[proto.NetworkRequestID]struct{}
+	lastNet     time.Time // last request start or end
+	blank       bool      // the main frame committed about:blank (clean-slate barrier)
+}
+
+// newTab creates a browser context and a page in it and enables the domains the event loop
+// needs. The HTTP cache is disabled for the tab's life so nothing is reused across jobs.
+func newTab(ctx context.Context, inst *instance) (t *tab, err error) {
+	rb := inst.rb.Context(ctx)
+	bc, err := proto.TargetCreateBrowserContext{DisposeOnDetach: true}.Call(rb)
+	if err != nil {
+		return nil, fmt.Errorf("create browser context: %w", err)
+	}
+	t = &tab{inst: inst, contextID: bc.BrowserContextID, origins: map[string]struct{}{}}
+	t.ctx, t.cancel = context.WithCancelCause(inst.ctx)
+	defer func() {
+		if err != nil {
+			t.discard()
+		}
+	}()
+	// A job must not leave files behind: navigations that would download fail instead.
+	err = proto.BrowserSetDownloadBehavior{
+		Behavior: proto.BrowserSetDownloadBehaviorBehaviorDeny, BrowserContextID: bc.BrowserContextID,
+	}.Call(rb)
+	if err != nil {
+		return t, fmt.Errorf("deny downloads: %w", err)
+	}
+	target, err := proto.TargetCreateTarget{URL: "about:blank", BrowserContextID: bc.BrowserContextID}.Call(rb)
+	if err != nil {
+		return t, fmt.Errorf("create target: %w", err)
+	}
+	// The returned page's own context is ctx's; it is never used (every call re-binds it).
+	t.page, err = rb.PageFromTarget(target.TargetID)
+	if err != nil {
+		return t, fmt.Errorf("attach to target: %w", err)
+	}
+	inst.register(t)
+	p := t.page.Context(ctx)
+	if err := (proto.NetworkEnable{}).Call(p); err != nil {
+		return t, fmt.Errorf("enable network events: %w", err)
+	}
+	if err := (proto.InspectorEnable{}).Call(p); err != nil {
+		return t, fmt.Errorf("enable crash events: %w", err)
+	}
+	if err := (proto.NetworkSetCacheDisabled{CacheDisabled: true}).Call(p); err != nil {
+		return t, fmt.Errorf("disable HTTP cache: %w", err)
+	}
+	return t, nil
+}
+
+// fail marks the tab unusable; the job running on it stops with cause.
+func (t *tab) fail(cause error) { t.cancel(cause) }
+
+// discard throws the tab and its browser context away.
+func (t *tab) discard() {
+	t.cancel(errors.New("tab discarded"))
+	if t.page != nil {
+		t.inst.unregister(t)
+	}
+	if !t.inst.alive() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(t.inst.ctx, cleanTimeout)
+	defer cancel()
+	// Disposing the context closes its pages.
+	if err := (proto.TargetDisposeBrowserContext{BrowserContextID: t.contextID}).Call(t.inst.rb.Context(ctx)); err != nil {
+		t.inst.log.Debug("dispose browser context", "err", err)
+	}
+}
+
+// beginJob forgets the previous job's page state.
+func (t *tab) beginJob() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.st = pageState{inflight: map[proto.NetworkRequestID]struct{}{}, lastNet: time.Now()}
+}
+
+// state returns a copy of the current page state and the number of requests in flight.
+func (t *tab) state() (pageState, int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.st, len(t.st.inflight)
+}
+
+// handle updates the page state from one event of this tab's session. It runs on the
+// instance's event loop, so it must not block.
+func (t *tab) handle(msg *rod.Message) {
+	switch msg.Method {
+	case "Network.requestWillBeSent":
+		var e proto.NetworkRequestWillBeSent
+		if !msg.Load(&e) {
+			return
+		}
+		switch e.Type {
+		case proto.NetworkResourceTypeEventSource, proto.NetworkResourceTypeWebSocket, proto.NetworkResourceTypeMedia:
+			return // long-lived by design; they never "finish"
+		}
+		t.mu.Lock()
+		if t.st.inflight != nil {
+			t.st.inflight[e.RequestID] = struct{}{}
+			t.st.lastNet = time.Now()
+		}
+		t.mu.Unlock()
+	case "Network.loadingFinished":
+		var e proto.NetworkLoadingFinished
+		if msg.Load(&e) {
+			t.requestDone(e.RequestID)
+		}
+	case "Network.loadingFailed":
+		var e proto.NetworkLoadingFailed
+		if msg.Load(&e) {
+			t.requestDone(e.RequestID)
+		}
+	case "Network.responseReceived":
+		var e proto.NetworkResponseReceived
+		if !msg.Load(&e) || e.Response == nil {
+			return
+		}
+		t.mu.Lock()
+		t.addOrigin(e.Response.URL)
+		if e.Type == proto.NetworkResourceTypeDocument && e.FrameID == t.page.FrameID {
+			t.st.sawDocument = true
+			t.st.status = e.Response.Status
+			t.st.docURL = e.Response.URL
+		}
+		t.mu.Unlock()
+	case "Page.frameNavigated":
+		var e proto.PageFrameNavigated
+		if !msg.Load(&e) || e.Frame == nil {
+			return
+		}
+		t.mu.Lock()
+		t.addOrigin(e.Frame.SecurityOrigin)
+		t.addOrigin(e.Frame.URL)
+		if e.Frame.ParentID == "" {
+			t.st.frameURL = e.Frame.URL
+			t.st.blank = e.Frame.URL == "about:blank"
+		}
+		t.mu.Unlock()
+	case "Page.javascriptDialogOpening":
+		var e proto.PageJavascriptDialogOpening
+		if msg.Load(&e) {
+			// A dialog blocks the renderer's JavaScript (and so every wait): dismiss it,
+			// or accept a beforeunload so navigating away works.
+			accept := e.Type == proto.PageDialogTypeBeforeunload
+			go func() {
+				ctx, cancel := context.WithTimeout(t.ctx, cleanTimeout)
+				defer cancel()
+				_ = proto.PageHandleJavaScriptDialog{Accept: accept}.Call(t.page.Context(ctx))
+			}()
+		}
+	case "Inspector.targetCrashed":
+		t.fail(errTargetCrashed)
+	case "Inspector.detached":
+		t.fail(errTargetClosed)
+	}
+}
+
+func (t *tab) requestDone(id proto.NetworkRequestID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.st.inflight[id]; ok {
+		delete(t.st.inflight, id)
+		t.st.lastNet = time.Now()
+	}
+}
+
+// addOrigin records the origin of raw (a URL or an origin) for the clean slate. Callers hold mu.
+func (t *tab) addOrigin(raw string) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return
+	}
+	t.origins[u.Scheme+"://"+u.Host] = struct{}{}
+}
+
+// reset restores the clean slate after a successful job: leave the page, clear the context's
+// cookies and every touched origin's storage, drop emulation, close stray pages. An error
+// means the tab must be thrown away.
+func (t *tab) reset() error {
+	ctx, cancel := context.WithTimeout(t.ctx, cleanTimeout)
+	defer cancel()
+	p := t.page.Context(ctx)
+
+	t.mu.Lock()
+	t.st.blank = false
+	t.mu.Unlock()
+	nav, err := proto.PageNavigate{URL: "about:blank"}.Call(p)
+	if err != nil {
+		return fmt.Errorf("navigate to about:blank: %w", err)
+	}
+	if nav.ErrorText != "" {
+		return fmt.Errorf("navigate to about:blank: %s", nav.ErrorText)
+	}
+	// Barrier: once the event loop has seen about:blank commit, no event of the old page is
+	// still queued to leak into the next job's state (a stale request would block network idle).
+	err = poll(ctx, 5*time.Millisecond, func() (bool, error) {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		return t.st.blank, nil
+	})
+	if err != nil {
+		return fmt.Errorf("wait for about:blank to commit: %w", err)
+	}
+
+	t.mu.Lock()
+	origins := make([]string, 0, len(t.origins))
+	for o := range t.origins {
+		origins = append(origins, o)
+	}
+	t.origins = map[string]struct{}{}
+	t.mu.Unlock()
+
+	// browserContextId is only accepted on the browser target.
+	if err := (proto.StorageClearCookies{BrowserContextID: t.contextID}).Call(t.inst.rb.Context(ctx)); err != nil {
+		return fmt.Errorf("clear cookies: %w", err)
+	}
+	for _, o := range origins {
+		// "all" covers local storage, IndexedDB, cache storage, service workers, …
+		if err := (proto.StorageClearDataForOrigin{Origin: o, StorageTypes: "all"}).Call(p); err != nil {
+			return fmt.Errorf("clear storage of %s: %w", o, err)
+		}
+	}
+	if err := (proto.EmulationClearDeviceMetricsOverride{}).Call(p); err != nil {
+		return fmt.Errorf("reset emulation: %w", err)
+	}
+
+	// Pages the job opened (popups are blocked, but window.open from a gesture is not).
+	targets, err := proto.TargetGetTargets{}.Call(t.inst.rb.Context(ctx))
+	if err != nil {
+		return fmt.Errorf("list targets: %w", err)
+	}
+	for _, ti := range targets.TargetInfos {
+		if ti.BrowserContextID == t.contextID && ti.TargetID != t.page.TargetID {
+			if _, err := (proto.TargetCloseTarget{TargetID: ti.TargetID}).Call(t.inst.rb.Context(ctx)); err != nil {
+				return fmt.Errorf("close stray target: %w", err)
+			}
+		}
+	}
+	return nil
+}

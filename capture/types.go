@@ -1,0 +1,130 @@
+package capture
+
+import (
+	"fmt"
+	"time"
+)
+
+// Screenshot modes.
+const (
+	ModeSegments = "segments"
+	ModeFull     = "full"
+	ModeViewport = "viewport"
+)
+
+// Image formats.
+const (
+	FormatPNG  = "png"
+	FormatJPEG = "jpeg"
+	FormatWebP = "webp"
+)
+
+// Wait conditions for the navigation.
+const (
+	UntilLoad             = "load"
+	UntilDOMContentLoaded = "domcontentloaded"
+	UntilNetworkIdle      = "networkidle"
+)
+
+// Segment limits (see DESIGN.md "Screenshot modes").
+const (
+	DefaultMaxSegments = 10
+	HardMaxSegments    = 50
+)
+
+// Viewport is the emulated window the page is laid out in, in CSS pixels.
+type Viewport struct {
+	Width             int
+	Height            int
+	DeviceScaleFactor float64
+}
+
+// Screenshot selects how the page is turned into images.
+type Screenshot struct {
+	Mode        string // segments | full | viewport
+	Format      string // png | jpeg | webp
+	Quality     int    // 1..100, jpeg/webp only; 0 = encoder default
+	MaxSegments int    // normalized with NormalizeMaxSegments
+}
+
+// Wait says when the page counts as ready.
+type Wait struct {
+	Until           string // load | domcontentloaded | networkidle
+	Selector        string // CSS selector that must be visible
+	SelectorTimeout time.Duration
+	Delay           time.Duration // extra sleep after everything else
+	BestAttempt     bool          // a wait that times out is recorded, capture goes ahead
+}
+
+// Request is one page to capture. The caller has validated it.
+type Request struct {
+	URL        string
+	Name       string // sanitized base name for the images, e.g. "example.com-docs"
+	Viewport   Viewport
+	Screenshot Screenshot
+	Wait       Wait
+}
+
+// Image is one encoded screenshot.
+type Image struct {
+	Name        string // file name with extension: name.png or name-001.png
+	Index       int    // 1-based segment index (1 for viewport/full)
+	ContentType string
+	Data        []byte
+	Width       int // device pixels
+	Height      int // device pixels
+}
+
+// Segments describes how a page was cut.
+type Segments struct {
+	Total     int  `json:"total"`
+	Captured  int  `json:"captured"`
+	Truncated bool `json:"truncated"`
+}
+
+// Result is everything one page load produced.
+type Result struct {
+	HTTPStatus int
+	FinalURL   string
+	Title      string
+	PageHeight int // CSS px, the document's scroll height at capture time
+	Segments   Segments
+	Images     []Image
+	// WaitErrors lists waits that timed out under BestAttempt.
+	WaitErrors []string
+	Timings    map[string]int64 // milliseconds: navigate, wait, capture, encode, total
+}
+
+// Stable failure codes. They are part of the public API.
+const (
+	CodeInvalidURL        = "invalid_url"
+	CodeDNSFailure        = "dns_failure"
+	CodeConnectionFailed  = "connection_failed"
+	CodeNavigationTimeout = "navigation_timeout"
+	CodeSelectorTimeout   = "selector_timeout"
+	CodeTooTall           = "too_tall"
+	CodeBrowserCrashed    = "browser_crashed"
+	CodeInternal          = "internal"
+	// CodeInvalidSelector: Wait.Selector is not valid CSS (not retryable).
+	CodeInvalidSelector = "invalid_selector"
+	// CodeCanceled: the caller's context was canceled or the Browser was closed mid-job
+	// (retryable; matches jobs' "canceled").
+	CodeCanceled = "canceled"
+)
+
+// Error is a classified capture failure.
+type Error struct {
+	Code      string
+	Message   string
+	Retryable bool
+	Err       error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return e.Code + ": " + e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }

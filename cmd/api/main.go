@@ -1,0 +1,154 @@
+// Command api serves snapq's REST API, applies migrations and runs the
+// reconciler that re-enqueues accepted jobs whose task went missing.
+//
+//	api            serve (same as "api serve")
+//	api migrate    apply database migrations and exit
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/snapq/snapq/artifacts"
+	"github.com/snapq/snapq/cmd/internal/env"
+	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/store"
+	"github.com/snapq/snapq/web"
+)
+
+func main() {
+	cmd := "serve"
+	if len(os.Args) > 1 {
+		cmd = os.Args[1]
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch cmd {
+	case "serve":
+		err = serve(ctx)
+	case "migrate":
+		err = migrate(ctx)
+	case "-h", "--help", "help":
+		fmt.Println("usage: api [serve|migrate]   (configuration: SNAPQ_* variables, see README)")
+		return
+	default:
+		err = fmt.Errorf("unknown command %q: use serve or migrate", cmd)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "api:", err)
+		os.Exit(1)
+	}
+}
+
+func migrate(ctx context.Context) error {
+	var r env.Reader
+	dbURL := env.DatabaseURL(&r)
+	if err := r.Err(); err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	applied, err := st.Migrate(ctx)
+	for _, v := range applied {
+		fmt.Println("applied", v)
+	}
+	if err == nil && len(applied) == 0 {
+		fmt.Println("database is up to date")
+	}
+	return err
+}
+
+func serve(ctx context.Context) error {
+	var r env.Reader
+	log := env.Logger(&r, "api")
+	addr := r.String("SNAPQ_HTTP_ADDR", "127.0.0.1:8080")
+	dbURL := env.DatabaseURL(&r)
+	redisOpt := env.Redis(&r)
+	s3cfg := env.S3(&r)
+	maxRetry := r.Int("SNAPQ_MAX_RETRY", 3)
+	reconcileEvery := r.Duration("SNAPQ_RECONCILE_INTERVAL", time.Minute)
+	reconcileGrace := r.Duration("SNAPQ_RECONCILE_GRACE", 30*time.Second)
+	webCfg := web.Config{
+		MaxBodyBytes: int64(r.Int("SNAPQ_MAX_BODY_BYTES", 1<<20)),
+		PublicURL:    r.String("SNAPQ_PUBLIC_URL", ""),
+	}
+	if err := errors.Join(r.Err(), s3cfg.Validate()); err != nil {
+		return err
+	}
+
+	st, err := store.Open(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if applied, err := st.Migrate(ctx); err != nil {
+		return err
+	} else if len(applied) > 0 {
+		log.Info("migrations applied", "versions", applied)
+	}
+	objects, err := artifacts.New(ctx, s3cfg)
+	if err != nil {
+		return err
+	}
+	queue := jobs.NewAsynqQueue(redisOpt, jobs.QueueConfig{MaxRetry: maxRetry})
+	defer queue.Close()
+	rdb, ok := redisOpt.MakeRedisClient().(redis.UniversalClient)
+	if !ok {
+		return errors.New("unexpected redis client type")
+	}
+	defer rdb.Close()
+
+	srv := &web.Server{
+		Service:   &jobs.Service{Repo: st, Queue: queue, Logger: log},
+		Repo:      st,
+		Presigner: objects,
+		Logger:    log,
+		Config:    webCfg,
+		Checks: []web.Check{
+			{Name: "postgres", Ping: st.Ping},
+			{Name: "redis", Ping: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
+			{Name: "s3", Ping: objects.Ping},
+		},
+	}
+	rec := &jobs.Reconciler{Repo: st, Queue: queue, Logger: log, Grace: reconcileGrace}
+	recCtx, stopRec := context.WithCancel(ctx)
+	defer stopRec()
+	go rec.Run(recCtx, reconcileEvery)
+
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on SNAPQ_HTTP_ADDR=%s: %w", addr, err)
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	log.Info("api listening", "addr", ln.Addr().String())
+
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		slog.Warn("http shutdown", "err", err)
+	}
+	return nil
+}

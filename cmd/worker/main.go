@@ -1,0 +1,90 @@
+// Command worker runs capture tasks: one Chromium per process, driven by
+// go-rod, artifacts uploaded to S3, results written to Postgres.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/snapq/snapq/artifacts"
+	"github.com/snapq/snapq/capture"
+	"github.com/snapq/snapq/cmd/internal/env"
+	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/store"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context) error {
+	var r env.Reader
+	log := env.Logger(&r, "worker")
+	dbURL := env.DatabaseURL(&r)
+	redisOpt := env.Redis(&r)
+	s3cfg := env.S3(&r)
+	concurrency := r.Int("SNAPQ_WORKER_CONCURRENCY", 2)
+	shutdownTimeout := r.Duration("SNAPQ_SHUTDOWN_TIMEOUT", 30*time.Second)
+	retryBase := r.Duration("SNAPQ_RETRY_BASE_DELAY", 10*time.Second)
+	ccfg := capture.DefaultConfig()
+	ccfg.ChromeBin = r.String("SNAPQ_CHROME_BIN", ccfg.ChromeBin)
+	ccfg.RemoteURL = r.String("SNAPQ_CHROME_URL", "")
+	ccfg.Tabs = concurrency
+	ccfg.BrowserRecycleAfter = r.Int("SNAPQ_BROWSER_RECYCLE_AFTER", ccfg.BrowserRecycleAfter)
+	ccfg.TabRecycleAfter = r.Int("SNAPQ_TAB_RECYCLE_AFTER", ccfg.TabRecycleAfter)
+	ccfg.CallTimeout = r.Duration("SNAPQ_CAPTURE_CALL_TIMEOUT", ccfg.CallTimeout)
+	ccfg.Logger = log
+	if concurrency < 1 || concurrency > 64 {
+		return fmt.Errorf("SNAPQ_WORKER_CONCURRENCY=%d: want 1 to 64", concurrency)
+	}
+	if err := errors.Join(r.Err(), s3cfg.Validate(), ccfg.Validate()); err != nil {
+		return err
+	}
+
+	st, err := store.Open(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	objects, err := artifacts.New(ctx, s3cfg)
+	if err != nil {
+		return err
+	}
+	browser, err := capture.New(ctx, ccfg)
+	if err != nil {
+		return fmt.Errorf("start chromium: %w", err)
+	}
+	defer browser.Close()
+
+	h := &jobs.Handler{Repo: st, Renderer: browser, Store: objects, Logger: log}
+	srv := asynq.NewServer(redisOpt, asynq.Config{
+		Concurrency:     concurrency,
+		Queues:          map[string]int{jobs.QueueCapture: 1},
+		RetryDelayFunc:  jobs.RetryDelay(retryBase),
+		ShutdownTimeout: shutdownTimeout,
+		Logger:          asynqLogger{log},
+		LogLevel:        asynq.WarnLevel,
+	})
+	mux := asynq.NewServeMux()
+	mux.HandleFunc(jobs.KindCapture, h.ProcessTask)
+	if err := srv.Start(mux); err != nil {
+		return fmt.Errorf("start asynq server: %w", err)
+	}
+	log.Info("worker started", "concurrency", concurrency, "chrome", ccfg.ChromeBin)
+	<-ctx.Done()
+	log.Info("shutting down: finishing running jobs", "timeout", shutdownTimeout)
+	srv.Shutdown()
+	return nil
+}

@@ -1,0 +1,50 @@
+package jobs
+
+import (
+	"strconv"
+	"strings"
+)
+
+// FieldError is one problem with one field of a request.
+type FieldError struct {
+	Code    string `json:"code"`
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// ValidationError rejects a request whole, listing every bad field.
+type ValidationError struct {
+	Fields []FieldError
+}
+
+func (e *ValidationError) Error() string {
+	parts := make([]string, 0, len(e.Fields))
+	for _, f := range e.Fields {
+		parts = append(parts, f.Field+": "+f.Message)
+	}
+	return "invalid request: " + strings.Join(parts, "; ")
+}
+
+// JobError is a job failure with a stable code, as stored and reported.
+type JobError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Job failure codes beyond capture's (see capture.Code*).
+const (
+	CodeUploadFailed = "upload_failed"
+	CodeInternal     = "internal"
+	CodeCanceled     = "canceled"
+	CodeWorkerLost   = "worker_lost"
+)
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func joinQuoted(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q, ", ")
+}

@@ -1,0 +1,147 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/snapq/snapq/artifacts"
+	"github.com/snapq/snapq/capture"
+)
+
+// Renderer loads a page and captures it. capture.Browser implements it.
+type Renderer interface {
+	Capture(ctx context.Context, req capture.Request) (*capture.Result, error)
+}
+
+// ArtifactStore keeps artifact bytes. artifacts.Store implements it.
+type ArtifactStore interface {
+	Put(ctx context.Context, key string, data []byte, contentType string, opts artifacts.PutOptions) (artifacts.Object, error)
+}
+
+// Handler runs capture tasks in a worker.
+type Handler struct {
+	Repo     Repository
+	Renderer Renderer
+	Store    ArtifactStore
+	Logger   *slog.Logger
+}
+
+// ProcessTask is the asynq handler for KindCapture.
+func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
+	var p CapturePayload
+	if err := json.Unmarshal(t.Payload(), &p); err != nil || !ValidID(p.JobID) {
+		return fmt.Errorf("bad %s payload %q: %w", KindCapture, t.Payload(), asynq.SkipRetry)
+	}
+	retried, _ := asynq.GetRetryCount(ctx)
+	maxRetry, _ := asynq.GetMaxRetry(ctx)
+	return h.Process(ctx, p.JobID, retried >= maxRetry)
+}
+
+// Process runs one attempt of a job. lastAttempt says whether the queue will
+// retry a transient failure.
+func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) error {
+	job, started, err := h.Repo.StartJob(ctx, jobID)
+	if errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("job %s: %w", jobID, asynq.SkipRetry)
+	}
+	if err != nil {
+		return fmt.Errorf("start job %s: %w", jobID, err)
+	}
+	if !started {
+		return nil // already final (a duplicate delivery, or canceled)
+	}
+	log := h.logger().With("job_id", job.ID, "batch_id", job.BatchID, "url", job.URL, "attempt", job.Attempts)
+	begin := time.Now()
+
+	result, arts, jerr := h.run(ctx, job)
+	if jerr != nil {
+		final := lastAttempt || !jerr.retryable
+		log.Warn("job attempt failed", "code", jerr.Code, "err", jerr.Message, "final", final)
+		// Record the failure even if the task's ctx is done (shutdown,
+		// timeout): the row must not stay "running".
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := h.Repo.FailJob(rctx, job.ID, job.Attempts, jerr.JobError, final); err != nil {
+			return fmt.Errorf("record failure of job %s: %w", job.ID, err)
+		}
+		if final {
+			return fmt.Errorf("%s: %s: %w", jerr.Code, jerr.Message, asynq.SkipRetry)
+		}
+		return fmt.Errorf("%s: %s", jerr.Code, jerr.Message)
+	}
+	result.TimingsMS["total"] = time.Since(begin).Milliseconds()
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	ok, err := h.Repo.CompleteJob(cctx, job.ID, job.Attempts, result, arts)
+	if err != nil {
+		return fmt.Errorf("complete job %s: %w", job.ID, err)
+	}
+	if !ok {
+		log.Warn("job was taken over by another attempt; result discarded")
+		return nil
+	}
+	log.Info("job succeeded", "http_status", result.HTTPStatus, "artifacts", len(arts),
+		"segments", result.Segments.Captured, "ms", result.TimingsMS["total"])
+	return nil
+}
+
+type jobError struct {
+	JobError
+	retryable bool
+}
+
+func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *jobError) {
+	cctx, cancel := context.WithTimeout(ctx, job.Options.JobTimeout())
+	defer cancel()
+	res, err := h.Renderer.Capture(cctx, job.Options.CaptureRequest(job.URL, job.Name))
+	if err != nil {
+		var ce *capture.Error
+		if errors.As(err, &ce) {
+			return nil, nil, &jobError{JobError{Code: ce.Code, Message: ce.Message}, ce.Retryable}
+		}
+		if ctx.Err() != nil {
+			return nil, nil, &jobError{JobError{Code: capture.CodeNavigationTimeout, Message: "the job was interrupted: " + ctx.Err().Error()}, true}
+		}
+		return nil, nil, &jobError{JobError{Code: CodeInternal, Message: err.Error()}, true}
+	}
+	upStart := time.Now()
+	arts := make([]*Artifact, 0, len(res.Images))
+	for _, img := range res.Images {
+		key := artifacts.Key("batches", job.BatchID, "jobs", job.ID, img.Name)
+		obj, err := h.Store.Put(ctx, key, img.Data, img.ContentType, artifacts.PutOptions{})
+		if err != nil {
+			return nil, nil, &jobError{JobError{Code: CodeUploadFailed, Message: fmt.Sprintf("upload %s: %v", img.Name, err)},
+				artifacts.IsTransient(err) || ctx.Err() != nil}
+		}
+		arts = append(arts, &Artifact{ID: newID(), JobID: job.ID, Kind: KindScreenshot, Name: img.Name, Seq: img.Index,
+			ObjectKey: obj.Key, ContentType: img.ContentType, Bytes: obj.Bytes, Width: img.Width, Height: img.Height,
+			SHA256: obj.SHA256})
+	}
+	timings := make(map[string]int64, len(res.Timings)+2)
+	for k, v := range res.Timings {
+		timings[k] = v
+	}
+	timings["upload"] = time.Since(upStart).Milliseconds()
+	return &Result{
+		HTTPStatus: res.HTTPStatus,
+		FinalURL:   res.FinalURL,
+		Title:      res.Title,
+		PageHeight: res.PageHeight,
+		Segments:   SegmentCounts{Total: res.Segments.Total, Captured: res.Segments.Captured, Truncated: res.Segments.Truncated},
+		WaitErrors: res.WaitErrors,
+		TimingsMS:  timings,
+	}, arts, nil
+}
+
+func (h *Handler) logger() *slog.Logger {
+	if h.Logger != nil {
+		return h.Logger
+	}
+	return slog.Default()
+}

@@ -1,0 +1,220 @@
+package jobs
+
+import (
+	"math"
+	"time"
+
+	"github.com/snapq/snapq/capture"
+)
+
+// Option defaults and limits. They are documented in the README.
+const (
+	DefaultViewportWidth   = 1280
+	DefaultViewportHeight  = 720
+	MinViewportSide        = 100
+	MaxViewportSide        = 4096
+	MaxDeviceScaleFactor   = 4
+	DefaultSelectorTimeout = 10 * time.Second
+	MaxSelectorTimeout     = 120 * time.Second
+	MaxDelay               = 30 * time.Second
+	DefaultJobTimeout      = 60 * time.Second
+	MinJobTimeout          = time.Second
+	MaxJobTimeout          = 300 * time.Second
+	MaxSelectorLength      = 1024
+)
+
+// OptionsInput is the wire form of capture options. Every field is optional so
+// a target's options can override a batch's field by field.
+type OptionsInput struct {
+	Viewport   *ViewportInput   `json:"viewport,omitempty"`
+	Screenshot *ScreenshotInput `json:"screenshot,omitempty"`
+	Wait       *WaitInput       `json:"wait,omitempty"`
+	TimeoutMS  *float64         `json:"timeout_ms,omitempty"`
+}
+
+// ViewportInput is the wire form of Viewport.
+type ViewportInput struct {
+	Width             *float64 `json:"width,omitempty"`
+	Height            *float64 `json:"height,omitempty"`
+	DeviceScaleFactor *float64 `json:"device_scale_factor,omitempty"`
+}
+
+// ScreenshotInput is the wire form of Screenshot.
+type ScreenshotInput struct {
+	Mode        *string  `json:"mode,omitempty"`
+	Format      *string  `json:"format,omitempty"`
+	Quality     *float64 `json:"quality,omitempty"`
+	MaxSegments *float64 `json:"max_segments,omitempty"`
+}
+
+// WaitInput is the wire form of Wait.
+type WaitInput struct {
+	Until             *string  `json:"until,omitempty"`
+	Selector          *string  `json:"selector,omitempty"`
+	SelectorTimeoutMS *float64 `json:"selector_timeout_ms,omitempty"`
+	DelayMS           *float64 `json:"delay_ms,omitempty"`
+	BestAttempt       *bool    `json:"best_attempt,omitempty"`
+}
+
+// Options are resolved capture options: every field has its final value.
+// They are stored with the job, so a worker needs nothing else.
+type Options struct {
+	Viewport   Viewport   `json:"viewport"`
+	Screenshot Screenshot `json:"screenshot"`
+	Wait       Wait       `json:"wait"`
+	TimeoutMS  int        `json:"timeout_ms"`
+}
+
+// Viewport is the emulated window in CSS pixels.
+type Viewport struct {
+	Width             int     `json:"width"`
+	Height            int     `json:"height"`
+	DeviceScaleFactor float64 `json:"device_scale_factor"`
+}
+
+// Screenshot says how the page becomes images.
+type Screenshot struct {
+	Mode        string `json:"mode"`
+	Format      string `json:"format"`
+	Quality     int    `json:"quality,omitempty"`
+	MaxSegments int    `json:"max_segments"`
+}
+
+// Wait says when the page is ready.
+type Wait struct {
+	Until             string `json:"until"`
+	Selector          string `json:"selector,omitempty"`
+	SelectorTimeoutMS int    `json:"selector_timeout_ms"`
+	DelayMS           int    `json:"delay_ms"`
+	BestAttempt       bool   `json:"best_attempt"`
+}
+
+// DefaultOptions are the options of a job that asks for nothing.
+func DefaultOptions() Options {
+	return Options{
+		Viewport:   Viewport{Width: DefaultViewportWidth, Height: DefaultViewportHeight, DeviceScaleFactor: 1},
+		Screenshot: Screenshot{Mode: capture.ModeSegments, Format: capture.FormatPNG, MaxSegments: capture.DefaultMaxSegments},
+		Wait:       Wait{Until: capture.UntilLoad, SelectorTimeoutMS: int(DefaultSelectorTimeout / time.Millisecond)},
+		TimeoutMS:  int(DefaultJobTimeout / time.Millisecond),
+	}
+}
+
+// ResolveOptions applies batch options, then target options, over the
+// defaults, validating every value given. Errors name fields relative to
+// their own prefix (for example "options.viewport.width").
+func ResolveOptions(batch *OptionsInput, batchPrefix string, target *OptionsInput, targetPrefix string) (Options, []FieldError) {
+	o := DefaultOptions()
+	var errs []FieldError
+	errs = append(errs, o.apply(batch, batchPrefix)...)
+	errs = append(errs, o.apply(target, targetPrefix)...)
+	if len(errs) == 0 && o.Screenshot.Quality != 0 && o.Screenshot.Format == capture.FormatPNG {
+		field := targetPrefix + ".screenshot.quality"
+		if target == nil || target.Screenshot == nil || target.Screenshot.Quality == nil {
+			field = batchPrefix + ".screenshot.quality"
+		}
+		errs = append(errs, FieldError{Code: "invalid_option", Field: field,
+			Message: "quality applies to jpeg and webp only; png is lossless"})
+	}
+	return o, errs
+}
+
+func (o *Options) apply(in *OptionsInput, prefix string) []FieldError {
+	if in == nil {
+		return nil
+	}
+	var v validator
+	if vp := in.Viewport; vp != nil {
+		p := prefix + ".viewport"
+		v.intIn(&o.Viewport.Width, vp.Width, p+".width", MinViewportSide, MaxViewportSide)
+		v.intIn(&o.Viewport.Height, vp.Height, p+".height", MinViewportSide, MaxViewportSide)
+		if f := vp.DeviceScaleFactor; f != nil {
+			if !(*f > 0 && *f <= MaxDeviceScaleFactor) {
+				v.add(p+".device_scale_factor", "must be greater than 0 and at most 4")
+			} else {
+				o.Viewport.DeviceScaleFactor = *f
+			}
+		}
+	}
+	if s := in.Screenshot; s != nil {
+		p := prefix + ".screenshot"
+		v.enum(&o.Screenshot.Mode, s.Mode, p+".mode", capture.ModeSegments, capture.ModeFull, capture.ModeViewport)
+		v.enum(&o.Screenshot.Format, s.Format, p+".format", capture.FormatPNG, capture.FormatJPEG, capture.FormatWebP)
+		v.intIn(&o.Screenshot.Quality, s.Quality, p+".quality", 1, 100)
+		v.intIn(&o.Screenshot.MaxSegments, s.MaxSegments, p+".max_segments", 1, capture.HardMaxSegments)
+	}
+	if w := in.Wait; w != nil {
+		p := prefix + ".wait"
+		v.enum(&o.Wait.Until, w.Until, p+".until", capture.UntilLoad, capture.UntilDOMContentLoaded, capture.UntilNetworkIdle)
+		if w.Selector != nil {
+			if len(*w.Selector) > MaxSelectorLength {
+				v.add(p+".selector", "must be at most 1024 characters")
+			} else {
+				o.Wait.Selector = *w.Selector
+			}
+		}
+		v.intIn(&o.Wait.SelectorTimeoutMS, w.SelectorTimeoutMS, p+".selector_timeout_ms", 0, int(MaxSelectorTimeout/time.Millisecond))
+		v.intIn(&o.Wait.DelayMS, w.DelayMS, p+".delay_ms", 0, int(MaxDelay/time.Millisecond))
+		if w.BestAttempt != nil {
+			o.Wait.BestAttempt = *w.BestAttempt
+		}
+	}
+	v.intIn(&o.TimeoutMS, in.TimeoutMS, prefix+".timeout_ms", int(MinJobTimeout/time.Millisecond), int(MaxJobTimeout/time.Millisecond))
+	return v.errs
+}
+
+// JobTimeout is the whole-job budget.
+func (o Options) JobTimeout() time.Duration { return time.Duration(o.TimeoutMS) * time.Millisecond }
+
+// CaptureRequest turns resolved options into the renderer's request.
+func (o Options) CaptureRequest(url, name string) capture.Request {
+	return capture.Request{
+		URL:  url,
+		Name: name,
+		Viewport: capture.Viewport{
+			Width: o.Viewport.Width, Height: o.Viewport.Height, DeviceScaleFactor: o.Viewport.DeviceScaleFactor,
+		},
+		Screenshot: capture.Screenshot{
+			Mode: o.Screenshot.Mode, Format: o.Screenshot.Format, Quality: o.Screenshot.Quality,
+			MaxSegments: capture.NormalizeMaxSegments(float64(o.Screenshot.MaxSegments)),
+		},
+		Wait: capture.Wait{
+			Until:           o.Wait.Until,
+			Selector:        o.Wait.Selector,
+			SelectorTimeout: time.Duration(o.Wait.SelectorTimeoutMS) * time.Millisecond,
+			Delay:           time.Duration(o.Wait.DelayMS) * time.Millisecond,
+			BestAttempt:     o.Wait.BestAttempt,
+		},
+	}
+}
+
+// validator collects field errors while copying valid values.
+type validator struct{ errs []FieldError }
+
+func (v *validator) add(field, msg string) {
+	v.errs = append(v.errs, FieldError{Code: "invalid_option", Field: field, Message: msg})
+}
+
+func (v *validator) intIn(dst *int, src *float64, field string, lo, hi int) {
+	if src == nil {
+		return
+	}
+	f := *src
+	if math.IsNaN(f) || math.IsInf(f, 0) || f != math.Trunc(f) || f < float64(lo) || f > float64(hi) {
+		v.add(field, "must be a whole number from "+itoa(lo)+" to "+itoa(hi))
+		return
+	}
+	*dst = int(f)
+}
+
+func (v *validator) enum(dst *string, src *string, field string, allowed ...string) {
+	if src == nil {
+		return
+	}
+	for _, a := range allowed {
+		if *src == a {
+			*dst = a
+			return
+		}
+	}
+	v.add(field, "must be one of "+joinQuoted(allowed))
+}

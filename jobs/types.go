@@ -1,0 +1,134 @@
+package jobs
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Job statuses. They are part of the public API.
+const (
+	StatusQueued    = "queued"
+	StatusRunning   = "running"
+	StatusSucceeded = "succeeded"
+	StatusFailed    = "failed"
+	StatusCanceled  = "canceled"
+)
+
+// Batch statuses, derived from the job counts.
+const (
+	BatchQueued    = "queued"
+	BatchRunning   = "running"
+	BatchCompleted = "completed"
+)
+
+// Artifact kinds.
+const KindScreenshot = "screenshot"
+
+// Sentinel errors; web maps them to HTTP statuses in one place.
+var (
+	ErrNotFound = errors.New("not found")
+	// ErrConflict means the request clashes with the current state
+	// (for example canceling a finished batch).
+	ErrConflict = errors.New("conflict")
+)
+
+// Counts is the number of jobs of a batch in each status.
+type Counts struct {
+	Queued    int `json:"queued"`
+	Running   int `json:"running"`
+	Succeeded int `json:"succeeded"`
+	Failed    int `json:"failed"`
+	Canceled  int `json:"canceled"`
+}
+
+// Unfinished is the number of jobs that have not reached a final status.
+func (c Counts) Unfinished() int { return c.Queued + c.Running }
+
+// Batch is a set of jobs submitted together.
+type Batch struct {
+	ID         string
+	Labels     map[string]string
+	Options    json.RawMessage // batch-level options as submitted
+	Total      int
+	Counts     Counts
+	CreatedAt  time.Time
+	FinishedAt *time.Time
+}
+
+// Status derives the batch status from its counts.
+func (b *Batch) Status() string {
+	switch {
+	case b.Counts.Unfinished() == 0:
+		return BatchCompleted
+	case b.Counts.Queued == b.Total:
+		return BatchQueued
+	default:
+		return BatchRunning
+	}
+}
+
+// Job is one target of a batch.
+type Job struct {
+	ID           string
+	BatchID      string
+	Seq          int
+	URL          string
+	Name         string
+	Options      Options // resolved: batch options, target overrides, defaults
+	Status       string
+	Attempts     int
+	ErrorCode    string
+	ErrorMessage string
+	Result       *Result
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	StartedAt    *time.Time
+	FinishedAt   *time.Time
+}
+
+// Terminal reports whether the job has reached a final status.
+func (j *Job) Terminal() bool {
+	return j.Status == StatusSucceeded || j.Status == StatusFailed || j.Status == StatusCanceled
+}
+
+// Result is what a successful capture reports; it is stored as JSON.
+type Result struct {
+	HTTPStatus int              `json:"http_status"`
+	FinalURL   string           `json:"final_url"`
+	Title      string           `json:"title"`
+	PageHeight int              `json:"page_height"`
+	Segments   SegmentCounts    `json:"segments"`
+	WaitErrors []string         `json:"wait_errors,omitempty"`
+	TimingsMS  map[string]int64 `json:"timings_ms"`
+}
+
+// SegmentCounts says how many pieces a page needed and how many were kept.
+type SegmentCounts struct {
+	Total     int  `json:"total"`
+	Captured  int  `json:"captured"`
+	Truncated bool `json:"truncated"`
+}
+
+// Artifact is one stored object produced by a job.
+type Artifact struct {
+	ID          string
+	JobID       string
+	Kind        string
+	Name        string
+	Seq         int
+	ObjectKey   string
+	ContentType string
+	Bytes       int64
+	Width       int
+	Height      int
+	SHA256      string
+	CreatedAt   time.Time
+}
+
+// JobRef identifies an unfinished job for the reconciler.
+type JobRef struct {
+	ID        string
+	Status    string
+	UpdatedAt time.Time
+}

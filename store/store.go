@@ -1,0 +1,432 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/migrations"
+)
+
+// Store implements jobs.Repository on Postgres.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+var _ jobs.Repository = (*Store)(nil)
+
+// Open connects to Postgres (SNAPQ_DATABASE_URL) and checks the connection.
+func Open(ctx context.Context, databaseURL string) (*Store, error) {
+	if databaseURL == "" {
+		return nil, errors.New("database url is empty: set SNAPQ_DATABASE_URL, e.g. postgres://postgres@127.0.0.1:5432/snapq?sslmode=disable")
+	}
+	cfg, err := pgxpool.ParseConfig(databaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("parse SNAPQ_DATABASE_URL: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to postgres: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to postgres at %s: %w", cfg.ConnConfig.Host, err)
+	}
+	return &Store{pool: pool}, nil
+}
+
+// Close closes the pool.
+func (s *Store) Close() { s.pool.Close() }
+
+// Ping implements jobs.Repository.
+func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+
+// Migrate applies every migration not yet applied, in order, each in its
+// own transaction, holding an advisory lock so concurrent starts are safe.
+func (s *Store) Migrate(ctx context.Context) ([]string, error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Release()
+	const lockID = 7_353_001 // arbitrary, snapq's own
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, lockID); err != nil {
+		return nil, fmt.Errorf("migration lock: %w", err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, lockID) //nolint:errcheck
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return nil, fmt.Errorf("create schema_migrations: %w", err)
+	}
+	names, err := fs.Glob(migrations.FS, "*.sql")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	var applied []string
+	for _, name := range names {
+		version := strings.TrimSuffix(name, ".sql")
+		var exists bool
+		if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`, version).Scan(&exists); err != nil {
+			return applied, err
+		}
+		if exists {
+			continue
+		}
+		sql, err := fs.ReadFile(migrations.FS, name)
+		if err != nil {
+			return applied, err
+		}
+		err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, string(sql)); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version) VALUES ($1)`, version)
+			return err
+		})
+		if err != nil {
+			return applied, fmt.Errorf("apply migration %s: %w", name, err)
+		}
+		applied = append(applied, version)
+	}
+	return applied, nil
+}
+
+// CreateBatch implements jobs.Repository.
+func (s *Store) CreateBatch(ctx context.Context, b *jobs.Batch, js []*jobs.Job) error {
+	labels, err := json.Marshal(b.Labels)
+	if err != nil {
+		return err
+	}
+	opts := b.Options
+	if len(opts) == 0 {
+		opts = json.RawMessage(`{}`)
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO batches (id, labels, options, total, created_at) VALUES ($1, $2, $3, $4, $5)`,
+			b.ID, labels, opts, b.Total, b.CreatedAt); err != nil {
+			return fmt.Errorf("insert batch: %w", err)
+		}
+		rows := make([][]any, len(js))
+		for i, j := range js {
+			o, err := json.Marshal(j.Options)
+			if err != nil {
+				return err
+			}
+			rows[i] = []any{j.ID, j.BatchID, j.Seq, j.URL, j.Name, o, jobs.StatusQueued, j.CreatedAt, j.UpdatedAt}
+		}
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"jobs"},
+			[]string{"id", "batch_id", "seq", "url", "name", "options", "status", "created_at", "updated_at"},
+			pgx.CopyFromRows(rows))
+		if err != nil {
+			return fmt.Errorf("insert jobs: %w", err)
+		}
+		return nil
+	})
+}
+
+const batchColumns = `b.id, b.labels, b.options, b.total, b.created_at, b.finished_at,
+	count(*) FILTER (WHERE j.status = 'queued'), count(*) FILTER (WHERE j.status = 'running'),
+	count(*) FILTER (WHERE j.status = 'succeeded'), count(*) FILTER (WHERE j.status = 'failed'),
+	count(*) FILTER (WHERE j.status = 'canceled')`
+
+func scanBatch(row pgx.Row) (*jobs.Batch, error) {
+	var b jobs.Batch
+	var labels []byte
+	var opts []byte
+	err := row.Scan(&b.ID, &labels, &opts, &b.Total, &b.CreatedAt, &b.FinishedAt,
+		&b.Counts.Queued, &b.Counts.Running, &b.Counts.Succeeded, &b.Counts.Failed, &b.Counts.Canceled)
+	if err != nil {
+		return nil, err
+	}
+	b.Options = opts
+	if err := json.Unmarshal(labels, &b.Labels); err != nil {
+		return nil, fmt.Errorf("batch %s labels: %w", b.ID, err)
+	}
+	return &b, nil
+}
+
+// GetBatch implements jobs.Repository.
+func (s *Store) GetBatch(ctx context.Context, id string) (*jobs.Batch, error) {
+	b, err := scanBatch(s.pool.QueryRow(ctx, `SELECT `+batchColumns+`
+		FROM batches b LEFT JOIN jobs j ON j.batch_id = b.id WHERE b.id = $1 GROUP BY b.id`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, jobs.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get batch %s: %w", id, err)
+	}
+	return b, nil
+}
+
+// ListBatches implements jobs.Repository. status filters on the derived
+// batch status.
+func (s *Store) ListBatches(ctx context.Context, status string, limit int, cursor string) ([]*jobs.Batch, string, error) {
+	having := ""
+	switch status {
+	case jobs.BatchCompleted:
+		having = `HAVING count(*) FILTER (WHERE j.status IN ('queued','running')) = 0`
+	case jobs.BatchQueued:
+		having = `HAVING count(*) FILTER (WHERE j.status = 'queued') = b.total`
+	case jobs.BatchRunning:
+		having = `HAVING count(*) FILTER (WHERE j.status IN ('queued','running')) > 0
+			AND count(*) FILTER (WHERE j.status = 'queued') < b.total`
+	}
+	args := []any{limit + 1}
+	where := ""
+	if cursor != "" {
+		where = `WHERE b.id < $2`
+		args = append(args, cursor)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+batchColumns+` FROM batches b LEFT JOIN jobs j ON j.batch_id = b.id
+		`+where+` GROUP BY b.id `+having+` ORDER BY b.id DESC LIMIT $1`, args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("list batches: %w", err)
+	}
+	defer rows.Close()
+	var out []*jobs.Batch
+	for rows.Next() {
+		b, err := scanBatch(rows)
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if len(out) > limit {
+		out = out[:limit]
+		next = out[limit-1].ID
+	}
+	return out, next, nil
+}
+
+const jobColumns = `id, batch_id, seq, url, name, options, status, attempts, coalesce(error_code, ''),
+	coalesce(error_message, ''), result, created_at, updated_at, started_at, finished_at`
+
+func scanJob(row pgx.Row) (*jobs.Job, error) {
+	var j jobs.Job
+	var opts, result []byte
+	err := row.Scan(&j.ID, &j.BatchID, &j.Seq, &j.URL, &j.Name, &opts, &j.Status, &j.Attempts, &j.ErrorCode,
+		&j.ErrorMessage, &result, &j.CreatedAt, &j.UpdatedAt, &j.StartedAt, &j.FinishedAt)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(opts, &j.Options); err != nil {
+		return nil, fmt.Errorf("job %s options: %w", j.ID, err)
+	}
+	if len(result) > 0 {
+		j.Result = new(jobs.Result)
+		if err := json.Unmarshal(result, j.Result); err != nil {
+			return nil, fmt.Errorf("job %s result: %w", j.ID, err)
+		}
+	}
+	return &j, nil
+}
+
+// ListJobs implements jobs.Repository.
+func (s *Store) ListJobs(ctx context.Context, batchID, status string, limit int, cursor string) ([]*jobs.Job, string, error) {
+	q := `SELECT ` + jobColumns + ` FROM jobs WHERE batch_id = $1 AND ($2 = '' OR status = $2)`
+	args := []any{batchID, status, limit + 1}
+	if cursor != "" {
+		q += ` AND id > $4`
+		args = append(args, cursor)
+	}
+	rows, err := s.pool.Query(ctx, q+` ORDER BY id LIMIT $3`, args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("list jobs: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Job, error) { return scanJob(r) })
+	if err != nil {
+		return nil, "", fmt.Errorf("list jobs: %w", err)
+	}
+	next := ""
+	if len(out) > limit {
+		out = out[:limit]
+		next = out[limit-1].ID
+	}
+	return out, next, nil
+}
+
+// GetJob implements jobs.Repository.
+func (s *Store) GetJob(ctx context.Context, id string) (*jobs.Job, error) {
+	j, err := scanJob(s.pool.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, jobs.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get job %s: %w", id, err)
+	}
+	return j, nil
+}
+
+const artifactColumns = `id, job_id, kind, name, seq, object_key, content_type, bytes, coalesce(width, 0),
+	coalesce(height, 0), sha256, created_at`
+
+func scanArtifact(row pgx.Row) (*jobs.Artifact, error) {
+	var a jobs.Artifact
+	err := row.Scan(&a.ID, &a.JobID, &a.Kind, &a.Name, &a.Seq, &a.ObjectKey, &a.ContentType, &a.Bytes,
+		&a.Width, &a.Height, &a.SHA256, &a.CreatedAt)
+	return &a, err
+}
+
+// ListArtifacts implements jobs.Repository.
+func (s *Store) ListArtifacts(ctx context.Context, jobID string) ([]*jobs.Artifact, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+artifactColumns+` FROM artifacts WHERE job_id = $1 ORDER BY kind, seq, name`, jobID)
+	if err != nil {
+		return nil, fmt.Errorf("list artifacts: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Artifact, error) { return scanArtifact(r) })
+}
+
+// GetArtifact implements jobs.Repository.
+func (s *Store) GetArtifact(ctx context.Context, id string) (*jobs.Artifact, error) {
+	a, err := scanArtifact(s.pool.QueryRow(ctx, `SELECT `+artifactColumns+` FROM artifacts WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, jobs.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get artifact %s: %w", id, err)
+	}
+	return a, nil
+}
+
+// StartJob implements jobs.Repository.
+func (s *Store) StartJob(ctx context.Context, id string) (*jobs.Job, bool, error) {
+	j, err := scanJob(s.pool.QueryRow(ctx, `UPDATE jobs SET status = 'running', attempts = attempts + 1,
+		started_at = coalesce(started_at, now()), updated_at = now()
+		WHERE id = $1 AND status IN ('queued', 'running') RETURNING `+jobColumns, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		j, err := s.GetJob(ctx, id)
+		return j, false, err
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("start job %s: %w", id, err)
+	}
+	return j, true, nil
+}
+
+// CompleteJob implements jobs.Repository.
+func (s *Store) CompleteJob(ctx context.Context, id string, attempt int, result *jobs.Result, arts []*jobs.Artifact) (bool, error) {
+	res, err := json.Marshal(result)
+	if err != nil {
+		return false, err
+	}
+	ok := false
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var batchID string
+		err := tx.QueryRow(ctx, `UPDATE jobs SET status = 'succeeded', result = $3, error_code = NULL,
+			error_message = NULL, finished_at = now(), updated_at = now()
+			WHERE id = $1 AND status = 'running' AND attempts = $2 RETURNING batch_id`, id, attempt, res).Scan(&batchID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM artifacts WHERE job_id = $1`, id); err != nil {
+			return err
+		}
+		for _, a := range arts {
+			if _, err := tx.Exec(ctx, `INSERT INTO artifacts (id, job_id, kind, name, seq, object_key, content_type,
+				bytes, width, height, sha256) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+				a.ID, id, a.Kind, a.Name, a.Seq, a.ObjectKey, a.ContentType, a.Bytes, a.Width, a.Height, a.SHA256); err != nil {
+				return fmt.Errorf("insert artifact %s: %w", a.Name, err)
+			}
+		}
+		ok = true
+		return finishBatch(ctx, tx, batchID)
+	})
+	if err != nil {
+		return false, fmt.Errorf("complete job %s: %w", id, err)
+	}
+	return ok, nil
+}
+
+// FailJob implements jobs.Repository.
+func (s *Store) FailJob(ctx context.Context, id string, attempt int, e jobs.JobError, final bool) error {
+	status, finished := jobs.StatusQueued, "NULL"
+	if final {
+		status, finished = jobs.StatusFailed, "now()"
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var batchID string
+		err := tx.QueryRow(ctx, `UPDATE jobs SET status = $3, error_code = $4, error_message = $5,
+			finished_at = `+finished+`, updated_at = now()
+			WHERE id = $1 AND attempts = $2 AND status IN ('queued', 'running') RETURNING batch_id`,
+			id, attempt, status, e.Code, e.Message).Scan(&batchID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // another attempt owns the job, or it is final already
+		}
+		if err != nil {
+			return fmt.Errorf("fail job %s: %w", id, err)
+		}
+		return finishBatch(ctx, tx, batchID)
+	})
+}
+
+// CancelBatch implements jobs.Repository.
+func (s *Store) CancelBatch(ctx context.Context, id string) ([]string, error) {
+	var ids []string
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM batches WHERE id = $1)`, id).Scan(&exists); err != nil {
+			return err
+		}
+		if !exists {
+			return jobs.ErrNotFound
+		}
+		rows, err := tx.Query(ctx, `UPDATE jobs SET status = 'canceled', error_code = 'canceled',
+			error_message = 'the batch was canceled before this job started', finished_at = now(), updated_at = now()
+			WHERE batch_id = $1 AND status = 'queued' RETURNING id`, id)
+		if err != nil {
+			return err
+		}
+		ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		return finishBatch(ctx, tx, id)
+	})
+	return ids, err
+}
+
+// Unfinished implements jobs.Repository.
+func (s *Store) Unfinished(ctx context.Context, before time.Time, limit int) ([]jobs.JobRef, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, status, updated_at FROM jobs
+		WHERE status IN ('queued', 'running') AND updated_at < $1 ORDER BY updated_at LIMIT $2`, before, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list unfinished jobs: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (jobs.JobRef, error) {
+		var ref jobs.JobRef
+		err := r.Scan(&ref.ID, &ref.Status, &ref.UpdatedAt)
+		return ref, err
+	})
+}
+
+// Requeue implements jobs.Repository.
+func (s *Store) Requeue(ctx context.Context, id string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE jobs SET status = 'queued', updated_at = now() WHERE id = $1 AND status = 'running'`, id)
+	return err
+}
+
+// finishBatch stamps finished_at once no job of the batch is left unfinished.
+func finishBatch(ctx context.Context, tx pgx.Tx, batchID string) error {
+	_, err := tx.Exec(ctx, `UPDATE batches SET finished_at = now() WHERE id = $1 AND finished_at IS NULL
+		AND NOT EXISTS (SELECT 1 FROM jobs WHERE batch_id = $1 AND status IN ('queued', 'running'))`, batchID)
+	return err
+}

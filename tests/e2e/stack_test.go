@@ -1,0 +1,144 @@
+// Package e2e runs snapq's real binaries against real Postgres, Redis, MinIO
+// and Chromium, and checks what a user of the API sees.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/snapq/snapq/internal/testenv"
+)
+
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "snapq-e2e-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	if err := testenv.BuildBinaries("../..", dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// stack is one isolated snapq deployment: its own Postgres schema, Redis
+// database and bucket, with the api and worker running as processes.
+type stack struct {
+	t     *testing.T
+	api   string // base URL
+	procs *testenv.Procs
+}
+
+func startStack(t *testing.T, redisDB int, extraEnv ...string) *stack {
+	t.Helper()
+	chrome := testenv.Getenv("SNAPQ_CHROME_BIN", "/usr/bin/chromium")
+	if _, err := os.Stat(chrome); err != nil {
+		testenv.Unavailable(t, "chromium", err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379", DB: redisDB})
+	t.Cleanup(func() { rdb.Close() })
+	if err := rdb.FlushDB(context.Background()).Err(); err != nil {
+		testenv.Unavailable(t, "redis", err)
+	}
+	s3 := testenv.LocalS3()
+	mc, err := s3.Client(context.Background())
+	if err != nil {
+		testenv.Unavailable(t, "minio", err)
+	}
+	bucket := "snapq-e2e-" + testenv.RandomSuffix(4)
+	t.Cleanup(func() { testenv.RemoveBucket(mc, bucket) })
+
+	port, err := testenv.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &stack{t: t, api: "http://127.0.0.1:" + port, procs: &testenv.Procs{BinDir: binDir, LogDir: t.TempDir()}}
+	s.procs.Env = append(os.Environ(),
+		"SNAPQ_HTTP_ADDR=127.0.0.1:"+port,
+		"SNAPQ_DATABASE_URL="+testenv.DatabaseURL(t),
+		fmt.Sprintf("SNAPQ_REDIS_URL=redis://127.0.0.1:6379/%d", redisDB),
+		"SNAPQ_S3_ENDPOINT="+s3.Endpoint, "SNAPQ_S3_ACCESS_KEY="+s3.AccessKey, "SNAPQ_S3_SECRET_KEY="+s3.SecretKey,
+		"SNAPQ_S3_BUCKET="+bucket, "SNAPQ_S3_USE_SSL=false",
+		"SNAPQ_CHROME_BIN="+chrome,
+		"SNAPQ_WORKER_CONCURRENCY=2",
+		"SNAPQ_RETRY_BASE_DELAY=500ms",
+		"SNAPQ_RECONCILE_INTERVAL=5s",
+		"SNAPQ_LOG_LEVEL=debug",
+	)
+	s.procs.Env = append(s.procs.Env, extraEnv...)
+	t.Cleanup(func() {
+		s.procs.StopAll()
+		if t.Failed() {
+			for _, name := range []string{"api", "worker"} {
+				t.Logf("--- %s log (last 4 KiB) ---\n%s", name, s.procs.Log(name, 4096))
+			}
+		}
+	})
+	s.start("api")
+	if err := testenv.WaitReady(s.api, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	s.start("worker")
+	return s
+}
+
+func (s *stack) start(name string) {
+	s.t.Helper()
+	if err := s.procs.Start(name); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *stack) stop(name string, sig syscall.Signal) { s.procs.Stop(name, sig) }
+
+// do sends a request and decodes the JSON answer into out (if not nil).
+func (s *stack) do(method, path string, body any, out any) int {
+	s.t.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		r = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		r = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, s.api+path, r)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			s.t.Fatalf("%s %s: status %d, body %q: %v", method, path, resp.StatusCode, raw, err)
+		}
+	}
+	return resp.StatusCode
+}

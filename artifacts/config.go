@@ -3,6 +3,7 @@ package artifacts
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -38,6 +39,13 @@ type Config struct {
 	// Region of the bucket (SNAPQ_S3_REGION). Default empty: looked up from
 	// the server on first use (MinIO answers us-east-1).
 	Region string
+	// PublicURL is the scheme://host[:port] that people's browsers use to
+	// reach the storage service, when it differs from Endpoint
+	// (SNAPQ_S3_PUBLIC_URL), e.g. Endpoint "minio:9000" inside Docker and
+	// PublicURL "http://127.0.0.1:9000" on the host. A presigned link is
+	// signed for one host, so it only works where that host resolves.
+	// Default empty: links point at Endpoint.
+	PublicURL string
 	// PresignExpiry is the lifetime of links from PresignGet
 	// (SNAPQ_PRESIGN_EXPIRY). Default 15m, at most 7 days (168h).
 	PresignExpiry time.Duration
@@ -81,8 +89,28 @@ func (c Config) Validate() error {
 	if c.Region != "" && strings.Trim(c.Region, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
 		add("SNAPQ_S3_REGION %q is not a region name (e.g. us-east-1)", c.Region)
 	}
+	if c.PublicURL != "" {
+		if _, err := parsePublicURL(c.PublicURL); err != nil {
+			add("SNAPQ_S3_PUBLIC_URL: %v", err)
+		}
+	}
 	if c.PresignExpiry < minPresignExpiry || c.PresignExpiry > MaxPresignExpiry {
 		add("SNAPQ_PRESIGN_EXPIRY must be between 1s and 168h (7 days), got %s", c.PresignExpiry)
 	}
 	return errors.Join(errs...)
+}
+
+// parsePublicURL accepts http(s)://host[:port] with no path, query or user.
+func parsePublicURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a URL: %w", raw, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%q must look like http(s)://host[:port]", raw)
+	}
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return nil, fmt.Errorf("%q must be http(s)://host[:port] without a path, query or user", raw)
+	}
+	return u, nil
 }

@@ -44,9 +44,10 @@ type PutOptions struct {
 // Store reads and writes artifacts in one bucket. It is safe for concurrent
 // use.
 type Store struct {
-	client *minio.Client
-	bucket string
-	expiry time.Duration
+	client  *minio.Client
+	presign *minio.Client // signs links for Config.PublicURL; same as client when unset
+	bucket  string
+	expiry  time.Duration
 }
 
 // New connects to the storage service and creates the bucket, private, when
@@ -65,11 +66,41 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("artifacts client for %s: %w", cfg.Endpoint, err)
 	}
-	s := &Store{client: client, bucket: cfg.Bucket, expiry: cfg.PresignExpiry}
+	s := &Store{client: client, presign: client, bucket: cfg.Bucket, expiry: cfg.PresignExpiry}
 	if err := s.ensureBucket(ctx, cfg.Region); err != nil {
 		return nil, err
 	}
+	if cfg.PublicURL != "" {
+		if s.presign, err = newPresignClient(ctx, cfg, client); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+// newPresignClient builds a client for the public host. Signing is offline
+// as long as the region is known, so the public host never has to be
+// reachable from here; the region comes from the config or from the server.
+func newPresignClient(ctx context.Context, cfg Config, internal *minio.Client) (*minio.Client, error) {
+	u, err := parsePublicURL(cfg.PublicURL)
+	if err != nil {
+		return nil, fmt.Errorf("artifacts config: SNAPQ_S3_PUBLIC_URL: %w", err)
+	}
+	region := cfg.Region
+	if region == "" {
+		if region, err = internal.GetBucketLocation(ctx, cfg.Bucket); err != nil {
+			return nil, wrap("bucket location", cfg.Bucket, err)
+		}
+	}
+	c, err := minio.New(u.Host, &minio.Options{
+		Creds:  credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, ""),
+		Secure: u.Scheme == "https",
+		Region: region,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("artifacts client for %s: %w", cfg.PublicURL, err)
+	}
+	return c, nil
 }
 
 // Bucket returns the bucket name.
@@ -177,8 +208,8 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	return wrap("delete", key, s.client.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{}))
 }
 
-// PresignGet returns a GET link for key valid for the configured
-// PresignExpiry. With a non-empty filename the response carries
+// PresignGet returns a GET link for key, on Config.PublicURL when set, valid
+// for the configured PresignExpiry. With a non-empty filename the response carries
 // `Content-Disposition: attachment; filename=...`, so browsers save the file
 // under that name and never render captured HTML on the storage origin;
 // directory parts of filename are dropped. Links are generated on demand and
@@ -192,7 +223,7 @@ func (s *Store) PresignGet(ctx context.Context, key, filename string) (string, e
 	if cd := attachment(filename); cd != "" {
 		params.Set("response-content-disposition", cd)
 	}
-	u, err := s.client.PresignedGetObject(ctx, s.bucket, key, s.expiry, params)
+	u, err := s.presign.PresignedGetObject(ctx, s.bucket, key, s.expiry, params)
 	if err != nil {
 		return "", wrap("presign", key, err)
 	}

@@ -257,6 +257,44 @@ func TestStoreExpiredLink(t *testing.T) {
 	}
 }
 
+func TestStorePublicURL(t *testing.T) {
+	t.Parallel()
+	s, cfg := setup(t)
+	ctx := context.Background()
+	key := artifacts.Key("public", "x.txt")
+	if _, err := s.Put(ctx, key, []byte("via the public name"), "text/plain", artifacts.PutOptions{}); err != nil {
+		t.Fatalf("Put: %v", err)
+	}
+	// The same MinIO under another name, as a browser outside Docker sees it.
+	host, port, err := net.SplitHostPort(cfg.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	public := "localhost"
+	if host == "localhost" {
+		public = "127.0.0.1"
+	}
+	scheme := "http://"
+	if cfg.UseSSL {
+		scheme = "https://"
+	}
+	cfg.PublicURL = scheme + net.JoinHostPort(public, port)
+	pub, err := artifacts.New(ctx, cfg)
+	if err != nil {
+		t.Fatalf("New with PublicURL: %v", err)
+	}
+	link, err := pub.PresignGet(ctx, key, "")
+	if err != nil {
+		t.Fatalf("PresignGet: %v", err)
+	}
+	if !strings.HasPrefix(link, cfg.PublicURL+"/") {
+		t.Errorf("PresignGet = %s, want a link on %s", link, cfg.PublicURL)
+	}
+	if status, _, body := fetch(t, link); status != http.StatusOK || string(body) != "via the public name" {
+		t.Errorf("GET public link = %d %q, want 200 with the object", status, body)
+	}
+}
+
 func TestStoreMissingAndInvalid(t *testing.T) {
 	t.Parallel()
 	s, _ := setup(t)

@@ -75,7 +75,8 @@ func startInstance(ctx context.Context, cfg Config) (inst *instance, err error) 
 
 	var wsURL string
 	if cfg.RemoteURL == "" {
-		inst.dir, err = os.MkdirTemp("", "snapq-chromium-")
+		sweepStaleProfiles(inst.log)
+		inst.dir, err = os.MkdirTemp("", profilePrefix)
 		if err != nil {
 			return inst, fmt.Errorf("create user-data-dir: %w", err)
 		}
@@ -299,6 +300,10 @@ func (inst *instance) close(cause error) {
 		if inst.ws != nil {
 			_ = inst.ws.Close()
 		}
+		sock := ""
+		if inst.dir != "" {
+			sock = socketDir(inst.dir) // before the launcher's Cleanup removes the profile
+		}
 		if inst.proc != nil && inst.proc.PID() != 0 {
 			exited := make(chan struct{})
 			go func() {
@@ -312,8 +317,11 @@ func (inst *instance) close(cause error) {
 				<-exited
 			}
 		}
+		if sock != "" {
+			_ = os.RemoveAll(sock)
+		}
 		if inst.dir != "" {
-			if err := os.RemoveAll(inst.dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if err := removeProfile(inst.dir); err != nil && !errors.Is(err, os.ErrNotExist) {
 				inst.log.Warn("remove chromium profile", "dir", inst.dir, "err", err)
 			}
 		}

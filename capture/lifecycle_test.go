@@ -198,12 +198,13 @@ func TestRemoteBrowser(t *testing.T) {
 	needChromium(t)
 	cfg := DefaultConfig()
 	cfg.ExtraFlags = map[string]string{"host-resolver-rules": "MAP nothing.test ~NOTFOUND"}
-	l := cfg.newLauncher(t.TempDir())
+	dir := t.TempDir()
+	l := cfg.newLauncher(dir)
 	wsURL, err := l.Launch()
 	if err != nil {
 		t.Fatalf("launch remote chromium: %v", err)
 	}
-	t.Cleanup(func() { killProcess(l.PID()); l.Cleanup() })
+	t.Cleanup(func() { killProcess(l.PID()); _ = removeProfile(dir); l.Cleanup() })
 	u, err := url.Parse(wsURL)
 	if err != nil {
 		t.Fatal(err)

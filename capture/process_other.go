@@ -10,3 +10,7 @@ func killProcess(pid int) {
 		_ = p.Kill()
 	}
 }
+
+// processAlive cannot tell here; answering true keeps stale profiles rather than risk
+// removing a live one.
+func processAlive(int) bool { return true }

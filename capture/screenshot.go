@@ -288,3 +288,14 @@ func checkImage(data []byte, format string, wantW, wantH int) error {
 	}
 	return nil
 }
+
+// Shoot captures an already loaded page exactly as Capture would (same modes, naming, size
+// checks), without navigation, waits or isolation. It exists for benchmarks and tools that
+// drive their own rod page; the viewport must already be set to req.Viewport.
+func Shoot(ctx context.Context, p *rod.Page, req Request, pageHeight int, callTimeout time.Duration) ([]Image, Segments, error) {
+	if callTimeout <= 0 {
+		callTimeout = DefaultCallTimeout
+	}
+	s, err := shoot(ctx, p, req, pageHeight, callTimeout)
+	return s.images, s.segments, err
+}

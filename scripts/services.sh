@@ -30,9 +30,9 @@ WAIT_SECONDS=30
 say() { printf 'services: %s\n' "$*" >&2; }
 die() { printf 'services: error: %s\n' "$*" >&2; exit 1; }
 
-# wait_for SECONDS DESCRIPTION COMMAND... — polls COMMAND every 0.5 s.
+# wait_for SECONDS COMMAND... — polls COMMAND every 0.5 s.
 wait_for() {
-  local secs=$1 what=$2; shift 2
+  local secs=$1; shift
   local i
   for ((i = 0; i < secs * 2; i++)); do
     if "$@" >/dev/null 2>&1; then return 0; fi
@@ -82,12 +82,13 @@ pg_ready() { pg_isready -q -h "$PG_HOST" -p "$PG_PORT"; }
 psql_admin() { psql -X -q -w -h "$PG_HOST" -p "$PG_PORT" -U postgres -v ON_ERROR_STOP=1 "$@"; }
 
 pg_cluster_version() {
-  # The newest installed cluster version (ls /etc/postgresql gives e.g. "15").
-  [[ -d /etc/postgresql ]] || return 1
-  local v
-  v=$(ls /etc/postgresql | sort -V | tail -n 1)
+  # The newest version that has a "main" cluster, e.g. "15" for /etc/postgresql/15/main.
+  local d v=
+  for d in /etc/postgresql/*/main; do
+    [[ -d $d ]] && v+="$(basename "$(dirname "$d")")"$'\n'
+  done
   [[ -n $v ]] || return 1
-  printf '%s\n' "$v"
+  printf '%s' "$v" | sort -V | tail -n 1
 }
 
 # Trust for loopback TCP, as the contract's URL has no password. Only done to a
@@ -118,11 +119,11 @@ postgres_up() {
     # The package may have started it already (with systemd); start only if still down.
     if ! pg_ready; then
       [[ $EUID -eq 0 ]] || die "Postgres is down; as root run: pg_ctlcluster --skip-systemctl-redirect $ver main start"
-      pg_ctlcluster --skip-systemctl-redirect "$ver" main start >/dev/null 2>&1 ||
+      pg_ctlcluster --skip-systemctl-redirect "$ver" main start >/dev/null 2>&1 8>&- 9>&- ||
         die "pg_ctlcluster $ver main start failed; see /var/log/postgresql/postgresql-$ver-main.log"
       mkdir -p "$RUN" && printf '%s\n' "$ver" >"$RUN/postgres.started"
     fi
-    wait_for "$WAIT_SECONDS" postgres pg_ready || die "Postgres did not accept connections on $PG_HOST:$PG_PORT within ${WAIT_SECONDS}s"
+    wait_for "$WAIT_SECONDS" pg_ready || die "Postgres did not accept connections on $PG_HOST:$PG_PORT within ${WAIT_SECONDS}s"
   fi
 
   if ! psql_admin -Atc 'select 1' >/dev/null 2>&1; then
@@ -161,10 +162,10 @@ redis_up() {
   mkdir -p "$dir" "$(dirname "$logfile")" "$RUN"
   redis-server --daemonize yes --bind 127.0.0.1 -::1 --port "$REDIS_PORT" \
     --save "" --appendonly no --dir "$dir" --logfile "$logfile" \
-    --pidfile "$RUN/redis.pid" >/dev/null ||
+    --pidfile "$RUN/redis.pid" >/dev/null 8>&- 9>&- ||
     die "redis-server failed to start; see $logfile"
   touch "$RUN/redis.started"
-  wait_for "$WAIT_SECONDS" redis redis_ready ||
+  wait_for "$WAIT_SECONDS" redis_ready ||
     die "Redis did not answer PING on $REDIS_HOST:$REDIS_PORT within ${WAIT_SECONDS}s; see $logfile"
 }
 
@@ -239,7 +240,7 @@ minio_up() {
   minio_healthy && return 0 # ours or someone else's: reuse it
   if minio_pid >/dev/null; then
     # Started by an earlier run and still coming up.
-    wait_for "$WAIT_SECONDS" minio minio_healthy && return 0
+    wait_for "$WAIT_SECONDS" minio_healthy && return 0
     die "MinIO (pid $(minio_pid)) is running but not healthy; see ${LOGS#"$ROOT"/}/minio.log or run: $0 down"
   fi
   rm -f "$RUN/minio.pid"
@@ -253,9 +254,9 @@ minio_up() {
     MINIO_BROWSER=off MINIO_UPDATE=off \
     setsid "$bin" server "$DATA/minio" \
     --address "$MINIO_HOST:$MINIO_PORT" --console-address "$MINIO_HOST:$MINIO_CONSOLE_PORT" \
-    </dev/null >>"$LOGS/minio.log" 2>&1 &
+    </dev/null >>"$LOGS/minio.log" 2>&1 8>&- 9>&- &
   echo $! >"$RUN/minio.pid"
-  if ! wait_for "$WAIT_SECONDS" minio minio_healthy; then
+  if ! wait_for "$WAIT_SECONDS" minio_healthy; then
     tail -n 20 "$LOGS/minio.log" >&2
     die "MinIO did not become healthy on $MINIO_HOST:$MINIO_PORT within ${WAIT_SECONDS}s (log: ${LOGS#"$ROOT"/}/minio.log)"
   fi
@@ -269,6 +270,9 @@ minio_creds_ok() {
 }
 
 # ---------------------------------------------------------------- commands
+#
+# Lock file descriptors 8 and 9 are closed for every daemon started above
+# (`8>&- 9>&-`): a daemon that inherited them would hold the lock forever.
 
 cmd_up() {
   mkdir -p "$RUN" "$LOGS"

@@ -16,5 +16,6 @@ func S3(r *Reader) artifacts.Config {
 	c.UseSSL = r.Bool("SNAPQ_S3_USE_SSL", false)
 	c.Region = r.String("SNAPQ_S3_REGION", c.Region)
 	c.PresignExpiry = r.Duration("SNAPQ_PRESIGN_EXPIRY", 15*time.Minute)
+	c.PublicURL = r.String("SNAPQ_S3_PUBLIC_URL", "")
 	return c
 }

@@ -1,0 +1,408 @@
+// Command bench measures snapq end to end against a floor measured in the
+// same run, and prints the ratio. The machines are shared and noisy, so only
+// the ratio means something.
+//
+// Corpus: ~100 mixed pages (short, long articles with a fixed header, 20–40k
+// px pages, image-heavy, late SPA content, 404s) from the fixture site,
+// served on several loopback addresses so they are different sites.
+//
+//	(a) floor: a bare go-rod loop over one warm browser, one long-lived tab per
+//	    worker, navigate, wait for load, capture segments (same capture code
+//	    as snapq, so the ratio is the cost of the pipeline and isolation)
+//	(b) e2e:   API → Redis → worker → MinIO → status succeeded, with snapq's
+//	    clean slate per job
+//
+// Both run at the same concurrency, interleaved over several rounds. The last
+// line is "bench: e2e/floor = R".
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/snapq/snapq/internal/fixtures"
+	"github.com/snapq/snapq/internal/testenv"
+)
+
+type options struct {
+	rounds      int
+	concurrency int
+	pages       int
+	addrs       string
+	chrome      string
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.rounds, "rounds", 3, "interleaved rounds")
+	flag.IntVar(&o.concurrency, "concurrency", 4, "pages in flight (floor tabs = worker concurrency)")
+	flag.IntVar(&o.pages, "pages", 100, "pages in the corpus")
+	flag.StringVar(&o.addrs, "addrs", "127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4", "loopback addresses serving the corpus")
+	flag.StringVar(&o.chrome, "chrome", testenv.Getenv("SNAPQ_CHROME_BIN", "/usr/bin/chromium"), "chromium binary")
+	flag.Parse()
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	ctx := context.Background()
+	sites, stopSites, err := serveSites(strings.Split(o.addrs, ","))
+	if err != nil {
+		return err
+	}
+	defer stopSites()
+	corpus := buildCorpus(sites, o.pages)
+	fmt.Printf("bench: corpus of %d pages on %d loopback sites, concurrency %d, %d rounds\n", len(corpus), len(sites), o.concurrency, o.rounds)
+
+	st, err := startStack(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer st.close()
+
+	floor, err := newFloor(ctx, o.chrome, o.concurrency)
+	if err != nil {
+		return err
+	}
+	defer floor.close()
+
+	// Warm both paths once (browser caches of fonts, the worker's first tabs).
+	if _, err := floor.run(ctx, corpus[:min(8, len(corpus))]); err != nil {
+		return fmt.Errorf("floor warm-up: %w", err)
+	}
+	if _, _, err := st.runBatch(corpus[:min(8, len(corpus))]); err != nil {
+		return fmt.Errorf("e2e warm-up: %w", err)
+	}
+
+	var floorTotal, e2eTotal time.Duration
+	var peakMiB float64
+	for r := 1; r <= o.rounds; r++ {
+		var fd, ed time.Duration
+		var peak float64
+		runFloor := func() error {
+			d, err := floor.run(ctx, corpus)
+			fd = d
+			return err
+		}
+		runE2E := func() error {
+			d, p, err := st.runBatch(corpus)
+			ed, peak = d, p
+			return err
+		}
+		first, second := runFloor, runE2E
+		if r%2 == 0 {
+			first, second = runE2E, runFloor
+		}
+		if err := first(); err != nil {
+			return err
+		}
+		if err := second(); err != nil {
+			return err
+		}
+		floorTotal += fd
+		e2eTotal += ed
+		peakMiB = max(peakMiB, peak)
+		fmt.Printf("bench: round %d: floor %.2f pages/s, e2e %.2f pages/s, ratio %.2f, peak worker+chromium PSS %.0f MiB\n",
+			r, pps(len(corpus), fd), pps(len(corpus), ed), fd.Seconds()/ed.Seconds(), peak)
+	}
+	n := len(corpus) * o.rounds
+	fmt.Printf("bench: floor %.2f pages/s (%d pages in %.1fs)\n", pps(n, floorTotal), n, floorTotal.Seconds())
+	fmt.Printf("bench: e2e   %.2f pages/s (%d pages in %.1fs)\n", pps(n, e2eTotal), n, e2eTotal.Seconds())
+	fmt.Printf("bench: peak memory of worker + chromium: %.0f MiB PSS\n", peakMiB)
+	fmt.Printf("bench: e2e/floor = %.2f\n", floorTotal.Seconds()/e2eTotal.Seconds())
+	return nil
+}
+
+func pps(n int, d time.Duration) float64 { return float64(n) / d.Seconds() }
+
+// serveSites serves the fixture site on every address (loopback only).
+func serveSites(addrs []string) ([]string, func(), error) {
+	var sites []string
+	var servers []*http.Server
+	stop := func() {
+		for _, s := range servers {
+			s.Close()
+		}
+	}
+	for _, a := range addrs {
+		ip := net.ParseIP(strings.TrimSpace(a))
+		if ip == nil || !ip.IsLoopback() {
+			stop()
+			return nil, nil, fmt.Errorf("address %q is not loopback; the bench only targets loopback", a)
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(ip.String(), "0"))
+		if err != nil {
+			stop()
+			return nil, nil, err
+		}
+		srv := &http.Server{Handler: fixtures.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		go srv.Serve(ln) //nolint:errcheck
+		servers = append(servers, srv)
+		sites = append(sites, "http://"+ln.Addr().String())
+	}
+	return sites, stop, nil
+}
+
+// buildCorpus mixes page kinds in fixed proportions, spread over the sites.
+func buildCorpus(sites []string, n int) []string {
+	kinds := []func(i int) string{
+		func(i int) string { return "/short?i=" + strconv.Itoa(i) },
+		func(i int) string { return "/short?i=" + strconv.Itoa(i) },
+		func(i int) string { return "/article?n=" + strconv.Itoa(30+i%30) },
+		func(i int) string { return "/article?n=" + strconv.Itoa(40+i%20) },
+		func(i int) string { return "/tall?h=" + strconv.Itoa(20000+(i*977)%20000) },
+		func(i int) string { return "/images?n=" + strconv.Itoa(12+i%12) },
+		func(i int) string { return "/images?n=" + strconv.Itoa(16+i%8) },
+		func(i int) string { return "/spa?i=" + strconv.Itoa(i) },
+		func(i int) string { return "/status/404?i=" + strconv.Itoa(i) },
+		func(i int) string { return "/tall?h=" + strconv.Itoa(3000+i*37) },
+	}
+	out := make([]string, n)
+	for i := range n {
+		out[i] = sites[i%len(sites)] + kinds[i%len(kinds)](i)
+	}
+	return out
+}
+
+// stack is the snapq deployment under test.
+type stack struct {
+	api    string
+	procs  *testenv.Procs
+	drop   func()
+	bucket string
+	mcDrop func()
+}
+
+func startStack(ctx context.Context, o options) (*stack, error) {
+	root, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	work := filepath.Join(root, ".data", "bench")
+	bin := filepath.Join(work, "bin")
+	logs := filepath.Join(work, "logs")
+	for _, d := range []string{bin, logs} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if err := testenv.BuildBinaries(root, bin); err != nil {
+		return nil, err
+	}
+	dbURL, drop, err := testenv.NewSchema(ctx, testenv.Getenv("SNAPQ_TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/snapq_test?sslmode=disable"))
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w (run scripts/services.sh up)", err)
+	}
+	const redisDB = 11
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379", DB: redisDB})
+	defer rdb.Close()
+	if err := rdb.FlushDB(ctx).Err(); err != nil {
+		drop()
+		return nil, fmt.Errorf("redis: %w", err)
+	}
+	s3 := testenv.LocalS3()
+	mc, err := s3.Client(ctx)
+	if err != nil {
+		drop()
+		return nil, fmt.Errorf("minio: %w", err)
+	}
+	port, err := testenv.FreePort()
+	if err != nil {
+		drop()
+		return nil, err
+	}
+	bucket := "snapq-bench-" + testenv.RandomSuffix(4)
+	st := &stack{api: "http://127.0.0.1:" + port, drop: drop, bucket: bucket,
+		mcDrop: func() { testenv.RemoveBucket(mc, bucket) }}
+	st.procs = &testenv.Procs{BinDir: bin, LogDir: logs, Env: append(os.Environ(),
+		"SNAPQ_HTTP_ADDR=127.0.0.1:"+port,
+		"SNAPQ_DATABASE_URL="+dbURL,
+		fmt.Sprintf("SNAPQ_REDIS_URL=redis://127.0.0.1:6379/%d", redisDB),
+		"SNAPQ_S3_ENDPOINT="+s3.Endpoint, "SNAPQ_S3_ACCESS_KEY="+s3.AccessKey, "SNAPQ_S3_SECRET_KEY="+s3.SecretKey,
+		"SNAPQ_S3_BUCKET="+bucket, "SNAPQ_S3_USE_SSL=false",
+		"SNAPQ_CHROME_BIN="+o.chrome,
+		"SNAPQ_WORKER_CONCURRENCY="+strconv.Itoa(o.concurrency),
+		"SNAPQ_LOG_LEVEL=warn",
+	)}
+	if err := st.procs.Start("api"); err != nil {
+		st.close()
+		return nil, err
+	}
+	if err := testenv.WaitReady(st.api, 30*time.Second); err != nil {
+		st.close()
+		return nil, fmt.Errorf("%w\n%s", err, st.procs.Log("api", 2000))
+	}
+	if err := st.procs.Start("worker"); err != nil {
+		st.close()
+		return nil, err
+	}
+	return st, nil
+}
+
+func (s *stack) close() {
+	s.procs.StopAll()
+	s.mcDrop()
+	s.drop()
+}
+
+// runBatch submits the corpus as one batch and waits until every job is
+// final. It returns the wall time and the peak PSS of worker + Chromium.
+func (s *stack) runBatch(urls []string) (time.Duration, float64, error) {
+	body, _ := json.Marshal(map[string]any{"urls": urls, "labels": map[string]string{"source": "bench"}})
+	var sampler memSampler
+	stopMem := sampler.start(s.procs.Pid("worker"))
+	start := time.Now()
+	resp, err := http.Post(s.api+"/v1/batches", "application/json", bytes.NewReader(body))
+	if err != nil {
+		stopMem()
+		return 0, 0, err
+	}
+	var b struct {
+		ID string `json:"id"`
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted || json.Unmarshal(raw, &b) != nil {
+		stopMem()
+		return 0, 0, fmt.Errorf("submit: %d %s", resp.StatusCode, raw)
+	}
+	deadline := start.Add(15 * time.Minute)
+	for {
+		var cur struct {
+			Status string         `json:"status"`
+			Counts map[string]int `json:"counts"`
+		}
+		resp, err := http.Get(s.api + "/v1/batches/" + b.ID)
+		if err != nil {
+			stopMem()
+			return 0, 0, err
+		}
+		err = json.NewDecoder(resp.Body).Decode(&cur)
+		resp.Body.Close()
+		if err != nil {
+			stopMem()
+			return 0, 0, err
+		}
+		if cur.Status == "completed" {
+			d := time.Since(start)
+			peak := stopMem()
+			if cur.Counts["succeeded"] != len(urls) {
+				return 0, 0, fmt.Errorf("batch ended with %v; every bench page should succeed (see .data/bench/logs/worker.log)", cur.Counts)
+			}
+			return d, peak, nil
+		}
+		if time.Now().After(deadline) {
+			stopMem()
+			return 0, 0, errors.New("batch did not complete in 15 minutes")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// memSampler samples the PSS of a process tree every 200 ms.
+type memSampler struct{}
+
+func (memSampler) start(pid int) func() float64 {
+	var mu sync.Mutex
+	peak := 0.0
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			v := treePSSMiB(pid)
+			mu.Lock()
+			peak = max(peak, v)
+			mu.Unlock()
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() float64 {
+		close(done)
+		<-stopped
+		mu.Lock()
+		defer mu.Unlock()
+		return peak
+	}
+}
+
+// treePSSMiB sums Pss of pid and all its descendants from /proc.
+func treePSSMiB(root int) float64 {
+	if root == 0 {
+		return 0
+	}
+	children := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// Fields after the command (which may hold spaces) start after ") ".
+		s := string(stat)
+		i := strings.LastIndex(s, ") ")
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+2:])
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		children[ppid] = append(children[ppid], pid)
+	}
+	total := 0.0
+	queue := []int{root}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		total += pssKiB(pid)
+		queue = append(queue, children[pid]...)
+	}
+	return total / 1024
+}
+
+func pssKiB(pid int) float64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "Pss:") {
+			f := strings.Fields(line)
+			if len(f) >= 2 {
+				v, _ := strconv.ParseFloat(f[1], 64)
+				return v
+			}
+		}
+	}
+	return 0
+}
+

@@ -1,0 +1,62 @@
+package capture
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// profilePrefix names the temporary user-data-dirs this package creates in os.TempDir().
+const profilePrefix = "snapq-chromium-"
+
+// socketDir returns the /tmp/org.chromium.Chromium.* directory holding the singleton socket
+// of the Chromium using profile dir, or "". Chromium leaves it behind when it is killed.
+func socketDir(dir string) string {
+	target, err := os.Readlink(filepath.Join(dir, "SingletonSocket"))
+	if err != nil {
+		return ""
+	}
+	sock := filepath.Dir(target)
+	if !strings.HasPrefix(filepath.Base(sock), "org.chromium.Chromium.") {
+		return ""
+	}
+	return sock
+}
+
+// removeProfile deletes a Chromium user-data-dir and its singleton socket directory.
+func removeProfile(dir string) error {
+	if sock := socketDir(dir); sock != "" {
+		_ = os.RemoveAll(sock)
+	}
+	return os.RemoveAll(dir)
+}
+
+// sweepStaleProfiles removes profiles left by earlier processes that were killed before they
+// could clean up (a worker killed with SIGKILL). A profile is stale only when its
+// SingletonLock names this host and a process that no longer exists.
+func sweepStaleProfiles(log *slog.Logger) {
+	host, err := os.Hostname()
+	if err != nil {
+		return
+	}
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), profilePrefix+"*"))
+	for _, dir := range dirs {
+		lock, err := os.Readlink(filepath.Join(dir, "SingletonLock")) // "<host>-<pid>"
+		if err != nil {
+			continue
+		}
+		i := strings.LastIndexByte(lock, '-')
+		if i < 0 || lock[:i] != host {
+			continue
+		}
+		pid, err := strconv.Atoi(lock[i+1:])
+		if err != nil || pid <= 0 || processAlive(pid) {
+			continue
+		}
+		if err := removeProfile(dir); err == nil {
+			log.Info("removed stale chromium profile", "dir", dir, "pid", pid)
+		}
+	}
+}

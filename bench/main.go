@@ -28,6 +28,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,6 +46,8 @@ type options struct {
 	pages       int
 	addrs       string
 	chrome      string
+	lib         bool
+	verbose     bool
 }
 
 func main() {
@@ -53,6 +56,8 @@ func main() {
 	flag.IntVar(&o.concurrency, "concurrency", 4, "pages in flight (floor tabs = worker concurrency)")
 	flag.IntVar(&o.pages, "pages", 100, "pages in the corpus")
 	flag.StringVar(&o.addrs, "addrs", "127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4", "loopback addresses serving the corpus")
+	flag.BoolVar(&o.verbose, "v", false, "print CPU time per page by process and the e2e time breakdown")
+	flag.BoolVar(&o.lib, "lib", false, "also measure the capture package alone (clean slate, no queue or storage)")
 	flag.StringVar(&o.chrome, "chrome", testenv.Getenv("SNAPQ_CHROME_BIN", "/usr/bin/chromium"), "chromium binary")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -83,6 +88,17 @@ func run(o options) error {
 	}
 	defer floor.close()
 
+	var lb *lib
+	if o.lib {
+		if lb, err = newLib(ctx, o.chrome, o.concurrency); err != nil {
+			return err
+		}
+		defer lb.close()
+		if _, err := lb.run(ctx, corpus[:min(8, len(corpus))]); err != nil {
+			return fmt.Errorf("lib warm-up: %w", err)
+		}
+	}
+
 	// Warm both paths once (browser caches of fonts, the worker's first tabs).
 	if _, err := floor.run(ctx, corpus[:min(8, len(corpus))]); err != nil {
 		return fmt.Errorf("floor warm-up: %w", err)
@@ -97,13 +113,21 @@ func run(o options) error {
 		var fd, ed time.Duration
 		var peak float64
 		runFloor := func() error {
+			c0 := takeCPU()
 			d, err := floor.run(ctx, corpus)
 			fd = d
+			if o.verbose {
+				cpuReport("floor", c0, takeCPU(), len(corpus))
+			}
 			return err
 		}
 		runE2E := func() error {
+			c0 := takeCPU()
 			d, p, err := st.runBatch(corpus)
 			ed, peak = d, p
+			if o.verbose {
+				cpuReport("e2e", c0, takeCPU(), len(corpus))
+			}
 			return err
 		}
 		first, second := runFloor, runE2E
@@ -115,6 +139,17 @@ func run(o options) error {
 		}
 		if err := second(); err != nil {
 			return err
+		}
+		if lb != nil {
+			c0 := takeCPU()
+			ld, err := lb.run(ctx, corpus)
+			if o.verbose {
+				cpuReport("capture package", c0, takeCPU(), len(corpus))
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Printf("bench: round %d: capture package alone %.2f pages/s, ratio to floor %.2f\n", r, pps(len(corpus), ld), fd.Seconds()/ld.Seconds())
 		}
 		floorTotal += fd
 		e2eTotal += ed
@@ -183,11 +218,12 @@ func buildCorpus(sites []string, n int) []string {
 
 // stack is the snapq deployment under test.
 type stack struct {
-	api    string
-	procs  *testenv.Procs
-	drop   func()
-	bucket string
-	mcDrop func()
+	api     string
+	procs   *testenv.Procs
+	drop    func()
+	bucket  string
+	mcDrop  func()
+	verbose bool
 }
 
 func startStack(ctx context.Context, o options) (*stack, error) {
@@ -229,7 +265,7 @@ func startStack(ctx context.Context, o options) (*stack, error) {
 		return nil, err
 	}
 	bucket := "snapq-bench-" + testenv.RandomSuffix(4)
-	st := &stack{api: "http://127.0.0.1:" + port, drop: drop, bucket: bucket,
+	st := &stack{api: "http://127.0.0.1:" + port, drop: drop, bucket: bucket, verbose: o.verbose,
 		mcDrop: func() { testenv.RemoveBucket(mc, bucket) }}
 	st.procs = &testenv.Procs{BinDir: bin, LogDir: logs, Env: append(os.Environ(),
 		"SNAPQ_HTTP_ADDR=127.0.0.1:"+port,
@@ -306,6 +342,9 @@ func (s *stack) runBatch(urls []string) (time.Duration, float64, error) {
 			if cur.Counts["succeeded"] != len(urls) {
 				return 0, 0, fmt.Errorf("batch ended with %v; every bench page should succeed (see .data/bench/logs/worker.log)", cur.Counts)
 			}
+			if s.verbose {
+				s.breakdown(b.ID)
+			}
 			return d, peak, nil
 		}
 		if time.Now().After(deadline) {
@@ -316,7 +355,7 @@ func (s *stack) runBatch(urls []string) (time.Duration, float64, error) {
 	}
 }
 
-// memSampler samples the PSS of a process tree every 200 ms.
+// memSampler samples the PSS of a process tree every second.
 type memSampler struct{}
 
 func (memSampler) start(pid int) func() float64 {
@@ -326,7 +365,7 @@ func (memSampler) start(pid int) func() float64 {
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
-		t := time.NewTicker(200 * time.Millisecond)
+		t := time.NewTicker(time.Second) // reading smaps of every Chromium process costs CPU: sample sparingly
 		defer t.Stop()
 		for {
 			v := treePSSMiB(pid)
@@ -406,3 +445,45 @@ func pssKiB(pid int) float64 {
 	return 0
 }
 
+// breakdown prints where an e2e job's time went, averaged over the batch.
+func (s *stack) breakdown(batchID string) {
+	resp, err := http.Get(s.api + "/v1/batches/" + batchID + "/jobs?limit=1000")
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Jobs []struct {
+			CreatedAt  time.Time  `json:"created_at"`
+			StartedAt  *time.Time `json:"started_at"`
+			FinishedAt *time.Time `json:"finished_at"`
+			Result     *struct {
+				TimingsMS map[string]int64 `json:"timings_ms"`
+			} `json:"result"`
+		} `json:"jobs"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&list) != nil || len(list.Jobs) == 0 {
+		return
+	}
+	sum := map[string]int64{}
+	for _, j := range list.Jobs {
+		if j.Result != nil {
+			for k, v := range j.Result.TimingsMS {
+				sum[k] += v
+			}
+		}
+		if j.StartedAt != nil && j.FinishedAt != nil {
+			sum["started→finished"] += j.FinishedAt.Sub(*j.StartedAt).Milliseconds()
+		}
+	}
+	keys := make([]string, 0, len(sum))
+	for k := range sum {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %d", k, sum[k]/int64(len(list.Jobs))))
+	}
+	fmt.Printf("bench: e2e mean ms per job: %s\n", strings.Join(parts, ", "))
+}

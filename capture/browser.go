@@ -115,6 +115,11 @@ func (b *Browser) Capture(ctx context.Context, req Request) (*Result, error) {
 	}
 	ok := false
 	defer func() { inst.putTab(t, ok) }()
+	if req.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, req.Timeout)
+		defer cancel()
+	}
 
 	res, err := t.run(ctx, req, b.cfg)
 	if err != nil {

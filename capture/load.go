@@ -158,11 +158,17 @@ const measureJS = `(() => ({
 // commits (or fails).
 func (t *tab) navigate(p *rod.Page, req Request) error {
 	vp := req.Viewport
-	err := proto.EmulationSetDeviceMetricsOverride{
-		Width: vp.Width, Height: vp.Height, DeviceScaleFactor: vp.DeviceScaleFactor, Mobile: false,
-	}.Call(p)
-	if err != nil {
-		return fmt.Errorf("set viewport: %w", err)
+	// The tab keeps its metrics between jobs: setting the same ones again would resize and
+	// re-raster the page for nothing.
+	if vp != t.viewport {
+		err := proto.EmulationSetDeviceMetricsOverride{
+			Width: vp.Width, Height: vp.Height, DeviceScaleFactor: vp.DeviceScaleFactor, Mobile: false,
+		}.Call(p)
+		if err != nil {
+			t.viewport = Viewport{}
+			return fmt.Errorf("set viewport: %w", err)
+		}
+		t.viewport = vp
 	}
 	nav, err := proto.PageNavigate{URL: req.URL}.Call(p)
 	if err != nil {
@@ -202,13 +208,21 @@ func (t *tab) wait(ctx context.Context, p *rod.Page, req Request) ([]string, err
 	w := req.Wait
 	var waitErrs []string
 
+	// One evaluation that resolves on the event, rather than polling readyState: polling
+	// costs a round trip per interval and half an interval of latency per page.
 	ready := `document.readyState === "complete"`
 	if w.Until == UntilDOMContentLoaded {
 		ready = `document.readyState !== "loading"`
 	}
+	awaitReady := `new Promise(resolve => {
+		const check = () => { if (` + ready + `) { resolve(true); return true; } return false; };
+		if (check()) return;
+		document.addEventListener("readystatechange", check);
+		addEventListener("load", check);
+	})`
 	if err := poll(ctx, pollInterval, func() (bool, error) {
 		var ok bool
-		err := evalJSON(p, ready, &ok)
+		err := evalJSON(p, awaitReady, &ok)
 		return ok, err
 	}); err != nil {
 		return nil, fmt.Errorf("wait for %s: %w", w.Until, err)
@@ -331,7 +345,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // evalJSON evaluates a JavaScript expression in the page's main world and decodes its value.
 func evalJSON(p *rod.Page, expr string, out any) error {
-	res, err := proto.RuntimeEvaluate{Expression: expr, ReturnByValue: true}.Call(p)
+	res, err := proto.RuntimeEvaluate{Expression: expr, ReturnByValue: true, AwaitPromise: true}.Call(p)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ type tab struct {
 	contextID proto.BrowserBrowserContextID
 	page      *rod.Page // base page; every call goes through page.Context(ctx)
 	jobs      int       // jobs run on this tab (touched only by the job holding it)
+	viewport  Viewport  // device metrics in force (kept between jobs; not state a page can read back from another job)
 
 	// ctx ends when the renderer crashes, the target goes away or the instance dies.
 	ctx    context.Context
@@ -259,9 +260,6 @@ func (t *tab) reset() error {
 		if err := (proto.StorageClearDataForOrigin{Origin: o, StorageTypes: "all"}).Call(p); err != nil {
 			return fmt.Errorf("clear storage of %s: %w", o, err)
 		}
-	}
-	if err := (proto.EmulationClearDeviceMetricsOverride{}).Call(p); err != nil {
-		return fmt.Errorf("reset emulation: %w", err)
 	}
 
 	// Pages the job opened (popups are blocked, but window.open from a gesture is not).

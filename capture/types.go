@@ -63,6 +63,10 @@ type Request struct {
 	Viewport   Viewport
 	Screenshot Screenshot
 	Wait       Wait
+	// Timeout bounds the page's work (load, waits, capture) from the moment a tab is
+	// assigned, so time spent waiting for a free tab does not eat the job's budget.
+	// Zero means only ctx bounds it.
+	Timeout time.Duration
 }
 
 // Image is one encoded screenshot.

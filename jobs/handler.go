@@ -97,9 +97,9 @@ type jobError struct {
 }
 
 func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *jobError) {
-	cctx, cancel := context.WithTimeout(ctx, job.Options.JobTimeout())
-	defer cancel()
-	res, err := h.Renderer.Capture(cctx, job.Options.CaptureRequest(job.URL, job.Name))
+	// The capture's own budget (timeout_ms) starts when a tab is free; ctx (the
+	// task's deadline) bounds the wait for one.
+	res, err := h.Renderer.Capture(ctx, job.Options.CaptureRequest(job.URL, job.Name))
 	if err != nil {
 		var ce *capture.Error
 		if errors.As(err, &ce) {

@@ -168,8 +168,9 @@ func (o Options) JobTimeout() time.Duration { return time.Duration(o.TimeoutMS) 
 // CaptureRequest turns resolved options into the renderer's request.
 func (o Options) CaptureRequest(url, name string) capture.Request {
 	return capture.Request{
-		URL:  url,
-		Name: name,
+		URL:     url,
+		Name:    name,
+		Timeout: o.JobTimeout(),
 		Viewport: capture.Viewport{
 			Width: o.Viewport.Width, Height: o.Viewport.Height, DeviceScaleFactor: o.Viewport.DeviceScaleFactor,
 		},

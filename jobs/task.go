@@ -17,8 +17,9 @@ const KindCapture = "capture:page"
 // QueueCapture is the asynq queue capture tasks run on.
 const QueueCapture = "capture"
 
-// taskSlack is added to a job's own timeout for uploads and bookkeeping.
-const taskSlack = 60 * time.Second
+// taskSlack is added to a job's own timeout for the wait for a free browser
+// tab, uploads and bookkeeping.
+const taskSlack = 2 * time.Minute
 
 // CapturePayload is the payload of a capture:page task.
 type CapturePayload struct {

@@ -44,7 +44,7 @@ func newBatch(t *testing.T, st *store.Store, n int) (*jobs.Batch, []*jobs.Job) {
 
 type nopQueue struct{}
 
-func (nopQueue) Enqueue(context.Context, string, time.Duration) error       { return nil }
+func (nopQueue) Enqueue(context.Context, string, time.Duration) error      { return nil }
 func (nopQueue) TaskState(context.Context, string) (string, string, error) { return "", "", nil }
 func (nopQueue) Delete(context.Context, string) error                      { return nil }
 

@@ -36,6 +36,9 @@ func run(ctx context.Context) error {
 	redisOpt := env.Redis(&r)
 	s3cfg := env.S3(&r)
 	concurrency := r.Int("SNAPQ_WORKER_CONCURRENCY", 2)
+	// Jobs in flight beyond the browser tabs upload and write results while
+	// the tabs render the next pages.
+	inflight := r.Int("SNAPQ_WORKER_JOBS", 2*concurrency)
 	shutdownTimeout := r.Duration("SNAPQ_SHUTDOWN_TIMEOUT", 30*time.Second)
 	retryBase := r.Duration("SNAPQ_RETRY_BASE_DELAY", 10*time.Second)
 	ccfg := capture.DefaultConfig()
@@ -48,6 +51,9 @@ func run(ctx context.Context) error {
 	ccfg.Logger = log
 	if concurrency < 1 || concurrency > 64 {
 		return fmt.Errorf("SNAPQ_WORKER_CONCURRENCY=%d: want 1 to 64", concurrency)
+	}
+	if inflight < concurrency {
+		return fmt.Errorf("SNAPQ_WORKER_JOBS=%d: want at least SNAPQ_WORKER_CONCURRENCY (%d)", inflight, concurrency)
 	}
 	if err := errors.Join(r.Err(), s3cfg.Validate(), ccfg.Validate()); err != nil {
 		return err
@@ -70,7 +76,7 @@ func run(ctx context.Context) error {
 
 	h := &jobs.Handler{Repo: st, Renderer: browser, Store: objects, Logger: log}
 	srv := asynq.NewServer(redisOpt, asynq.Config{
-		Concurrency:     concurrency,
+		Concurrency:     inflight,
 		Queues:          map[string]int{jobs.QueueCapture: 1},
 		RetryDelayFunc:  jobs.RetryDelay(retryBase),
 		ShutdownTimeout: shutdownTimeout,
@@ -82,7 +88,7 @@ func run(ctx context.Context) error {
 	if err := srv.Start(mux); err != nil {
 		return fmt.Errorf("start asynq server: %w", err)
 	}
-	log.Info("worker started", "concurrency", concurrency, "chrome", ccfg.ChromeBin)
+	log.Info("worker started", "tabs", concurrency, "jobs", inflight, "chrome", ccfg.ChromeBin)
 	<-ctx.Done()
 	log.Info("shutting down: finishing running jobs", "timeout", shutdownTimeout)
 	srv.Shutdown()

@@ -45,6 +45,9 @@ type Config struct {
 	// ExtraFlags are added to Chromium's command line ("proxy-server": "http://…"); an empty
 	// value gives a boolean flag. Keys may be written with or without the leading "--".
 	ExtraFlags map[string]string
+	// NoSandbox disables Chromium's own sandbox (SNAPQ_CHROME_NO_SANDBOX). It is always off
+	// when running as root, where Chromium cannot sandbox itself.
+	NoSandbox bool
 	// Logger receives lifecycle logs (launch, restart, crash). Default: discard.
 	Logger *slog.Logger
 }
@@ -159,7 +162,9 @@ func (c Config) newLauncher(userDataDir string) *launcher.Launcher {
 		Set("mute-audio").
 		Set("no-default-browser-check").
 		Set("disable-extensions")
-	l.NoSandbox(os.Geteuid() == 0)
+	// Chromium refuses to run its sandbox as root; containers without a seccomp profile
+	// for it need NoSandbox too (the container is then the isolation boundary).
+	l.NoSandbox(c.NoSandbox || os.Geteuid() == 0)
 	for k, v := range c.ExtraFlags {
 		name := flags.Flag(strings.TrimLeft(k, "-"))
 		if v == "" {

@@ -48,6 +48,7 @@ func run(ctx context.Context) error {
 	ccfg.BrowserRecycleAfter = r.Int("SNAPQ_BROWSER_RECYCLE_AFTER", ccfg.BrowserRecycleAfter)
 	ccfg.TabRecycleAfter = r.Int("SNAPQ_TAB_RECYCLE_AFTER", ccfg.TabRecycleAfter)
 	ccfg.CallTimeout = r.Duration("SNAPQ_CAPTURE_CALL_TIMEOUT", ccfg.CallTimeout)
+	ccfg.NoSandbox = r.Bool("SNAPQ_CHROME_NO_SANDBOX", false)
 	ccfg.Logger = log
 	if concurrency < 1 || concurrency > 64 {
 		return fmt.Errorf("SNAPQ_WORKER_CONCURRENCY=%d: want 1 to 64", concurrency)

@@ -1,0 +1,143 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/snapq/snapq/jobs"
+)
+
+// fakeRepo records CreateBatch calls; other methods are not used by these
+// tests (the embedded nil interface panics if they are).
+type fakeRepo struct {
+	jobs.Repository
+	created int
+}
+
+func (f *fakeRepo) CreateBatch(context.Context, *jobs.Batch, []*jobs.Job) error {
+	f.created++
+	return nil
+}
+
+func (f *fakeRepo) GetJob(context.Context, string) (*jobs.Job, error) { return nil, jobs.ErrNotFound }
+
+type fakeQueue struct{ enqueued int }
+
+func (q *fakeQueue) Enqueue(context.Context, string, time.Duration) error      { q.enqueued++; return nil }
+func (q *fakeQueue) TaskState(context.Context, string) (string, string, error) { return "", "", nil }
+func (q *fakeQueue) Delete(context.Context, string) error                      { return nil }
+
+func setup(t *testing.T) (http.Handler, *fakeRepo, *fakeQueue) {
+	t.Helper()
+	repo, q := &fakeRepo{}, &fakeQueue{}
+	s := &Server{Service: &jobs.Service{Repo: repo, Queue: q}, Repo: repo, Config: Config{MaxBodyBytes: 1024}}
+	return s.Handler(), repo, q
+}
+
+type errBody struct {
+	Error apiError `json:"error"`
+}
+
+func send(t *testing.T, h http.Handler, method, path, contentType, body string) (int, errBody, http.Header) {
+	t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	var e errBody
+	_ = json.Unmarshal(rec.Body.Bytes(), &e)
+	return rec.Code, e, rec.Header()
+}
+
+func TestCreateBatchErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		contentType string
+		body        string
+		wantStatus  int
+		wantCode    string
+		wantField   string
+	}{
+		{name: "bad url", contentType: "application/json", body: `{"urls": ["ftp://x.example/"]}`,
+			wantStatus: 400, wantCode: "invalid_url", wantField: "urls[0]"},
+		{name: "not json", contentType: "application/json", body: `{`, wantStatus: 400, wantCode: "invalid_json"},
+		{name: "trailing bytes", contentType: "application/json", body: `{"urls": ["https://a.example/"]}x`,
+			wantStatus: 400, wantCode: "invalid_json"},
+		{name: "over the body limit", contentType: "application/json",
+			body: `{"urls": ["https://a.example/"]}` + strings.Repeat(" ", 1024), wantStatus: 413, wantCode: "body_too_large"},
+		{name: "form body", contentType: "application/x-www-form-urlencoded", body: `urls=x`,
+			wantStatus: 415, wantCode: "unsupported_media_type"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h, repo, q := setup(t)
+			code, e, _ := send(t, h, "POST", "/v1/batches", tt.contentType, tt.body)
+			if code != tt.wantStatus || e.Error.Code != tt.wantCode || e.Error.Field != tt.wantField || e.Error.Message == "" {
+				t.Errorf("got %d %+v, want %d code %q field %q", code, e.Error, tt.wantStatus, tt.wantCode, tt.wantField)
+			}
+			if repo.created != 0 || q.enqueued != 0 {
+				t.Errorf("a rejected request stored %d batches and enqueued %d tasks", repo.created, q.enqueued)
+			}
+		})
+	}
+}
+
+func TestCreateBatchAccepted(t *testing.T) {
+	t.Parallel()
+	h, repo, q := setup(t)
+	req := httptest.NewRequest("POST", "/v1/batches", strings.NewReader(`{"urls": ["https://a.example/", "https://b.example/x"]}`))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	var out struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+		Total  int    `json:"total"`
+		Jobs   []struct {
+			Name   string `json:"name"`
+			Status string `json:"status"`
+		} `json:"jobs"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Code != 202 || out.Status != "queued" || out.Total != 2 || len(out.Jobs) != 2 || out.Jobs[1].Name != "b.example-x" {
+		t.Fatalf("got %d %s", rec.Code, rec.Body)
+	}
+	if loc := rec.Header().Get("Location"); loc != "/v1/batches/"+out.ID {
+		t.Errorf("Location = %q", loc)
+	}
+	if repo.created != 1 || q.enqueued != 2 {
+		t.Errorf("stored %d batches, enqueued %d tasks; want 1 and 2", repo.created, q.enqueued)
+	}
+}
+
+func TestNotFoundAndMethod(t *testing.T) {
+	t.Parallel()
+	h, _, _ := setup(t)
+	tests := []struct {
+		method, path string
+		want         int
+		code         string
+	}{
+		{"GET", "/v1/jobs/not-a-uuid", 404, "not_found"},
+		{"GET", "/v1/jobs/0190a0a0-0000-7000-8000-0000000000ff", 404, "not_found"},
+		{"GET", "/v1/nothing", 404, "not_found"},
+		{"DELETE", "/v1/batches", 405, "method_not_allowed"},
+		{"GET", "/v1/batches?limit=0", 400, "invalid_query"},
+	}
+	for _, tt := range tests {
+		code, e, _ := send(t, h, tt.method, tt.path, "", "")
+		if code != tt.want || e.Error.Code != tt.code {
+			t.Errorf("%s %s = %d %+v, want %d %s", tt.method, tt.path, code, e.Error, tt.want, tt.code)
+		}
+	}
+}

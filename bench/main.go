@@ -48,6 +48,7 @@ type options struct {
 	chrome      string
 	lib         bool
 	verbose     bool
+	allow       string // SNAPQ_EGRESS_ALLOW_CIDRS for the corpus sites
 }
 
 func main() {
@@ -55,7 +56,7 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 3, "interleaved rounds")
 	flag.IntVar(&o.concurrency, "concurrency", 4, "pages in flight (floor tabs = worker concurrency)")
 	flag.IntVar(&o.pages, "pages", 100, "pages in the corpus")
-	flag.StringVar(&o.addrs, "addrs", "127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4", "loopback addresses serving the corpus")
+	flag.StringVar(&o.addrs, "addrs", "127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5", "loopback addresses serving the corpus")
 	flag.BoolVar(&o.verbose, "v", false, "print CPU time per page by process and the e2e time breakdown")
 	flag.BoolVar(&o.lib, "lib", false, "also measure the capture package alone (clean slate, no queue or storage)")
 	flag.StringVar(&o.chrome, "chrome", testenv.Getenv("SNAPQ_CHROME_BIN", "/usr/bin/chromium"), "chromium binary")
@@ -74,6 +75,11 @@ func run(o options) error {
 	}
 	defer stopSites()
 	corpus := buildCorpus(sites, o.pages)
+	var allow []string
+	for _, a := range strings.Split(o.addrs, ",") {
+		allow = append(allow, strings.TrimSpace(a)+"/32")
+	}
+	o.allow = strings.Join(allow, ",")
 	fmt.Printf("bench: corpus of %d pages on %d loopback sites, concurrency %d, %d rounds\n", len(corpus), len(sites), o.concurrency, o.rounds)
 
 	st, err := startStack(ctx, o)
@@ -276,6 +282,7 @@ func startStack(ctx context.Context, o options) (*stack, error) {
 		"SNAPQ_CHROME_BIN="+o.chrome,
 		"SNAPQ_WORKER_CONCURRENCY="+strconv.Itoa(o.concurrency),
 		"SNAPQ_LOG_LEVEL=warn",
+		"SNAPQ_EGRESS_ALLOW_CIDRS="+o.allow,
 	)}
 	if err := st.procs.Start("api"); err != nil {
 		st.close()

@@ -45,6 +45,12 @@ type Config struct {
 	// ExtraFlags are added to Chromium's command line ("proxy-server": "http://…"); an empty
 	// value gives a boolean flag. Keys may be written with or without the leading "--".
 	ExtraFlags map[string]string
+	// Egress, when set, gives every browser context its own guarding proxy and launches
+	// Chromium so that nothing bypasses it (loopback included, WebRTC UDP off). A top-level
+	// navigation the guard refuses fails the job with CodeBlockedAddress; refused
+	// sub-resources are counted in Result.BlockedRequests. With RemoteURL the proxies listen
+	// on 127.0.0.1 of this process, so the remote browser must share its network namespace.
+	Egress Egress
 	// NoSandbox disables Chromium's own sandbox (SNAPQ_CHROME_NO_SANDBOX). It is always off
 	// when running as root, where Chromium cannot sandbox itself.
 	NoSandbox bool

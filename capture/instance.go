@@ -41,6 +41,8 @@ type instance struct {
 
 	idle chan *tab // clean tabs ready for a job
 
+	egress EgressSession // the browser-wide proxy session, nil without Config.Egress
+
 	mu        sync.Mutex
 	bySession map[proto.TargetSessionID]*tab
 	byTarget  map[proto.TargetTargetID]*tab
@@ -80,7 +82,23 @@ func startInstance(ctx context.Context, cfg Config) (inst *instance, err error) 
 		if err != nil {
 			return inst, fmt.Errorf("create user-data-dir: %w", err)
 		}
-		inst.proc = cfg.newLauncher(inst.dir).Context(ctx)
+		lcfg := cfg
+		if cfg.Egress != nil {
+			// The browser-wide proxy covers anything outside the job contexts (which get
+			// their own); it is the same guard.
+			inst.egress, err = cfg.Egress()
+			if err != nil {
+				return inst, fmt.Errorf("start egress proxy: %w", err)
+			}
+			lcfg.ExtraFlags = map[string]string{"proxy-server": inst.egress.URL()}
+			for k, v := range egressFlags() {
+				lcfg.ExtraFlags[k] = v
+			}
+			for k, v := range cfg.ExtraFlags {
+				lcfg.ExtraFlags[k] = v
+			}
+		}
+		inst.proc = lcfg.newLauncher(inst.dir).Context(ctx)
 		wsURL, err = inst.proc.Launch()
 		if err != nil {
 			return inst, fmt.Errorf("launch %s: %w", cfg.ChromeBin, err)
@@ -319,6 +337,9 @@ func (inst *instance) close(cause error) {
 		}
 		if sock != "" {
 			_ = os.RemoveAll(sock)
+		}
+		if inst.egress != nil {
+			_ = inst.egress.Close()
 		}
 		if inst.dir != "" {
 			if err := removeProfile(inst.dir); err != nil && !errors.Is(err, os.ErrNotExist) {

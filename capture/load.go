@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -105,7 +106,15 @@ func (t *tab) run(parent context.Context, req Request, cfg Config) (*Result, err
 
 	start := time.Now()
 	if err := t.navigate(p, req); err != nil {
+		if e := t.egressFailure(req.URL); e != nil {
+			return nil, e
+		}
 		return nil, classify(parent, ctx, phaseNavigate, err)
+	}
+	if st := t.document(ctx, req.URL); st.egress != "" {
+		if e := egressError(st.egress, st.docURL); e != nil {
+			return nil, e // the guard answered, not the target: nothing to capture
+		}
 	}
 	res.Timings["navigate"] = time.Since(start).Milliseconds()
 
@@ -125,6 +134,12 @@ func (t *tab) run(parent context.Context, req Request, cfg Config) (*Result, err
 	res.Title = m.Title
 	res.PageHeight = int(m.Height)
 	st := t.document(ctx, req.URL)
+	if st.egress != "" {
+		// A redirect or script moved the page to a destination the guard refused.
+		if e := egressError(st.egress, st.docURL); e != nil {
+			return nil, e
+		}
+	}
 	res.HTTPStatus = st.status
 	res.FinalURL = st.docURL
 	if res.FinalURL == "" {
@@ -142,6 +157,9 @@ func (t *tab) run(parent context.Context, req Request, cfg Config) (*Result, err
 	}
 	res.Images = shots.images
 	res.Segments = shots.segments
+	if t.egress != nil {
+		res.BlockedRequests = t.egress.Blocked()
+	}
 	res.Timings["encode"] = shots.encode.Milliseconds()
 	res.Timings["capture"] = (time.Since(start) - shots.encode).Milliseconds()
 	return res, nil
@@ -185,6 +203,28 @@ func (t *tab) navigate(p *rod.Page, req Request) error {
 		}
 	}
 	return fmt.Errorf("navigate %s: %w", req.URL, &rod.NavigationError{Reason: nav.ErrorText})
+}
+
+// egressFailure explains a failed navigation from the guard's record of the document's host
+// (a refused CONNECT reaches Chromium only as ERR_TUNNEL_CONNECTION_FAILED), or returns nil.
+func (t *tab) egressFailure(rawURL string) *Error {
+	if t.egress == nil {
+		return nil
+	}
+	st, _ := t.state()
+	target := rawURL
+	if st.docRequest != "" {
+		target = st.docRequest
+	}
+	u, err := url.Parse(target)
+	if err != nil {
+		return nil
+	}
+	kind, ok := t.egress.Outcome(u.Hostname())
+	if !ok {
+		return nil
+	}
+	return egressError(kind, target)
 }
 
 // document returns the page state once the main document's response has been seen, or after

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,6 +28,8 @@ type tab struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
+	egress EgressSession // this context's proxy session, nil without Config.Egress
+
 	mu      sync.Mutex
 	origins map[string]struct{} // origins the current job touched, cleared between jobs
 	st      pageState
@@ -41,17 +44,31 @@ type pageState struct {
 	inflight    map[proto.NetworkRequestID]struct{}
 	lastNet     time.Time // last request start or end
 	blank       bool      // the main frame committed about:blank (clean-slate barrier)
+	egress      string    // X-Snapq-Egress of the last main-frame Document response: the guard answered, not the target
+	docRequest  string    // URL of the last main-frame Document request (the hop a failed navigation was on)
 }
 
 // newTab creates a browser context and a page in it and enables the domains the event loop
 // needs. The HTTP cache is disabled for the tab's life so nothing is reused across jobs.
 func newTab(ctx context.Context, inst *instance) (t *tab, err error) {
 	rb := inst.rb.Context(ctx)
-	bc, err := proto.TargetCreateBrowserContext{DisposeOnDetach: true}.Call(rb)
+	create := proto.TargetCreateBrowserContext{DisposeOnDetach: true}
+	var sess EgressSession
+	if inst.cfg.Egress != nil {
+		// One proxy session per context: every request it records belongs to this tab's job.
+		if sess, err = inst.cfg.Egress(); err != nil {
+			return nil, fmt.Errorf("start egress proxy: %w", err)
+		}
+		create.ProxyServer, create.ProxyBypassList = sess.URL(), proxyBypassList
+	}
+	bc, err := create.Call(rb)
 	if err != nil {
+		if sess != nil {
+			_ = sess.Close()
+		}
 		return nil, fmt.Errorf("create browser context: %w", err)
 	}
-	t = &tab{inst: inst, contextID: bc.BrowserContextID, origins: map[string]struct{}{}}
+	t = &tab{inst: inst, contextID: bc.BrowserContextID, origins: map[string]struct{}{}, egress: sess}
 	t.ctx, t.cancel = context.WithCancelCause(inst.ctx)
 	defer func() {
 		if err != nil {
@@ -85,6 +102,11 @@ func newTab(ctx context.Context, inst *instance) (t *tab, err error) {
 	if err := (proto.NetworkSetCacheDisabled{CacheDisabled: true}).Call(p); err != nil {
 		return t, fmt.Errorf("disable HTTP cache: %w", err)
 	}
+	// A service worker from an earlier job must never answer for this one, and a page's
+	// own worker must not hide requests from the network events.
+	if err := (proto.NetworkSetBypassServiceWorker{Bypass: true}).Call(p); err != nil {
+		return t, fmt.Errorf("bypass service workers: %w", err)
+	}
 	return t, nil
 }
 
@@ -98,6 +120,9 @@ func (t *tab) discard() {
 		t.inst.unregister(t)
 	}
 	if !t.inst.alive() {
+		if t.egress != nil {
+			_ = t.egress.Close()
+		}
 		return
 	}
 	ctx, cancel := context.WithTimeout(t.inst.ctx, cleanTimeout)
@@ -105,6 +130,9 @@ func (t *tab) discard() {
 	// Disposing the context closes its pages.
 	if err := (proto.TargetDisposeBrowserContext{BrowserContextID: t.contextID}).Call(t.inst.rb.Context(ctx)); err != nil {
 		t.inst.log.Debug("dispose browser context", "err", err)
+	}
+	if t.egress != nil {
+		_ = t.egress.Close()
 	}
 }
 
@@ -130,6 +158,11 @@ func (t *tab) handle(msg *rod.Message) {
 		var e proto.NetworkRequestWillBeSent
 		if !msg.Load(&e) {
 			return
+		}
+		if e.Type == proto.NetworkResourceTypeDocument && e.FrameID == t.page.FrameID && e.Request != nil {
+			t.mu.Lock()
+			t.st.docRequest = e.Request.URL
+			t.mu.Unlock()
 		}
 		switch e.Type {
 		case proto.NetworkResourceTypeEventSource, proto.NetworkResourceTypeWebSocket, proto.NetworkResourceTypeMedia:
@@ -162,6 +195,14 @@ func (t *tab) handle(msg *rod.Message) {
 			t.st.sawDocument = true
 			t.st.status = e.Response.Status
 			t.st.docURL = e.Response.URL
+			t.st.egress = ""
+			if t.egress != nil {
+				for k, v := range e.Response.Headers {
+					if strings.EqualFold(k, egressHeader) {
+						t.st.egress = v.Str()
+					}
+				}
+			}
 		}
 		t.mu.Unlock()
 	case "Page.frameNavigated":
@@ -243,6 +284,9 @@ func (t *tab) reset() error {
 		return fmt.Errorf("wait for about:blank to commit: %w", err)
 	}
 
+	if t.egress != nil {
+		t.egress.Reset()
+	}
 	t.mu.Lock()
 	origins := make([]string, 0, len(t.origins))
 	for o := range t.origins {

@@ -94,6 +94,8 @@ type Result struct {
 	PageHeight int // CSS px, the document's scroll height at capture time
 	Segments   Segments
 	Images     []Image
+	// BlockedRequests counts sub-resource requests the egress guard refused (0 without one).
+	BlockedRequests int
 	// WaitErrors lists waits that timed out under BestAttempt.
 	WaitErrors []string
 	Timings    map[string]int64 // milliseconds: navigate, wait, capture, encode, total
@@ -102,6 +104,7 @@ type Result struct {
 // Stable failure codes. They are part of the public API.
 const (
 	CodeInvalidURL        = "invalid_url"
+	CodeBlockedAddress    = "blocked_address"
 	CodeDNSFailure        = "dns_failure"
 	CodeConnectionFailed  = "connection_failed"
 	CodeNavigationTimeout = "navigation_timeout"

@@ -129,13 +129,14 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 	}
 	timings["upload"] = time.Since(upStart).Milliseconds()
 	return &Result{
-		HTTPStatus: res.HTTPStatus,
-		FinalURL:   res.FinalURL,
-		Title:      res.Title,
-		PageHeight: res.PageHeight,
-		Segments:   SegmentCounts{Total: res.Segments.Total, Captured: res.Segments.Captured, Truncated: res.Segments.Truncated},
-		WaitErrors: res.WaitErrors,
-		TimingsMS:  timings,
+		HTTPStatus:      res.HTTPStatus,
+		FinalURL:        res.FinalURL,
+		Title:           res.Title,
+		PageHeight:      res.PageHeight,
+		Segments:        SegmentCounts{Total: res.Segments.Total, Captured: res.Segments.Captured, Truncated: res.Segments.Truncated},
+		WaitErrors:      res.WaitErrors,
+		BlockedRequests: res.BlockedRequests,
+		TimingsMS:       timings,
 	}, arts, nil
 }
 

@@ -94,13 +94,15 @@ func (j *Job) Terminal() bool {
 
 // Result is what a successful capture reports; it is stored as JSON.
 type Result struct {
-	HTTPStatus int              `json:"http_status"`
-	FinalURL   string           `json:"final_url"`
-	Title      string           `json:"title"`
-	PageHeight int              `json:"page_height"`
-	Segments   SegmentCounts    `json:"segments"`
-	WaitErrors []string         `json:"wait_errors,omitempty"`
-	TimingsMS  map[string]int64 `json:"timings_ms"`
+	HTTPStatus int           `json:"http_status"`
+	FinalURL   string        `json:"final_url"`
+	Title      string        `json:"title"`
+	PageHeight int           `json:"page_height"`
+	Segments   SegmentCounts `json:"segments"`
+	// BlockedRequests counts sub-resources the egress guard refused.
+	BlockedRequests int              `json:"blocked_requests"`
+	WaitErrors      []string         `json:"wait_errors,omitempty"`
+	TimingsMS       map[string]int64 `json:"timings_ms"`
 }
 
 // SegmentCounts says how many pieces a page needed and how many were kept.

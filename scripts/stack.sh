@@ -20,7 +20,11 @@ while IFS= read -r line; do
   [[ -n ${!name:-} ]] || eval "$line"
 done < <("$ROOT/scripts/services.sh" env)
 export SNAPQ_HTTP_ADDR=${SNAPQ_HTTP_ADDR:-127.0.0.1:8080}
-FIXTURES_ADDR=${SNAPQ_FIXTURES_ADDR:-127.0.0.1:8090}
+FIXTURES_ADDR=${SNAPQ_FIXTURES_ADDR:-127.0.0.2:8090}
+# The worker's egress guard denies loopback and private addresses. The sample site lives
+# on 127.0.0.2 (not where Postgres, Redis and MinIO listen), and only that address is
+# allowed; export SNAPQ_EGRESS_ALLOW_CIDRS= (empty) to deny it too.
+export SNAPQ_EGRESS_ALLOW_CIDRS=${SNAPQ_EGRESS_ALLOW_CIDRS-${FIXTURES_ADDR%:*}/32}
 
 say() { printf 'stack: %s\n' "$*" >&2; }
 running() { [[ -f $RUN/$1.pid ]] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; }

@@ -16,6 +16,7 @@ import (
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/capture"
 	"github.com/snapq/snapq/cmd/internal/env"
+	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/store"
 )
@@ -49,6 +50,13 @@ func run(ctx context.Context) error {
 	ccfg.TabRecycleAfter = r.Int("SNAPQ_TAB_RECYCLE_AFTER", ccfg.TabRecycleAfter)
 	ccfg.CallTimeout = r.Duration("SNAPQ_CAPTURE_CALL_TIMEOUT", ccfg.CallTimeout)
 	ccfg.NoSandbox = r.Bool("SNAPQ_CHROME_NO_SANDBOX", false)
+	allow, allowErr := egress.ParseCIDRs(r.String("SNAPQ_EGRESS_ALLOW_CIDRS", ""))
+	if allowErr != nil {
+		allowErr = fmt.Errorf("SNAPQ_EGRESS_ALLOW_CIDRS: %w", allowErr)
+	}
+	ecfg := egress.DefaultConfig()
+	ecfg.Policy = egress.NewPolicy(allow)
+	ecfg.Logger = log.With("component", "egress")
 	ccfg.Logger = log
 	if concurrency < 1 || concurrency > 64 {
 		return fmt.Errorf("SNAPQ_WORKER_CONCURRENCY=%d: want 1 to 64", concurrency)
@@ -56,7 +64,7 @@ func run(ctx context.Context) error {
 	if inflight < concurrency {
 		return fmt.Errorf("SNAPQ_WORKER_JOBS=%d: want at least SNAPQ_WORKER_CONCURRENCY (%d)", inflight, concurrency)
 	}
-	if err := errors.Join(r.Err(), s3cfg.Validate(), ccfg.Validate()); err != nil {
+	if err := errors.Join(r.Err(), allowErr, s3cfg.Validate(), ccfg.Validate(), ecfg.Validate()); err != nil {
 		return err
 	}
 
@@ -68,6 +76,17 @@ func run(ctx context.Context) error {
 	objects, err := artifacts.New(ctx, s3cfg)
 	if err != nil {
 		return err
+	}
+	// Chromium reaches the network only through the egress guard: private, loopback,
+	// link-local and reserved destinations are refused unless SNAPQ_EGRESS_ALLOW_CIDRS
+	// allows them.
+	guard := egress.New(ecfg)
+	ccfg.Egress = func() (capture.EgressSession, error) {
+		s, err := guard.NewSession()
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 	browser, err := capture.New(ctx, ccfg)
 	if err != nil {
@@ -89,7 +108,10 @@ func run(ctx context.Context) error {
 	if err := srv.Start(mux); err != nil {
 		return fmt.Errorf("start asynq server: %w", err)
 	}
-	log.Info("worker started", "tabs", concurrency, "jobs", inflight, "chrome", ccfg.ChromeBin)
+	if addr := r.String("SNAPQ_PPROF_ADDR", ""); addr != "" {
+		go servePprof(addr, log)
+	}
+	log.Info("worker started", "egress_allow", allow, "tabs", concurrency, "jobs", inflight, "chrome", ccfg.ChromeBin)
 	<-ctx.Done()
 	log.Info("shutting down: finishing running jobs", "timeout", shutdownTimeout)
 	srv.Shutdown()

@@ -15,7 +15,7 @@ import (
 
 func main() {
 	api := "http://" + getenv("SNAPQ_HTTP_ADDR", "127.0.0.1:8080")
-	site := "http://" + getenv("SNAPQ_FIXTURES_ADDR", "127.0.0.1:8090")
+	site := "http://" + getenv("SNAPQ_FIXTURES_ADDR", "127.0.0.2:8090")
 	if err := run(api, site); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
@@ -60,6 +60,8 @@ func run(api, site string) error {
 			{"url": site + "/status/404", "name": "not-found"},
 			{"url": site + "/tall?h=60000", "name": "very-tall", "options": map[string]any{"screenshot": map[string]any{"max_segments": 5}}},
 			{"url": site + "/tall?h=3000", "name": "full-page", "options": map[string]any{"screenshot": map[string]any{"mode": "full", "format": "jpeg", "quality": 80}}},
+			// The api itself, on loopback: the egress guard refuses it (blocked_address).
+			{"url": api + "/readyz", "name": "guarded"},
 		},
 	}
 	raw, _ := json.Marshal(body)

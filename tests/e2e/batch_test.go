@@ -39,11 +39,12 @@ type jobResp struct {
 		Message string `json:"message"`
 	} `json:"error"`
 	Result *struct {
-		HTTPStatus int    `json:"http_status"`
-		FinalURL   string `json:"final_url"`
-		Title      string `json:"title"`
-		PageHeight int    `json:"page_height"`
-		Segments   struct {
+		HTTPStatus      int    `json:"http_status"`
+		FinalURL        string `json:"final_url"`
+		Title           string `json:"title"`
+		PageHeight      int    `json:"page_height"`
+		BlockedRequests int    `json:"blocked_requests"`
+		Segments        struct {
 			Total     int  `json:"total"`
 			Captured  int  `json:"captured"`
 			Truncated bool `json:"truncated"`

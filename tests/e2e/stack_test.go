@@ -80,6 +80,8 @@ func startStack(t *testing.T, redisDB int, extraEnv ...string) *stack {
 		"SNAPQ_RETRY_BASE_DELAY=500ms",
 		"SNAPQ_RECONCILE_INTERVAL=5s",
 		"SNAPQ_LOG_LEVEL=debug",
+		// The fixture pages are served on 127.0.0.1; the guard denies loopback unless allowed.
+		"SNAPQ_EGRESS_ALLOW_CIDRS=127.0.0.1/32",
 	)
 	s.procs.Env = append(s.procs.Env, extraEnv...)
 	t.Cleanup(func() {

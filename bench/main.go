@@ -283,6 +283,8 @@ func startStack(ctx context.Context, o options) (*stack, error) {
 		"SNAPQ_WORKER_CONCURRENCY="+strconv.Itoa(o.concurrency),
 		"SNAPQ_LOG_LEVEL=warn",
 		"SNAPQ_EGRESS_ALLOW_CIDRS="+o.allow,
+		"SNAPQ_AUTH=off",     // loopback only
+		"SNAPQ_RATE_LIMIT=0", // the bench polls faster than a client would
 	)}
 	if err := st.procs.Start("api"); err != nil {
 		st.close()

@@ -134,6 +134,12 @@ func (t *tab) run(parent context.Context, req Request, cfg Config) (*Result, err
 	res.Title = m.Title
 	res.PageHeight = int(m.Height)
 	st := t.document(ctx, req.URL)
+	if u, err := url.Parse(st.frameURL); err == nil && st.frameURL != "" &&
+		u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "chrome-error" {
+		// Chromium refuses file:, chrome: and view-source: navigations from web pages; this
+		// is the second lock: never capture a document that is not the web.
+		return nil, newError(CodeBlockedAddress, false, nil, "the page navigated to a %s: URL, which snapq does not capture", u.Scheme)
+	}
 	if st.egress != "" {
 		// A redirect or script moved the page to a destination the guard refused.
 		if e := egressError(st.egress, st.docURL); e != nil {

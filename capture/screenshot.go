@@ -226,6 +226,28 @@ func (c capturer) cut(rects []Rect) ([]Image, time.Duration, error) {
 	}
 
 	start := time.Now()
+	cuts := make([]rowRange, len(rects))
+	for i, r := range rects {
+		y0 := devicePx(r.Y, c.dsf) - devicePx(top, c.dsf)
+		y1 := min(devicePx(r.Y+r.Height, c.dsf)-devicePx(top, c.dsf), h)
+		cuts[i] = rowRange{y0, y1}
+	}
+	if c.format == FormatPNG {
+		// Cut the PNG rows directly (no image.Image, no filter search); other layouts than
+		// Chromium's 8-bit RGB(A) fall back to decoding below.
+		pieces, err := cutPNG(data, cuts)
+		if err == nil {
+			imgs := make([]Image, len(pieces))
+			for i, p := range pieces {
+				imgs[i] = Image{ContentType: contentType(FormatPNG), Data: p, Width: w, Height: cuts[i].Y1 - cuts[i].Y0}
+			}
+			return imgs, time.Since(start), nil
+		}
+		if !pngCutUnsupported(err) {
+			return nil, 0, newError(CodeInternal, true, err, "cut the captured region")
+		}
+	}
+
 	src, err := png.Decode(bytes.NewReader(data))
 	if err != nil {
 		return nil, 0, newError(CodeInternal, true, err, "decode the captured region")
@@ -238,15 +260,13 @@ func (c capturer) cut(rects []Rect) ([]Image, time.Duration, error) {
 	}
 	b := src.Bounds()
 	imgs := make([]Image, 0, len(rects))
-	for _, r := range rects {
-		y0 := devicePx(r.Y, c.dsf) - devicePx(top, c.dsf)
-		y1 := min(devicePx(r.Y+r.Height, c.dsf)-devicePx(top, c.dsf), b.Dy())
-		piece := sub.SubImage(image.Rect(b.Min.X, b.Min.Y+y0, b.Max.X, b.Min.Y+y1))
+	for _, r := range cuts {
+		piece := sub.SubImage(image.Rect(b.Min.X, b.Min.Y+r.Y0, b.Max.X, b.Min.Y+r.Y1))
 		enc, err := encode(piece, c.format, c.quality)
 		if err != nil {
 			return nil, 0, newError(CodeInternal, true, err, "encode segment")
 		}
-		imgs = append(imgs, Image{ContentType: contentType(c.format), Data: enc, Width: b.Dx(), Height: y1 - y0})
+		imgs = append(imgs, Image{ContentType: contentType(c.format), Data: enc, Width: b.Dx(), Height: r.Y1 - r.Y0})
 	}
 	return imgs, time.Since(start), nil
 }

@@ -30,6 +30,9 @@ type Handler struct {
 	Renderer Renderer
 	Store    ArtifactStore
 	Logger   *slog.Logger
+	// Webhooks, when set, enqueues the batch's webhook delivery as soon as a
+	// job completes its batch (the api's reconciler does it otherwise).
+	Webhooks WebhookQueue
 }
 
 // ProcessTask is the asynq handler for KindCapture.
@@ -71,6 +74,7 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 			return fmt.Errorf("record failure of job %s: %w", job.ID, err)
 		}
 		if final {
+			h.enqueueWebhooks(ctx, job.BatchID)
 			return fmt.Errorf("%s: %s: %w", jerr.Code, jerr.Message, asynq.SkipRetry)
 		}
 		return fmt.Errorf("%s: %s", jerr.Code, jerr.Message)
@@ -86,6 +90,7 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 		log.Warn("job was taken over by another attempt; result discarded")
 		return nil
 	}
+	h.enqueueWebhooks(ctx, job.BatchID)
 	log.Info("job succeeded", "http_status", result.HTTPStatus, "artifacts", len(arts),
 		"segments", result.Segments.Captured, "ms", result.TimingsMS["total"])
 	return nil

@@ -2,17 +2,26 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
 // Repository is the system of record for batches, jobs and artifacts.
 // store.Store implements it on Postgres.
 type Repository interface {
-	// CreateBatch writes the batch and all its jobs in one transaction.
+	// CreateBatch writes the batch and all its jobs in one transaction. With
+	// b.IdempotencyKey set it also claims the key; if another request holds it,
+	// nothing is written and the error is ErrIdempotencyTaken.
 	CreateBatch(ctx context.Context, b *Batch, jobs []*Job) error
 	GetBatch(ctx context.Context, id string) (*Batch, error)
 	// ListBatches returns batches newest first; cursor is the last id seen.
-	ListBatches(ctx context.Context, status string, limit int, cursor string) ([]*Batch, string, error)
+	// owner filters by API key id; AnyOwner lists every batch.
+	ListBatches(ctx context.Context, owner, status string, limit int, cursor string) ([]*Batch, string, error)
+	// FindIdempotency returns the batch created under (owner, key) and the hash of its
+	// request body, or ErrNotFound.
+	FindIdempotency(ctx context.Context, owner, key string) (batchID, requestHash string, err error)
+	// CountUnfinished counts queued and running jobs of batches owned by owner.
+	CountUnfinished(ctx context.Context, owner string) (int, error)
 	// ListJobs returns a batch's jobs in submission order, after cursor.
 	ListJobs(ctx context.Context, batchID, status string, limit int, cursor string) ([]*Job, string, error)
 	GetJob(ctx context.Context, id string) (*Job, error)
@@ -37,7 +46,17 @@ type Repository interface {
 	// Requeue puts a running job whose worker vanished back to queued.
 	Requeue(ctx context.Context, id string) error
 	Ping(ctx context.Context) error
+
+	// Webhooks of batches and their deliveries (webhook.go).
+	WebhookRepository
 }
+
+// AnyOwner makes ListBatches list every owner's batches (SNAPQ_AUTH=off).
+const AnyOwner = "*"
+
+// ErrIdempotencyTaken is CreateBatch's answer when a concurrent request
+// claimed the same Idempotency-Key first.
+var ErrIdempotencyTaken = errors.New("idempotency key already claimed")
 
 // Queue carries jobs to workers. Queue (asynq) implements it.
 type Queue interface {

@@ -10,9 +10,12 @@ import (
 	"strings"
 )
 
+// CodeTooManyTargets is the field error of an oversized batch (HTTP 413).
+const CodeTooManyTargets = "too_many_targets"
+
 // Batch request limits.
 const (
-	MaxTargets     = 1000
+	MaxTargets     = 1000 // default; the api's SNAPQ_MAX_TARGETS
 	MaxURLLength   = 2048
 	MaxNameLength  = 200
 	MaxLabels      = 50
@@ -27,6 +30,7 @@ type BatchRequest struct {
 	URLs    []string          `json:"urls"`
 	Options *OptionsInput     `json:"options"`
 	Labels  map[string]string `json:"labels"`
+	Webhook *WebhookInput     `json:"webhook"`
 }
 
 // TargetInput is one page to capture.
@@ -57,7 +61,10 @@ var targetSchema = schema{"url": nil, "name": nil, "options": optionsSchema}
 
 // ParseBatchRequest decodes and validates a batch body. Any problem rejects
 // the whole request with a *ValidationError naming every bad field.
-func ParseBatchRequest(body []byte) ([]NewJob, *BatchRequest, error) {
+func ParseBatchRequest(body []byte, maxTargets int) ([]NewJob, *BatchRequest, error) {
+	if maxTargets <= 0 {
+		maxTargets = MaxTargets
+	}
 	var generic any
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -74,7 +81,7 @@ func ParseBatchRequest(body []byte) ([]NewJob, *BatchRequest, error) {
 			Message: "request body must be a JSON object"}}}
 	}
 	var errs []FieldError
-	checkKeys(root, schema{"targets": nil, "urls": nil, "options": optionsSchema, "labels": nil}, "", &errs)
+	checkKeys(root, schema{"targets": nil, "urls": nil, "options": optionsSchema, "labels": nil, "webhook": webhookSchema}, "", &errs)
 	if ts, ok := root["targets"].([]any); ok {
 		for i, t := range ts {
 			if m, ok := t.(map[string]any); ok {
@@ -87,7 +94,7 @@ func ParseBatchRequest(body []byte) ([]NewJob, *BatchRequest, error) {
 	if len(errs) > before {
 		return nil, nil, &ValidationError{Fields: errs}
 	}
-	jobs := req.validate(&errs)
+	jobs := req.validate(&errs, maxTargets)
 	if len(errs) > 0 {
 		if len(errs) > maxFieldErrors {
 			errs = errs[:maxFieldErrors]
@@ -97,7 +104,7 @@ func ParseBatchRequest(body []byte) ([]NewJob, *BatchRequest, error) {
 	return jobs, req, nil
 }
 
-func (r *BatchRequest) validate(errs *[]FieldError) []NewJob {
+func (r *BatchRequest) validate(errs *[]FieldError, maxTargets int) []NewJob {
 	targets := make([]TargetInput, 0, len(r.Targets)+len(r.URLs))
 	prefixes := make([]string, 0, cap(targets))
 	for i, t := range r.Targets {
@@ -112,12 +119,13 @@ func (r *BatchRequest) validate(errs *[]FieldError) []NewJob {
 	case len(targets) == 0:
 		*errs = append(*errs, FieldError{Code: "required", Field: "targets",
 			Message: "give at least one target (targets[].url or urls[])"})
-	case len(targets) > MaxTargets:
-		*errs = append(*errs, FieldError{Code: "too_many_targets", Field: "targets",
-			Message: fmt.Sprintf("a batch holds at most %d targets, got %d", MaxTargets, len(targets))})
+	case len(targets) > maxTargets:
+		*errs = append(*errs, FieldError{Code: CodeTooManyTargets, Field: "targets",
+			Message: fmt.Sprintf("a batch holds at most %d targets, got %d", maxTargets, len(targets))})
 		return nil
 	}
 	validateLabels(r.Labels, errs)
+	validateWebhook(r.Webhook, errs)
 	// Batch options are validated once on their own, so their errors are not
 	// repeated for every target.
 	_, batchErrs := ResolveOptions(r.Options, "options", nil, "")
@@ -164,6 +172,7 @@ func decodeBatch(body []byte, errs *[]FieldError) *BatchRequest {
 		URLs    []json.RawMessage `json:"urls"`
 		Options json.RawMessage   `json:"options"`
 		Labels  json.RawMessage   `json:"labels"`
+		Webhook json.RawMessage   `json:"webhook"`
 	}
 	var req BatchRequest
 	if !decodeField(body, &raw, "", errs) {
@@ -186,6 +195,9 @@ func decodeBatch(body []byte, errs *[]FieldError) *BatchRequest {
 	}
 	if len(raw.Labels) > 0 {
 		decodeField(raw.Labels, &req.Labels, "labels", errs)
+	}
+	if len(raw.Webhook) > 0 {
+		decodeField(raw.Webhook, &req.Webhook, "webhook", errs)
 	}
 	return &req
 }

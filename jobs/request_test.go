@@ -23,7 +23,7 @@ func fields(t *testing.T, err error) []string {
 
 func TestParseBatchRequestDefaults(t *testing.T) {
 	t.Parallel()
-	js, _, err := ParseBatchRequest([]byte(`{"urls": ["https://example.com/docs"], "targets": [{"url": "http://127.0.0.1:9/x", "name": "Home page"}]}`))
+	js, _, err := ParseBatchRequest([]byte(`{"urls": ["https://example.com/docs"], "targets": [{"url": "http://127.0.0.1:9/x", "name": "Home page"}]}`), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestParseBatchRequestOverrides(t *testing.T) {
 	    {"url": "https://b.example/", "options": {"viewport": {"height": 600, "device_scale_factor": 2},
 	      "screenshot": {"mode": "full", "max_segments": 50}, "wait": {"until": "networkidle", "selector": "#app", "delay_ms": 250}}}
 	  ]}`
-	js, _, err := ParseBatchRequest([]byte(body))
+	js, _, err := ParseBatchRequest([]byte(body), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestParseBatchRequestRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, _, err := ParseBatchRequest([]byte(tt.body))
+			_, _, err := ParseBatchRequest([]byte(tt.body), 0)
 			if diff := cmp.Diff(tt.want, fields(t, err)); diff != "" {
 				t.Errorf("bad fields (-want +got):\n%s", diff)
 			}

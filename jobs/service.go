@@ -2,6 +2,8 @@ package jobs
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,31 +18,71 @@ type Service struct {
 	Repo   Repository
 	Queue  Queue
 	Logger *slog.Logger
+	// MaxInFlight caps an API key's queued and running jobs (0: no cap). The
+	// check is made before the batch is written, so concurrent submissions
+	// can overshoot it by one batch.
+	MaxInFlight int
+	// MaxTargets caps the targets of one batch (default MaxTargets).
+	MaxTargets int
 }
+
+// Submission is one POST /v1/batches.
+type Submission struct {
+	Body           []byte
+	Owner          string // API key id, "" without auth
+	IdempotencyKey string // optional
+}
+
+// MaxIdempotencyKey is the longest Idempotency-Key accepted.
+const MaxIdempotencyKey = 255
 
 // Submit validates a batch body, stores the batch and its jobs in one
 // transaction, then enqueues one task per job. A failed enqueue is logged,
 // not returned: the job is stored as queued and the reconciler enqueues it.
-func (s *Service) Submit(ctx context.Context, body []byte) (*Batch, []*Job, error) {
-	newJobs, req, err := ParseBatchRequest(body)
+// With an Idempotency-Key, a repeat of an earlier request returns the
+// earlier batch (replayed=true) and a different body is ErrIdempotencyConflict.
+func (s *Service) Submit(ctx context.Context, sub Submission) (b *Batch, jobs []*Job, replayed bool, err error) {
+	sum := sha256.Sum256(sub.Body)
+	hash := hex.EncodeToString(sum[:])
+	if sub.IdempotencyKey != "" {
+		if b, jobs, err := s.replay(ctx, sub, hash); !errors.Is(err, ErrNotFound) {
+			return b, jobs, err == nil, err
+		}
+	}
+	newJobs, req, err := ParseBatchRequest(sub.Body, s.MaxTargets)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
+	}
+	if s.MaxInFlight > 0 && sub.Owner != "" {
+		n, err := s.Repo.CountUnfinished(ctx, sub.Owner)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		if n+len(newJobs) > s.MaxInFlight {
+			return nil, nil, false, fmt.Errorf("%w: %d unfinished and %d new, the limit is %d", ErrTooManyInFlight, n, len(newJobs), s.MaxInFlight)
+		}
 	}
 	now := time.Now().UTC()
-	b := &Batch{ID: newID(), Labels: req.Labels, Total: len(newJobs), CreatedAt: now}
+	b = &Batch{ID: newID(), OwnerKeyID: sub.Owner, Labels: req.Labels, Total: len(newJobs), CreatedAt: now,
+		IdempotencyKey: sub.IdempotencyKey, RequestHash: hash}
 	if b.Labels == nil {
 		b.Labels = map[string]string{}
 	}
 	if req.Options != nil {
 		b.Options, _ = json.Marshal(req.Options)
 	}
-	jobs := make([]*Job, len(newJobs))
+	b.Webhook = req.BatchWebhook()
+	jobs = make([]*Job, len(newJobs))
 	for i, nj := range newJobs {
 		jobs[i] = &Job{ID: newID(), BatchID: b.ID, Seq: i, URL: nj.URL, Name: nj.Name, Options: nj.Options,
 			Status: StatusQueued, CreatedAt: now, UpdatedAt: now}
 	}
-	if err := s.Repo.CreateBatch(ctx, b, jobs); err != nil {
-		return nil, nil, fmt.Errorf("store batch: %w", err)
+	if err := s.Repo.CreateBatch(ctx, b, jobs); errors.Is(err, ErrIdempotencyTaken) {
+		// A concurrent request with the same key won the race.
+		b, jobs, err := s.replay(ctx, sub, hash)
+		return b, jobs, err == nil, err
+	} else if err != nil {
+		return nil, nil, false, fmt.Errorf("store batch: %w", err)
 	}
 	b.Counts.Queued = len(jobs)
 	for _, j := range jobs {
@@ -49,7 +91,36 @@ func (s *Service) Submit(ctx context.Context, body []byte) (*Batch, []*Job, erro
 			s.logger().Warn("enqueue failed; the reconciler will retry", "job_id", j.ID, "err", err)
 		}
 	}
-	return b, jobs, nil
+	return b, jobs, false, nil
+}
+
+// replay returns the batch an Idempotency-Key already created, ErrNotFound
+// if the key is new, or ErrIdempotencyConflict for another body.
+func (s *Service) replay(ctx context.Context, sub Submission, hash string) (*Batch, []*Job, error) {
+	id, prev, err := s.Repo.FindIdempotency(ctx, sub.Owner, sub.IdempotencyKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	if prev != hash {
+		return nil, nil, ErrIdempotencyConflict
+	}
+	b, err := s.Repo.GetBatch(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	var all []*Job
+	cursor := ""
+	for {
+		page, next, err := s.Repo.ListJobs(ctx, id, "", 1000, cursor)
+		if err != nil {
+			return nil, nil, err
+		}
+		all = append(all, page...)
+		if next == "" {
+			return b, all, nil
+		}
+		cursor = next
+	}
 }
 
 // Cancel cancels every job of the batch that has not started.
@@ -93,6 +164,9 @@ type Reconciler struct {
 	// Grace is how long a job may sit unchanged before it is checked;
 	// default 30 s. Running jobs get their own timeout on top.
 	Grace time.Duration
+	// Webhooks, when set, also enqueues pending webhook deliveries whose
+	// task is missing (webhook_queue.go).
+	Webhooks WebhookQueue
 }
 
 // Run reconciles every interval until ctx ends.
@@ -134,7 +208,8 @@ func (r *Reconciler) Once(ctx context.Context) (int, error) {
 			errs = append(errs, fmt.Errorf("job %s: %w", ref.ID, err))
 		}
 	}
-	return acted, errors.Join(errs...)
+	n, err := r.reconcileWebhooks(ctx)
+	return acted + n, errors.Join(append(errs, err)...)
 }
 
 func (r *Reconciler) one(ctx context.Context, ref JobRef) (bool, error) {

@@ -32,6 +32,9 @@ func (CapturePayload) Kind() string { return KindCapture }
 // QueueConfig configures the asynq side of jobs.
 type QueueConfig struct {
 	MaxRetry int // retries after the first attempt; default 3
+	// WebhookMaxRetry is the retries of a webhook delivery after its first
+	// attempt (SNAPQ_WEBHOOK_MAX_RETRY, default 8; 0 here means none).
+	WebhookMaxRetry int
 }
 
 // AsynqQueue implements Queue on asynq.

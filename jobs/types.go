@@ -48,12 +48,20 @@ func (c Counts) Unfinished() int { return c.Queued + c.Running }
 // Batch is a set of jobs submitted together.
 type Batch struct {
 	ID         string
-	Labels     map[string]string
-	Options    json.RawMessage // batch-level options as submitted
-	Total      int
-	Counts     Counts
-	CreatedAt  time.Time
-	FinishedAt *time.Time
+	OwnerKeyID string // the API key that created it; "" when created with SNAPQ_AUTH=off
+	// IdempotencyKey and RequestHash are set on creation when the client sent an
+	// Idempotency-Key; they are not read back.
+	IdempotencyKey string
+	RequestHash    string
+	Labels         map[string]string
+	Options        json.RawMessage // batch-level options as submitted
+	Total          int
+	Counts         Counts
+	CreatedAt      time.Time
+	FinishedAt     *time.Time
+	// Webhook is set on creation when the batch has one; it is not read back
+	// (see Repository.GetBatchWebhook).
+	Webhook *Webhook
 }
 
 // Status derives the batch status from its counts.

@@ -20,6 +20,9 @@ while IFS= read -r line; do
   [[ -n ${!name:-} ]] || eval "$line"
 done < <("$ROOT/scripts/services.sh" env)
 export SNAPQ_HTTP_ADDR=${SNAPQ_HTTP_ADDR:-127.0.0.1:8080}
+# The local stack listens on loopback only, so it runs without API keys unless asked
+# (SNAPQ_AUTH=on; create keys with bin/api keys create --name NAME).
+export SNAPQ_AUTH=${SNAPQ_AUTH:-off}
 FIXTURES_ADDR=${SNAPQ_FIXTURES_ADDR:-127.0.0.2:8090}
 # The worker's egress guard denies loopback and private addresses. The sample site lives
 # on 127.0.0.2 (not where Postgres, Redis and MinIO listen), and only that address is

@@ -114,9 +114,23 @@ func (s *Store) CreateBatch(ctx context.Context, b *jobs.Batch, js []*jobs.Job) 
 		opts = json.RawMessage(`{}`)
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO batches (id, labels, options, total, created_at) VALUES ($1, $2, $3, $4, $5)`,
-			b.ID, labels, opts, b.Total, b.CreatedAt); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO batches (id, labels, options, total, created_at, api_key_id)
+			VALUES ($1, $2, $3, $4, $5, NULLIF($6, '')::uuid)`,
+			b.ID, labels, opts, b.Total, b.CreatedAt, b.OwnerKeyID); err != nil {
 			return fmt.Errorf("insert batch: %w", err)
+		}
+		if err := insertBatchWebhook(ctx, tx, b); err != nil {
+			return err
+		}
+		if b.IdempotencyKey != "" {
+			tag, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (owner, key, request_hash, batch_id)
+				VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, b.OwnerKeyID, b.IdempotencyKey, b.RequestHash, b.ID)
+			if err != nil {
+				return fmt.Errorf("claim idempotency key: %w", err)
+			}
+			if tag.RowsAffected() == 0 {
+				return jobs.ErrIdempotencyTaken
+			}
 		}
 		rows := make([][]any, len(js))
 		for i, j := range js {
@@ -136,7 +150,7 @@ func (s *Store) CreateBatch(ctx context.Context, b *jobs.Batch, js []*jobs.Job) 
 	})
 }
 
-const batchColumns = `b.id, b.labels, b.options, b.total, b.created_at, b.finished_at,
+const batchColumns = `b.id, coalesce(b.api_key_id::text, ''), b.labels, b.options, b.total, b.created_at, b.finished_at,
 	count(*) FILTER (WHERE j.status = 'queued'), count(*) FILTER (WHERE j.status = 'running'),
 	count(*) FILTER (WHERE j.status = 'succeeded'), count(*) FILTER (WHERE j.status = 'failed'),
 	count(*) FILTER (WHERE j.status = 'canceled')`
@@ -145,7 +159,7 @@ func scanBatch(row pgx.Row) (*jobs.Batch, error) {
 	var b jobs.Batch
 	var labels []byte
 	var opts []byte
-	err := row.Scan(&b.ID, &labels, &opts, &b.Total, &b.CreatedAt, &b.FinishedAt,
+	err := row.Scan(&b.ID, &b.OwnerKeyID, &labels, &opts, &b.Total, &b.CreatedAt, &b.FinishedAt,
 		&b.Counts.Queued, &b.Counts.Running, &b.Counts.Succeeded, &b.Counts.Failed, &b.Counts.Canceled)
 	if err != nil {
 		return nil, err
@@ -172,7 +186,7 @@ func (s *Store) GetBatch(ctx context.Context, id string) (*jobs.Batch, error) {
 
 // ListBatches implements jobs.Repository. status filters on the derived
 // batch status.
-func (s *Store) ListBatches(ctx context.Context, status string, limit int, cursor string) ([]*jobs.Batch, string, error) {
+func (s *Store) ListBatches(ctx context.Context, owner, status string, limit int, cursor string) ([]*jobs.Batch, string, error) {
 	having := ""
 	switch status {
 	case jobs.BatchCompleted:
@@ -184,10 +198,18 @@ func (s *Store) ListBatches(ctx context.Context, status string, limit int, curso
 			AND count(*) FILTER (WHERE j.status = 'queued') < b.total`
 	}
 	args := []any{limit + 1}
-	where := ""
+	var conds []string
+	if owner != jobs.AnyOwner {
+		args = append(args, owner)
+		conds = append(conds, fmt.Sprintf(`coalesce(b.api_key_id::text, '') = $%d`, len(args)))
+	}
 	if cursor != "" {
-		where = `WHERE b.id < $2`
 		args = append(args, cursor)
+		conds = append(conds, fmt.Sprintf(`b.id < $%d`, len(args)))
+	}
+	where := ""
+	if len(conds) > 0 {
+		where = "WHERE " + strings.Join(conds, " AND ")
 	}
 	rows, err := s.pool.Query(ctx, `SELECT `+batchColumns+` FROM batches b LEFT JOIN jobs j ON j.batch_id = b.id
 		`+where+` GROUP BY b.id `+having+` ORDER BY b.id DESC LIMIT $1`, args...)
@@ -424,9 +446,21 @@ func (s *Store) Requeue(ctx context.Context, id string) error {
 	return err
 }
 
-// finishBatch stamps finished_at once no job of the batch is left unfinished.
+// finishBatch stamps finished_at once no job of the batch is left unfinished
+// and, in the same transaction, creates the batch's webhook delivery.
+//
+// The batch row is locked first: two jobs finishing at once in two
+// transactions would otherwise each still see the other running (READ
+// COMMITTED snapshots) and neither would finish the batch. With the lock, the
+// second one's check starts after the first committed and sees both.
 func finishBatch(ctx context.Context, tx pgx.Tx, batchID string) error {
-	_, err := tx.Exec(ctx, `UPDATE batches SET finished_at = now() WHERE id = $1 AND finished_at IS NULL
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM batches WHERE id = $1 FOR UPDATE`, batchID); err != nil {
+		return fmt.Errorf("lock batch %s: %w", batchID, err)
+	}
+	tag, err := tx.Exec(ctx, `UPDATE batches SET finished_at = now() WHERE id = $1 AND finished_at IS NULL
 		AND NOT EXISTS (SELECT 1 FROM jobs WHERE batch_id = $1 AND status IN ('queued', 'running'))`, batchID)
-	return err
+	if err != nil || tag.RowsAffected() == 0 {
+		return err
+	}
+	return createCompletionDelivery(ctx, tx, batchID)
 }

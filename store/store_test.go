@@ -35,7 +35,7 @@ func newBatch(t *testing.T, st *store.Store, n int) (*jobs.Batch, []*jobs.Job) {
 		}
 		body += `"https://example.com/p` + string(rune('a'+i)) + `"`
 	}
-	b, js, err := svc.Submit(context.Background(), []byte(body+`]}`))
+	b, js, _, err := svc.Submit(context.Background(), jobs.Submission{Body: []byte(body + `]}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,3 +214,54 @@ func (q *recordingQueue) TaskState(context.Context, string) (string, string, err
 	return q.state, "boom", nil
 }
 func (q *recordingQueue) Delete(context.Context, string) error { return nil }
+
+func TestIdempotencyAndOwnership(t *testing.T) {
+	st := setup(t)
+	ctx := context.Background()
+	secret, key, err := jobs.NewAPIKey("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateKey(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.KeyBySHA256(ctx, jobs.HashKey(secret))
+	if err != nil || got.ID != key.ID {
+		t.Fatalf("KeyBySHA256 = %+v, %v", got, err)
+	}
+	svc := &jobs.Service{Repo: st, Queue: nopQueue{}, MaxInFlight: 3}
+	body := []byte(`{"urls": ["https://a.example/", "https://b.example/"]}`)
+	sub := jobs.Submission{Body: body, Owner: key.ID, IdempotencyKey: "order-42"}
+	b1, _, replayed, err := svc.Submit(ctx, sub)
+	if err != nil || replayed {
+		t.Fatalf("first submit: replayed %v, %v", replayed, err)
+	}
+	b2, js2, replayed, err := svc.Submit(ctx, sub)
+	if err != nil || !replayed || b2.ID != b1.ID || len(js2) != 2 {
+		t.Fatalf("same key and body: batch %v (first %s), %d jobs, replayed %v, %v", b2, b1.ID, len(js2), replayed, err)
+	}
+	sub.Body = []byte(`{"urls": ["https://c.example/"]}`)
+	if _, _, _, err := svc.Submit(ctx, sub); !errors.Is(err, jobs.ErrIdempotencyConflict) {
+		t.Fatalf("same key, other body: %v, want ErrIdempotencyConflict", err)
+	}
+	// 2 jobs in flight + 2 new > 3.
+	if _, _, _, err := svc.Submit(ctx, jobs.Submission{Body: body, Owner: key.ID}); !errors.Is(err, jobs.ErrTooManyInFlight) {
+		t.Fatalf("over the in-flight cap: %v", err)
+	}
+	// Lists are per owner.
+	mine, _, err := st.ListBatches(ctx, key.ID, "", 10, "")
+	if err != nil || len(mine) != 1 || mine[0].OwnerKeyID != key.ID {
+		t.Fatalf("owner's batches = %d, %v", len(mine), err)
+	}
+	others, _, _ := st.ListBatches(ctx, "0190a0a0-0000-7000-8000-0000000000ff", "", 10, "")
+	all, _, _ := st.ListBatches(ctx, jobs.AnyOwner, "", 10, "")
+	if len(others) != 0 || len(all) != 1 {
+		t.Fatalf("other owner sees %d, any owner sees %d", len(others), len(all))
+	}
+	if err := st.RevokeKey(ctx, key.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.KeyBySHA256(ctx, jobs.HashKey(secret)); !errors.Is(err, jobs.ErrNotFound) {
+		t.Fatalf("revoked key still found: %v", err)
+	}
+}

@@ -28,11 +28,15 @@ func writeError(c *gin.Context, err error) {
 	switch {
 	case errors.As(err, &ve):
 		first := ve.Fields[0]
+		status := http.StatusBadRequest
+		if first.Code == jobs.CodeTooManyTargets {
+			status = http.StatusRequestEntityTooLarge
+		}
 		msg := first.Message
 		if len(ve.Fields) > 1 {
 			msg = first.Field + ": " + first.Message + " (and " + itoa(len(ve.Fields)-1) + " more problems, see fields)"
 		}
-		c.AbortWithStatusJSON(http.StatusBadRequest, gin.H{"error": apiError{
+		c.AbortWithStatusJSON(status, gin.H{"error": apiError{
 			Code: first.Code, Message: msg, Field: first.Field, Fields: ve.Fields}})
 	case errors.Is(err, errBodyTooLarge):
 		c.AbortWithStatusJSON(http.StatusRequestEntityTooLarge, gin.H{"error": apiError{
@@ -40,6 +44,13 @@ func writeError(c *gin.Context, err error) {
 	case errors.Is(err, jobs.ErrNotFound):
 		c.AbortWithStatusJSON(http.StatusNotFound, gin.H{"error": apiError{
 			Code: "not_found", Message: err.Error()}})
+	case errors.Is(err, jobs.ErrIdempotencyConflict):
+		c.AbortWithStatusJSON(http.StatusConflict, gin.H{"error": apiError{
+			Code: "idempotency_conflict", Message: err.Error(), Field: "Idempotency-Key"}})
+	case errors.Is(err, jobs.ErrTooManyInFlight):
+		c.Header("Retry-After", "30")
+		c.AbortWithStatusJSON(http.StatusTooManyRequests, gin.H{"error": apiError{
+			Code: "too_many_jobs_in_flight", Message: err.Error()}})
 	case errors.Is(err, jobs.ErrConflict):
 		c.AbortWithStatusJSON(http.StatusConflict, gin.H{"error": apiError{
 			Code: "conflict", Message: err.Error()}})

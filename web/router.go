@@ -36,6 +36,10 @@ type Config struct {
 	// PublicURL is the base of artifact URLs in responses; empty means the
 	// scheme and host of each request.
 	PublicURL string
+	// Auth requires an API key on /v1 (SNAPQ_AUTH, on by default).
+	Auth bool
+	// CORSOrigins are the exact origins browsers may call the API from.
+	CORSOrigins []string
 }
 
 // Server holds the API's dependencies.
@@ -43,6 +47,8 @@ type Server struct {
 	Service   *jobs.Service
 	Repo      jobs.Repository
 	Presigner Presigner
+	Keys      jobs.KeyStore
+	Limiter   RateLimiter // nil: no rate limit
 	Checks    []Check
 	Logger    *slog.Logger
 	Config    Config
@@ -59,14 +65,15 @@ func (s *Server) Handler() http.Handler {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
-	r.Use(gin.Recovery(), s.accessLog())
+	r.Use(gin.Recovery(), s.accessLog(), s.cors)
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	r.GET("/readyz", s.ready)
-	v1 := r.Group("/v1")
+	v1 := r.Group("/v1", s.authenticate, s.rateLimit)
 	v1.POST("/batches", s.createBatch)
 	v1.GET("/batches", s.listBatches)
 	v1.GET("/batches/:id", s.getBatch)
 	v1.GET("/batches/:id/jobs", s.listJobs)
+	v1.GET("/batches/:id/webhooks", s.listWebhooks)
 	v1.POST("/batches/:id/cancel", s.cancelBatch)
 	v1.GET("/jobs/:id", s.getJob)
 	v1.GET("/artifacts/:id", s.getArtifact)
@@ -127,10 +134,18 @@ func (s *Server) createBatch(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	b, js, err := s.Service.Submit(c.Request.Context(), body)
+	idem := c.GetHeader("Idempotency-Key")
+	if len(idem) > jobs.MaxIdempotencyKey {
+		badRequest(c, "invalid_header", "Idempotency-Key", "must be at most 255 characters")
+		return
+	}
+	b, js, replayed, err := s.Service.Submit(c.Request.Context(), jobs.Submission{Body: body, Owner: owner(c), IdempotencyKey: idem})
 	if err != nil {
 		writeError(c, err)
 		return
+	}
+	if replayed {
+		c.Header("Idempotent-Replayed", "true")
 	}
 	out := batchJSON(b)
 	list := make([]gin.H, len(js))
@@ -167,7 +182,7 @@ func (s *Server) listBatches(c *gin.Context) {
 	if !ok {
 		return
 	}
-	bs, next, err := s.Repo.ListBatches(c.Request.Context(), status, limit, cursor)
+	bs, next, err := s.Repo.ListBatches(c.Request.Context(), s.listOwner(c), status, limit, cursor)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -184,17 +199,33 @@ func (s *Server) getBatch(c *gin.Context) {
 	if !ok {
 		return
 	}
-	b, err := s.Repo.GetBatch(c.Request.Context(), id)
-	if err != nil {
-		writeError(c, fmt.Errorf("batch %s: %w", id, err))
+	b, ok := s.batch(c, id)
+	if !ok {
 		return
 	}
 	c.JSON(http.StatusOK, batchJSON(b))
 }
 
+// batch loads a batch the caller may see; otherwise it answers 404 and
+// returns false.
+func (s *Server) batch(c *gin.Context, id string) (*jobs.Batch, bool) {
+	b, err := s.Repo.GetBatch(c.Request.Context(), id)
+	if err == nil && !s.visible(c, b) {
+		err = jobs.ErrNotFound
+	}
+	if err != nil {
+		writeError(c, fmt.Errorf("batch %s: %w", id, err))
+		return nil, false
+	}
+	return b, true
+}
+
 func (s *Server) cancelBatch(c *gin.Context) {
 	id, ok := pathID(c)
 	if !ok {
+		return
+	}
+	if _, ok := s.batch(c, id); !ok {
 		return
 	}
 	b, err := s.Service.Cancel(c.Request.Context(), id)
@@ -221,8 +252,7 @@ func (s *Server) listJobs(c *gin.Context) {
 	if !ok {
 		return
 	}
-	if _, err := s.Repo.GetBatch(c.Request.Context(), id); err != nil {
-		writeError(c, fmt.Errorf("batch %s: %w", id, err))
+	if _, ok := s.batch(c, id); !ok {
 		return
 	}
 	js, next, err := s.Repo.ListJobs(c.Request.Context(), id, status, limit, cursor)
@@ -245,6 +275,9 @@ func (s *Server) getJob(c *gin.Context) {
 	j, err := s.Repo.GetJob(c.Request.Context(), id)
 	if err != nil {
 		writeError(c, fmt.Errorf("job %s: %w", id, err))
+		return
+	}
+	if _, ok := s.batch(c, j.BatchID); !ok {
 		return
 	}
 	arts, err := s.Repo.ListArtifacts(c.Request.Context(), id)
@@ -271,6 +304,14 @@ func (s *Server) getArtifact(c *gin.Context) {
 	a, err := s.Repo.GetArtifact(c.Request.Context(), id)
 	if err != nil {
 		writeError(c, fmt.Errorf("artifact %s: %w", id, err))
+		return
+	}
+	j, err := s.Repo.GetJob(c.Request.Context(), a.JobID)
+	if err != nil {
+		writeError(c, fmt.Errorf("artifact %s: %w", id, err))
+		return
+	}
+	if _, ok := s.batch(c, j.BatchID); !ok {
 		return
 	}
 	u, err := s.Presigner.PresignGet(c.Request.Context(), a.ObjectKey, a.Name)

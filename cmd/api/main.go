@@ -22,6 +22,7 @@ import (
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/cmd/internal/env"
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/store"
 	"github.com/snapq/snapq/web"
 )
@@ -39,17 +40,27 @@ func main() {
 		err = serve(ctx)
 	case "migrate":
 		err = migrate(ctx)
+	case "keys":
+		err = keys(ctx, os.Args[2:])
 	case "-h", "--help", "help":
-		fmt.Println("usage: api [serve|migrate]   (configuration: SNAPQ_* variables, see README)")
+		fmt.Println(usage)
 		return
 	default:
-		err = fmt.Errorf("unknown command %q: use serve or migrate", cmd)
+		err = fmt.Errorf("unknown command %q\n%s", cmd, usage)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "api:", err)
 		os.Exit(1)
 	}
 }
+
+const usage = `usage:
+  api [serve]                    serve the REST API (applies migrations first)
+  api migrate                    apply database migrations and exit
+  api keys create --name NAME    create an API key; it is printed once
+  api keys list                  list keys (prefix, name, created, last used, revoked)
+  api keys revoke ID             revoke a key
+configuration: SNAPQ_* environment variables, see README.md`
 
 func migrate(ctx context.Context) error {
 	var r env.Reader
@@ -80,13 +91,26 @@ func serve(ctx context.Context) error {
 	redisOpt := env.Redis(&r)
 	s3cfg := env.S3(&r)
 	maxRetry := r.Int("SNAPQ_MAX_RETRY", 3)
+	webhookMaxRetry := r.Int("SNAPQ_WEBHOOK_MAX_RETRY", jobs.DefaultWebhookMaxRetry) // for deliveries the reconciler enqueues
 	reconcileEvery := r.Duration("SNAPQ_RECONCILE_INTERVAL", time.Minute)
 	reconcileGrace := r.Duration("SNAPQ_RECONCILE_GRACE", 30*time.Second)
 	webCfg := web.Config{
 		MaxBodyBytes: int64(r.Int("SNAPQ_MAX_BODY_BYTES", 1<<20)),
 		PublicURL:    r.String("SNAPQ_PUBLIC_URL", ""),
+		Auth:         r.String("SNAPQ_AUTH", "on") != "off",
+		CORSOrigins:  splitList(r.String("SNAPQ_CORS_ORIGINS", "")),
 	}
-	if err := errors.Join(r.Err(), s3cfg.Validate()); err != nil {
+	rate := r.Float("SNAPQ_RATE_LIMIT", 10)
+	burst := r.Int("SNAPQ_RATE_BURST", 20)
+	maxTargets := r.Int("SNAPQ_MAX_TARGETS", jobs.MaxTargets)
+	maxInFlight := r.Int("SNAPQ_MAX_JOBS_IN_FLIGHT", 10000)
+	var authErr error
+	if auth := r.String("SNAPQ_AUTH", "on"); auth != "on" && auth != "off" {
+		authErr = fmt.Errorf("SNAPQ_AUTH=%q: want on or off", auth)
+	} else if !webCfg.Auth && !loopback(addr) {
+		authErr = fmt.Errorf("SNAPQ_AUTH=off is only allowed when SNAPQ_HTTP_ADDR listens on loopback (it is %s): create keys with `api keys create --name NAME` instead", addr)
+	}
+	if err := errors.Join(r.Err(), authErr, s3cfg.Validate()); err != nil {
 		return err
 	}
 
@@ -104,7 +128,7 @@ func serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	queue := jobs.NewAsynqQueue(redisOpt, jobs.QueueConfig{MaxRetry: maxRetry})
+	queue := jobs.NewAsynqQueue(redisOpt, jobs.QueueConfig{MaxRetry: maxRetry, WebhookMaxRetry: webhookMaxRetry})
 	defer queue.Close()
 	rdb, ok := redisOpt.MakeRedisClient().(redis.UniversalClient)
 	if !ok {
@@ -113,8 +137,10 @@ func serve(ctx context.Context) error {
 	defer rdb.Close()
 
 	srv := &web.Server{
-		Service:   &jobs.Service{Repo: st, Queue: queue, Logger: log},
+		Service:   &jobs.Service{Repo: st, Queue: queue, Logger: log, MaxTargets: maxTargets, MaxInFlight: maxInFlight},
 		Repo:      st,
+		Keys:      st,
+		Limiter:   ratelimit.New(rdb, rate, burst),
 		Presigner: objects,
 		Logger:    log,
 		Config:    webCfg,
@@ -124,7 +150,7 @@ func serve(ctx context.Context) error {
 			{Name: "s3", Ping: objects.Ping},
 		},
 	}
-	rec := &jobs.Reconciler{Repo: st, Queue: queue, Logger: log, Grace: reconcileGrace}
+	rec := &jobs.Reconciler{Repo: st, Queue: queue, Webhooks: queue, Logger: log, Grace: reconcileGrace}
 	recCtx, stopRec := context.WithCancel(ctx)
 	defer stopRec()
 	go rec.Run(recCtx, reconcileEvery)
@@ -137,7 +163,10 @@ func serve(ctx context.Context) error {
 		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	log.Info("api listening", "addr", ln.Addr().String())
+	log.Info("api listening", "addr", ln.Addr().String(), "auth", webCfg.Auth)
+	if !webCfg.Auth {
+		log.Warn("SNAPQ_AUTH=off: the API accepts requests without a key (loopback only)")
+	}
 
 	select {
 	case err := <-errc:

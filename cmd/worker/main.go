@@ -42,6 +42,9 @@ func run(ctx context.Context) error {
 	inflight := r.Int("SNAPQ_WORKER_JOBS", 2*concurrency)
 	shutdownTimeout := r.Duration("SNAPQ_SHUTDOWN_TIMEOUT", 30*time.Second)
 	retryBase := r.Duration("SNAPQ_RETRY_BASE_DELAY", 10*time.Second)
+	wcfg := jobs.DefaultWebhookConfig()
+	wcfg.MaxRetry = r.Int("SNAPQ_WEBHOOK_MAX_RETRY", wcfg.MaxRetry)
+	wcfg.Timeout = r.Duration("SNAPQ_WEBHOOK_TIMEOUT", wcfg.Timeout)
 	ccfg := capture.DefaultConfig()
 	ccfg.ChromeBin = r.String("SNAPQ_CHROME_BIN", ccfg.ChromeBin)
 	ccfg.RemoteURL = r.String("SNAPQ_CHROME_URL", "")
@@ -64,7 +67,7 @@ func run(ctx context.Context) error {
 	if inflight < concurrency {
 		return fmt.Errorf("SNAPQ_WORKER_JOBS=%d: want at least SNAPQ_WORKER_CONCURRENCY (%d)", inflight, concurrency)
 	}
-	if err := errors.Join(r.Err(), allowErr, s3cfg.Validate(), ccfg.Validate(), ecfg.Validate()); err != nil {
+	if err := errors.Join(r.Err(), allowErr, s3cfg.Validate(), ccfg.Validate(), ecfg.Validate(), wcfg.Validate()); err != nil {
 		return err
 	}
 
@@ -94,17 +97,24 @@ func run(ctx context.Context) error {
 	}
 	defer browser.Close()
 
-	h := &jobs.Handler{Repo: st, Renderer: browser, Store: objects, Logger: log}
+	// The worker that completes a batch enqueues its webhook delivery at once.
+	webhookQueue := jobs.NewAsynqQueue(redisOpt, jobs.QueueConfig{WebhookMaxRetry: wcfg.MaxRetry})
+	defer webhookQueue.Close()
+	h := &jobs.Handler{Repo: st, Renderer: browser, Store: objects, Logger: log, Webhooks: webhookQueue}
+	// Webhook deliveries go through the same egress guard as Chromium.
+	wh := &jobs.WebhookHandler{Repo: st, Client: guard.HTTPClient(wcfg.Timeout), Timeout: wcfg.Timeout,
+		Logger: log.With("component", "webhooks")}
 	srv := asynq.NewServer(redisOpt, asynq.Config{
 		Concurrency:     inflight,
-		Queues:          map[string]int{jobs.QueueCapture: 1},
-		RetryDelayFunc:  jobs.RetryDelay(retryBase),
+		Queues:          map[string]int{jobs.QueueCapture: 6, jobs.QueueWebhooks: 1},
+		RetryDelayFunc:  jobs.TaskRetryDelay(retryBase),
 		ShutdownTimeout: shutdownTimeout,
 		Logger:          asynqLogger{log},
 		LogLevel:        asynq.WarnLevel,
 	})
 	mux := asynq.NewServeMux()
 	mux.HandleFunc(jobs.KindCapture, h.ProcessTask)
+	mux.HandleFunc(jobs.KindWebhook, wh.ProcessTask)
 	if err := srv.Start(mux); err != nil {
 		return fmt.Errorf("start asynq server: %w", err)
 	}

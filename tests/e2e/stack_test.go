@@ -82,6 +82,9 @@ func startStack(t *testing.T, redisDB int, extraEnv ...string) *stack {
 		"SNAPQ_LOG_LEVEL=debug",
 		// The fixture pages are served on 127.0.0.1; the guard denies loopback unless allowed.
 		"SNAPQ_EGRESS_ALLOW_CIDRS=127.0.0.1/32",
+		// Most tests exercise capture, not keys; TestAuth turns auth on.
+		"SNAPQ_AUTH=off",
+		"SNAPQ_RATE_LIMIT=0", // tests poll and download faster than the default limit
 	)
 	s.procs.Env = append(s.procs.Env, extraEnv...)
 	t.Cleanup(func() {
@@ -112,6 +115,13 @@ func (s *stack) stop(name string, sig syscall.Signal) { s.procs.Stop(name, sig) 
 // do sends a request and decodes the JSON answer into out (if not nil).
 func (s *stack) do(method, path string, body any, out any) int {
 	s.t.Helper()
+	code, _ := s.doWith(method, path, nil, body, out)
+	return code
+}
+
+// doWith is do with extra request headers; it also returns the response headers.
+func (s *stack) doWith(method, path string, headers map[string]string, body any, out any) (int, http.Header) {
+	s.t.Helper()
 	var r io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -131,6 +141,9 @@ func (s *stack) do(method, path string, body any, out any) int {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		s.t.Fatalf("%s %s: %v", method, path, err)
@@ -142,5 +155,5 @@ func (s *stack) do(method, path string, body any, out any) int {
 			s.t.Fatalf("%s %s: status %d, body %q: %v", method, path, resp.StatusCode, raw, err)
 		}
 	}
-	return resp.StatusCode
+	return resp.StatusCode, resp.Header
 }

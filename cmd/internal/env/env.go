@@ -38,6 +38,20 @@ func (r *Reader) Int(name string, def int) int {
 	return n
 }
 
+// Float returns the variable as a float64.
+func (r *Reader) Float(name string, def float64) float64 {
+	v := r.String(name, "")
+	if v == "" {
+		return def
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		r.errs = append(r.errs, fmt.Errorf("%s=%q: want a number", name, v))
+		return def
+	}
+	return f
+}
+
 // Bool returns the variable as a bool (true/false/1/0).
 func (r *Reader) Bool(name string, def bool) bool {
 	v := r.String(name, "")

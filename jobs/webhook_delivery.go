@@ -1,0 +1,206 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/snapq/snapq/egress"
+)
+
+// HTTPDoer sends webhook requests. The worker passes
+// (*egress.Proxy).HTTPClient, so deliveries obey the same egress policy as
+// Chromium: loopback, private and metadata addresses are refused unless
+// SNAPQ_EGRESS_ALLOW_CIDRS allows them.
+type HTTPDoer interface {
+	Do(req *http.Request) (*http.Response, error)
+}
+
+// WebhookHandler runs webhook:deliver tasks in a worker.
+type WebhookHandler struct {
+	Repo   Repository
+	Client HTTPDoer
+	// Timeout bounds one attempt (default 10s).
+	Timeout time.Duration
+	Logger  *slog.Logger
+	// Now is the clock of webhook-timestamp (default time.Now).
+	Now func() time.Time
+}
+
+// errWebhookBlocked marks an attempt the egress policy refused.
+var errWebhookBlocked = errors.New("blocked by the egress policy")
+
+// ProcessTask is the asynq handler for KindWebhook.
+func (h *WebhookHandler) ProcessTask(ctx context.Context, t *asynq.Task) error {
+	var p WebhookPayload
+	if err := json.Unmarshal(t.Payload(), &p); err != nil || !ValidID(p.DeliveryID) {
+		return fmt.Errorf("bad %s payload %q: %w", KindWebhook, t.Payload(), asynq.SkipRetry)
+	}
+	retried, _ := asynq.GetRetryCount(ctx)
+	maxRetry, _ := asynq.GetMaxRetry(ctx)
+	return h.Deliver(ctx, p.DeliveryID, retried >= maxRetry)
+}
+
+// Deliver makes one attempt of a delivery. A 2xx answer delivers it; any
+// other outcome is a failed attempt, recorded and returned so the queue
+// retries, except on the last attempt and when the egress policy refuses the
+// address (retrying cannot help): then the delivery is failed for good.
+// webhook-id is the delivery id on every attempt; webhook-timestamp is the
+// attempt's time.
+func (h *WebhookHandler) Deliver(ctx context.Context, id string, lastAttempt bool) error {
+	d, err := h.Repo.GetWebhookDelivery(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("webhook delivery %s: %w", id, asynq.SkipRetry)
+	}
+	if err != nil {
+		return fmt.Errorf("load webhook delivery %s: %w", id, err)
+	}
+	if d.Status != DeliveryPending {
+		return nil // a duplicate task
+	}
+	log := h.logger().With("delivery_id", d.ID, "batch_id", d.BatchID, "event", d.Event, "attempt", d.Attempts+1)
+	wh, err := h.Repo.GetBatchWebhook(ctx, d.BatchID)
+	if errors.Is(err, ErrNotFound) {
+		h.record(ctx, log, d.ID, WebhookAttempt{Status: DeliveryFailed, Error: "the batch has no webhook"})
+		return fmt.Errorf("batch %s has no webhook: %w", d.BatchID, asynq.SkipRetry)
+	}
+	if err != nil {
+		return fmt.Errorf("load webhook of batch %s: %w", d.BatchID, err)
+	}
+	b, err := h.Repo.GetBatch(ctx, d.BatchID)
+	if err != nil {
+		return fmt.Errorf("load batch %s: %w", d.BatchID, err)
+	}
+	key, err := WebhookKey(wh.Secret)
+	if err != nil {
+		h.record(ctx, log, d.ID, WebhookAttempt{Status: DeliveryFailed, Error: "webhook secret: " + err.Error()})
+		return fmt.Errorf("webhook secret of batch %s: %w", d.BatchID, asynq.SkipRetry)
+	}
+	at := d.CreatedAt
+	if b.FinishedAt != nil {
+		at = *b.FinishedAt
+	}
+	body, err := json.Marshal(WebhookEvent{Type: d.Event, Timestamp: at.UTC(), Data: b.View()})
+	if err != nil {
+		return fmt.Errorf("encode webhook event: %w", err)
+	}
+
+	status, perr := h.post(ctx, wh.URL, key, d.ID, body)
+	switch {
+	case perr == nil:
+		if err := h.record(ctx, log, d.ID, WebhookAttempt{Status: DeliveryDelivered, HTTPStatus: status}); err != nil {
+			return err
+		}
+		log.Info("webhook delivered", "http_status", status)
+		return nil
+	case errors.Is(perr, errWebhookBlocked):
+		log.Warn("webhook refused by the egress policy", "err", perr)
+		if err := h.record(ctx, log, d.ID, WebhookAttempt{Status: DeliveryFailed, HTTPStatus: status, Error: perr.Error()}); err != nil {
+			return err
+		}
+		return fmt.Errorf("%v: %w", perr, asynq.SkipRetry)
+	default:
+		next := DeliveryPending
+		if lastAttempt {
+			next = DeliveryFailed
+		}
+		log.Warn("webhook attempt failed", "http_status", status, "err", perr, "final", lastAttempt)
+		if err := h.record(ctx, log, d.ID, WebhookAttempt{Status: next, HTTPStatus: status, Error: perr.Error()}); err != nil {
+			return err
+		}
+		if lastAttempt {
+			return fmt.Errorf("%v: %w", perr, asynq.SkipRetry)
+		}
+		return perr
+	}
+}
+
+// post sends one signed request and returns the HTTP status (0 without a
+// response) and nil only for a 2xx answer.
+func (h *WebhookHandler) post(ctx context.Context, target string, key []byte, msgID string, body []byte) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, h.timeout())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return 0, fmt.Errorf("build request: %w", err)
+	}
+	ts := h.now().Unix()
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "snapq-webhooks/1")
+	req.Header.Set(HeaderWebhookID, msgID)
+	req.Header.Set(HeaderWebhookTimestamp, strconv.FormatInt(ts, 10))
+	req.Header.Set(HeaderWebhookSignature, SignWebhook(key, msgID, ts, body))
+	resp, err := h.Client.Do(req)
+	if err != nil {
+		var de *egress.DialError
+		if errors.As(err, &de) && errors.Is(err, egress.ErrBlocked) {
+			return 0, fmt.Errorf("%w: %s (SNAPQ_EGRESS_ALLOW_CIDRS can allow it)", errWebhookBlocked, de.Reason)
+		}
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the URL is the user's own; keep the message short
+		}
+		return 0, fmt.Errorf("send: %w", err)
+	}
+	defer resp.Body.Close()
+	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // let the connection be reused
+	// Through a proxy the guard answers itself, marked with X-Snapq-Egress.
+	if resp.Header.Get(egress.HeaderOutcome) == egress.KindBlocked {
+		return resp.StatusCode, fmt.Errorf("%w: the egress proxy refused the address (SNAPQ_EGRESS_ALLOW_CIDRS can allow it)", errWebhookBlocked)
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return resp.StatusCode, nil
+	}
+	msg := fmt.Sprintf("receiver answered HTTP %d", resp.StatusCode)
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		msg += " (redirects are not followed)"
+	}
+	if s := strings.TrimSpace(strings.ToValidUTF8(string(snippet), "")); s != "" {
+		msg += ": " + s
+	}
+	return resp.StatusCode, errors.New(msg)
+}
+
+// record writes an attempt's outcome even if the task's ctx is done.
+func (h *WebhookHandler) record(ctx context.Context, log *slog.Logger, id string, a WebhookAttempt) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if _, err := h.Repo.RecordWebhookAttempt(rctx, id, a); err != nil {
+		log.Error("record webhook attempt", "err", err)
+		return fmt.Errorf("record attempt of webhook delivery %s: %w", id, err)
+	}
+	return nil
+}
+
+func (h *WebhookHandler) timeout() time.Duration {
+	if h.Timeout > 0 {
+		return h.Timeout
+	}
+	return DefaultWebhookTimeout
+}
+
+func (h *WebhookHandler) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return time.Now()
+}
+
+func (h *WebhookHandler) logger() *slog.Logger {
+	if h.Logger != nil {
+		return h.Logger
+	}
+	return slog.Default()
+}

@@ -1,0 +1,58 @@
+package ratelimit
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/snapq/snapq/internal/testenv"
+)
+
+func setup(t *testing.T) redis.UniversalClient {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379", DB: 8})
+	t.Cleanup(func() { rdb.Close() })
+	if err := rdb.Ping(context.Background()).Err(); err != nil {
+		testenv.Unavailable(t, "redis", err)
+	}
+	return rdb
+}
+
+func TestBurstThenRefused(t *testing.T) {
+	rdb := setup(t)
+	l := New(rdb, 2, 5) // 2/s, burst 5
+	key := "test-" + testenv.RandomSuffix(4)
+	ctx := context.Background()
+	for i := range 5 {
+		ok, _, err := l.Allow(ctx, key)
+		if err != nil || !ok {
+			t.Fatalf("request %d of the burst refused: %v", i+1, err)
+		}
+	}
+	ok, retry, err := l.Allow(ctx, key)
+	if err != nil || ok {
+		t.Fatalf("request past the burst allowed (err %v)", err)
+	}
+	if retry <= 0 || retry > time.Second {
+		t.Fatalf("retry after %s, want (0, 500ms]", retry)
+	}
+	// Another key has its own budget.
+	if ok, _, _ := l.Allow(ctx, key+"-other"); !ok {
+		t.Fatal("another key was refused")
+	}
+	time.Sleep(retry + 20*time.Millisecond)
+	if ok, _, _ := l.Allow(ctx, key); !ok {
+		t.Fatal("refused after waiting Retry-After")
+	}
+}
+
+func TestDisabled(t *testing.T) {
+	l := New(nil, 0, 0)
+	for range 100 {
+		if ok, _, err := l.Allow(context.Background(), "k"); !ok || err != nil {
+			t.Fatal("a disabled limiter refused")
+		}
+	}
+}

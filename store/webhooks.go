@@ -1,0 +1,125 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/snapq/snapq/jobs"
+)
+
+var _ jobs.WebhookRepository = (*Store)(nil)
+
+// insertBatchWebhook writes b's webhook, if any, in CreateBatch's transaction.
+func insertBatchWebhook(ctx context.Context, tx pgx.Tx, b *jobs.Batch) error {
+	if b.Webhook == nil {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO batch_webhooks (batch_id, url, secret) VALUES ($1, $2, $3)`,
+		b.ID, b.Webhook.URL, b.Webhook.Secret); err != nil {
+		return fmt.Errorf("insert batch webhook: %w", err)
+	}
+	return nil
+}
+
+// createCompletionDelivery adds the batch.completed delivery of a batch that
+// has a webhook, in the transaction that completed the batch. A second call
+// for the same batch does nothing (UNIQUE (batch_id, event)).
+func createCompletionDelivery(ctx context.Context, tx pgx.Tx, batchID string) error {
+	_, err := tx.Exec(ctx, `INSERT INTO webhook_deliveries (id, batch_id, event, status)
+		SELECT $2, batch_id, $3, 'pending' FROM batch_webhooks WHERE batch_id = $1
+		ON CONFLICT (batch_id, event) DO NOTHING`, batchID, uuid.Must(uuid.NewV7()).String(), jobs.EventBatchCompleted)
+	if err != nil {
+		return fmt.Errorf("create webhook delivery of batch %s: %w", batchID, err)
+	}
+	return nil
+}
+
+// GetBatchWebhook implements jobs.WebhookRepository.
+func (s *Store) GetBatchWebhook(ctx context.Context, batchID string) (*jobs.Webhook, error) {
+	var w jobs.Webhook
+	err := s.pool.QueryRow(ctx, `SELECT url, secret FROM batch_webhooks WHERE batch_id = $1`, batchID).Scan(&w.URL, &w.Secret)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, jobs.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get webhook of batch %s: %w", batchID, err)
+	}
+	return &w, nil
+}
+
+const deliveryColumns = `id, batch_id, event, status, attempts, coalesce(last_status, 0), coalesce(last_error, ''),
+	created_at, updated_at, delivered_at`
+
+func scanDelivery(row pgx.Row) (*jobs.WebhookDelivery, error) {
+	var d jobs.WebhookDelivery
+	err := row.Scan(&d.ID, &d.BatchID, &d.Event, &d.Status, &d.Attempts, &d.LastStatus, &d.LastError,
+		&d.CreatedAt, &d.UpdatedAt, &d.DeliveredAt)
+	return &d, err
+}
+
+func collectDeliveries(rows pgx.Rows, err error) ([]*jobs.WebhookDelivery, error) {
+	if err != nil {
+		return nil, fmt.Errorf("list webhook deliveries: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.WebhookDelivery, error) { return scanDelivery(r) })
+	if err != nil {
+		return nil, fmt.Errorf("list webhook deliveries: %w", err)
+	}
+	return out, nil
+}
+
+// GetWebhookDelivery implements jobs.WebhookRepository.
+func (s *Store) GetWebhookDelivery(ctx context.Context, id string) (*jobs.WebhookDelivery, error) {
+	d, err := scanDelivery(s.pool.QueryRow(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, jobs.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get webhook delivery %s: %w", id, err)
+	}
+	return d, nil
+}
+
+// ListWebhookDeliveries implements jobs.WebhookRepository.
+func (s *Store) ListWebhookDeliveries(ctx context.Context, batchID string) ([]*jobs.WebhookDelivery, error) {
+	return collectDeliveries(s.pool.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries
+		WHERE batch_id = $1 ORDER BY created_at, id`, batchID))
+}
+
+// PendingWebhookDeliveries implements jobs.WebhookRepository.
+func (s *Store) PendingWebhookDeliveries(ctx context.Context, before time.Time, limit int) ([]*jobs.WebhookDelivery, error) {
+	return collectDeliveries(s.pool.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries
+		WHERE status = 'pending' AND updated_at < $1 ORDER BY updated_at LIMIT $2`, before, limit))
+}
+
+// RecordWebhookAttempt implements jobs.WebhookRepository.
+func (s *Store) RecordWebhookAttempt(ctx context.Context, id string, a jobs.WebhookAttempt) (bool, error) {
+	switch a.Status {
+	case jobs.DeliveryPending, jobs.DeliveryDelivered, jobs.DeliveryFailed:
+	default:
+		return false, fmt.Errorf("record webhook attempt %s: unknown status %q", id, a.Status)
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE webhook_deliveries SET attempts = attempts + 1, status = $2::text,
+		last_status = NULLIF($3::int, 0), last_error = NULLIF($4::text, ''), updated_at = now(),
+		delivered_at = CASE WHEN $2::text = 'delivered' THEN now() ELSE delivered_at END
+		WHERE id = $1 AND status = 'pending'`, id, a.Status, a.HTTPStatus, a.Error)
+	if err != nil {
+		return false, fmt.Errorf("record webhook attempt %s: %w", id, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// FailWebhookDelivery implements jobs.WebhookRepository.
+func (s *Store) FailWebhookDelivery(ctx context.Context, id, reason string) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE webhook_deliveries SET status = 'failed', last_error = $2, updated_at = now()
+		WHERE id = $1 AND status = 'pending'`, id, reason)
+	if err != nil {
+		return false, fmt.Errorf("fail webhook delivery %s: %w", id, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}

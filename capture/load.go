@@ -89,6 +89,19 @@ func normalizeRequest(req Request) (Request, error) {
 	default:
 		return req, newError(CodeInternal, false, nil, "unknown wait condition %q", req.Wait.Until)
 	}
+	for _, o := range req.Outputs {
+		switch o {
+		case OutputScreenshot, OutputHTML, OutputText, OutputLinks, OutputMetadata, OutputPDF:
+		default:
+			return req, newError(CodeInternal, false, nil, "unknown output %q", o)
+		}
+	}
+	if _, ok := paperMM[req.PDF.Paper]; !ok && req.PDF.Paper != "" {
+		return req, newError(CodeInternal, false, nil, "unknown paper %q", req.PDF.Paper)
+	}
+	if s := req.PDF.Scale; s != 0 && (s < 0.1 || s > 2) {
+		return req, newError(CodeInternal, false, nil, "PDF scale %g is outside 0.1..2", s)
+	}
 	return req, nil
 }
 
@@ -156,18 +169,36 @@ func (t *tab) run(parent context.Context, req Request, cfg Config) (*Result, err
 	}
 	res.Timings["wait"] = time.Since(start).Milliseconds()
 
+	// Every output below reads this one load. Screenshots come first: printing to PDF
+	// switches to print media, and nothing else may change what they show.
 	start = time.Now()
-	shots, err := shoot(ctx, p, req, res.PageHeight, cfg.CallTimeout)
+	var encode time.Duration
+	if req.wants(OutputScreenshot) {
+		shots, err := shoot(ctx, p, req, res.PageHeight, cfg.CallTimeout)
+		if err != nil {
+			return nil, classify(parent, ctx, phaseCapture, err)
+		}
+		res.Images = shots.images
+		res.Segments = shots.segments
+		encode = shots.encode
+	}
+	files, err := t.pageOutputs(p, req, res)
 	if err != nil {
 		return nil, classify(parent, ctx, phaseCapture, err)
 	}
-	res.Images = shots.images
-	res.Segments = shots.segments
+	if req.wants(OutputPDF) {
+		f, err := printPDF(ctx, p, req, cfg.CallTimeout)
+		if err != nil {
+			return nil, classify(parent, ctx, phaseCapture, err)
+		}
+		files = append(files, f)
+	}
+	res.Files = sortFiles(files, req.Outputs)
 	if t.egress != nil {
 		res.BlockedRequests = t.egress.Blocked()
 	}
-	res.Timings["encode"] = shots.encode.Milliseconds()
-	res.Timings["capture"] = (time.Since(start) - shots.encode).Milliseconds()
+	res.Timings["encode"] = encode.Milliseconds()
+	res.Timings["capture"] = (time.Since(start) - encode).Milliseconds()
 	return res, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +47,8 @@ type pageState struct {
 	blank       bool      // the main frame committed about:blank (clean-slate barrier)
 	egress      string    // X-Snapq-Egress of the last main-frame Document response: the guard answered, not the target
 	docRequest  string    // URL of the last main-frame Document request (the hop a failed navigation was on)
+	contentType string    // MIME type of the last main-frame Document response
+	redirects   []string  // URLs that redirected the current main-frame navigation, in order
 }
 
 // newTab creates a browser context and a page in it and enables the domains the event loop
@@ -147,7 +150,9 @@ func (t *tab) beginJob() {
 func (t *tab) state() (pageState, int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.st, len(t.st.inflight)
+	st := t.st
+	st.redirects = slices.Clone(st.redirects)
+	return st, len(t.st.inflight)
 }
 
 // handle updates the page state from one event of this tab's session. It runs on the
@@ -162,6 +167,11 @@ func (t *tab) handle(msg *rod.Message) {
 		if e.Type == proto.NetworkResourceTypeDocument && e.FrameID == t.page.FrameID && e.Request != nil {
 			t.mu.Lock()
 			t.st.docRequest = e.Request.URL
+			if e.RedirectResponse != nil {
+				t.st.redirects = append(t.st.redirects, e.RedirectResponse.URL)
+			} else {
+				t.st.redirects = nil // a new navigation starts its own chain
+			}
 			t.mu.Unlock()
 		}
 		switch e.Type {
@@ -195,6 +205,7 @@ func (t *tab) handle(msg *rod.Message) {
 			t.st.sawDocument = true
 			t.st.status = e.Response.Status
 			t.st.docURL = e.Response.URL
+			t.st.contentType = e.Response.MIMEType
 			t.st.egress = ""
 			if t.egress != nil {
 				for k, v := range e.Response.Headers {

@@ -67,6 +67,11 @@ type Request struct {
 	// assigned, so time spent waiting for a free tab does not eat the job's budget.
 	// Zero means only ctx bounds it.
 	Timeout time.Duration
+	// Outputs lists what to produce from the one page load (Output* constants); nil or empty
+	// means screenshots only. Screenshots go to Result.Images, the rest to Result.Files.
+	Outputs []string
+	// PDF shapes the pdf output; zero fields take the defaults of normalizePDF.
+	PDF PDFOptions
 }
 
 // Image is one encoded screenshot.
@@ -94,6 +99,8 @@ type Result struct {
 	PageHeight int // CSS px, the document's scroll height at capture time
 	Segments   Segments
 	Images     []Image
+	// Files are the non-screenshot outputs, in the order of Request.Outputs.
+	Files []File
 	// BlockedRequests counts sub-resource requests the egress guard refused (0 without one).
 	BlockedRequests int
 	// WaitErrors lists waits that timed out under BestAttempt.
@@ -114,6 +121,9 @@ const (
 	CodeInternal          = "internal"
 	// CodeInvalidSelector: Wait.Selector is not valid CSS (not retryable).
 	CodeInvalidSelector = "invalid_selector"
+	// CodeInvalidPageRange: PDF.PageRanges is malformed or past the document's last page
+	// (not retryable).
+	CodeInvalidPageRange = "invalid_page_range"
 	// CodeCanceled: the caller's context was canceled or the Browser was closed mid-job
 	// (retryable; matches jobs' "canceled").
 	CodeCanceled = "canceled"

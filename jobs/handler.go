@@ -116,7 +116,7 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 		return nil, nil, &jobError{JobError{Code: CodeInternal, Message: err.Error()}, true}
 	}
 	upStart := time.Now()
-	arts := make([]*Artifact, 0, len(res.Images))
+	arts := make([]*Artifact, 0, len(res.Images)+len(res.Files))
 	for _, img := range res.Images {
 		key := artifacts.Key("batches", job.BatchID, "jobs", job.ID, img.Name)
 		obj, err := h.Store.Put(ctx, key, img.Data, img.ContentType, artifacts.PutOptions{})
@@ -127,6 +127,26 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 		arts = append(arts, &Artifact{ID: newID(), JobID: job.ID, Kind: KindScreenshot, Name: img.Name, Seq: img.Index,
 			ObjectKey: obj.Key, ContentType: img.ContentType, Bytes: obj.Bytes, Width: img.Width, Height: img.Height,
 			SHA256: obj.SHA256})
+	}
+	textChars := 0
+	for i, f := range res.Files {
+		key := artifacts.Key("batches", job.BatchID, "jobs", job.ID, f.Name)
+		var opts artifacts.PutOptions
+		if f.Kind == capture.OutputHTML {
+			// Captured HTML is the target's content: a browser must never render it
+			// from the bucket's origin.
+			opts.ContentDisposition = `attachment; filename="` + f.Name + `"`
+		}
+		obj, err := h.Store.Put(ctx, key, f.Data, f.ContentType, opts)
+		if err != nil {
+			return nil, nil, &jobError{JobError{Code: CodeUploadFailed, Message: fmt.Sprintf("upload %s: %v", f.Name, err)},
+				artifacts.IsTransient(err) || ctx.Err() != nil}
+		}
+		arts = append(arts, &Artifact{ID: newID(), JobID: job.ID, Kind: f.Kind, Name: f.Name, Seq: len(res.Images) + i + 1,
+			ObjectKey: obj.Key, ContentType: f.ContentType, Bytes: obj.Bytes, SHA256: obj.SHA256})
+		if f.Kind == capture.OutputText {
+			textChars = f.Chars
+		}
 	}
 	timings := make(map[string]int64, len(res.Timings)+2)
 	for k, v := range res.Timings {
@@ -141,6 +161,7 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 		Segments:        SegmentCounts{Total: res.Segments.Total, Captured: res.Segments.Captured, Truncated: res.Segments.Truncated},
 		WaitErrors:      res.WaitErrors,
 		BlockedRequests: res.BlockedRequests,
+		TextChars:       textChars,
 		TimingsMS:       timings,
 	}, arts, nil
 }

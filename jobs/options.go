@@ -1,7 +1,12 @@
 package jobs
 
 import (
+	"fmt"
 	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/snapq/snapq/capture"
@@ -21,7 +26,22 @@ const (
 	MinJobTimeout          = time.Second
 	MaxJobTimeout          = 300 * time.Second
 	MaxSelectorLength      = 1024
+	DefaultPDFMarginMM     = 10
+	MaxPDFMarginMM         = 50
+	MinPDFScale            = 0.1
+	MaxPDFScale            = 2
+	MaxPageRangesLength    = 200
 )
+
+// OutputMarkdown is a planned output: it is recognized so asking for it gets a clear error.
+const OutputMarkdown = "markdown"
+
+// outputNames are the accepted values of options.outputs, in documentation order.
+var outputNames = []string{capture.OutputScreenshot, capture.OutputHTML, capture.OutputText,
+	capture.OutputLinks, capture.OutputMetadata, capture.OutputPDF}
+
+// pageRangesRe is Chromium's page range syntax, restricted to closed ranges: "1-3,5".
+var pageRangesRe = regexp.MustCompile(`^\s*\d+(\s*-\s*\d+)?(\s*,\s*\d+(\s*-\s*\d+)?)*\s*$`)
 
 // OptionsInput is the wire form of capture options. Every field is optional so
 // a target's options can override a batch's field by field.
@@ -30,6 +50,19 @@ type OptionsInput struct {
 	Screenshot *ScreenshotInput `json:"screenshot,omitempty"`
 	Wait       *WaitInput       `json:"wait,omitempty"`
 	TimeoutMS  *float64         `json:"timeout_ms,omitempty"`
+	// Outputs replaces the batch's list as a whole (lists are not merged).
+	Outputs *[]string `json:"outputs,omitempty"`
+	PDF     *PDFInput `json:"pdf,omitempty"`
+}
+
+// PDFInput is the wire form of PDF.
+type PDFInput struct {
+	Paper           *string  `json:"paper,omitempty"`
+	Landscape       *bool    `json:"landscape,omitempty"`
+	MarginMM        *float64 `json:"margin_mm,omitempty"`
+	PrintBackground *bool    `json:"print_background,omitempty"`
+	Scale           *float64 `json:"scale,omitempty"`
+	PageRanges      *string  `json:"page_ranges,omitempty"`
 }
 
 // ViewportInput is the wire form of Viewport.
@@ -63,6 +96,19 @@ type Options struct {
 	Screenshot Screenshot `json:"screenshot"`
 	Wait       Wait       `json:"wait"`
 	TimeoutMS  int        `json:"timeout_ms"`
+	// Outputs is nil in jobs stored before outputs existed; that means screenshots only.
+	Outputs []string `json:"outputs,omitempty"`
+	PDF     PDF      `json:"pdf"`
+}
+
+// PDF shapes the pdf output.
+type PDF struct {
+	Paper           string  `json:"paper"`
+	Landscape       bool    `json:"landscape"`
+	MarginMM        float64 `json:"margin_mm"`
+	PrintBackground bool    `json:"print_background"`
+	Scale           float64 `json:"scale"`
+	PageRanges      string  `json:"page_ranges,omitempty"`
 }
 
 // Viewport is the emulated window in CSS pixels.
@@ -96,6 +142,8 @@ func DefaultOptions() Options {
 		Screenshot: Screenshot{Mode: capture.ModeSegments, Format: capture.FormatPNG, MaxSegments: capture.DefaultMaxSegments},
 		Wait:       Wait{Until: capture.UntilLoad, SelectorTimeoutMS: int(DefaultSelectorTimeout / time.Millisecond)},
 		TimeoutMS:  int(DefaultJobTimeout / time.Millisecond),
+		Outputs:    []string{capture.OutputScreenshot},
+		PDF:        PDF{Paper: capture.PaperA4, MarginMM: DefaultPDFMarginMM, PrintBackground: true, Scale: 1},
 	}
 }
 
@@ -159,6 +207,28 @@ func (o *Options) apply(in *OptionsInput, prefix string) []FieldError {
 		}
 	}
 	v.intIn(&o.TimeoutMS, in.TimeoutMS, prefix+".timeout_ms", int(MinJobTimeout/time.Millisecond), int(MaxJobTimeout/time.Millisecond))
+	if in.Outputs != nil {
+		v.outputs(&o.Outputs, *in.Outputs, prefix+".outputs")
+	}
+	if d := in.PDF; d != nil {
+		p := prefix + ".pdf"
+		v.enum(&o.PDF.Paper, d.Paper, p+".paper", capture.Papers()...)
+		if d.Landscape != nil {
+			o.PDF.Landscape = *d.Landscape
+		}
+		v.floatIn(&o.PDF.MarginMM, d.MarginMM, p+".margin_mm", 0, MaxPDFMarginMM)
+		if d.PrintBackground != nil {
+			o.PDF.PrintBackground = *d.PrintBackground
+		}
+		v.floatIn(&o.PDF.Scale, d.Scale, p+".scale", MinPDFScale, MaxPDFScale)
+		if r := d.PageRanges; r != nil {
+			if *r != "" && (len(*r) > MaxPageRangesLength || !validPageRanges(*r)) {
+				v.add(p+".page_ranges", `must be pages and ranges like "1-3,5" (pages count from 1, a range's end not below its start), or "" for all pages`)
+			} else {
+				o.PDF.PageRanges = strings.ReplaceAll(*r, " ", "")
+			}
+		}
+	}
 	return v.errs
 }
 
@@ -185,7 +255,69 @@ func (o Options) CaptureRequest(url, name string) capture.Request {
 			Delay:           time.Duration(o.Wait.DelayMS) * time.Millisecond,
 			BestAttempt:     o.Wait.BestAttempt,
 		},
+		Outputs: o.Outputs,
+		PDF: capture.PDFOptions{
+			Paper: o.PDF.Paper, Landscape: o.PDF.Landscape, MarginMM: o.PDF.MarginMM,
+			PrintBackground: o.PDF.PrintBackground, Scale: o.PDF.Scale, PageRanges: o.PDF.PageRanges,
+		},
 	}
+}
+
+// validPageRanges accepts "1-3,5": pages from 1, each range's end at least its start.
+func validPageRanges(s string) bool {
+	if !pageRangesRe.MatchString(s) {
+		return false
+	}
+	for _, part := range strings.Split(strings.ReplaceAll(s, " ", ""), ",") {
+		lo, hi, found := strings.Cut(part, "-")
+		a, err1 := strconv.Atoi(lo)
+		b := a
+		var err2 error
+		if found {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || a < 1 || b < a {
+			return false
+		}
+	}
+	return true
+}
+
+// outputs validates a list of output names: known, not repeated, at least one.
+func (v *validator) outputs(dst *[]string, src []string, field string) {
+	if len(src) == 0 {
+		v.add(field, "must list at least one of "+joinQuoted(outputNames))
+		return
+	}
+	n := len(v.errs)
+	seen := make(map[string]bool, len(src))
+	for i, o := range src {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		switch {
+		case o == OutputMarkdown:
+			v.add(f, `"markdown" is not available yet; use "html" or "text"`)
+		case !slices.Contains(outputNames, o):
+			v.add(f, "must be one of "+joinQuoted(outputNames))
+		case seen[o]:
+			v.add(f, fmt.Sprintf("%q is listed twice", o))
+		}
+		seen[o] = true
+	}
+	if len(v.errs) == n {
+		*dst = slices.Clone(src)
+	}
+}
+
+func (v *validator) floatIn(dst *float64, src *float64, field string, lo, hi float64) {
+	if src == nil {
+		return
+	}
+	f := *src
+	if math.IsNaN(f) || math.IsInf(f, 0) || f < lo || f > hi {
+		v.add(field, fmt.Sprintf("must be a number from %g to %g", lo, hi))
+		return
+	}
+	*dst = f
 }
 
 // validator collects field errors while copying valid values.

@@ -55,6 +55,8 @@ var optionsSchema = schema{
 	"screenshot": {"mode": nil, "format": nil, "quality": nil, "max_segments": nil},
 	"wait":       {"until": nil, "selector": nil, "selector_timeout_ms": nil, "delay_ms": nil, "best_attempt": nil},
 	"timeout_ms": nil,
+	"outputs":    nil,
+	"pdf":        {"paper": nil, "landscape": nil, "margin_mm": nil, "print_background": nil, "scale": nil, "page_ranges": nil},
 }
 
 var targetSchema = schema{"url": nil, "name": nil, "options": optionsSchema}

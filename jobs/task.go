@@ -87,12 +87,18 @@ func (q *AsynqQueue) Enqueue(ctx context.Context, jobID string, timeout time.Dur
 
 // TaskState implements Queue.
 func (q *AsynqQueue) TaskState(_ context.Context, jobID string) (string, string, error) {
-	info, err := q.inspector.GetTaskInfo(QueueCapture, jobID)
+	return q.taskState(QueueCapture, jobID)
+}
+
+// taskState reports a task's asynq state and last error; "" when the queue
+// has no such task.
+func (q *AsynqQueue) taskState(queue, id string) (string, string, error) {
+	info, err := q.inspector.GetTaskInfo(queue, id)
 	if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
 		return "", "", nil
 	}
 	if err != nil {
-		return "", "", fmt.Errorf("inspect task %s: %w", jobID, err)
+		return "", "", fmt.Errorf("inspect %s task %s: %w", queue, id, err)
 	}
 	return info.State.String(), info.LastErr, nil
 }

@@ -22,7 +22,7 @@ const (
 	BatchCompleted = "completed"
 )
 
-// Artifact kinds.
+// Artifact kinds: KindScreenshot, or the name of another output (capture.OutputHTML, …).
 const KindScreenshot = "screenshot"
 
 // Sentinel errors; web maps them to HTTP statuses in one place.
@@ -108,9 +108,11 @@ type Result struct {
 	PageHeight int           `json:"page_height"`
 	Segments   SegmentCounts `json:"segments"`
 	// BlockedRequests counts sub-resources the egress guard refused.
-	BlockedRequests int              `json:"blocked_requests"`
-	WaitErrors      []string         `json:"wait_errors,omitempty"`
-	TimingsMS       map[string]int64 `json:"timings_ms"`
+	BlockedRequests int      `json:"blocked_requests"`
+	WaitErrors      []string `json:"wait_errors,omitempty"`
+	// TextChars is the character count of the text output (absent without one).
+	TextChars int              `json:"text_chars,omitempty"`
+	TimingsMS map[string]int64 `json:"timings_ms"`
 }
 
 // SegmentCounts says how many pieces a page needed and how many were kept.

@@ -71,14 +71,7 @@ func (q *AsynqQueue) EnqueueWebhook(ctx context.Context, deliveryID string) erro
 
 // WebhookTaskState implements WebhookQueue.
 func (q *AsynqQueue) WebhookTaskState(_ context.Context, deliveryID string) (string, string, error) {
-	info, err := q.inspector.GetTaskInfo(QueueWebhooks, deliveryID)
-	if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
-		return "", "", nil
-	}
-	if err != nil {
-		return "", "", fmt.Errorf("inspect webhook task %s: %w", deliveryID, err)
-	}
-	return info.State.String(), info.LastErr, nil
+	return q.taskState(QueueWebhooks, deliveryID)
 }
 
 // WebhookRetryDelay is the backoff between delivery attempts: exponential

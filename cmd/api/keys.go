@@ -10,9 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/snapq/snapq/cmd/internal/env"
 	"github.com/snapq/snapq/jobs"
-	"github.com/snapq/snapq/store"
 )
 
 // keys runs `api keys create|list|revoke`.
@@ -20,12 +18,7 @@ func keys(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("api keys: want create, list or revoke\n%s", usage)
 	}
-	var r env.Reader
-	dbURL := env.DatabaseURL(&r)
-	if err := r.Err(); err != nil {
-		return err
-	}
-	st, err := store.Open(ctx, dbURL)
+	st, err := openStore(ctx)
 	if err != nil {
 		return err
 	}

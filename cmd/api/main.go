@@ -62,13 +62,18 @@ const usage = `usage:
   api keys revoke ID             revoke a key
 configuration: SNAPQ_* environment variables, see README.md`
 
-func migrate(ctx context.Context) error {
+// openStore connects to SNAPQ_DATABASE_URL.
+func openStore(ctx context.Context) (*store.Store, error) {
 	var r env.Reader
 	dbURL := env.DatabaseURL(&r)
 	if err := r.Err(); err != nil {
-		return err
+		return nil, err
 	}
-	st, err := store.Open(ctx, dbURL)
+	return store.Open(ctx, dbURL)
+}
+
+func migrate(ctx context.Context) error {
+	st, err := openStore(ctx)
 	if err != nil {
 		return err
 	}

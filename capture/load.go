@@ -91,7 +91,7 @@ func normalizeRequest(req Request) (Request, error) {
 	}
 	for _, o := range req.Outputs {
 		switch o {
-		case OutputScreenshot, OutputHTML, OutputText, OutputLinks, OutputMetadata, OutputPDF:
+		case OutputScreenshot, OutputHTML, OutputText, OutputLinks, OutputMetadata, OutputPDF, OutputMarkdown:
 		default:
 			return req, newError(CodeInternal, false, nil, "unknown output %q", o)
 		}
@@ -118,6 +118,9 @@ func (t *tab) run(parent context.Context, req Request, cfg Config) (*Result, err
 	t.beginJob()
 
 	start := time.Now()
+	if err := t.applyBlock(p, req.Block); err != nil {
+		return nil, classify(parent, ctx, phaseNavigate, err)
+	}
 	if err := t.navigate(p, req); err != nil {
 		if e := t.egressFailure(req.URL); e != nil {
 			return nil, e
@@ -148,7 +151,8 @@ func (t *tab) run(parent context.Context, req Request, cfg Config) (*Result, err
 	res.PageHeight = int(m.Height)
 	st := t.document(ctx, req.URL)
 	if u, err := url.Parse(st.frameURL); err == nil && st.frameURL != "" &&
-		u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "chrome-error" {
+		u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "chrome-error" &&
+		!(noContent(st.status) && st.frameURL == "about:blank") {
 		// Chromium refuses file:, chrome: and view-source: navigations from web pages; this
 		// is the second lock: never capture a document that is not the web.
 		return nil, newError(CodeBlockedAddress, false, nil, "the page navigated to a %s: URL, which snapq does not capture", u.Scheme)
@@ -239,8 +243,18 @@ func (t *tab) navigate(p *rod.Page, req Request) error {
 			return nil
 		}
 	}
+	// 204 No Content and 205 Reset Content: Chromium keeps the current (blank) page and
+	// reports the navigation as aborted. The server answered; capture the empty page.
+	if strings.Contains(nav.ErrorText, "ERR_ABORTED") {
+		if st := t.document(p.GetContext(), req.URL); st.sawDocument && noContent(st.status) {
+			return nil
+		}
+	}
 	return fmt.Errorf("navigate %s: %w", req.URL, &rod.NavigationError{Reason: nav.ErrorText})
 }
+
+// noContent reports the statuses after which Chromium leaves the page as it was (204, 205).
+func noContent(status int) bool { return status == 204 || status == 205 }
 
 // egressFailure explains a failed navigation from the guard's record of the document's host
 // (a refused CONNECT reaches Chromium only as ERR_TUNNEL_CONNECTION_FAILED), or returns nil.

@@ -23,6 +23,7 @@ const (
 	OutputLinks      = "links"
 	OutputMetadata   = "metadata"
 	OutputPDF        = "pdf"
+	OutputMarkdown   = "markdown"
 )
 
 // Paper sizes for PDFOptions.Paper.
@@ -63,11 +64,12 @@ type PDFOptions struct {
 
 // File is one non-screenshot output.
 type File struct {
-	Kind        string // the output name: html, text, links, metadata, pdf
+	Kind        string // the output name: html, text, links, metadata, pdf, markdown
 	Name        string // file name with extension, e.g. name.html, name-links.json
 	ContentType string
 	Data        []byte
-	Chars       int // characters of the text output (0 for the others)
+	Chars       int  // characters of the text and markdown outputs (0 for the others)
+	Truncated   bool // the markdown output was cut at Request.MarkdownMaxChars
 }
 
 // Link is one entry of the links output.
@@ -155,12 +157,15 @@ const domJS = `((want) => {
 	return out;
 })`
 
-// pageOutputs produces the html, text, links and metadata outputs the request asks for,
-// from the page as it is now.
+// pageOutputs produces the html, text, links, metadata and markdown outputs the request asks
+// for, from the page as it is now. Markdown is converted in Go from the same html and text.
 func (t *tab) pageOutputs(p *rod.Page, req Request, res *Result) ([]File, error) {
 	want := map[string]bool{}
 	for _, o := range []string{OutputHTML, OutputText, OutputLinks, OutputMetadata} {
 		want[o] = req.wants(o)
+	}
+	if req.wants(OutputMarkdown) {
+		want[OutputHTML], want[OutputText] = true, true
 	}
 	if !want[OutputHTML] && !want[OutputText] && !want[OutputLinks] && !want[OutputMetadata] {
 		return nil, nil
@@ -212,6 +217,13 @@ func (t *tab) pageOutputs(p *rod.Page, req Request, res *Result) ([]File, error)
 				return nil, err
 			}
 			files = append(files, File{Kind: o, Name: req.Name + "-metadata.json", ContentType: "application/json", Data: data})
+		case OutputMarkdown:
+			md, err := toMarkdown(got.HTML, res.FinalURL, utf8.RuneCountInString(got.Text), req.MarkdownMaxChars)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, File{Kind: o, Name: req.Name + ".md", ContentType: "text/markdown; charset=utf-8",
+				Data: []byte(md.Text), Chars: utf8.RuneCountInString(md.Text), Truncated: md.Truncated})
 		}
 	}
 	return files, nil

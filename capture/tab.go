@@ -25,6 +25,11 @@ type tab struct {
 	jobs      int       // jobs run on this tab (touched only by the job holding it)
 	viewport  Viewport  // device metrics in force (kept between jobs; not state a page can read back from another job)
 
+	// Request blocking in force (see applyBlock); touched only by the job holding the tab.
+	blockedURLs []string // nil: unknown, set on the next job
+	fetchOn     bool
+	fetchTypes  []string
+
 	// ctx ends when the renderer crashes, the target goes away or the instance dies.
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -241,6 +246,11 @@ func (t *tab) handle(msg *rod.Message) {
 				_ = proto.PageHandleJavaScriptDialog{Accept: accept}.Call(t.page.Context(ctx))
 			}()
 		}
+	case "Fetch.requestPaused":
+		var e proto.FetchRequestPaused
+		if msg.Load(&e) {
+			go t.failPaused(e.RequestID)
+		}
 	case "Inspector.targetCrashed":
 		t.fail(errTargetCrashed)
 	case "Inspector.detached":
@@ -274,6 +284,10 @@ func (t *tab) reset() error {
 	defer cancel()
 	p := t.page.Context(ctx)
 
+	// Blocking belongs to the job that asked for it.
+	if err := t.clearBlock(p); err != nil {
+		return err
+	}
 	t.mu.Lock()
 	t.st.blank = false
 	t.mu.Unlock()

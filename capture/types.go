@@ -72,6 +72,11 @@ type Request struct {
 	Outputs []string
 	// PDF shapes the pdf output; zero fields take the defaults of normalizePDF.
 	PDF PDFOptions
+	// MarkdownMaxChars caps the markdown output in characters; 0 means
+	// DefaultMarkdownMaxChars.
+	MarkdownMaxChars int
+	// Block keeps sub-resources from loading; the zero value blocks nothing.
+	Block Block
 }
 
 // Image is one encoded screenshot.

@@ -128,7 +128,7 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 			ObjectKey: obj.Key, ContentType: img.ContentType, Bytes: obj.Bytes, Width: img.Width, Height: img.Height,
 			SHA256: obj.SHA256})
 	}
-	textChars := 0
+	textChars, mdChars, mdTruncated := 0, 0, false
 	for i, f := range res.Files {
 		key := artifacts.Key("batches", job.BatchID, "jobs", job.ID, f.Name)
 		var opts artifacts.PutOptions
@@ -144,8 +144,11 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 		}
 		arts = append(arts, &Artifact{ID: newID(), JobID: job.ID, Kind: f.Kind, Name: f.Name, Seq: len(res.Images) + i + 1,
 			ObjectKey: obj.Key, ContentType: f.ContentType, Bytes: obj.Bytes, SHA256: obj.SHA256})
-		if f.Kind == capture.OutputText {
+		switch f.Kind {
+		case capture.OutputText:
 			textChars = f.Chars
+		case capture.OutputMarkdown:
+			mdChars, mdTruncated = f.Chars, f.Truncated
 		}
 	}
 	timings := make(map[string]int64, len(res.Timings)+2)
@@ -154,15 +157,17 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 	}
 	timings["upload"] = time.Since(upStart).Milliseconds()
 	return &Result{
-		HTTPStatus:      res.HTTPStatus,
-		FinalURL:        res.FinalURL,
-		Title:           res.Title,
-		PageHeight:      res.PageHeight,
-		Segments:        SegmentCounts{Total: res.Segments.Total, Captured: res.Segments.Captured, Truncated: res.Segments.Truncated},
-		WaitErrors:      res.WaitErrors,
-		BlockedRequests: res.BlockedRequests,
-		TextChars:       textChars,
-		TimingsMS:       timings,
+		HTTPStatus:        res.HTTPStatus,
+		FinalURL:          res.FinalURL,
+		Title:             res.Title,
+		PageHeight:        res.PageHeight,
+		Segments:          SegmentCounts{Total: res.Segments.Total, Captured: res.Segments.Captured, Truncated: res.Segments.Truncated},
+		WaitErrors:        res.WaitErrors,
+		BlockedRequests:   res.BlockedRequests,
+		TextChars:         textChars,
+		MarkdownChars:     mdChars,
+		MarkdownTruncated: mdTruncated,
+		TimingsMS:         timings,
 	}, arts, nil
 }
 

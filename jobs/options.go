@@ -31,14 +31,13 @@ const (
 	MinPDFScale            = 0.1
 	MaxPDFScale            = 2
 	MaxPageRangesLength    = 200
+	MinMarkdownMaxChars    = 1_000
+	MaxMarkdownMaxChars    = 1_000_000
 )
-
-// OutputMarkdown is a planned output: it is recognized so asking for it gets a clear error.
-const OutputMarkdown = "markdown"
 
 // outputNames are the accepted values of options.outputs, in documentation order.
 var outputNames = []string{capture.OutputScreenshot, capture.OutputHTML, capture.OutputText,
-	capture.OutputLinks, capture.OutputMetadata, capture.OutputPDF}
+	capture.OutputLinks, capture.OutputMetadata, capture.OutputPDF, capture.OutputMarkdown}
 
 // pageRangesRe is Chromium's page range syntax, restricted to closed ranges: "1-3,5".
 var pageRangesRe = regexp.MustCompile(`^\s*\d+(\s*-\s*\d+)?(\s*,\s*\d+(\s*-\s*\d+)?)*\s*$`)
@@ -53,6 +52,16 @@ type OptionsInput struct {
 	// Outputs replaces the batch's list as a whole (lists are not merged).
 	Outputs *[]string `json:"outputs,omitempty"`
 	PDF     *PDFInput `json:"pdf,omitempty"`
+	// MarkdownMaxChars caps the markdown output.
+	MarkdownMaxChars *float64 `json:"markdown_max_chars,omitempty"`
+	// Block: an absent resource_types takes the default, an empty list blocks nothing.
+	Block *BlockInput `json:"block,omitempty"`
+}
+
+// BlockInput is the wire form of Block.
+type BlockInput struct {
+	ResourceTypes *[]string `json:"resource_types,omitempty"`
+	URLPatterns   *[]string `json:"url_patterns,omitempty"`
 }
 
 // PDFInput is the wire form of PDF.
@@ -99,7 +108,21 @@ type Options struct {
 	// Outputs is nil in jobs stored before outputs existed; that means screenshots only.
 	Outputs []string `json:"outputs,omitempty"`
 	PDF     PDF      `json:"pdf"`
+	// MarkdownMaxChars is 0 in jobs stored before it existed; that means the default.
+	MarkdownMaxChars int `json:"markdown_max_chars,omitempty"`
+	// Block is what the page must not load (absent in jobs stored before it existed: nothing).
+	Block Block `json:"block"`
 }
+
+// Block lists the sub-resources a page must not load.
+type Block struct {
+	ResourceTypes []string `json:"resource_types"`
+	URLPatterns   []string `json:"url_patterns,omitempty"`
+}
+
+// defaultBlockTypes are blocked, unless block.resource_types says otherwise, for jobs whose
+// outputs show nothing of the page's look (no screenshot, no pdf): they load faster.
+var defaultBlockTypes = []string{capture.ResourceImage, capture.ResourceFont, capture.ResourceMedia}
 
 // PDF shapes the pdf output.
 type PDF struct {
@@ -144,6 +167,9 @@ func DefaultOptions() Options {
 		TimeoutMS:  int(DefaultJobTimeout / time.Millisecond),
 		Outputs:    []string{capture.OutputScreenshot},
 		PDF:        PDF{Paper: capture.PaperA4, MarginMM: DefaultPDFMarginMM, PrintBackground: true, Scale: 1},
+
+		MarkdownMaxChars: capture.DefaultMarkdownMaxChars,
+		Block:            Block{ResourceTypes: []string{}},
 	}
 }
 
@@ -155,6 +181,11 @@ func ResolveOptions(batch *OptionsInput, batchPrefix string, target *OptionsInpu
 	var errs []FieldError
 	errs = append(errs, o.apply(batch, batchPrefix)...)
 	errs = append(errs, o.apply(target, targetPrefix)...)
+	typesGiven := func(in *OptionsInput) bool { return in != nil && in.Block != nil && in.Block.ResourceTypes != nil }
+	if !typesGiven(batch) && !typesGiven(target) &&
+		!slices.Contains(o.Outputs, capture.OutputScreenshot) && !slices.Contains(o.Outputs, capture.OutputPDF) {
+		o.Block.ResourceTypes = slices.Clone(defaultBlockTypes)
+	}
 	if len(errs) == 0 && o.Screenshot.Quality != 0 && o.Screenshot.Format == capture.FormatPNG {
 		field := targetPrefix + ".screenshot.quality"
 		if target == nil || target.Screenshot == nil || target.Screenshot.Quality == nil {
@@ -210,6 +241,10 @@ func (o *Options) apply(in *OptionsInput, prefix string) []FieldError {
 	if in.Outputs != nil {
 		v.outputs(&o.Outputs, *in.Outputs, prefix+".outputs")
 	}
+	v.intIn(&o.MarkdownMaxChars, in.MarkdownMaxChars, prefix+".markdown_max_chars", MinMarkdownMaxChars, MaxMarkdownMaxChars)
+	if b := in.Block; b != nil {
+		v.block(&o.Block, b, prefix+".block")
+	}
 	if d := in.PDF; d != nil {
 		p := prefix + ".pdf"
 		v.enum(&o.PDF.Paper, d.Paper, p+".paper", capture.Papers()...)
@@ -260,6 +295,8 @@ func (o Options) CaptureRequest(url, name string) capture.Request {
 			Paper: o.PDF.Paper, Landscape: o.PDF.Landscape, MarginMM: o.PDF.MarginMM,
 			PrintBackground: o.PDF.PrintBackground, Scale: o.PDF.Scale, PageRanges: o.PDF.PageRanges,
 		},
+		MarkdownMaxChars: o.MarkdownMaxChars,
+		Block:            capture.Block{ResourceTypes: o.Block.ResourceTypes, URLPatterns: o.Block.URLPatterns},
 	}
 }
 
@@ -294,8 +331,6 @@ func (v *validator) outputs(dst *[]string, src []string, field string) {
 	for i, o := range src {
 		f := fmt.Sprintf("%s[%d]", field, i)
 		switch {
-		case o == OutputMarkdown:
-			v.add(f, `"markdown" is not available yet; use "html" or "text"`)
 		case !slices.Contains(outputNames, o):
 			v.add(f, "must be one of "+joinQuoted(outputNames))
 		case seen[o]:
@@ -305,6 +340,44 @@ func (v *validator) outputs(dst *[]string, src []string, field string) {
 	}
 	if len(v.errs) == n {
 		*dst = slices.Clone(src)
+	}
+}
+
+// block validates block: known resource types without repeats, at most MaxBlockPatterns
+// non-empty URL patterns of at most MaxBlockPatternLength characters.
+func (v *validator) block(dst *Block, in *BlockInput, field string) {
+	if in.ResourceTypes != nil {
+		n := len(v.errs)
+		seen := map[string]bool{}
+		for i, rt := range *in.ResourceTypes {
+			f := fmt.Sprintf("%s.resource_types[%d]", field, i)
+			switch {
+			case !slices.Contains(capture.ResourceTypes(), rt):
+				v.add(f, "must be one of "+joinQuoted(capture.ResourceTypes()))
+			case seen[rt]:
+				v.add(f, fmt.Sprintf("%q is listed twice", rt))
+			}
+			seen[rt] = true
+		}
+		if len(v.errs) == n {
+			dst.ResourceTypes = append([]string{}, *in.ResourceTypes...) // [] stays [], not nil
+		}
+	}
+	if in.URLPatterns != nil {
+		ps := *in.URLPatterns
+		n := len(v.errs)
+		if len(ps) > capture.MaxBlockPatterns {
+			v.add(field+".url_patterns", fmt.Sprintf("at most %d patterns", capture.MaxBlockPatterns))
+		}
+		for i, p := range ps {
+			if p == "" || len(p) > capture.MaxBlockPatternLength {
+				v.add(fmt.Sprintf("%s.url_patterns[%d]", field, i),
+					fmt.Sprintf("must be 1 to %d characters", capture.MaxBlockPatternLength))
+			}
+		}
+		if len(v.errs) == n {
+			dst.URLPatterns = slices.Clone(ps)
+		}
 	}
 }
 

@@ -57,6 +57,9 @@ var optionsSchema = schema{
 	"timeout_ms": nil,
 	"outputs":    nil,
 	"pdf":        {"paper": nil, "landscape": nil, "margin_mm": nil, "print_background": nil, "scale": nil, "page_ranges": nil},
+
+	"markdown_max_chars": nil,
+	"block":              {"resource_types": nil, "url_patterns": nil},
 }
 
 var targetSchema = schema{"url": nil, "name": nil, "options": optionsSchema}

@@ -111,8 +111,12 @@ type Result struct {
 	BlockedRequests int      `json:"blocked_requests"`
 	WaitErrors      []string `json:"wait_errors,omitempty"`
 	// TextChars is the character count of the text output (absent without one).
-	TextChars int              `json:"text_chars,omitempty"`
-	TimingsMS map[string]int64 `json:"timings_ms"`
+	TextChars int `json:"text_chars,omitempty"`
+	// MarkdownChars is the character count of the markdown output, MarkdownTruncated whether
+	// it was cut at markdown_max_chars (both absent without one).
+	MarkdownChars     int              `json:"markdown_chars,omitempty"`
+	MarkdownTruncated bool             `json:"markdown_truncated,omitempty"`
+	TimingsMS         map[string]int64 `json:"timings_ms"`
 }
 
 // SegmentCounts says how many pieces a page needed and how many were kept.

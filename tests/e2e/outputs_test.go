@@ -19,16 +19,16 @@ func TestOutputsEndToEnd(t *testing.T) {
 
 	var bad errResp
 	code := s.do("POST", "/v1/batches", map[string]any{"urls": []string{site + "/"},
-		"options": map[string]any{"outputs": []string{"html", "markdown"}}}, &bad)
-	if code != http.StatusBadRequest || bad.Error.Field != "options.outputs[1]" || !strings.Contains(bad.Error.Message, "not available yet") {
-		t.Fatalf("markdown: status %d, error %+v", code, bad.Error)
+		"options": map[string]any{"outputs": []string{"html", "markdown"}, "markdown_max_chars": 10}}, &bad)
+	if code != http.StatusBadRequest || bad.Error.Field != "options.markdown_max_chars" {
+		t.Fatalf("markdown_max_chars 10: status %d, error %+v", code, bad.Error)
 	}
 
 	var b batchResp
 	code = s.do("POST", "/v1/batches", map[string]any{
 		"targets": []map[string]any{{"url": site + "/", "name": "home"}},
 		"options": map[string]any{
-			"outputs": []string{"screenshot", "html", "text", "links", "metadata", "pdf"},
+			"outputs": []string{"screenshot", "html", "text", "links", "metadata", "pdf", "markdown"},
 			"pdf":     map[string]any{"paper": "letter", "margin_mm": 5},
 		},
 	}, &b)
@@ -42,7 +42,9 @@ func TestOutputsEndToEnd(t *testing.T) {
 	var job struct {
 		jobResp
 		Result struct {
-			TextChars int `json:"text_chars"`
+			TextChars         int  `json:"text_chars"`
+			MarkdownChars     int  `json:"markdown_chars"`
+			MarkdownTruncated bool `json:"markdown_truncated"`
 		} `json:"result"`
 	}
 	if code := s.do("GET", "/v1/jobs/"+b.Jobs[0].ID, nil, &job); code != http.StatusOK {
@@ -51,13 +53,18 @@ func TestOutputsEndToEnd(t *testing.T) {
 	if job.Result.TextChars == 0 {
 		t.Errorf("result.text_chars = 0, want the text output's length")
 	}
+	if job.Result.MarkdownChars == 0 || job.Result.MarkdownTruncated {
+		t.Errorf("result.markdown_chars = %d, markdown_truncated = %v", job.Result.MarkdownChars, job.Result.MarkdownTruncated)
+	}
 
 	wantType := map[string]string{
 		"screenshot": "image/png", "html": "text/html; charset=utf-8", "text": "text/plain; charset=utf-8",
 		"links": "application/json", "metadata": "application/json", "pdf": "application/pdf",
+		"markdown": "text/markdown; charset=utf-8",
 	}
 	wantName := map[string]string{
 		"html": "home.html", "text": "home.txt", "links": "home-links.json", "metadata": "home-metadata.json", "pdf": "home.pdf",
+		"markdown": "home.md",
 	}
 	seen := map[string]bool{}
 	for _, a := range job.Artifacts {
@@ -94,14 +101,18 @@ func TestOutputsEndToEnd(t *testing.T) {
 			if !strings.HasPrefix(string(data), "%PDF-") {
 				t.Errorf("pdf artifact starts %.8q", data)
 			}
+		case "markdown":
+			if n := len([]rune(string(data))); n != job.Result.MarkdownChars || strings.Contains(string(data), "<script") {
+				t.Errorf("markdown artifact: %d characters (result says %d): %.200q", n, job.Result.MarkdownChars, data)
+			}
 		case "links", "metadata":
 			if !json.Valid(data) {
 				t.Errorf("%s is not JSON: %.200q", a.Name, data)
 			}
 		}
 	}
-	if len(seen) != 6 {
-		t.Errorf("artifact kinds %v, want all 6 outputs", seen)
+	if len(seen) != 7 {
+		t.Errorf("artifact kinds %v, want all 7 outputs", seen)
 	}
 }
 

@@ -1,0 +1,121 @@
+package capture
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/proto"
+)
+
+// Resource types Block.ResourceTypes accepts.
+const (
+	ResourceImage      = "image"
+	ResourceFont       = "font"
+	ResourceMedia      = "media"
+	ResourceStylesheet = "stylesheet"
+)
+
+// Block limits.
+const (
+	MaxBlockPatterns      = 50
+	MaxBlockPatternLength = 256
+)
+
+// resourceTypes maps Block.ResourceTypes values to CDP resource types.
+var resourceTypes = map[string]proto.NetworkResourceType{
+	ResourceImage:      proto.NetworkResourceTypeImage,
+	ResourceFont:       proto.NetworkResourceTypeFont,
+	ResourceMedia:      proto.NetworkResourceTypeMedia,
+	ResourceStylesheet: proto.NetworkResourceTypeStylesheet,
+}
+
+// ResourceTypes lists the accepted Block.ResourceTypes values.
+func ResourceTypes() []string {
+	return []string{ResourceImage, ResourceFont, ResourceMedia, ResourceStylesheet}
+}
+
+// Block says which sub-resources a job's page must not load. The zero value blocks nothing.
+type Block struct {
+	// ResourceTypes are failed (net::ERR_BLOCKED_BY_CLIENT) by Fetch interception limited to
+	// these types, so other requests are never paused.
+	ResourceTypes []string
+	// URLPatterns go to Network.setBlockedURLs ('*' is a wildcard).
+	URLPatterns []string
+}
+
+// applyBlock puts req's blocking in force on the tab before the navigation. The tab is reused
+// across jobs, so this always sets the state the job wants (and reset clears it after a job):
+// a job never inherits the previous job's blocking.
+func (t *tab) applyBlock(p *rod.Page, b Block) error {
+	patterns := b.URLPatterns
+	if patterns == nil {
+		patterns = []string{}
+	}
+	if t.blockedURLs == nil || !slices.Equal(patterns, t.blockedURLs) {
+		if err := (proto.NetworkSetBlockedURLs{Urls: patterns}).Call(p); err != nil {
+			t.blockedURLs = nil
+			return fmt.Errorf("set blocked URLs: %w", err)
+		}
+		t.blockedURLs = slices.Clone(patterns)
+	}
+	if slices.Equal(b.ResourceTypes, t.fetchTypes) && (len(b.ResourceTypes) > 0) == t.fetchOn {
+		return nil
+	}
+	if len(b.ResourceTypes) == 0 {
+		return t.disableFetch(p)
+	}
+	var pats []*proto.FetchRequestPattern
+	for _, rt := range b.ResourceTypes {
+		typ, ok := resourceTypes[rt]
+		if !ok {
+			return newError(CodeInternal, false, nil, "unknown resource type %q", rt)
+		}
+		pats = append(pats, &proto.FetchRequestPattern{URLPattern: "*", ResourceType: typ, RequestStage: proto.FetchRequestStageRequest})
+	}
+	// Fetch.enable replaces the patterns of an earlier call.
+	t.fetchOn = true // set first: a failed call may still have enabled it
+	if err := (proto.FetchEnable{Patterns: pats}).Call(p); err != nil {
+		return fmt.Errorf("enable request interception: %w", err)
+	}
+	t.fetchTypes = slices.Clone(b.ResourceTypes)
+	return nil
+}
+
+// disableFetch turns request interception off when it is on.
+func (t *tab) disableFetch(p *rod.Page) error {
+	if !t.fetchOn {
+		return nil
+	}
+	if err := (proto.FetchDisable{}).Call(p); err != nil {
+		return fmt.Errorf("disable request interception: %w", err)
+	}
+	t.fetchOn, t.fetchTypes = false, nil
+	return nil
+}
+
+// clearBlock lifts every block on the tab (at the end of a job, from reset).
+func (t *tab) clearBlock(p *rod.Page) error {
+	if err := t.disableFetch(p); err != nil {
+		return err
+	}
+	if len(t.blockedURLs) > 0 {
+		if err := (proto.NetworkSetBlockedURLs{Urls: []string{}}).Call(p); err != nil {
+			return fmt.Errorf("clear blocked URLs: %w", err)
+		}
+		t.blockedURLs = []string{}
+	}
+	return nil
+}
+
+// failPaused fails one intercepted request. Interception is limited to the blocked resource
+// types, so every paused request is one to block. It runs off the event loop.
+func (t *tab) failPaused(id proto.FetchRequestID) {
+	ctx, cancel := context.WithTimeout(t.ctx, cleanTimeout)
+	defer cancel()
+	err := proto.FetchFailRequest{RequestID: id, ErrorReason: proto.NetworkErrorReasonBlockedByClient}.Call(t.page.Context(ctx))
+	if err != nil {
+		t.inst.log.Debug("fail intercepted request", "err", err)
+	}
+}

@@ -48,6 +48,7 @@ type options struct {
 	chrome      string
 	lib         bool
 	verbose     bool
+	outputs     bool
 	allow       string // SNAPQ_EGRESS_ALLOW_CIDRS for the corpus sites
 }
 
@@ -57,6 +58,7 @@ func main() {
 	flag.IntVar(&o.concurrency, "concurrency", 4, "pages in flight (floor tabs = worker concurrency)")
 	flag.IntVar(&o.pages, "pages", 100, "pages in the corpus")
 	flag.StringVar(&o.addrs, "addrs", "127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5", "loopback addresses serving the corpus")
+	flag.BoolVar(&o.outputs, "outputs", true, "also measure one load for 4 outputs against one load per output")
 	flag.BoolVar(&o.verbose, "v", false, "print CPU time per page by process and the e2e time breakdown")
 	flag.BoolVar(&o.lib, "lib", false, "also measure the capture package alone (clean slate, no queue or storage)")
 	flag.StringVar(&o.chrome, "chrome", testenv.Getenv("SNAPQ_CHROME_BIN", "/usr/bin/chromium"), "chromium binary")
@@ -81,6 +83,12 @@ func run(o options) error {
 	}
 	o.allow = strings.Join(allow, ",")
 	fmt.Printf("bench: corpus of %d pages on %d loopback sites, concurrency %d, %d rounds\n", len(corpus), len(sites), o.concurrency, o.rounds)
+
+	if o.outputs {
+		if err := outputsBench(ctx, o.chrome, sites, o.concurrency); err != nil {
+			return fmt.Errorf("outputs bench: %w", err)
+		}
+	}
 
 	st, err := startStack(ctx, o)
 	if err != nil {

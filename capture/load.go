@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -121,6 +122,9 @@ func (t *tab) run(parent context.Context, req Request, cfg Config) (*Result, err
 	if err := t.applyBlock(p, req.Block); err != nil {
 		return nil, classify(parent, ctx, phaseNavigate, err)
 	}
+	if err := t.applyEmulation(p, req, res); err != nil { // emulate.go
+		return nil, classify(parent, ctx, phaseNavigate, err)
+	}
 	if err := t.navigate(p, req); err != nil {
 		if e := t.egressFailure(req.URL); e != nil {
 			return nil, e
@@ -140,6 +144,16 @@ func (t *tab) run(parent context.Context, req Request, cfg Config) (*Result, err
 		return nil, classify(parent, ctx, phaseWait, err)
 	}
 	res.WaitErrors = waitErrs
+	prepErrs, err := t.prepare(ctx, p, req, res) // prepare.go: fonts, images, hidden, scroll, edits
+	if err != nil {
+		return nil, classify(parent, ctx, phaseWait, err)
+	}
+	res.WaitErrors = append(res.WaitErrors, prepErrs...)
+	// Actions (actions.go) run before the page is measured and its document re-read, so a
+	// navigation they cause is checked by the egress lock below like any other.
+	if err := t.runActions(ctx, req, cfg, res); err != nil {
+		return nil, t.actionError(parent, ctx, err)
+	}
 	var m struct {
 		Title  string  `json:"title"`
 		Height float64 `json:"height"`
@@ -178,11 +192,11 @@ func (t *tab) run(parent context.Context, req Request, cfg Config) (*Result, err
 	start = time.Now()
 	var encode time.Duration
 	if req.wants(OutputScreenshot) {
-		shots, err := shoot(ctx, p, req, res.PageHeight, cfg.CallTimeout)
+		shots, err := shootTarget(ctx, p, req, res, cfg.CallTimeout) // element.go
 		if err != nil {
 			return nil, classify(parent, ctx, phaseCapture, err)
 		}
-		res.Images = shots.images
+		res.Images = append(res.Images, shots.images...) // after any named action screenshots
 		res.Segments = shots.segments
 		encode = shots.encode
 	}
@@ -219,15 +233,15 @@ func (t *tab) navigate(p *rod.Page, req Request) error {
 	vp := req.Viewport
 	// The tab keeps its metrics between jobs: setting the same ones again would resize and
 	// re-raster the page for nothing.
-	if vp != t.viewport {
+	if vp != t.viewport || req.Emulate.Mobile != t.mobile {
 		err := proto.EmulationSetDeviceMetricsOverride{
-			Width: vp.Width, Height: vp.Height, DeviceScaleFactor: vp.DeviceScaleFactor, Mobile: false,
+			Width: vp.Width, Height: vp.Height, DeviceScaleFactor: vp.DeviceScaleFactor, Mobile: req.Emulate.Mobile,
 		}.Call(p)
 		if err != nil {
 			t.viewport = Viewport{}
 			return fmt.Errorf("set viewport: %w", err)
 		}
-		t.viewport = vp
+		t.viewport, t.mobile = vp, req.Emulate.Mobile
 	}
 	nav, err := proto.PageNavigate{URL: req.URL}.Call(p)
 	if err != nil {
@@ -326,7 +340,7 @@ func (t *tab) wait(ctx context.Context, p *rod.Page, req Request) ([]string, err
 		}
 		err := poll(idleCtx, pollInterval, func() (bool, error) {
 			st, n := t.state()
-			return n == 0 && time.Since(st.lastNet) >= NetworkIdleQuiet, nil
+			return n == 0 && time.Since(st.lastNet) >= cmp.Or(w.NetworkIdle, NetworkIdleQuiet), nil
 		})
 		cancel()
 		switch {

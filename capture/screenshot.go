@@ -73,9 +73,16 @@ type shots struct {
 
 // shoot captures the loaded page according to req.Screenshot.
 func shoot(ctx context.Context, p *rod.Page, req Request, pageHeight int, callTimeout time.Duration) (shots, error) {
+	return shootArea(ctx, p, req, area{Width: req.Viewport.Width, Height: pageHeight}, callTimeout)
+}
+
+// shootArea captures the part of the page a covers (the whole page, or one element: see
+// element.go) according to req.Screenshot, as if that part were the page.
+func shootArea(ctx context.Context, p *rod.Page, req Request, a area, callTimeout time.Duration) (shots, error) {
 	vp, sc := req.Viewport, req.Screenshot
+	pageHeight := a.Height
 	c := capturer{ctx: ctx, p: p, format: sc.Format, quality: sc.Quality, dsf: vp.DeviceScaleFactor,
-		width: vp.Width, timeout: callTimeout}
+		width: a.Width, x: a.X, y: a.Y, timeout: callTimeout}
 	one := Segments{Total: 1, Captured: 1}
 	name := func(i int, total int) string {
 		if total == 1 {
@@ -86,7 +93,13 @@ func shoot(ctx context.Context, p *rod.Page, req Request, pageHeight int, callTi
 
 	switch sc.Mode {
 	case ModeViewport:
-		img, err := c.direct(nil, vp.Height)
+		var clip *Rect
+		h := vp.Height
+		if a.element {
+			h = min(a.Height, vp.Height)
+			clip = &Rect{Y: 0, Height: h}
+		}
+		img, err := c.direct(clip, h)
 		if err != nil {
 			return shots{}, err
 		}
@@ -95,6 +108,9 @@ func shoot(ctx context.Context, p *rod.Page, req Request, pageHeight int, callTi
 
 	case ModeFull:
 		h := max(pageHeight, vp.Height)
+		if a.element {
+			h = a.Height
+		}
 		if dh := devicePx(h, c.dsf); dh > maxHeight(sc.Format) {
 			return shots{}, newError(CodeTooTall, false, nil,
 				"the page is %d device px tall, over the %d px limit of one %s image; use mode %q",
@@ -109,6 +125,9 @@ func shoot(ctx context.Context, p *rod.Page, req Request, pageHeight int, callTi
 	}
 
 	plan := PlanSegments(pageHeight, vp.Height, sc.MaxSegments)
+	if a.element && pageHeight < vp.Height {
+		plan.Rects[0].Height = pageHeight // an element is as tall as it is, not one screen
+	}
 	out := shots{segments: Segments{Total: plan.Total, Captured: plan.Captured, Truncated: plan.Truncated}}
 	if sc.Format == FormatWebP || plan.Captured == 1 {
 		// Go cannot encode WebP, so each piece is its own clip call (each at most one
@@ -164,6 +183,7 @@ type capturer struct {
 	quality int
 	dsf     float64
 	width   int // CSS px
+	x, y    int // CSS px: where the captured area starts in the document (clip rects are relative to it)
 	timeout time.Duration
 }
 
@@ -185,7 +205,7 @@ func (c capturer) call(format string, clip *Rect, fast bool) ([]byte, error) {
 		// Clip rectangles are in CSS px; scale 1 renders them at device pixels. Capturing
 		// beyond the viewport lays the whole document out at once, without scrolling, so
 		// fixed headers stay at the top of the page.
-		req.Clip = &proto.PageViewport{X: 0, Y: float64(clip.Y), Width: float64(c.width), Height: float64(clip.Height), Scale: 1}
+		req.Clip = &proto.PageViewport{X: float64(c.x), Y: float64(c.y + clip.Y), Width: float64(c.width), Height: float64(clip.Height), Scale: 1}
 		req.CaptureBeyondViewport = true
 	}
 	res, err := req.Call(c.p.Context(cctx))

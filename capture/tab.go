@@ -24,6 +24,7 @@ type tab struct {
 	page      *rod.Page // base page; every call goes through page.Context(ctx)
 	jobs      int       // jobs run on this tab (touched only by the job holding it)
 	viewport  Viewport  // device metrics in force (kept between jobs; not state a page can read back from another job)
+	mobile    bool      // the mobile flag of those metrics (Emulate.Mobile)
 
 	// Request blocking in force (see applyBlock); touched only by the job holding the tab.
 	blockedURLs []string // nil: unknown, set on the next job

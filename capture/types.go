@@ -45,6 +45,8 @@ type Screenshot struct {
 	Format      string // png | jpeg | webp
 	Quality     int    // 1..100, jpeg/webp only; 0 = encoder default
 	MaxSegments int    // normalized with NormalizeMaxSegments
+	// Selector, when set, captures only the first matching element's box (element.go).
+	Selector string
 }
 
 // Wait says when the page counts as ready.
@@ -54,6 +56,11 @@ type Wait struct {
 	SelectorTimeout time.Duration
 	Delay           time.Duration // extra sleep after everything else
 	BestAttempt     bool          // a wait that times out is recorded, capture goes ahead
+	// Page-readiness waits added with prepare.go (zero values: off).
+	Fonts          bool          // await document.fonts.ready
+	Images         bool          // every started image loaded and decoded
+	HiddenSelector string        // wait until no visible element matches (SelectorTimeout)
+	NetworkIdle    time.Duration // quiet period for UntilNetworkIdle; 0 = NetworkIdleQuiet
 }
 
 // Request is one page to capture. The caller has validated it.
@@ -77,6 +84,15 @@ type Request struct {
 	MarkdownMaxChars int
 	// Block keeps sub-resources from loading; the zero value blocks nothing.
 	Block Block
+	// Emulate, Scroll and Prepare shape the page before capture (emulate.go, prepare.go);
+	// zero values change nothing.
+	Emulate Emulate
+	Scroll  Scroll
+	Prepare Prepare
+	// Actions run in order after the waits and before any capture (actions.go).
+	Actions []Action
+	// ActionsTimeout bounds all actions together; 0 means DefaultActionsTimeout.
+	ActionsTimeout time.Duration
 }
 
 // Image is one encoded screenshot.
@@ -110,7 +126,13 @@ type Result struct {
 	BlockedRequests int
 	// WaitErrors lists waits that timed out under BestAttempt.
 	WaitErrors []string
-	Timings    map[string]int64 // milliseconds: navigate, wait, capture, encode, total
+	// Log has one entry per emulation step, wait and page edit performed (log.go).
+	Log []LogEntry
+	// LogTruncated: more than MaxLogEntries steps were logged; the oldest were dropped.
+	LogTruncated bool
+	// Evaluations holds the values of evaluate actions, in order (actions.go).
+	Evaluations []Evaluation
+	Timings     map[string]int64 // milliseconds: navigate, wait, capture, encode, total
 }
 
 // Stable failure codes. They are part of the public API.
@@ -132,6 +154,9 @@ const (
 	// CodeCanceled: the caller's context was canceled or the Browser was closed mid-job
 	// (retryable; matches jobs' "canceled").
 	CodeCanceled = "canceled"
+	// CodeActionFailed: a required action failed (not retryable); the message names the
+	// action's index and type.
+	CodeActionFailed = "action_failed"
 )
 
 // Error is a classified capture failure.

@@ -168,6 +168,9 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 		MarkdownChars:     mdChars,
 		MarkdownTruncated: mdTruncated,
 		TimingsMS:         timings,
+		Log:               res.Log,
+		LogTruncated:      res.LogTruncated,
+		Evaluations:       res.Evaluations,
 	}, arts, nil
 }
 

@@ -56,6 +56,13 @@ type OptionsInput struct {
 	MarkdownMaxChars *float64 `json:"markdown_max_chars,omitempty"`
 	// Block: an absent resource_types takes the default, an empty list blocks nothing.
 	Block *BlockInput `json:"block,omitempty"`
+	// Page preparation (prepare.go).
+	Emulate *EmulateInput `json:"emulate,omitempty"`
+	Prepare *PrepareInput `json:"prepare,omitempty"`
+	Scroll  *ScrollInput  `json:"scroll,omitempty"`
+	// Actions replaces the batch's list as a whole (actions.go).
+	Actions          *[]ActionInput `json:"actions,omitempty"`
+	ActionsTimeoutMS *float64       `json:"actions_timeout_ms,omitempty"`
 }
 
 // BlockInput is the wire form of Block.
@@ -87,6 +94,7 @@ type ScreenshotInput struct {
 	Format      *string  `json:"format,omitempty"`
 	Quality     *float64 `json:"quality,omitempty"`
 	MaxSegments *float64 `json:"max_segments,omitempty"`
+	Selector    *string  `json:"selector,omitempty"`
 }
 
 // WaitInput is the wire form of Wait.
@@ -96,6 +104,11 @@ type WaitInput struct {
 	SelectorTimeoutMS *float64 `json:"selector_timeout_ms,omitempty"`
 	DelayMS           *float64 `json:"delay_ms,omitempty"`
 	BestAttempt       *bool    `json:"best_attempt,omitempty"`
+	// Readiness waits (prepare.go).
+	Fonts          *bool    `json:"fonts,omitempty"`
+	Images         *bool    `json:"images,omitempty"`
+	HiddenSelector *string  `json:"hidden_selector,omitempty"`
+	NetworkIdleMS  *float64 `json:"network_idle_ms,omitempty"`
 }
 
 // Options are resolved capture options: every field has its final value.
@@ -112,6 +125,13 @@ type Options struct {
 	MarkdownMaxChars int `json:"markdown_max_chars,omitempty"`
 	// Block is what the page must not load (absent in jobs stored before it existed: nothing).
 	Block Block `json:"block"`
+	// Page preparation (prepare.go); absent in jobs stored before it existed: none.
+	Emulate Emulate `json:"emulate,omitzero"`
+	Prepare Prepare `json:"prepare,omitzero"`
+	Scroll  Scroll  `json:"scroll,omitzero"`
+	// Actions run after the waits (actions.go); ActionsTimeoutMS 0 means the default.
+	Actions          []Action `json:"actions,omitempty"`
+	ActionsTimeoutMS int      `json:"actions_timeout_ms,omitempty"`
 }
 
 // Block lists the sub-resources a page must not load.
@@ -147,6 +167,7 @@ type Screenshot struct {
 	Format      string `json:"format"`
 	Quality     int    `json:"quality,omitempty"`
 	MaxSegments int    `json:"max_segments"`
+	Selector    string `json:"selector,omitempty"` // capture only this element (capture/element.go)
 }
 
 // Wait says when the page is ready.
@@ -156,6 +177,11 @@ type Wait struct {
 	SelectorTimeoutMS int    `json:"selector_timeout_ms"`
 	DelayMS           int    `json:"delay_ms"`
 	BestAttempt       bool   `json:"best_attempt"`
+	// Readiness waits (prepare.go); NetworkIdleMS 0 means capture.NetworkIdleQuiet.
+	Fonts          bool   `json:"fonts,omitempty"`
+	Images         bool   `json:"images,omitempty"`
+	HiddenSelector string `json:"hidden_selector,omitempty"`
+	NetworkIdleMS  int    `json:"network_idle_ms,omitempty"`
 }
 
 // DefaultOptions are the options of a job that asks for nothing.
@@ -181,6 +207,9 @@ func ResolveOptions(batch *OptionsInput, batchPrefix string, target *OptionsInpu
 	var errs []FieldError
 	errs = append(errs, o.apply(batch, batchPrefix)...)
 	errs = append(errs, o.apply(target, targetPrefix)...)
+	o.applyDevice(batch, target) // prepare.go
+	// actions.go
+	errs = append(errs, o.checkActionsTimeout(batch, batchPrefix, target, targetPrefix)...)
 	typesGiven := func(in *OptionsInput) bool { return in != nil && in.Block != nil && in.Block.ResourceTypes != nil }
 	if !typesGiven(batch) && !typesGiven(target) &&
 		!slices.Contains(o.Outputs, capture.OutputScreenshot) && !slices.Contains(o.Outputs, capture.OutputPDF) {
@@ -245,6 +274,11 @@ func (o *Options) apply(in *OptionsInput, prefix string) []FieldError {
 	if b := in.Block; b != nil {
 		v.block(&o.Block, b, prefix+".block")
 	}
+	o.applyPage(in, prefix, &v) // prepare.go
+	if in.Actions != nil {
+		v.actions(&o.Actions, *in.Actions, prefix+".actions") // actions.go
+	}
+	v.intIn(&o.ActionsTimeoutMS, in.ActionsTimeoutMS, prefix+".actions_timeout_ms", 1, int(MaxJobTimeout/time.Millisecond))
 	if d := in.PDF; d != nil {
 		p := prefix + ".pdf"
 		v.enum(&o.PDF.Paper, d.Paper, p+".paper", capture.Papers()...)
@@ -272,7 +306,7 @@ func (o Options) JobTimeout() time.Duration { return time.Duration(o.TimeoutMS) 
 
 // CaptureRequest turns resolved options into the renderer's request.
 func (o Options) CaptureRequest(url, name string) capture.Request {
-	return capture.Request{
+	r := capture.Request{
 		URL:     url,
 		Name:    name,
 		Timeout: o.JobTimeout(),
@@ -298,6 +332,10 @@ func (o Options) CaptureRequest(url, name string) capture.Request {
 		MarkdownMaxChars: o.MarkdownMaxChars,
 		Block:            capture.Block{ResourceTypes: o.Block.ResourceTypes, URLPatterns: o.Block.URLPatterns},
 	}
+	o.capturePage(&r) // prepare.go
+	// actions.go
+	r.Actions, r.ActionsTimeout = captureActions(o.Actions), o.actionsTimeout()
+	return r
 }
 
 // validPageRanges accepts "1-3,5": pages from 1, each range's end at least its start.

@@ -52,14 +52,24 @@ type schema map[string]schema
 
 var optionsSchema = schema{
 	"viewport":   {"width": nil, "height": nil, "device_scale_factor": nil},
-	"screenshot": {"mode": nil, "format": nil, "quality": nil, "max_segments": nil},
-	"wait":       {"until": nil, "selector": nil, "selector_timeout_ms": nil, "delay_ms": nil, "best_attempt": nil},
+	"screenshot": {"mode": nil, "format": nil, "quality": nil, "max_segments": nil, "selector": nil},
+	"wait": {"until": nil, "selector": nil, "selector_timeout_ms": nil, "delay_ms": nil, "best_attempt": nil,
+		"fonts": nil, "images": nil, "hidden_selector": nil, "network_idle_ms": nil},
 	"timeout_ms": nil,
 	"outputs":    nil,
 	"pdf":        {"paper": nil, "landscape": nil, "margin_mm": nil, "print_background": nil, "scale": nil, "page_ranges": nil},
 
 	"markdown_max_chars": nil,
 	"block":              {"resource_types": nil, "url_patterns": nil},
+
+	"emulate": {"user_agent": nil, "headers": nil, "cookies": nil, "locale": nil, "timezone": nil,
+		"color_scheme": nil, "reduced_motion": nil, "media": nil, "device": nil, "mobile": nil, "touch": nil},
+	"prepare": {"hide_selectors": nil, "remove_selectors": nil, "css": nil, "script": nil,
+		"script_required": nil, "disable_animations": nil},
+	"scroll": {"enabled": nil, "step_px": nil, "delay_ms": nil, "max_ms": nil},
+
+	"actions":            nil, // entries are checked by validator.actions
+	"actions_timeout_ms": nil,
 }
 
 var targetSchema = schema{"url": nil, "name": nil, "options": optionsSchema}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/snapq/snapq/capture"
 )
 
 // Job statuses. They are part of the public API.
@@ -117,6 +119,12 @@ type Result struct {
 	MarkdownChars     int              `json:"markdown_chars,omitempty"`
 	MarkdownTruncated bool             `json:"markdown_truncated,omitempty"`
 	TimingsMS         map[string]int64 `json:"timings_ms"`
+	// Log has one entry per step performed on the page (preparation, actions); LogTruncated
+	// says older entries were dropped past capture.MaxLogEntries.
+	Log          []capture.LogEntry `json:"log,omitempty"`
+	LogTruncated bool               `json:"log_truncated,omitempty"`
+	// Evaluations are the values of evaluate actions.
+	Evaluations []capture.Evaluation `json:"evaluations,omitempty"`
 }
 
 // SegmentCounts says how many pieces a page needed and how many were kept.

@@ -1,0 +1,300 @@
+package capture
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-rod/rod"
+)
+
+// Failure codes of page preparation. They are part of the public API.
+const (
+	// CodeScriptFailed: Prepare.Script threw or did not run and Prepare.ScriptRequired is
+	// set (not retryable).
+	CodeScriptFailed = "script_failed"
+	// CodeSelectorNotFound: Screenshot.Selector matched no element (not retryable).
+	CodeSelectorNotFound = "selector_not_found"
+)
+
+// Lazy-load scroll defaults.
+const (
+	DefaultScrollDelay = 100 * time.Millisecond
+	DefaultScrollMax   = 5 * time.Second
+)
+
+// Scroll walks the page down to its bottom before capture so lazy content loads, then back
+// to the top. The capture itself never scrolls.
+type Scroll struct {
+	Enabled bool
+	Step    int           // CSS px per step; 0 = the viewport height
+	Delay   time.Duration // pause after each step; 0 = DefaultScrollDelay
+	Max     time.Duration // bound of the walk down; 0 = DefaultScrollMax
+}
+
+// Prepare edits the page after the waits, before any output is taken.
+type Prepare struct {
+	HideSelectors     []string // visibility: hidden !important
+	RemoveSelectors   []string // removed from the DOM
+	CSS               string   // injected in a <style>
+	DisableAnimations bool     // animations and transitions off, carets transparent, videos paused
+	// Script is JavaScript (an expression or statements; a returned promise is awaited) run
+	// last. Its failure is logged and ignored unless ScriptRequired is set.
+	Script         string
+	ScriptRequired bool
+}
+
+// jsString returns s as a JavaScript string literal.
+func jsString(s string) string {
+	b, _ := json.Marshal(s) // a JSON string is a valid JS string literal
+	return string(b)
+}
+
+// readyWaits runs the waits of req.Wait that come after the load state, network idle and the
+// selector: fonts, images and hidden_selector. Each is bounded by ctx; messages of waits that
+// timed out under BestAttempt are returned.
+func readyWaits(ctx context.Context, p *rod.Page, w Wait, res *Result) ([]string, error) {
+	var waitErrs []string
+	if w.Fonts {
+		start := time.Now()
+		var ok bool
+		err := evalJSON(p, `document.fonts ? document.fonts.ready.then(() => true) : true`, &ok)
+		logStep(res, "wait.fonts", "", start, err, "")
+		if err != nil {
+			return nil, fmt.Errorf("wait for fonts: %w", err)
+		}
+	}
+	if w.Images {
+		start := time.Now()
+		n, err := waitImages(p, false)
+		logStep(res, "wait.images", "", start, err, fmt.Sprintf("%d images", n))
+		if err != nil {
+			return nil, fmt.Errorf("wait for images: %w", err)
+		}
+	}
+	if w.HiddenSelector != "" {
+		start := time.Now()
+		msg, err := waitHidden(ctx, p, w.HiddenSelector, w.SelectorTimeout)
+		lerr := err
+		if lerr == nil && msg != "" {
+			lerr = errors.New(msg)
+		}
+		logStep(res, "wait.hidden_selector", w.HiddenSelector, start, lerr, "")
+		if err != nil {
+			return nil, err
+		}
+		if msg != "" {
+			if !w.BestAttempt {
+				return nil, newError(CodeSelectorTimeout, false, nil, "%s", msg)
+			}
+			waitErrs = append(waitErrs, msg)
+		}
+	}
+	return waitErrs, nil
+}
+
+// waitImages waits until every image that has started loading is loaded and decoded. Images
+// with loading="lazy" that have not started (they are far from the viewport) are skipped
+// unless all is set, since nothing would ever load them. It returns how many it waited for.
+func waitImages(p *rod.Page, all bool) (int, error) {
+	js := `(async (all) => {
+		const imgs = Array.from(document.images).filter(i =>
+			all || i.complete || i.loading !== "lazy" || (() => {
+				const r = i.getBoundingClientRect();
+				return r.bottom > -innerHeight && r.top < 2 * innerHeight;
+			})());
+		await Promise.all(imgs.map(i => (i.complete ? Promise.resolve() :
+			new Promise(res => { i.addEventListener("load", res, {once: true}); i.addEventListener("error", res, {once: true}); }))
+			.then(() => i.naturalWidth > 0 ? i.decode().catch(() => {}) : null)));
+		return imgs.length;
+	})(` + fmt.Sprint(all) + `)`
+	var n int
+	err := evalJSON(p, js, &n)
+	return n, err
+}
+
+// waitHidden waits until no visible element matches selector. Like waitSelector, it returns a
+// message when timeout passes first and an error when ctx ends or the selector is invalid.
+func waitHidden(ctx context.Context, p *rod.Page, selector string, timeout time.Duration) (string, error) {
+	js := `(() => {
+		let els;
+		try { els = document.querySelectorAll(` + jsString(selector) + `); } catch (e) { return "invalid"; }
+		for (const el of els) {
+			const s = getComputedStyle(el), r = el.getBoundingClientRect();
+			if (s.display !== "none" && s.visibility !== "hidden" && r.width > 0 && r.height > 0) return "visible";
+		}
+		return "hidden";
+	})()`
+	sctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	state := "visible"
+	err := poll(sctx, 100*time.Millisecond, func() (bool, error) {
+		if err := evalJSON(p.Context(ctx), js, &state); err != nil {
+			return false, err
+		}
+		return state == "hidden" || state == "invalid", nil
+	})
+	switch {
+	case err == nil && state == "invalid":
+		return "", newError(CodeInvalidSelector, false, nil, "%q is not a valid CSS selector", selector)
+	case err == nil:
+		return "", nil
+	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("selector %q still visible after %s", selector, timeout), nil
+	}
+	return "", fmt.Errorf("wait for selector %q to hide: %w", selector, err)
+}
+
+// scrollPage walks the page down in steps until its (growing) bottom or s.Max, back to the
+// top, then waits for the images the walk started.
+func scrollPage(p *rod.Page, s Scroll, viewportHeight int, res *Result) error {
+	if !s.Enabled {
+		return nil
+	}
+	step, delay, maxD := s.Step, s.Delay, s.Max
+	if step <= 0 {
+		step = viewportHeight
+	}
+	if delay <= 0 {
+		delay = DefaultScrollDelay
+	}
+	if maxD <= 0 {
+		maxD = DefaultScrollMax
+	}
+	start := time.Now()
+	js := fmt.Sprintf(`(async (step, delay, maxMs) => {
+		const t0 = Date.now(), sleep = ms => new Promise(r => setTimeout(r, ms));
+		const height = () => Math.max(document.documentElement ? document.documentElement.scrollHeight : 0,
+			document.body ? document.body.scrollHeight : 0);
+		let steps = 0;
+		while (Date.now() - t0 < maxMs && scrollY + innerHeight < height()) {
+			scrollBy(0, step); steps++;
+			await sleep(delay);
+		}
+		const reached = scrollY + innerHeight >= height();
+		scrollTo(0, 0);
+		await sleep(0);
+		return {steps, reached, height: height()};
+	})(%d, %d, %d)`, step, delay.Milliseconds(), maxD.Milliseconds())
+	var out struct {
+		Steps   int  `json:"steps"`
+		Reached bool `json:"reached"`
+		Height  int  `json:"height"`
+	}
+	err := evalJSON(p, js, &out)
+	excerpt := fmt.Sprintf("%d steps, height %d px", out.Steps, out.Height)
+	if err == nil && !out.Reached {
+		excerpt += ", stopped at max_ms"
+	}
+	logStep(res, "scroll", "", start, err, excerpt)
+	if err != nil {
+		return fmt.Errorf("scroll: %w", err)
+	}
+	start = time.Now()
+	n, err := waitImages(p, true)
+	logStep(res, "wait.images", "after scroll", start, err, fmt.Sprintf("%d images", n))
+	if err != nil {
+		return fmt.Errorf("wait for images after scroll: %w", err)
+	}
+	return nil
+}
+
+// disableAnimationsCSS stops what would make two captures of one page differ.
+const disableAnimationsCSS = `*, *::before, *::after {
+	animation: none !important; transition: none !important; caret-color: transparent !important;
+}`
+
+// editPage applies req.Prepare: one injected style (hide, animations, css), removals, then the
+// script.
+func editPage(p *rod.Page, pr Prepare, res *Result) error {
+	inject := func(typ, target, css string) error {
+		start := time.Now()
+		err := evalJSON(p, `(() => {
+			const s = document.createElement("style");
+			s.setAttribute("data-snapq", "");
+			s.textContent = `+jsString(css)+`;
+			(document.head || document.documentElement).appendChild(s);
+			return true;
+		})()`, new(bool))
+		logStep(res, typ, target, start, err, "")
+		if err != nil {
+			return fmt.Errorf("%s: %w", typ, err)
+		}
+		return nil
+	}
+	for _, sel := range pr.HideSelectors {
+		// One rule per selector, so an invalid one does not void the others.
+		if err := inject("edit.hide", sel, sel+" { visibility: hidden !important; }"); err != nil {
+			return err
+		}
+	}
+	for _, sel := range pr.RemoveSelectors {
+		start := time.Now()
+		var n int
+		err := evalJSON(p, `(() => { let els; try { els = document.querySelectorAll(`+jsString(sel)+`); } catch (e) { return -1; }
+			els.forEach(e => e.remove()); return els.length; })()`, &n)
+		if err == nil && n < 0 {
+			err = newError(CodeInvalidSelector, false, nil, "%q is not a valid CSS selector", sel)
+		}
+		logStep(res, "edit.remove", sel, start, err, fmt.Sprintf("%d removed", n))
+		if err != nil {
+			return err
+		}
+	}
+	if pr.DisableAnimations {
+		if err := inject("edit.disable_animations", "", disableAnimationsCSS); err != nil {
+			return err
+		}
+		start := time.Now()
+		err := evalJSON(p, `(() => { document.querySelectorAll("video").forEach(v => v.pause());
+			if (document.getAnimations) document.getAnimations().forEach(a => { try { a.finish(); } catch (e) { a.cancel(); } });
+			return true; })()`, new(bool))
+		logStep(res, "edit.pause_media", "", start, err, "")
+		if err != nil {
+			return fmt.Errorf("pause media: %w", err)
+		}
+	}
+	if pr.CSS != "" {
+		if err := inject("edit.css", "", pr.CSS); err != nil {
+			return err
+		}
+	}
+	if pr.Script != "" {
+		start := time.Now()
+		var out any
+		// The script is the body of an async function when it is not a single expression.
+		js := `(async () => { return await (0, eval)(` + jsString(pr.Script) + `); })()`
+		err := evalJSON(p, js, &out)
+		excerpt := ""
+		if err == nil && out != nil {
+			b, _ := json.Marshal(out)
+			excerpt = string(b) // cut by the log (MaxLogExcerpt)
+		}
+		logStep(res, "edit.script", "", start, err, excerpt)
+		if err != nil && p.GetContext().Err() != nil {
+			return err // the job ended: not the script's failure
+		}
+		if err != nil && pr.ScriptRequired {
+			return newError(CodeScriptFailed, false, err, "the prepare script failed")
+		}
+	}
+	return nil
+}
+
+// prepare runs, after the load-state waits, the readiness waits, the lazy-load scroll and the
+// page edits, in that order. Messages of waits that timed out under BestAttempt are returned.
+func (t *tab) prepare(ctx context.Context, p *rod.Page, req Request, res *Result) ([]string, error) {
+	waitErrs, err := readyWaits(ctx, p, req.Wait, res)
+	if err != nil {
+		return nil, err
+	}
+	if err := scrollPage(p, req.Scroll, req.Viewport.Height, res); err != nil {
+		return nil, err
+	}
+	if err := editPage(p, req.Prepare, res); err != nil {
+		return nil, err
+	}
+	return waitErrs, nil
+}

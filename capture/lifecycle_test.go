@@ -67,19 +67,29 @@ func TestRendererCrashFailsFast(t *testing.T) {
 			Wait: Wait{Selector: "#x", SelectorTimeout: 20 * time.Second}})
 		done <- err
 	}()
-	time.Sleep(500 * time.Millisecond)
-	b.mu.Lock()
-	inst := b.inst
-	b.mu.Unlock()
-	inst.mu.Lock()
+	// Wait until the job is past navigation and in its selector wait; a fixed sleep
+	// was too short on a loaded machine.
 	var running *tab
-	for _, tb := range inst.byTarget {
-		running = tb
+	for deadline := time.Now().Add(10 * time.Second); running == nil; {
+		if time.Now().After(deadline) {
+			t.Fatal("the job never loaded its page")
+		}
+		time.Sleep(50 * time.Millisecond)
+		b.mu.Lock()
+		inst := b.inst
+		b.mu.Unlock()
+		if inst == nil {
+			continue
+		}
+		inst.mu.Lock()
+		for _, tb := range inst.byTarget {
+			if st, _ := tb.state(); st.sawDocument && st.status == 200 {
+				running = tb
+			}
+		}
+		inst.mu.Unlock()
 	}
-	inst.mu.Unlock()
-	if running == nil {
-		t.Fatal("no tab is running")
-	}
+	time.Sleep(300 * time.Millisecond)
 	start := time.Now()
 	go func() {
 		// Page.crash never answers: the renderer is gone.

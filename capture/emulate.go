@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -48,6 +49,13 @@ const maxTouchPoints = 5
 // sets something.
 func (t *tab) applyEmulation(p *rod.Page, req Request, res *Result) error {
 	e := req.Emulate
+	// The overrides live on the tab and survive navigations, so a job that wants none on a
+	// tab that has none (the common case) sends nothing but its cookies.
+	key := emulationKey(e)
+	if key == noEmulation && t.emulated == noEmulation {
+		return t.setCookies(p, e, res)
+	}
+	t.emulated = "?" // unknown until every override below is applied
 	step := func(typ, target string, active bool, call func() error) error {
 		start := time.Now()
 		err := call()
@@ -108,6 +116,29 @@ func (t *tab) applyEmulation(p *rod.Page, req Request, res *Result) error {
 	}); err != nil {
 		return err
 	}
+	if err := t.setCookies(p, e, res); err != nil {
+		return err
+	}
+	t.emulated = key
+	if e.Mobile {
+		logStep(res, "emulate.mobile", "", time.Now(), nil, "")
+	}
+	return nil
+}
+
+// noEmulation is the key of a tab without overrides, as a new tab starts.
+var noEmulation = emulationKey(Emulate{})
+
+// emulationKey identifies the overrides of e (cookies are per job and not included).
+func emulationKey(e Emulate) string {
+	e.Cookies = nil
+	b, _ := json.Marshal(e)
+	return string(b)
+}
+
+// setCookies adds the job's cookies to the tab's browser context; the clean slate between jobs
+// removes them.
+func (t *tab) setCookies(p *rod.Page, e Emulate, res *Result) error {
 	if len(e.Cookies) > 0 {
 		cookies := make([]*proto.NetworkCookieParam, len(e.Cookies))
 		names := make([]string, len(e.Cookies))
@@ -119,16 +150,13 @@ func (t *tab) applyEmulation(p *rod.Page, req Request, res *Result) error {
 			}
 			cookies[i], names[i] = cp, c.Name
 		}
-		err := step("emulate.cookies", strings.Join(names, ","), true, func() error {
-			// browserContextId is only accepted on the browser target.
-			return proto.StorageSetCookies{Cookies: cookies, BrowserContextID: t.contextID}.Call(t.inst.rb.Context(p.GetContext()))
-		})
+		start := time.Now()
+		// browserContextId is only accepted on the browser target.
+		err := proto.StorageSetCookies{Cookies: cookies, BrowserContextID: t.contextID}.Call(t.inst.rb.Context(p.GetContext()))
+		logStep(res, "emulate.cookies", strings.Join(names, ","), start, err, "")
 		if err != nil {
-			return err
+			return fmt.Errorf("emulate.cookies: %w", err)
 		}
-	}
-	if e.Mobile {
-		logStep(res, "emulate.mobile", "", time.Now(), nil, "")
 	}
 	return nil
 }

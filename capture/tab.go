@@ -23,6 +23,7 @@ type tab struct {
 	contextID proto.BrowserBrowserContextID
 	page      *rod.Page // base page; every call goes through page.Context(ctx)
 	jobs      int       // jobs run on this tab (touched only by the job holding it)
+	emulated  string    // emulationKey of the overrides in force (noEmulation on a new tab)
 	viewport  Viewport  // device metrics in force (kept between jobs; not state a page can read back from another job)
 	mobile    bool      // the mobile flag of those metrics (Emulate.Mobile)
 
@@ -77,7 +78,8 @@ func newTab(ctx context.Context, inst *instance) (t *tab, err error) {
 		}
 		return nil, fmt.Errorf("create browser context: %w", err)
 	}
-	t = &tab{inst: inst, contextID: bc.BrowserContextID, origins: map[string]struct{}{}, egress: sess}
+	t = &tab{inst: inst, contextID: bc.BrowserContextID, origins: map[string]struct{}{}, egress: sess,
+		emulated: noEmulation}
 	t.ctx, t.cancel = context.WithCancelCause(inst.ctx)
 	defer func() {
 		if err != nil {

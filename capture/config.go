@@ -13,7 +13,7 @@ import (
 	"github.com/go-rod/rod/lib/launcher/flags"
 )
 
-// Defaults for Config. cmd/ maps SNAPQ_CHROME_BIN, SNAPQ_CHROME_REMOTE_URL, … onto the fields.
+// Defaults for Config. cmd/ maps SNAPQ_CHROME_BIN, SNAPQ_CHROME_URL, … onto the fields.
 const (
 	DefaultChromeBin           = "/usr/bin/chromium"
 	DefaultTabs                = 2

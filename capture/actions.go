@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-rod/rod"
-	"github.com/go-rod/rod/lib/cdp"
 	"github.com/go-rod/rod/lib/input"
 	"github.com/go-rod/rod/lib/proto"
 )
@@ -349,65 +348,15 @@ func typeRune(p *rod.Page, r rune) error {
 }
 
 // waitSelectorState waits until selector matches a visible element, or, with hidden, until
-// none is visible.
+// none is visible; a timeout is an error.
 func waitSelectorState(ctx context.Context, p *rod.Page, selector string, hidden bool, timeout time.Duration) error {
-	if !hidden {
-		deadline := time.Now().Add(timeout)
-		msg, err := waitSelector(ctx, p, selector, timeout)
-		for navigatingError(err) && time.Now().Before(deadline) { // cut off by a navigation
-			if err := sleep(ctx, pollInterval); err != nil {
-				return err
-			}
-			msg, err = waitSelector(ctx, p, selector, max(time.Until(deadline), time.Millisecond))
-		}
-		if err != nil {
-			return err
-		}
-		if msg != "" {
-			return errors.New(msg)
-		}
-		return nil
-	}
-	lit, err := json.Marshal(selector)
-	if err != nil {
-		return err
-	}
-	js := `(() => {
-		let els;
-		try { els = document.querySelectorAll(` + string(lit) + `); } catch (e) { return "invalid"; }
-		for (const el of els) {
-			const s = getComputedStyle(el), r = el.getBoundingClientRect();
-			if (s.display !== "none" && s.visibility !== "hidden" && r.width > 0 && r.height > 0) return "visible";
-		}
-		return "hidden";
-	})()`
-	sctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	state := "visible"
-	err = poll(sctx, 100*time.Millisecond, func() (bool, error) {
-		if err := evalJSON(p.Context(ctx), js, &state); err != nil {
-			if navigatingError(err) {
-				return false, nil
-			}
-			return false, err
-		}
-		return state == "hidden" || state == "invalid", nil
-	})
-	switch {
-	case err == nil && state == "invalid":
-		return newError(CodeInvalidSelector, false, nil, "%q is not a valid CSS selector", selector)
-	case err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("selector %q still visible after %s", selector, timeout)
+	msg, err := waitSelector(ctx, p, selector, hidden, timeout)
+	if err == nil && msg != "" {
+		err = errors.New(msg)
 	}
 	return err
 }
 
-// navigatingError reports an evaluation cut off by a navigation of the page: the next try
-// reaches the new document.
-func navigatingError(err error) bool {
-	var ce *cdp.Error
-	return errors.As(err, &ce) && ce.Code == -32000 && strings.Contains(ce.Message, "navigated or closed")
-}
 
 const docMarker = "__snapqActionsDoc"
 

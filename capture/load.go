@@ -353,7 +353,7 @@ func (t *tab) wait(ctx context.Context, p *rod.Page, req Request) ([]string, err
 	}
 
 	if w.Selector != "" {
-		msg, err := waitSelector(ctx, p, w.Selector, w.SelectorTimeout)
+		msg, err := waitSelector(ctx, p, w.Selector, false, w.SelectorTimeout)
 		if err != nil {
 			return nil, err
 		}
@@ -373,34 +373,40 @@ func (t *tab) wait(ctx context.Context, p *rod.Page, req Request) ([]string, err
 	return waitErrs, nil
 }
 
-// waitSelector waits until selector matches a visible element. It returns a message when the
-// selector timeout passes first, an error when the job itself ends or the selector is invalid.
-func waitSelector(ctx context.Context, p *rod.Page, selector string, timeout time.Duration) (string, error) {
-	lit, err := json.Marshal(selector) // a JSON string is a valid JS string literal
-	if err != nil {
-		return "", err
-	}
+// waitSelector waits until selector matches a visible element or, with hidden, until no
+// match is visible. It returns a message when the timeout passes first, an error when the job
+// itself ends or the selector is invalid.
+func waitSelector(ctx context.Context, p *rod.Page, selector string, hidden bool, timeout time.Duration) (string, error) {
 	js := `(() => {
-		let el;
-		try { el = document.querySelector(` + string(lit) + `); } catch (e) { return "invalid"; }
-		if (!el) return "missing";
-		const s = getComputedStyle(el), r = el.getBoundingClientRect();
-		return s.display !== "none" && s.visibility !== "hidden" && r.width > 0 && r.height > 0 ? "visible" : "hidden";
+		let els;
+		try { els = document.querySelectorAll(` + jsString(selector) + `); } catch (e) { return "invalid"; }
+		if (els.length === 0) return "missing";
+		for (const el of els) {
+			const s = getComputedStyle(el), r = el.getBoundingClientRect();
+			if (s.display !== "none" && s.visibility !== "hidden" && r.width > 0 && r.height > 0) return "visible";
+		}
+		return "hidden";
 	})()`
 	sctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	state := "missing"
-	err = poll(sctx, 100*time.Millisecond, func() (bool, error) {
+	state := ""
+	err := poll(sctx, 100*time.Millisecond, func() (bool, error) {
 		if err := evalJSON(p.Context(ctx), js, &state); err != nil {
 			return false, err
 		}
-		return state == "visible" || state == "invalid", nil
+		done := state == "visible"
+		if hidden {
+			done = state == "missing" || state == "hidden"
+		}
+		return done || state == "invalid", nil
 	})
 	switch {
 	case err == nil && state == "invalid":
 		return "", newError(CodeInvalidSelector, false, nil, "%q is not a valid CSS selector", selector)
 	case err == nil:
 		return "", nil
+	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && hidden:
+		return fmt.Sprintf("selector %q still visible after %s", selector, timeout), nil
 	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
 		return fmt.Sprintf("selector %q not visible after %s (%s)", selector, timeout, state), nil
 	}
@@ -427,14 +433,23 @@ func poll(ctx context.Context, interval time.Duration, check func() (bool, error
 	}
 }
 
-// transientEvalError reports an evaluation that failed because the document was being replaced.
+// transientEvalError reports an evaluation that failed because the document was being replaced
+// (its context destroyed, or the evaluation cut off by a navigation): the next try reaches the
+// new document.
 func transientEvalError(err error) bool {
 	var ce *cdp.Error
 	if errors.As(err, &ce) {
 		return ce.Code == cdp.ErrCtxDestroyed.Code &&
-			(ce.Message == cdp.ErrCtxDestroyed.Message || ce.Message == cdp.ErrCtxNotFound.Message)
+			(ce.Message == cdp.ErrCtxDestroyed.Message || ce.Message == cdp.ErrCtxNotFound.Message) ||
+			navigatingError(err)
 	}
 	return false
+}
+
+// navigatingError reports an evaluation cut off by a navigation of the page.
+func navigatingError(err error) bool {
+	var ce *cdp.Error
+	return errors.As(err, &ce) && ce.Code == -32000 && strings.Contains(ce.Message, "navigated or closed")
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

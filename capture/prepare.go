@@ -76,7 +76,7 @@ func readyWaits(ctx context.Context, p *rod.Page, w Wait, res *Result) ([]string
 	}
 	if w.HiddenSelector != "" {
 		start := time.Now()
-		msg, err := waitHidden(ctx, p, w.HiddenSelector, w.SelectorTimeout)
+		msg, err := waitSelector(ctx, p, w.HiddenSelector, true, w.SelectorTimeout)
 		lerr := err
 		if lerr == nil && msg != "" {
 			lerr = errors.New(msg)
@@ -113,38 +113,6 @@ func waitImages(p *rod.Page, all bool) (int, error) {
 	var n int
 	err := evalJSON(p, js, &n)
 	return n, err
-}
-
-// waitHidden waits until no visible element matches selector. Like waitSelector, it returns a
-// message when timeout passes first and an error when ctx ends or the selector is invalid.
-func waitHidden(ctx context.Context, p *rod.Page, selector string, timeout time.Duration) (string, error) {
-	js := `(() => {
-		let els;
-		try { els = document.querySelectorAll(` + jsString(selector) + `); } catch (e) { return "invalid"; }
-		for (const el of els) {
-			const s = getComputedStyle(el), r = el.getBoundingClientRect();
-			if (s.display !== "none" && s.visibility !== "hidden" && r.width > 0 && r.height > 0) return "visible";
-		}
-		return "hidden";
-	})()`
-	sctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	state := "visible"
-	err := poll(sctx, 100*time.Millisecond, func() (bool, error) {
-		if err := evalJSON(p.Context(ctx), js, &state); err != nil {
-			return false, err
-		}
-		return state == "hidden" || state == "invalid", nil
-	})
-	switch {
-	case err == nil && state == "invalid":
-		return "", newError(CodeInvalidSelector, false, nil, "%q is not a valid CSS selector", selector)
-	case err == nil:
-		return "", nil
-	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
-		return fmt.Sprintf("selector %q still visible after %s", selector, timeout), nil
-	}
-	return "", fmt.Errorf("wait for selector %q to hide: %w", selector, err)
 }
 
 // scrollPage walks the page down in steps until its (growing) bottom or s.Max, back to the

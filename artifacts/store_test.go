@@ -3,7 +3,6 @@ package artifacts_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/snapq/snapq/artifacts"
+	"github.com/snapq/snapq/internal/testenv"
 )
 
 // testConfig describes the local MinIO started by scripts/services.sh, with a
@@ -35,17 +35,8 @@ func testConfig(t *testing.T) artifacts.Config {
 	cfg.AccessKey = env("SNAPQ_S3_ACCESS_KEY", "snapq")
 	cfg.SecretKey = env("SNAPQ_S3_SECRET_KEY", "snapqsecret")
 	cfg.UseSSL = env("SNAPQ_S3_USE_SSL", "false") == "true"
-	cfg.Bucket = "snapq-test-" + randomHex(t, 6)
+	cfg.Bucket = "snapq-test-" + testenv.RandomSuffix(6)
 	return cfg
-}
-
-func randomHex(t *testing.T, n int) string {
-	t.Helper()
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b)
 }
 
 // requireMinIO fails under CI=true and skips elsewhere when nothing listens on
@@ -57,11 +48,7 @@ func requireMinIO(t *testing.T, cfg artifacts.Config) {
 		conn.Close()
 		return
 	}
-	msg := "MinIO is not reachable at " + cfg.Endpoint + " (" + err.Error() + "); start it with `scripts/services.sh up`"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	testenv.Unavailable(t, "MinIO at "+cfg.Endpoint, err)
 }
 
 // setup returns a Store on a fresh bucket that is removed with its objects

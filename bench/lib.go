@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"sync"
 	"time"
 
 	"github.com/snapq/snapq/capture"
@@ -31,33 +29,7 @@ func newLib(ctx context.Context, chrome string, tabs int) (*lib, error) {
 func (l *lib) close() { _ = l.b.Close() }
 
 func (l *lib) run(ctx context.Context, urls []string) (time.Duration, error) {
-	work := make(chan string)
-	var mu sync.Mutex
-	var firstErr error
-	var wg sync.WaitGroup
-	start := time.Now()
-	for range l.tabs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for u := range work {
-				cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-				_, err := l.b.Capture(cctx, capture.Request{URL: u, Name: "lib"})
-				cancel()
-				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = fmt.Errorf("lib %s: %w", u, err)
-					}
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for _, u := range urls {
-		work <- u
-	}
-	close(work)
-	wg.Wait()
-	return time.Since(start), firstErr
+	return l.runRequests(ctx, urls, func(u string) []capture.Request {
+		return []capture.Request{{URL: u, Name: "lib"}}
+	})
 }

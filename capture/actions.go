@@ -357,7 +357,6 @@ func waitSelectorState(ctx context.Context, p *rod.Page, selector string, hidden
 	return err
 }
 
-
 const docMarker = "__snapqActionsDoc"
 
 // markDocument tags the current document so waitNavigation sees it replaced.

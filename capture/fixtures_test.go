@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"golang.org/x/image/webp"
+
+	"github.com/snapq/snapq/internal/testenv"
 )
 
 // The integration tests share one fixture server (loopback only) and one Browser.
@@ -44,10 +46,7 @@ func TestMain(m *testing.M) {
 func needChromium(t *testing.T) {
 	t.Helper()
 	if err := checkExecutable(DefaultChromeBin); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("chromium is required under CI=true: %v", err)
-		}
-		t.Skipf("chromium not available: %v", err)
+		testenv.Unavailable(t, "chromium", err)
 	}
 }
 

@@ -354,14 +354,11 @@ func (t *tab) wait(ctx context.Context, p *rod.Page, req Request) ([]string, err
 
 	if w.Selector != "" {
 		msg, err := waitSelector(ctx, p, w.Selector, false, w.SelectorTimeout)
+		if err == nil {
+			err = selectorTimedOut(msg, w.BestAttempt, &waitErrs)
+		}
 		if err != nil {
 			return nil, err
-		}
-		if msg != "" {
-			if !w.BestAttempt {
-				return nil, newError(CodeSelectorTimeout, false, nil, "%s", msg)
-			}
-			waitErrs = append(waitErrs, msg)
 		}
 	}
 
@@ -371,6 +368,19 @@ func (t *tab) wait(ctx context.Context, p *rod.Page, req Request) ([]string, err
 		}
 	}
 	return waitErrs, nil
+}
+
+// selectorTimedOut turns a selector wait's timeout message into selector_timeout, or with
+// bestAttempt records it in waitErrs and lets the capture go ahead.
+func selectorTimedOut(msg string, bestAttempt bool, waitErrs *[]string) error {
+	switch {
+	case msg == "":
+		return nil
+	case !bestAttempt:
+		return newError(CodeSelectorTimeout, false, nil, "%s", msg)
+	}
+	*waitErrs = append(*waitErrs, msg)
+	return nil
 }
 
 // waitSelector waits until selector matches a visible element or, with hidden, until no

@@ -82,14 +82,11 @@ func readyWaits(ctx context.Context, p *rod.Page, w Wait, res *Result) ([]string
 			lerr = errors.New(msg)
 		}
 		logStep(res, "wait.hidden_selector", w.HiddenSelector, start, lerr, "")
+		if err == nil {
+			err = selectorTimedOut(msg, w.BestAttempt, &waitErrs)
+		}
 		if err != nil {
 			return nil, err
-		}
-		if msg != "" {
-			if !w.BestAttempt {
-				return nil, newError(CodeSelectorTimeout, false, nil, "%s", msg)
-			}
-			waitErrs = append(waitErrs, msg)
 		}
 	}
 	return waitErrs, nil

@@ -65,22 +65,23 @@ func (q *AsynqQueue) Close() error {
 
 // Enqueue implements Queue.
 func (q *AsynqQueue) Enqueue(ctx context.Context, jobID string, timeout time.Duration) error {
-	payload, err := json.Marshal(CapturePayload{JobID: jobID})
+	return q.enqueue(ctx, KindCapture, CapturePayload{JobID: jobID}, jobID,
+		asynq.Queue(QueueCapture), asynq.MaxRetry(q.cfg.MaxRetry), asynq.Timeout(timeout+taskSlack))
+}
+
+// enqueue submits a task whose id is id; a task that already exists is not an
+// error (re-enqueueing is how the reconciler and retries stay idempotent).
+func (q *AsynqQueue) enqueue(ctx context.Context, kind string, payload any, id string, opts ...asynq.Option) error {
+	raw, err := json.Marshal(payload)
 	if err != nil {
 		return err
 	}
-	task := asynq.NewTask(KindCapture, payload)
-	_, err = q.client.EnqueueContext(ctx, task,
-		asynq.TaskID(jobID),
-		asynq.Queue(QueueCapture),
-		asynq.MaxRetry(q.cfg.MaxRetry),
-		asynq.Timeout(timeout+taskSlack),
-	)
+	_, err = q.client.EnqueueContext(ctx, asynq.NewTask(kind, raw), append(opts, asynq.TaskID(id))...)
 	if errors.Is(err, asynq.ErrTaskIDConflict) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("enqueue job %s: %w", jobID, err)
+		return fmt.Errorf("enqueue %s %s: %w", kind, id, err)
 	}
 	return nil
 }

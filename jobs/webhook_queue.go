@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -50,23 +49,8 @@ var _ WebhookQueue = (*AsynqQueue)(nil)
 
 // EnqueueWebhook implements WebhookQueue; retries: QueueConfig.WebhookMaxRetry.
 func (q *AsynqQueue) EnqueueWebhook(ctx context.Context, deliveryID string) error {
-	payload, err := json.Marshal(WebhookPayload{DeliveryID: deliveryID})
-	if err != nil {
-		return err
-	}
-	_, err = q.client.EnqueueContext(ctx, asynq.NewTask(KindWebhook, payload),
-		asynq.TaskID(deliveryID),
-		asynq.Queue(QueueWebhooks),
-		asynq.MaxRetry(max(q.cfg.WebhookMaxRetry, 0)),
-		asynq.Timeout(webhookTaskTimeout),
-	)
-	if errors.Is(err, asynq.ErrTaskIDConflict) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("enqueue webhook delivery %s: %w", deliveryID, err)
-	}
-	return nil
+	return q.enqueue(ctx, KindWebhook, WebhookPayload{DeliveryID: deliveryID}, deliveryID,
+		asynq.Queue(QueueWebhooks), asynq.MaxRetry(max(q.cfg.WebhookMaxRetry, 0)), asynq.Timeout(webhookTaskTimeout))
 }
 
 // WebhookTaskState implements WebhookQueue.

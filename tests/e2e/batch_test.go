@@ -4,14 +4,14 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"image"
 	_ "image/jpeg"
 	_ "image/png"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"strings"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -90,6 +90,23 @@ func closedPortURL(t *testing.T) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	return "http://" + addr + "/"
+}
+
+// waitRunning waits until some job of the batch is running.
+func (s *stack) waitRunning(id string) {
+	s.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var cur batchResp
+		s.do("GET", "/v1/batches/"+id, nil, &cur)
+		if cur.Counts["running"] > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("no job started within 60 s: %v", cur.Counts)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func (s *stack) waitBatch(id string, timeout time.Duration) batchResp {
@@ -230,46 +247,14 @@ func TestBatchEndToEnd(t *testing.T) {
 	}
 }
 
-func pad3(n int) string {
-	s := "00" + itoa(n)
-	return s[len(s)-3:]
-}
+func pad3(n int) string { return fmt.Sprintf("%03d", n) }
 
-func itoa(n int) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-		if n == 0 {
-			return string(b[i:])
-		}
-	}
-}
+func itoa(n int) string { return strconv.Itoa(n) }
 
 // download follows the API's 302 to the presigned URL and returns the bytes.
 func download(t *testing.T, apiURL string) []byte {
 	t.Helper()
-	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := noFollow.Get(apiURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	loc := resp.Header.Get("Location")
-	if resp.StatusCode != http.StatusFound || !strings.Contains(loc, "X-Amz-Signature=") {
-		t.Fatalf("GET %s: status %d, Location %q; want 302 to a presigned URL", apiURL, resp.StatusCode, loc)
-	}
-	resp, err = http.Get(loc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET presigned: status %d, %v", resp.StatusCode, err)
-	}
+	data, _ := downloadWithHeaders(t, apiURL)
 	return data
 }
 
@@ -290,18 +275,7 @@ func TestWorkerKilledMidBatch(t *testing.T) {
 		t.Fatalf("submit: %d", code)
 	}
 	// Kill the worker while jobs are running.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		var cur batchResp
-		s.do("GET", "/v1/batches/"+b.ID, nil, &cur)
-		if cur.Counts["running"] > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no job started within 60 s: %v", cur.Counts)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	s.waitRunning(b.ID)
 	s.stop("worker", syscall.SIGKILL)
 	var mid batchResp
 	s.do("GET", "/v1/batches/"+b.ID, nil, &mid)

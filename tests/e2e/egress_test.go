@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/snapq/snapq/internal/fixtures"
+	"github.com/snapq/snapq/internal/testenv"
 )
 
 // canary is an HTTP server on 127.0.0.1 that counts every connection it
@@ -48,7 +49,7 @@ func guardSite(t *testing.T, canaryURL string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.2:0")
 	if err != nil {
-		t.Skipf("cannot listen on 127.0.0.2 (needs Linux loopback routing of 127/8): %v", err)
+		testenv.Unavailable(t, "a listener on "+"127.0.0.2", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", fixtures.Handler())
@@ -152,7 +153,7 @@ func TestEgressGuard(t *testing.T) {
 func TestEgressKeepsErrorsDistinct(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.2:0")
 	if err != nil {
-		t.Skipf("cannot listen on 127.0.0.2: %v", err)
+		testenv.Unavailable(t, "a listener on "+"127.0.0.2", err)
 	}
 	closed := "http://" + ln.Addr().String() + "/"
 	ln.Close()

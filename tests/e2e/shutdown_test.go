@@ -21,18 +21,7 @@ func TestWorkerGracefulShutdown(t *testing.T) {
 	if code := s.do("POST", "/v1/batches", map[string]any{"targets": targets}, &b); code != http.StatusAccepted {
 		t.Fatalf("submit: %d", code)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		var cur batchResp
-		s.do("GET", "/v1/batches/"+b.ID, nil, &cur)
-		if cur.Counts["running"] > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no job started within 60 s: %v", cur.Counts)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	s.waitRunning(b.ID)
 	start := time.Now()
 	s.stop("worker", syscall.SIGTERM)
 	if took := time.Since(start); took > 25*time.Second {

@@ -52,7 +52,7 @@ func serve(t *testing.T, addr string, h http.Handler, c *counter) net.Listener {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		t.Skipf("listen %s: %v", addr, err)
+		testenv.Unavailable(t, "a listener on "+addr, err)
 	}
 	srv := &http.Server{Handler: h, ConnState: func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew && c != nil {

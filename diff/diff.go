@@ -1,0 +1,321 @@
+package diff
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"image"
+	"math"
+)
+
+const (
+	// DefaultThreshold is the per-pixel colour distance (0–1, in YIQ space)
+	// used when Options.Threshold is 0: pixelmatch's default.
+	DefaultThreshold = 0.1
+	// ExactThreshold asks for an exact colour match (threshold 0); any
+	// negative Threshold means the same.
+	ExactThreshold = -1.0
+	// MaxPixels bounds the canvas (width × height of the union of both
+	// images) so a corrupt size cannot exhaust memory: 2^28 pixels, ten
+	// times a 1280×20,000 page.
+	MaxPixels = 1 << 28
+	// fadeAlpha is the opacity of the first image in the diff image.
+	fadeAlpha = 0.1
+)
+
+// Stable errors; match them with errors.Is.
+var (
+	ErrNilImage       = errors.New("diff: nil image")
+	ErrInvalidOptions = errors.New("diff: invalid options")
+	ErrTooLarge       = errors.New("diff: image too large")
+)
+
+// Colours of the diff image (opaque RGB).
+var (
+	diffRGB = [3]byte{255, 0, 0}   // a counted difference (also outside one image)
+	aaRGB   = [3]byte{255, 255, 0} // a difference explained by anti-aliasing
+	maskRGB = [3]byte{0, 96, 255}  // a masked (ignored) pixel
+)
+
+// Options tunes Compare. The zero value means pixelmatch's defaults
+// (threshold 0.1, anti-aliasing detected) without a diff image.
+type Options struct {
+	// Threshold is the per-pixel colour distance, 0–1, above which a pixel
+	// differs (0.1 allows small changes of shade, e.g. 26 levels of gray).
+	// 0 means DefaultThreshold; a negative value (ExactThreshold) means
+	// exactly 0, any change of colour counts.
+	Threshold float64
+	// IncludeAA counts anti-aliased pixels as differences instead of
+	// detecting and excusing them.
+	IncludeAA bool
+	// Mask lists regions, in canvas coordinates with the origin at the top
+	// left of both images, that are neither compared nor counted. Parts
+	// outside the canvas are ignored.
+	Mask []image.Rectangle
+	// DiffImage renders Result.Diff.
+	DiffImage bool
+}
+
+// DefaultOptions are pixelmatch's defaults with a diff image.
+func DefaultOptions() Options {
+	return Options{Threshold: DefaultThreshold, DiffImage: true}
+}
+
+// Validate reports a Threshold that is NaN or above 1.
+func (o Options) Validate() error {
+	if math.IsNaN(o.Threshold) || o.Threshold > 1 {
+		return fmt.Errorf("%w: threshold %v is not within 0–1", ErrInvalidOptions, o.Threshold)
+	}
+	return nil
+}
+
+// threshold resolves the zero value and the exact sentinel.
+func (o Options) threshold() float64 {
+	switch {
+	case o.Threshold < 0:
+		return 0
+	case o.Threshold == 0:
+		return DefaultThreshold
+	}
+	return o.Threshold
+}
+
+// Result is the outcome of one comparison.
+type Result struct {
+	// Width and Height are the canvas compared: the union of both sizes.
+	Width, Height int
+	// SizeA and SizeB are the sizes of the two images.
+	SizeA, SizeB image.Point
+	// SizeMismatch is set when the sizes differ; the pixels outside either
+	// image are then counted in DiffPixels.
+	SizeMismatch bool
+	// DiffPixels counts the pixels that differ (anti-aliasing excused
+	// unless Options.IncludeAA, masked pixels excluded).
+	DiffPixels int
+	// AAPixels counts differing pixels excused as anti-aliasing.
+	AAPixels int
+	// MaskedPixels counts the canvas pixels covered by Options.Mask.
+	MaskedPixels int
+	// Ratio is DiffPixels / (Width × Height), 0 for an empty canvas.
+	Ratio float64
+	// Bounds is the smallest rectangle holding every differing pixel;
+	// empty when there is none.
+	Bounds image.Rectangle
+	// Diff is the diff image (canvas size) when Options.DiffImage is set:
+	// differences red, anti-aliasing yellow, masked pixels blue, the rest a
+	// faded grayscale copy of the first image.
+	Diff *image.NRGBA
+}
+
+// Passes reports whether r is within the allowed ratio of differing
+// pixels (Ratio <= maxRatio). A size mismatch never passes, nor does a nil
+// result.
+func Passes(r *Result, maxRatio float64) bool {
+	return r != nil && !r.SizeMismatch && r.Ratio <= maxRatio
+}
+
+// Compare compares a with b pixel by pixel, both anchored at their top-left
+// corner. A size difference is reported in the Result, never as an error;
+// errors are only ErrNilImage, ErrInvalidOptions and ErrTooLarge.
+func Compare(a, b image.Image, opts Options) (*Result, error) {
+	if a == nil || b == nil {
+		return nil, ErrNilImage
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	sa, sb := a.Bounds().Size(), b.Bounds().Size()
+	w, h := max(sa.X, sb.X), max(sa.Y, sb.Y)
+	if int64(w)*int64(h) > MaxPixels {
+		return nil, fmt.Errorf("%w: %d×%d canvas exceeds %d pixels", ErrTooLarge, w, h, MaxPixels)
+	}
+	ra, rb := toRaster(a), toRaster(b)
+	// Both views are cut to the overlap, whose size bounds the neighbour
+	// look-ups of anti-aliasing detection.
+	w0, h0 := min(ra.w, rb.w), min(ra.h, rb.h)
+	ra.w, ra.h, rb.w, rb.h = w0, h0, w0, h0
+	t := opts.threshold()
+	c := &comparer{
+		a: ra, b: rb, w: w, h: h,
+		maxDelta:  maxYIQDelta * t * t,
+		includeAA: opts.IncludeAA,
+		res:       &Result{Width: w, Height: h, SizeA: sa, SizeB: sb, SizeMismatch: sa != sb},
+		minX:      w, minY: h, maxX: -1, maxY: -1,
+	}
+	canvas := image.Rect(0, 0, w, h)
+	for _, m := range opts.Mask {
+		if m = m.Intersect(canvas); !m.Empty() {
+			c.mask = append(c.mask, m)
+		}
+	}
+	if len(c.mask) > 0 {
+		c.rowMask = make([]bool, w)
+	}
+	if opts.DiffImage {
+		c.out = image.NewNRGBA(canvas)
+	}
+	for y := range h {
+		c.compareRow(y)
+	}
+	r := c.res
+	if w*h > 0 {
+		r.Ratio = float64(r.DiffPixels) / float64(w*h)
+	}
+	if c.maxX >= 0 {
+		r.Bounds = image.Rect(c.minX, c.minY, c.maxX+1, c.maxY+1)
+	}
+	r.Diff = c.out
+	return r, nil
+}
+
+// comparer holds the state of one Compare call.
+type comparer struct {
+	a, b      raster // views of the overlap
+	w, h      int    // canvas
+	maxDelta  float64
+	includeAA bool
+	mask      []image.Rectangle // clipped to the canvas, non-empty
+	rowMask   []bool            // masked pixels of the current row
+	out       *image.NRGBA
+	res       *Result
+
+	minX, minY, maxX, maxY int // bounds of the differing pixels
+
+	grayKey uint32 // memo of the last faded pixel: pages repeat colours
+	grayVal byte
+	grayOK  bool
+}
+
+// compareRow compares canvas row y and draws it into the diff image.
+func (c *comparer) compareRow(y int) {
+	masked := c.maskRow(y)
+	var out []byte
+	if c.out != nil {
+		out = c.out.Pix[y*c.out.Stride : y*c.out.Stride+4*c.w]
+	}
+	x := 0
+	if y < c.a.h {
+		w0 := c.a.w
+		ra, rb := c.a.row(y), c.b.row(y)
+		if bytes.Equal(ra, rb) {
+			if out != nil {
+				c.fadeRow(ra, out[:4*w0])
+			}
+		} else {
+			c.compareSpan(y, ra, rb, masked, out)
+		}
+		x = w0
+	}
+	for ; x < c.w; x++ { // outside one of the images
+		if masked != nil && masked[x] {
+			continue
+		}
+		c.count(x, y)
+		if out != nil {
+			paint(out, 4*x, diffRGB)
+		}
+	}
+	if masked != nil && out != nil {
+		for x, m := range masked {
+			if m {
+				paint(out, 4*x, maskRGB)
+			}
+		}
+	}
+}
+
+// compareSpan runs pixelmatch over the overlap part of row y, whose bytes
+// differ somewhere.
+func (c *comparer) compareSpan(y int, ra, rb []byte, masked []bool, out []byte) {
+	for x := 0; x < c.a.w; x++ {
+		i := 4 * x
+		if masked != nil && masked[x] {
+			continue
+		}
+		if binary.LittleEndian.Uint32(ra[i:]) == binary.LittleEndian.Uint32(rb[i:]) {
+			if out != nil {
+				c.fade(ra, out, i)
+			}
+			continue
+		}
+		delta := colorDelta(ra, rb, i, i)
+		if math.Abs(delta) <= c.maxDelta {
+			if out != nil {
+				c.fade(ra, out, i)
+			}
+			continue
+		}
+		if !c.includeAA && (antialiased(c.a, c.b, x, y) || antialiased(c.b, c.a, x, y)) {
+			c.res.AAPixels++
+			if out != nil {
+				paint(out, i, aaRGB)
+			}
+			continue
+		}
+		c.count(x, y)
+		if out != nil {
+			paint(out, i, diffRGB)
+		}
+	}
+}
+
+// count records a differing pixel.
+func (c *comparer) count(x, y int) {
+	c.res.DiffPixels++
+	c.minX, c.maxX = min(c.minX, x), max(c.maxX, x)
+	c.minY, c.maxY = min(c.minY, y), max(c.maxY, y)
+}
+
+// maskRow marks the masked pixels of row y in c.rowMask and returns it, or
+// nil when no mask covers the row.
+func (c *comparer) maskRow(y int) []bool {
+	hit := false
+	for _, m := range c.mask {
+		if y >= m.Min.Y && y < m.Max.Y {
+			if !hit {
+				clear(c.rowMask)
+				hit = true
+			}
+			for x := m.Min.X; x < m.Max.X; x++ {
+				c.rowMask[x] = true
+			}
+		}
+	}
+	if !hit {
+		return nil
+	}
+	for _, m := range c.rowMask {
+		if m {
+			c.res.MaskedPixels++
+		}
+	}
+	return c.rowMask
+}
+
+// fadeRow draws every pixel of src faded into dst.
+func (c *comparer) fadeRow(src, dst []byte) {
+	for i := 0; i < len(src); i += 4 {
+		c.fade(src, dst, i)
+	}
+}
+
+// fade draws pixel i of src as pixelmatch's gray pixel: its luma blended
+// with white at opacity fadeAlpha·alpha, truncated to a byte as pixelmatch's
+// command line (pngjs buffers) does.
+func (c *comparer) fade(src, dst []byte, i int) {
+	key := binary.LittleEndian.Uint32(src[i:])
+	if !c.grayOK || key != c.grayKey {
+		y := rgb2y(float64(src[i]), float64(src[i+1]), float64(src[i+2]))
+		c.grayKey, c.grayVal, c.grayOK = key, byte(blend(y, fadeAlpha*float64(src[i+3])/255)), true
+	}
+	v := c.grayVal
+	d := dst[i : i+4 : i+4]
+	d[0], d[1], d[2], d[3] = v, v, v, 255
+}
+
+// paint draws an opaque colour at byte offset i.
+func paint(dst []byte, i int, rgb [3]byte) {
+	d := dst[i : i+4 : i+4]
+	d[0], d[1], d[2], d[3] = rgb[0], rgb[1], rgb[2], 255
+}

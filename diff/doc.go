@@ -1,0 +1,54 @@
+// Package diff compares two screenshots pixel by pixel for snapq's visual
+// regression runs: it counts the pixels that differ, tells anti-aliasing
+// apart from real changes, and renders a diff image for people to review.
+//
+// It exists as a leaf package (standard library only) so that the worker,
+// the API and the bench can all use the same comparison, and so the
+// algorithm can be unit-tested on synthetic images without any service.
+//
+// # Algorithm
+//
+// Compare is a port of mapbox/pixelmatch (ISC licence, v5/v6 semantics):
+//
+//   - Colour distance is the squared distance in the YIQ colour space
+//     (Kotsarenko & Ramos, "Measuring perceived color difference using YIQ
+//     NTSC transmission color space in mobile applications"), with weights
+//     0.5053·Y² + 0.299·I² + 0.1957·Q². Semi-transparent pixels are first
+//     blended with white. The largest possible distance is 35215, so a pixel
+//     differs when its distance exceeds 35215·t², t being Options.Threshold.
+//   - A differing pixel is anti-aliasing (Vysniauskas 2009, "Anti-aliased
+//     pixel and intensity slope detector") when, in either image, it has at
+//     most two equal neighbours, both a darker and a brighter neighbour, and
+//     the darkest or the brightest neighbour has three or more equal
+//     neighbours in both images. Such pixels are counted in AAPixels, not in
+//     DiffPixels, unless Options.IncludeAA is set.
+//   - The diff image shows differing pixels in red, anti-aliased pixels in
+//     yellow, masked pixels in blue, and every other pixel as a faded
+//     grayscale copy of the first image (its luma blended with white at
+//     opacity 0.1), as pixelmatch does.
+//
+// Differences from pixelmatch, all additive:
+//
+//   - Images of different sizes are compared on the union canvas anchored
+//     at their top-left corners: the overlap is compared as above (its size
+//     is the image size for neighbour look-ups), every canvas pixel outside
+//     one of the images counts as different, and Result.SizeMismatch is set.
+//     Nothing panics and no error is returned for a size change.
+//   - Options.Mask lists rectangles (canvas coordinates, origin at the top
+//     left of both images) that are neither compared nor counted.
+//   - Rows whose bytes are equal in both images are skipped with one memory
+//     comparison, and equal pixels with one 32-bit comparison; this is exact
+//     (an equal pixel never differs, and anti-aliasing detection is only run
+//     for differing pixels), and makes tall pages with small changes cheap.
+//
+// # Options
+//
+// The zero Options means pixelmatch's defaults: Threshold 0 stands for
+// DefaultThreshold (0.1) and anti-aliasing is detected. To ask for an exact
+// colour match (threshold 0) set Threshold to ExactThreshold (any negative
+// value). DiffImage selects whether the diff image is rendered; it costs one
+// NRGBA image of the canvas size (4 bytes per pixel).
+//
+// Passes applies the per-image gate: the ratio of differing pixels must not
+// exceed the allowed ratio, and a size mismatch never passes.
+package diff

@@ -1,0 +1,78 @@
+package diff
+
+import (
+	"image"
+	"image/color"
+	"image/draw"
+)
+
+// raster is straight-alpha (non-premultiplied) RGBA bytes, 4 per pixel,
+// rows stride bytes apart, with the origin at (0, 0).
+type raster struct {
+	pix    []byte
+	stride int
+	w, h   int
+}
+
+// row returns the bytes of row y.
+func (r raster) row(y int) []byte {
+	off := y * r.stride
+	return r.pix[off : off+4*r.w : off+4*r.w]
+}
+
+// toRaster gives img's pixels as straight-alpha RGBA bytes, sharing the
+// image's memory when it already has that layout (NRGBA, or RGBA that is
+// fully opaque, where premultiplied and straight alpha coincide) and
+// converting once otherwise.
+func toRaster(img image.Image) raster {
+	b := img.Bounds()
+	w, h := b.Dx(), b.Dy()
+	switch m := img.(type) {
+	case *image.NRGBA:
+		return raster{pix: m.Pix[m.PixOffset(b.Min.X, b.Min.Y):], stride: m.Stride, w: w, h: h}
+	case *image.RGBA:
+		if opaque(m.Pix, m.Stride, m.PixOffset(b.Min.X, b.Min.Y), w, h) {
+			return raster{pix: m.Pix[m.PixOffset(b.Min.X, b.Min.Y):], stride: m.Stride, w: w, h: h}
+		}
+	case *image.Paletted:
+		return palettedRaster(m)
+	}
+	dst := image.NewNRGBA(image.Rect(0, 0, w, h))
+	draw.Draw(dst, dst.Rect, img, b.Min, draw.Src)
+	return raster{pix: dst.Pix, stride: dst.Stride, w: w, h: h}
+}
+
+// opaque reports whether every alpha byte of the w×h pixels at off is 255.
+func opaque(pix []byte, stride, off, w, h int) bool {
+	for y := range h {
+		row := pix[off+y*stride : off+y*stride+4*w]
+		for i := 3; i < len(row); i += 4 {
+			if row[i] != 0xff {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// palettedRaster expands a paletted image through a straight-alpha copy of
+// its palette (indices past the palette's end are transparent black, as
+// image.Paletted.At reports them).
+func palettedRaster(m *image.Paletted) raster {
+	var lut [256][4]byte
+	for i, c := range m.Palette {
+		n := color.NRGBAModel.Convert(c).(color.NRGBA)
+		lut[i] = [4]byte{n.R, n.G, n.B, n.A}
+	}
+	b := m.Bounds()
+	w, h := b.Dx(), b.Dy()
+	out := make([]byte, 4*w*h)
+	for y := range h {
+		src := m.Pix[m.PixOffset(b.Min.X, b.Min.Y+y):]
+		dst := out[4*w*y : 4*w*(y+1)]
+		for x := range w {
+			copy(dst[4*x:4*x+4], lut[src[x]][:])
+		}
+	}
+	return raster{pix: out, stride: 4 * w, w: w, h: h}
+}

@@ -185,6 +185,8 @@ type comparer struct {
 	grayKey uint32 // memo of the last faded pixel: pages repeat colours
 	grayVal byte
 	grayOK  bool
+
+	prevFaded bool // the previous row's overlap was drawn by fadeRow alone
 }
 
 // compareRow compares canvas row y and draws it into the diff image.
@@ -198,13 +200,14 @@ func (c *comparer) compareRow(y int) {
 	if y < c.a.h {
 		w0 := c.a.w
 		ra, rb := c.a.row(y), c.b.row(y)
-		if bytes.Equal(ra, rb) {
-			if out != nil {
-				c.fadeRow(ra, out[:4*w0])
-			}
-		} else {
+		same := bytes.Equal(ra, rb)
+		if same && out != nil {
+			c.fadeRowOnce(y, ra, out[:4*w0])
+		}
+		if !same {
 			c.compareSpan(y, ra, rb, masked, out)
 		}
+		c.prevFaded = same && out != nil && masked == nil
 		x = w0
 	}
 	for ; x < c.w; x++ { // outside one of the images
@@ -293,6 +296,18 @@ func (c *comparer) maskRow(y int) []bool {
 	return c.rowMask
 }
 
+// fadeRowOnce fades row y of the first image into dst, copying the row
+// above when both rows of the first image are equal (blank lines, flat
+// backgrounds) and the row above was faded alone.
+func (c *comparer) fadeRowOnce(y int, src, dst []byte) {
+	if c.prevFaded && bytes.Equal(src, c.a.row(y-1)) {
+		above := c.out.Pix[(y-1)*c.out.Stride:]
+		copy(dst, above[:len(dst)])
+		return
+	}
+	c.fadeRow(src, dst)
+}
+
 // fadeRow draws every pixel of src faded into dst.
 func (c *comparer) fadeRow(src, dst []byte) {
 	for i := 0; i < len(src); i += 4 {
@@ -305,6 +320,12 @@ func (c *comparer) fadeRow(src, dst []byte) {
 // command line (pngjs buffers) does.
 func (c *comparer) fade(src, dst []byte, i int) {
 	key := binary.LittleEndian.Uint32(src[i:])
+	if r := src[i]; key == uint32(r)*0x010101|0xff000000 { // opaque gray: text and backgrounds
+		v := fadedGray[r]
+		d := dst[i : i+4 : i+4]
+		d[0], d[1], d[2], d[3] = v, v, v, 255
+		return
+	}
 	if !c.grayOK || key != c.grayKey {
 		y := rgb2y(float64(src[i]), float64(src[i+1]), float64(src[i+2]))
 		c.grayKey, c.grayVal, c.grayOK = key, byte(blend(y, fadeAlpha*float64(src[i+3])/255)), true
@@ -313,6 +334,16 @@ func (c *comparer) fade(src, dst []byte, i int) {
 	d := dst[i : i+4 : i+4]
 	d[0], d[1], d[2], d[3] = v, v, v, 255
 }
+
+// fadedGray is fade's result for the opaque gray pixels (v, v, v, 255),
+// computed with the same arithmetic.
+var fadedGray = func() (t [256]byte) {
+	for v := range t {
+		f := float64(v)
+		t[v] = byte(blend(rgb2y(f, f, f), fadeAlpha*255/255))
+	}
+	return t
+}()
 
 // paint draws an opaque colour at byte offset i.
 func paint(dst []byte, i int, rgb [3]byte) {

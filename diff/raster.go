@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"encoding/binary"
 	"image"
 	"image/color"
 	"image/draw"
@@ -44,12 +45,17 @@ func toRaster(img image.Image) raster {
 
 // opaque reports whether every alpha byte of the w×h pixels at off is 255.
 func opaque(pix []byte, stride, off, w, h int) bool {
+	const alphas = 0xff000000_ff000000
 	for y := range h {
 		row := pix[off+y*stride : off+y*stride+4*w]
-		for i := 3; i < len(row); i += 4 {
-			if row[i] != 0xff {
+		for len(row) >= 8 {
+			if binary.LittleEndian.Uint64(row)&alphas != alphas {
 				return false
 			}
+			row = row[8:]
+		}
+		if len(row) == 4 && row[3] != 0xff {
+			return false
 		}
 	}
 	return true

@@ -1,0 +1,112 @@
+package diff
+
+import (
+	"image"
+	"image/color"
+	"math/rand/v2"
+	"testing"
+)
+
+// reference is pixelmatch's main loop without any of Compare's shortcuts
+// (no row or pixel skipping, no gray memo), over same-size NRGBA images.
+func reference(a, b *image.NRGBA, threshold float64, includeAA bool) (diffs, aa int, out *image.NRGBA) {
+	ra, rb := toRaster(a), toRaster(b)
+	w, h := ra.w, ra.h
+	out = image.NewNRGBA(a.Rect)
+	maxDelta := maxYIQDelta * threshold * threshold
+	for y := range h {
+		for x := range w {
+			pos := y*ra.stride + 4*x
+			delta := colorDelta(ra.pix, rb.pix, pos, pos)
+			o := out.Pix[pos : pos+4]
+			switch {
+			case delta > maxDelta || -delta > maxDelta:
+				if !includeAA && (antialiased(ra, rb, x, y) || antialiased(rb, ra, x, y)) {
+					aa++
+					copy(o, []byte{255, 255, 0, 255})
+				} else {
+					diffs++
+					copy(o, []byte{255, 0, 0, 255})
+				}
+			default:
+				p := ra.pix[pos:]
+				v := byte(blend(rgb2y(float64(p[0]), float64(p[1]), float64(p[2])), 0.1*float64(p[3])/255))
+				copy(o, []byte{v, v, v, 255})
+			}
+		}
+	}
+	return diffs, aa, out
+}
+
+// noisyPair makes a page-like image (few colours, runs, repeated rows,
+// some translucent pixels) and a copy with scattered edits, shifted runs and noise.
+func noisyPair(rng *rand.Rand, w, h int) (*image.NRGBA, *image.NRGBA) {
+	colors := []color.NRGBA{{255, 255, 255, 255}, {0, 0, 0, 255}, {128, 128, 128, 255}, {200, 30, 30, 255}, {20, 20, 220, 120}, {240, 240, 240, 255}}
+	a := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		if y > 0 && rng.IntN(3) == 0 { // repeated rows, as blank lines are
+			copy(a.Pix[y*a.Stride:(y+1)*a.Stride], a.Pix[(y-1)*a.Stride:y*a.Stride])
+			continue
+		}
+		c := colors[0]
+		for x := range w {
+			if rng.IntN(4) == 0 {
+				c = colors[rng.IntN(len(colors))]
+			}
+			a.SetNRGBA(x, y, c)
+		}
+	}
+	b := image.NewNRGBA(a.Rect)
+	copy(b.Pix, a.Pix)
+	for range w * h / 10 {
+		x, y := rng.IntN(w), rng.IntN(h)
+		switch rng.IntN(3) {
+		case 0:
+			b.SetNRGBA(x, y, colors[rng.IntN(len(colors))])
+		case 1:
+			if x > 0 {
+				b.SetNRGBA(x, y, a.NRGBAAt(x-1, y)) // shift by one pixel
+			}
+		default:
+			c := a.NRGBAAt(x, y)
+			c.R += uint8(rng.IntN(40))
+			b.SetNRGBA(x, y, c)
+		}
+	}
+	return a, b
+}
+
+// TestMatchesReference checks Compare's shortcuts against the plain loop.
+func TestMatchesReference(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	var totalDiff, totalAA int
+	for i := range 40 {
+		w, h := 1+rng.IntN(40), 1+rng.IntN(40)
+		a, b := noisyPair(rng, w, h)
+		for _, includeAA := range []bool{false, true} {
+			for _, th := range []float64{0, 0.05, 0.1, 0.3} {
+				o := Options{Threshold: th, IncludeAA: includeAA, DiffImage: true}
+				if th == 0 {
+					o.Threshold = ExactThreshold
+				}
+				r := mustCompare(t, a, b, o)
+				wantDiff, wantAA, wantOut := reference(a, b, th, includeAA)
+				if r.DiffPixels != wantDiff || r.AAPixels != wantAA {
+					t.Fatalf("case %d %dx%d th %v aa %v: got diff %d aa %d, reference %d %d",
+						i, w, h, th, includeAA, r.DiffPixels, r.AAPixels, wantDiff, wantAA)
+				}
+				totalDiff, totalAA = totalDiff+wantDiff, totalAA+wantAA
+				for p := range wantOut.Pix {
+					if wantOut.Pix[p] != r.Diff.Pix[p] {
+						t.Fatalf("case %d th %v: diff image byte %d is %d, reference %d", i, th, p, r.Diff.Pix[p], wantOut.Pix[p])
+					}
+				}
+			}
+		}
+	}
+	if totalDiff == 0 || totalAA == 0 {
+		t.Fatalf("the cases exercise too little: %d diffs, %d anti-aliased", totalDiff, totalAA)
+	}
+	t.Logf("%d diffs, %d anti-aliased pixels across the cases", totalDiff, totalAA)
+}

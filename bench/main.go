@@ -12,6 +12,9 @@
 //	(b) e2e:   API → Redis → worker → MinIO → status succeeded, with snapq's
 //	    clean slate per job
 //
+// First, with no services, the pixel diff of visual regression is measured
+// against a naive image.At comparison (bench/diff.go; -diff-only stops there).
+//
 // Both run at the same concurrency, interleaved over several rounds. The last
 // line is "bench: e2e/floor = R".
 package main
@@ -49,6 +52,7 @@ type options struct {
 	lib         bool
 	verbose     bool
 	outputs     bool
+	diffOnly    bool
 	allow       string // SNAPQ_EGRESS_ALLOW_CIDRS for the corpus sites
 }
 
@@ -62,7 +66,15 @@ func main() {
 	flag.BoolVar(&o.verbose, "v", false, "print CPU time per page by process and the e2e time breakdown")
 	flag.BoolVar(&o.lib, "lib", false, "also measure the capture package alone (clean slate, no queue or storage)")
 	flag.StringVar(&o.chrome, "chrome", testenv.Getenv("SNAPQ_CHROME_BIN", "/usr/bin/chromium"), "chromium binary")
+	flag.BoolVar(&o.diffOnly, "diff-only", false, "only measure the pixel diff (needs no services)")
 	flag.Parse()
+	if err := diffBench(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	if o.diffOnly {
+		return
+	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)

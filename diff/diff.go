@@ -142,6 +142,7 @@ func Compare(a, b image.Image, opts Options) (*Result, error) {
 		includeAA: opts.IncludeAA,
 		res:       &Result{Width: w, Height: h, SizeA: sa, SizeB: sb, SizeMismatch: sa != sb},
 		minX:      w, minY: h, maxX: -1, maxY: -1,
+		grayKey: 0xffffffff,
 	}
 	canvas := image.Rect(0, 0, w, h)
 	for _, m := range opts.Mask {
@@ -182,9 +183,8 @@ type comparer struct {
 
 	minX, minY, maxX, maxY int // bounds of the differing pixels
 
-	grayKey uint32 // memo of the last faded pixel: pages repeat colours
-	grayVal byte
-	grayOK  bool
+	grayKey uint32 // memo of faded: the last non-gray pixel (opaque white,
+	grayVal uint32 // a gray, at first: never looked up) and its result
 
 	prevFaded bool // the previous row's overlap was drawn by fadeRow alone
 }
@@ -308,39 +308,59 @@ func (c *comparer) fadeRowOnce(y int, src, dst []byte) {
 	c.fadeRow(src, dst)
 }
 
-// fadeRow draws every pixel of src faded into dst.
+// fadeRow draws every pixel of src faded into dst (faded, inlined by hand).
 func (c *comparer) fadeRow(src, dst []byte) {
-	for i := 0; i < len(src); i += 4 {
-		c.fade(src, dst, i)
+	dst = dst[:len(src)]
+	key, val := c.grayKey, c.grayVal
+	for i := 0; i+4 <= len(src); i += 4 {
+		p := binary.LittleEndian.Uint32(src[i:])
+		if r := p & 0xff; p == r*0x010101|0xff000000 {
+			binary.LittleEndian.PutUint32(dst[i:], fadedGray[r])
+			continue
+		}
+		if p != key {
+			key, val = p, fadedColor(p)
+		}
+		binary.LittleEndian.PutUint32(dst[i:], val)
 	}
+	c.grayKey, c.grayVal = key, val
 }
 
-// fade draws pixel i of src as pixelmatch's gray pixel: its luma blended
-// with white at opacity fadeAlpha·alpha, truncated to a byte as pixelmatch's
-// command line (pngjs buffers) does.
+// fade draws the pixel at byte offset i of src faded into dst.
 func (c *comparer) fade(src, dst []byte, i int) {
-	key := binary.LittleEndian.Uint32(src[i:])
-	if r := src[i]; key == uint32(r)*0x010101|0xff000000 { // opaque gray: text and backgrounds
-		v := fadedGray[r]
-		d := dst[i : i+4 : i+4]
-		d[0], d[1], d[2], d[3] = v, v, v, 255
-		return
-	}
-	if !c.grayOK || key != c.grayKey {
-		y := rgb2y(float64(src[i]), float64(src[i+1]), float64(src[i+2]))
-		c.grayKey, c.grayVal, c.grayOK = key, byte(blend(y, fadeAlpha*float64(src[i+3])/255)), true
-	}
-	v := c.grayVal
-	d := dst[i : i+4 : i+4]
-	d[0], d[1], d[2], d[3] = v, v, v, 255
+	binary.LittleEndian.PutUint32(dst[i:], c.faded(binary.LittleEndian.Uint32(src[i:])))
 }
 
-// fadedGray is fade's result for the opaque gray pixels (v, v, v, 255),
-// computed with the same arithmetic.
-var fadedGray = func() (t [256]byte) {
+// faded returns pixelmatch's gray pixel for p (bytes R, G, B, A from the
+// lowest): its luma blended with white at opacity fadeAlpha·alpha,
+// truncated to a byte as pixelmatch's command line (pngjs buffers) does.
+// The last non-gray colour is memoized: pages repeat colours in runs.
+func (c *comparer) faded(p uint32) uint32 {
+	if r := p & 0xff; p == r*0x010101|0xff000000 { // opaque gray: text and backgrounds
+		return fadedGray[r]
+	}
+	if p != c.grayKey {
+		c.grayKey, c.grayVal = p, fadedColor(p)
+	}
+	return c.grayVal
+}
+
+// fadedColor computes faded's result (kept out of line so faded inlines).
+//
+//go:noinline
+func fadedColor(p uint32) uint32 {
+	y := rgb2y(float64(p&0xff), float64(p>>8&0xff), float64(p>>16&0xff))
+	return grayWord(byte(blend(y, fadeAlpha*float64(p>>24)/255)))
+}
+
+// grayWord is the opaque gray pixel (v, v, v, 255) as a little-endian word.
+func grayWord(v byte) uint32 { return uint32(v)*0x010101 | 0xff000000 }
+
+// fadedGray is faded's result for the opaque gray pixels, computed with the
+// same arithmetic.
+var fadedGray = func() (t [256]uint32) {
 	for v := range t {
-		f := float64(v)
-		t[v] = byte(blend(rgb2y(f, f, f), fadeAlpha*255/255))
+		t[v] = fadedColor(grayWord(byte(v)))
 	}
 	return t
 }()

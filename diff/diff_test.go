@@ -262,8 +262,10 @@ func TestMask(t *testing.T) {
 	if r.MaskedPixels != 49+25 {
 		t.Fatalf("masked %d, want 74", r.MaskedPixels)
 	}
-	if got := pixel(t, r, 7, 7); got != (color.NRGBA{0, 96, 255, 255}) {
-		t.Fatalf("masked pixel drawn %v, want the mask colour", got)
+	for _, p := range []image.Point{{7, 7}, {4, 4}} { // a changed row and an identical one
+		if got := pixel(t, r, p.X, p.Y); got != (color.NRGBA{0, 96, 255, 255}) {
+			t.Fatalf("masked pixel %v drawn %v, want the mask colour", p, got)
+		}
 	}
 	// A mask over the extra rows of a taller image excuses them.
 	o.Mask = []image.Rectangle{image.Rect(0, 10, 10, 15)}
@@ -322,9 +324,15 @@ func TestImageTypes(t *testing.T) {
 			t.Fatalf("%T: diff %d bounds %v mismatch %v, want 1 at (3,4)", img, r.DiffPixels, r.Bounds, r.SizeMismatch)
 		}
 	}
-	r := mustCompare(t, half, half, Options{Threshold: ExactThreshold})
+	straight := image.NewNRGBA(half.Rect)
+	straight.SetNRGBA(0, 0, color.NRGBA{127, 127, 127, 128})
+	r := mustCompare(t, half, straight, Options{Threshold: ExactThreshold})
 	if r.DiffPixels != 0 {
-		t.Fatalf("translucent RGBA vs itself: diff %d", r.DiffPixels)
+		t.Fatalf("translucent RGBA vs the same straight-alpha colour: diff %d", r.DiffPixels)
+	}
+	straight.SetNRGBA(0, 0, color.NRGBA{64, 64, 64, 128}) // the premultiplied bytes, read as straight
+	if r = mustCompare(t, half, straight, Options{Threshold: ExactThreshold}); r.DiffPixels != 1 {
+		t.Fatalf("premultiplied bytes must not be taken as straight alpha: diff %d", r.DiffPixels)
 	}
 }
 

@@ -110,3 +110,28 @@ func TestMatchesReference(t *testing.T) {
 	}
 	t.Logf("%d diffs, %d anti-aliased pixels across the cases", totalDiff, totalAA)
 }
+
+// TestSizeMismatchComparesOverlap checks that a larger second image is
+// compared on the overlap exactly as its crop would be, plus the extra
+// pixels counted as different.
+func TestSizeMismatchComparesOverlap(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 10 {
+		w, h := 2+rng.IntN(30), 2+rng.IntN(30)
+		a, b := noisyPair(rng, w, h)
+		bigger, _ := noisyPair(rng, w+3, h+2)
+		for y := range h {
+			copy(bigger.Pix[y*bigger.Stride:], b.Pix[y*b.Stride:y*b.Stride+4*w])
+		}
+		want := mustCompare(t, a, b, DefaultOptions())
+		got := mustCompare(t, a, bigger, DefaultOptions())
+		extra := (w+3)*(h+2) - w*h
+		if !got.SizeMismatch || got.DiffPixels != want.DiffPixels+extra || got.AAPixels != want.AAPixels {
+			t.Fatalf("%dx%d: got diff %d aa %d, want %d+%d and %d", w, h, got.DiffPixels, got.AAPixels, want.DiffPixels, extra, want.AAPixels)
+		}
+		if got.SizeA != image.Pt(w, h) || got.SizeB != image.Pt(w+3, h+2) {
+			t.Fatalf("sizes %v %v", got.SizeA, got.SizeB)
+		}
+	}
+}

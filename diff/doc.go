@@ -17,17 +17,19 @@
 //     blended with white. The largest possible distance is 35215, so a pixel
 //     differs when its distance exceeds 35215·t², t being Options.Threshold.
 //   - A differing pixel is anti-aliasing (Vysniauskas 2009, "Anti-aliased
-//     pixel and intensity slope detector") when, in either image, it has at
-//     most two equal neighbours, both a darker and a brighter neighbour, and
-//     the darkest or the brightest neighbour has three or more equal
-//     neighbours in both images. Such pixels are counted in AAPixels, not in
+//     pixel and intensity slope detector") when, in either image, at most two
+//     of its neighbours have its brightness (pixels on the edge count one
+//     more), it has both darker and brighter neighbours, and the darkest or
+//     the brightest neighbour has three or more neighbours of exactly its
+//     colour in both images. Such pixels are counted in AAPixels, not in
 //     DiffPixels, unless Options.IncludeAA is set.
 //   - The diff image shows differing pixels in red, anti-aliased pixels in
 //     yellow, masked pixels in blue, and every other pixel as a faded
 //     grayscale copy of the first image (its luma blended with white at
 //     opacity 0.1), as pixelmatch does.
 //
-// Differences from pixelmatch, all additive:
+// Differences from pixelmatch: its options diffColorAlt and diffMask are
+// not offered and the fade opacity is fixed at 0.1; the rest is additive:
 //
 //   - Images of different sizes are compared on the union canvas anchored
 //     at their top-left corners: the overlap is compared as above (its size
@@ -40,6 +42,12 @@
 //     comparison, and equal pixels with one 32-bit comparison; this is exact
 //     (an equal pixel never differs, and anti-aliasing detection is only run
 //     for differing pixels), and makes tall pages with small changes cheap.
+//     Inputs are read in place when they are *image.NRGBA or opaque
+//     *image.RGBA (screenshots), and converted once otherwise. The faded
+//     background uses a table for opaque grays and copies a row equal to
+//     the one above; a cross-check against the plain per-pixel loop keeps
+//     every shortcut byte-exact.
+//   - Ratio divides by the whole canvas, masked pixels included.
 //
 // # Options
 //

@@ -167,7 +167,15 @@ func (c Config) newLauncher(userDataDir string) *launcher.Launcher {
 		Set("hide-scrollbars").
 		Set("mute-audio").
 		Set("no-default-browser-check").
-		Set("disable-extensions")
+		Set("disable-extensions").
+		// Chromium's own services must not call home through the egress proxy (which
+		// would resolve their hostnames): autofill, translation, optimization hints,
+		// media router, domain reliability.
+		Set("disable-features", "site-per-process", "TranslateUI", "AutofillServerCommunication",
+			"OptimizationHints", "OptimizationGuideModelDownloading", "MediaRouter", "DialMediaRouteProvider",
+			"CertificateTransparencyComponentUpdater", "InterestFeedContentSuggestions").
+		Set("disable-domain-reliability").
+		Set("no-pings")
 	// Chromium refuses to run its sandbox as root; containers without a seccomp profile
 	// for it need NoSandbox too (the container is then the isolation boundary).
 	l.NoSandbox(c.NoSandbox || os.Geteuid() == 0)

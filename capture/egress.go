@@ -1,8 +1,12 @@
 package capture
 
 import (
+	"fmt"
+	"net"
+	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // Egress starts a proxy session for one browser context, so that everything a job's page
@@ -71,3 +75,35 @@ func hostOnly(hostport string) string {
 	}
 	return hostport
 }
+
+// refuseProxy is the browser-wide proxy: no job uses the default browser
+// context (each tab has its own, with its own guarded proxy), so everything
+// that reaches this one is Chromium's own background traffic (update checks,
+// sign-in, autofill). It answers 403 at once, without resolving or dialing
+// anything, so no hostname of Chromium's leaves the machine even as a DNS query.
+type refuseProxy struct {
+	ln  net.Listener
+	srv *http.Server
+}
+
+var _ EgressSession = (*refuseProxy)(nil)
+
+func newRefuseProxy() (*refuseProxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listen for the browser-wide proxy: %w", err)
+	}
+	p := &refuseProxy{ln: ln, srv: &http.Server{ReadHeaderTimeout: 5 * time.Second,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Connection", "close")
+			http.Error(w, "snapq: the browser's own traffic is not allowed", http.StatusForbidden)
+		})}}
+	go p.srv.Serve(ln) //nolint:errcheck // ends with Close
+	return p, nil
+}
+
+func (p *refuseProxy) URL() string                   { return "http://" + p.ln.Addr().String() }
+func (p *refuseProxy) Outcome(string) (string, bool) { return "", false }
+func (p *refuseProxy) Blocked() int                  { return 0 }
+func (p *refuseProxy) Reset()                        {}
+func (p *refuseProxy) Close() error                  { return p.srv.Close() }

@@ -85,8 +85,8 @@ func startInstance(ctx context.Context, cfg Config) (inst *instance, err error) 
 		lcfg := cfg
 		if cfg.Egress != nil {
 			// The browser-wide proxy covers anything outside the job contexts (which get
-			// their own); it is the same guard.
-			inst.egress, err = cfg.Egress()
+			// their own guarded proxy): Chromium's own traffic, refused (egress.go).
+			inst.egress, err = newRefuseProxy()
 			if err != nil {
 				return inst, fmt.Errorf("start egress proxy: %w", err)
 			}

@@ -192,7 +192,7 @@ func (t *tab) run(parent context.Context, req Request, cfg Config) (*Result, err
 	start = time.Now()
 	var encode time.Duration
 	if req.wants(OutputScreenshot) {
-		shots, err := shootTarget(ctx, p, req, res, cfg.CallTimeout) // element.go
+		shots, err := shootStable(ctx, p, req, res, cfg.CallTimeout) // stabilize.go, element.go
 		if err != nil {
 			return nil, classify(parent, ctx, phaseCapture, err)
 		}

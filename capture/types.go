@@ -93,6 +93,12 @@ type Request struct {
 	Actions []Action
 	// ActionsTimeout bounds all actions together; 0 means DefaultActionsTimeout.
 	ActionsTimeout time.Duration
+	// Stabilize > 1 retakes the screenshot until two consecutive captures
+	// match, at most this many captures (stabilize.go).
+	Stabilize int
+	// MaskSelectors: the boxes of matching elements are reported in
+	// Result.Masks, for a comparison to leave out (stabilize.go).
+	MaskSelectors []string
 }
 
 // Image is one encoded screenshot.
@@ -132,7 +138,11 @@ type Result struct {
 	LogTruncated bool
 	// Evaluations holds the values of evaluate actions, in order (actions.go).
 	Evaluations []Evaluation
-	Timings     map[string]int64 // milliseconds: navigate, wait, capture, encode, total
+	// Stabilization is set when Request.Stabilize asked for it.
+	Stabilization *Stabilization
+	// Masks are the boxes of Request.MaskSelectors' elements.
+	Masks []Box
+	Timings       map[string]int64 // milliseconds: navigate, wait, capture, encode, total
 }
 
 // Stable failure codes. They are part of the public API.

@@ -33,6 +33,9 @@ type Handler struct {
 	// Webhooks, when set, enqueues the batch's webhook delivery as soon as a
 	// job completes its batch (the api's reconciler does it otherwise).
 	Webhooks WebhookQueue
+	// Compares, when set, enqueues the comparison of a run's capture as soon
+	// as the job is final (the api's reconciler does it otherwise).
+	Compares CompareQueue
 }
 
 // ProcessTask is the asynq handler for KindCapture.
@@ -74,7 +77,7 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 			return fmt.Errorf("record failure of job %s: %w", job.ID, err)
 		}
 		if final {
-			h.enqueueWebhooks(ctx, job.BatchID)
+			h.afterFinal(ctx, job)
 			return fmt.Errorf("%s: %s: %w", jerr.Code, jerr.Message, asynq.SkipRetry)
 		}
 		return fmt.Errorf("%s: %s", jerr.Code, jerr.Message)
@@ -90,10 +93,30 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 		log.Warn("job was taken over by another attempt; result discarded")
 		return nil
 	}
-	h.enqueueWebhooks(ctx, job.BatchID)
+	h.afterFinal(ctx, job)
 	log.Info("job succeeded", "http_status", result.HTTPStatus, "artifacts", len(arts),
 		"segments", result.Segments.Captured, "ms", result.TimingsMS["total"])
 	return nil
+}
+
+// afterFinal announces a job's final status: the batch's webhook, and the
+// comparison when the job is a regression run's capture.
+func (h *Handler) afterFinal(ctx context.Context, job *Job) {
+	h.enqueueWebhooks(ctx, job.BatchID)
+	if h.Compares == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if _, _, err := h.Repo.CaptureOf(ctx, job.ID); errors.Is(err, ErrNotFound) {
+		return
+	} else if err != nil {
+		h.logger().Warn("look up run capture; the reconciler will compare it", "job_id", job.ID, "err", err)
+		return
+	}
+	if err := h.Compares.EnqueueCompare(ctx, job.ID); err != nil {
+		h.logger().Warn("enqueue comparison; the reconciler will retry", "job_id", job.ID, "err", err)
+	}
 }
 
 type jobError struct {
@@ -171,6 +194,8 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 		Log:               res.Log,
 		LogTruncated:      res.LogTruncated,
 		Evaluations:       res.Evaluations,
+		Stabilization:     res.Stabilization,
+		Masks:             res.Masks,
 	}, arts, nil
 }
 

@@ -132,6 +132,12 @@ type Options struct {
 	// Actions run after the waits (actions.go); ActionsTimeoutMS 0 means the default.
 	Actions          []Action `json:"actions,omitempty"`
 	ActionsTimeoutMS int      `json:"actions_timeout_ms,omitempty"`
+	// Stabilize > 1 retakes the screenshot until two consecutive captures
+	// match, at most this many times; set by suite runs, not by the API.
+	Stabilize int `json:"stabilize,omitempty"`
+	// MaskSelectors are a suite's ignore selectors: their boxes are measured
+	// before the capture and masked in the comparison.
+	MaskSelectors []string `json:"mask_selectors,omitempty"`
 }
 
 // Block lists the sub-resources a page must not load.
@@ -335,6 +341,7 @@ func (o Options) CaptureRequest(url, name string) capture.Request {
 	o.capturePage(&r) // prepare.go
 	// actions.go
 	r.Actions, r.ActionsTimeout = captureActions(o.Actions), o.actionsTimeout()
+	r.Stabilize, r.MaskSelectors = o.Stabilize, o.MaskSelectors
 	return r
 }
 

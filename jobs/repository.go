@@ -49,6 +49,8 @@ type Repository interface {
 
 	// Webhooks of batches and their deliveries (webhook.go).
 	WebhookRepository
+	// Visual regression: suites, runs, comparisons, baselines (regression.go).
+	SuiteRepository
 }
 
 // AnyOwner makes ListBatches list every owner's batches (SNAPQ_AUTH=off).

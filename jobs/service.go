@@ -167,6 +167,9 @@ type Reconciler struct {
 	// Webhooks, when set, also enqueues pending webhook deliveries whose
 	// task is missing (webhook_queue.go).
 	Webhooks WebhookQueue
+	// Compares, when set, also enqueues comparisons of final run captures
+	// that have none (compare.go).
+	Compares CompareQueue
 }
 
 // Run reconciles every interval until ctx ends.
@@ -209,7 +212,8 @@ func (r *Reconciler) Once(ctx context.Context) (int, error) {
 		}
 	}
 	n, err := r.reconcileWebhooks(ctx)
-	return acted + n, errors.Join(append(errs, err)...)
+	m, cerr := r.reconcileCompares(ctx)
+	return acted + n + m, errors.Join(append(errs, err, cerr)...)
 }
 
 func (r *Reconciler) one(ctx context.Context, ref JobRef) (bool, error) {

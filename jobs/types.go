@@ -125,6 +125,10 @@ type Result struct {
 	LogTruncated bool               `json:"log_truncated,omitempty"`
 	// Evaluations are the values of evaluate actions.
 	Evaluations []capture.Evaluation `json:"evaluations,omitempty"`
+	// Stabilization says how many captures a regression capture took to settle.
+	Stabilization *capture.Stabilization `json:"stabilization,omitempty"`
+	// Masks are the boxes of the suite's ignore selectors, left out of comparisons.
+	Masks []capture.Box `json:"masks,omitempty"`
 }
 
 // SegmentCounts says how many pieces a page needed and how many were kept.

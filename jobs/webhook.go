@@ -40,6 +40,9 @@ const (
 type Webhook struct {
 	URL    string
 	Secret string
+	// Event is what it announces: EventBatchCompleted ("" means that) or,
+	// on a run's batch, EventRunCompleted.
+	Event string
 }
 
 // WebhookDelivery is one event to send to a batch's webhook, with the
@@ -195,8 +198,9 @@ func (b *Batch) View() BatchView {
 // WebhookEvent is the body of a delivery.
 type WebhookEvent struct {
 	Type      string    `json:"type"`
-	Timestamp time.Time `json:"timestamp"` // when the event happened (the batch's finished_at)
-	Data      BatchView `json:"data"`
+	Timestamp time.Time `json:"timestamp"` // when the event happened (the batch's or run's finished_at)
+	// Data is a BatchView for batch.completed, a RunSummary for run.completed.
+	Data any `json:"data"`
 }
 
 // WebhookConfig configures deliveries. The worker fills it from

@@ -91,7 +91,18 @@ func (h *WebhookHandler) Deliver(ctx context.Context, id string, lastAttempt boo
 	if b.FinishedAt != nil {
 		at = *b.FinishedAt
 	}
-	body, err := json.Marshal(WebhookEvent{Type: d.Event, Timestamp: at.UTC(), Data: b.View()})
+	var data any = b.View()
+	if d.Event == EventRunCompleted {
+		r, err := h.Repo.RunOfBatch(ctx, d.BatchID)
+		if err != nil {
+			return fmt.Errorf("load run of batch %s: %w", d.BatchID, err)
+		}
+		if r.FinishedAt != nil {
+			at = *r.FinishedAt
+		}
+		data = r.Summary()
+	}
+	body, err := json.Marshal(WebhookEvent{Type: d.Event, Timestamp: at.UTC(), Data: data})
 	if err != nil {
 		return fmt.Errorf("encode webhook event: %w", err)
 	}

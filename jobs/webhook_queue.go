@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"time"
 
@@ -90,22 +91,27 @@ func TaskRetryDelay(base time.Duration) asynq.RetryDelayFunc {
 // reached a final status, so a completed batch is announced without waiting
 // for the reconciler. Failures are logged: the reconciler catches up.
 func (h *Handler) enqueueWebhooks(ctx context.Context, batchID string) {
-	if h.Webhooks == nil {
+	enqueuePendingWebhooks(ctx, h.Repo, h.Webhooks, h.logger(), batchID)
+}
+
+// enqueuePendingWebhooks enqueues a batch's pending deliveries (no-op without a queue).
+func enqueuePendingWebhooks(ctx context.Context, repo Repository, q WebhookQueue, log *slog.Logger, batchID string) {
+	if q == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	ds, err := h.Repo.ListWebhookDeliveries(ctx, batchID)
+	ds, err := repo.ListWebhookDeliveries(ctx, batchID)
 	if err != nil {
-		h.logger().Warn("list webhook deliveries; the reconciler will enqueue them", "batch_id", batchID, "err", err)
+		log.Warn("list webhook deliveries; the reconciler will enqueue them", "batch_id", batchID, "err", err)
 		return
 	}
 	for _, d := range ds {
 		if d.Status != DeliveryPending {
 			continue
 		}
-		if err := h.Webhooks.EnqueueWebhook(ctx, d.ID); err != nil {
-			h.logger().Warn("enqueue webhook delivery; the reconciler will retry", "delivery_id", d.ID, "err", err)
+		if err := q.EnqueueWebhook(ctx, d.ID); err != nil {
+			log.Warn("enqueue webhook delivery; the reconciler will retry", "delivery_id", d.ID, "err", err)
 		}
 	}
 }

@@ -105,6 +105,11 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 
 // CreateBatch implements jobs.Repository.
 func (s *Store) CreateBatch(ctx context.Context, b *jobs.Batch, js []*jobs.Job) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return insertBatch(ctx, tx, b, js) })
+}
+
+// insertBatch writes a batch, its webhook, its idempotency key and its jobs in tx.
+func insertBatch(ctx context.Context, tx pgx.Tx, b *jobs.Batch, js []*jobs.Job) error {
 	labels, err := json.Marshal(b.Labels)
 	if err != nil {
 		return err
@@ -113,41 +118,39 @@ func (s *Store) CreateBatch(ctx context.Context, b *jobs.Batch, js []*jobs.Job) 
 	if len(opts) == 0 {
 		opts = json.RawMessage(`{}`)
 	}
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO batches (id, labels, options, total, created_at, api_key_id)
-			VALUES ($1, $2, $3, $4, $5, NULLIF($6, '')::uuid)`,
-			b.ID, labels, opts, b.Total, b.CreatedAt, b.OwnerKeyID); err != nil {
-			return fmt.Errorf("insert batch: %w", err)
+	if _, err := tx.Exec(ctx, `INSERT INTO batches (id, labels, options, total, created_at, api_key_id)
+		VALUES ($1, $2, $3, $4, $5, NULLIF($6, '')::uuid)`,
+		b.ID, labels, opts, b.Total, b.CreatedAt, b.OwnerKeyID); err != nil {
+		return fmt.Errorf("insert batch: %w", err)
+	}
+	if err := insertBatchWebhook(ctx, tx, b); err != nil {
+		return err
+	}
+	if b.IdempotencyKey != "" {
+		tag, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (owner, key, request_hash, batch_id)
+			VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, b.OwnerKeyID, b.IdempotencyKey, b.RequestHash, b.ID)
+		if err != nil {
+			return fmt.Errorf("claim idempotency key: %w", err)
 		}
-		if err := insertBatchWebhook(ctx, tx, b); err != nil {
+		if tag.RowsAffected() == 0 {
+			return jobs.ErrIdempotencyTaken
+		}
+	}
+	rows := make([][]any, len(js))
+	for i, j := range js {
+		o, err := json.Marshal(j.Options)
+		if err != nil {
 			return err
 		}
-		if b.IdempotencyKey != "" {
-			tag, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (owner, key, request_hash, batch_id)
-				VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, b.OwnerKeyID, b.IdempotencyKey, b.RequestHash, b.ID)
-			if err != nil {
-				return fmt.Errorf("claim idempotency key: %w", err)
-			}
-			if tag.RowsAffected() == 0 {
-				return jobs.ErrIdempotencyTaken
-			}
-		}
-		rows := make([][]any, len(js))
-		for i, j := range js {
-			o, err := json.Marshal(j.Options)
-			if err != nil {
-				return err
-			}
-			rows[i] = []any{j.ID, j.BatchID, j.Seq, j.URL, j.Name, o, jobs.StatusQueued, j.CreatedAt, j.UpdatedAt}
-		}
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{"jobs"},
-			[]string{"id", "batch_id", "seq", "url", "name", "options", "status", "created_at", "updated_at"},
-			pgx.CopyFromRows(rows))
-		if err != nil {
-			return fmt.Errorf("insert jobs: %w", err)
-		}
-		return nil
-	})
+		rows[i] = []any{j.ID, j.BatchID, j.Seq, j.URL, j.Name, o, jobs.StatusQueued, j.CreatedAt, j.UpdatedAt}
+	}
+	_, err = tx.CopyFrom(ctx, pgx.Identifier{"jobs"},
+		[]string{"id", "batch_id", "seq", "url", "name", "options", "status", "created_at", "updated_at"},
+		pgx.CopyFromRows(rows))
+	if err != nil {
+		return fmt.Errorf("insert jobs: %w", err)
+	}
+	return nil
 }
 
 const batchColumns = `b.id, coalesce(b.api_key_id::text, ''), b.labels, b.options, b.total, b.created_at, b.finished_at,

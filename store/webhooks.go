@@ -19,8 +19,12 @@ func insertBatchWebhook(ctx context.Context, tx pgx.Tx, b *jobs.Batch) error {
 	if b.Webhook == nil {
 		return nil
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO batch_webhooks (batch_id, url, secret) VALUES ($1, $2, $3)`,
-		b.ID, b.Webhook.URL, b.Webhook.Secret); err != nil {
+	event := b.Webhook.Event
+	if event == "" {
+		event = jobs.EventBatchCompleted
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO batch_webhooks (batch_id, url, secret, event) VALUES ($1, $2, $3, $4)`,
+		b.ID, b.Webhook.URL, b.Webhook.Secret, event); err != nil {
 		return fmt.Errorf("insert batch webhook: %w", err)
 	}
 	return nil
@@ -30,9 +34,15 @@ func insertBatchWebhook(ctx context.Context, tx pgx.Tx, b *jobs.Batch) error {
 // has a webhook, in the transaction that completed the batch. A second call
 // for the same batch does nothing (UNIQUE (batch_id, event)).
 func createCompletionDelivery(ctx context.Context, tx pgx.Tx, batchID string) error {
+	return createDelivery(ctx, tx, batchID, jobs.EventBatchCompleted)
+}
+
+// createDelivery adds a pending delivery of event when the batch's webhook
+// announces that event; a second call does nothing.
+func createDelivery(ctx context.Context, tx pgx.Tx, batchID, event string) error {
 	_, err := tx.Exec(ctx, `INSERT INTO webhook_deliveries (id, batch_id, event, status)
-		SELECT $2, batch_id, $3, 'pending' FROM batch_webhooks WHERE batch_id = $1
-		ON CONFLICT (batch_id, event) DO NOTHING`, batchID, uuid.Must(uuid.NewV7()).String(), jobs.EventBatchCompleted)
+		SELECT $2, batch_id, $3, 'pending' FROM batch_webhooks WHERE batch_id = $1 AND event = $3
+		ON CONFLICT (batch_id, event) DO NOTHING`, batchID, uuid.Must(uuid.NewV7()).String(), event)
 	if err != nil {
 		return fmt.Errorf("create webhook delivery of batch %s: %w", batchID, err)
 	}

@@ -44,14 +44,16 @@ type Config struct {
 
 // Server holds the API's dependencies.
 type Server struct {
-	Service   *jobs.Service
-	Repo      jobs.Repository
-	Presigner Presigner
-	Keys      jobs.KeyStore
-	Limiter   RateLimiter // nil: no rate limit
-	Checks    []Check
-	Logger    *slog.Logger
-	Config    Config
+	Service *jobs.Service
+	// Regression serves suites and runs (suites.go).
+	Regression *jobs.Regression
+	Repo       jobs.Repository
+	Presigner  Presigner
+	Keys       jobs.KeyStore
+	Limiter    RateLimiter // nil: no rate limit
+	Checks     []Check
+	Logger     *slog.Logger
+	Config     Config
 }
 
 const (
@@ -77,6 +79,7 @@ func (s *Server) Handler() http.Handler {
 	v1.POST("/batches/:id/cancel", s.cancelBatch)
 	v1.GET("/jobs/:id", s.getJob)
 	v1.GET("/artifacts/:id", s.getArtifact)
+	s.routeSuites(v1) // suites.go
 	r.NoRoute(func(c *gin.Context) {
 		c.JSON(http.StatusNotFound, gin.H{"error": apiError{Code: "not_found", Message: "no such endpoint: " + c.Request.URL.Path}})
 	})

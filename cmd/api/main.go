@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/snapq/snapq/artifacts"
@@ -99,6 +100,7 @@ func serve(ctx context.Context) error {
 	webhookMaxRetry := r.Int("SNAPQ_WEBHOOK_MAX_RETRY", jobs.DefaultWebhookMaxRetry) // for deliveries the reconciler enqueues
 	reconcileEvery := r.Duration("SNAPQ_RECONCILE_INTERVAL", time.Minute)
 	reconcileGrace := r.Duration("SNAPQ_RECONCILE_GRACE", 30*time.Second)
+	scheduleSync := r.Duration("SNAPQ_SCHEDULE_SYNC", 30*time.Second)
 	webCfg := web.Config{
 		MaxBodyBytes: int64(r.Int("SNAPQ_MAX_BODY_BYTES", 1<<20)),
 		PublicURL:    r.String("SNAPQ_PUBLIC_URL", ""),
@@ -142,23 +144,40 @@ func serve(ctx context.Context) error {
 	defer rdb.Close()
 
 	srv := &web.Server{
-		Service:   &jobs.Service{Repo: st, Queue: queue, Logger: log, MaxTargets: maxTargets, MaxInFlight: maxInFlight},
-		Repo:      st,
-		Keys:      st,
-		Limiter:   ratelimit.New(rdb, rate, burst),
-		Presigner: objects,
-		Logger:    log,
-		Config:    webCfg,
+		Service:    &jobs.Service{Repo: st, Queue: queue, Logger: log, MaxTargets: maxTargets, MaxInFlight: maxInFlight},
+		Regression: &jobs.Regression{Repo: st, Queue: queue, Logger: log},
+		Repo:       st,
+		Keys:       st,
+		Limiter:    ratelimit.New(rdb, rate, burst),
+		Presigner:  objects,
+		Logger:     log,
+		Config:     webCfg,
 		Checks: []web.Check{
 			{Name: "postgres", Ping: st.Ping},
 			{Name: "redis", Ping: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
 			{Name: "s3", Ping: objects.Ping},
 		},
 	}
-	rec := &jobs.Reconciler{Repo: st, Queue: queue, Webhooks: queue, Logger: log, Grace: reconcileGrace}
+	rec := &jobs.Reconciler{Repo: st, Queue: queue, Webhooks: queue, Compares: queue, Logger: log, Grace: reconcileGrace}
 	recCtx, stopRec := context.WithCancel(ctx)
 	defer stopRec()
 	go rec.Run(recCtx, reconcileEvery)
+
+	// Suite schedules: read from Postgres every SNAPQ_SCHEDULE_SYNC, so changes
+	// need no restart; replicas dedupe activations (jobs/schedule.go).
+	sched, err := asynq.NewPeriodicTaskManager(asynq.PeriodicTaskManagerOpts{
+		RedisConnOpt:               redisOpt,
+		PeriodicTaskConfigProvider: &jobs.ScheduleProvider{Repo: st, Logger: log},
+		SyncInterval:               scheduleSync,
+		SchedulerOpts:              &asynq.SchedulerOpts{Logger: env.AsynqLogger{L: log}, LogLevel: asynq.WarnLevel},
+	})
+	if err != nil {
+		return fmt.Errorf("suite scheduler: %w", err)
+	}
+	if err := sched.Start(); err != nil {
+		return fmt.Errorf("start suite scheduler: %w", err)
+	}
+	defer sched.Shutdown()
 
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

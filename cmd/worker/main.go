@@ -42,6 +42,7 @@ func run(ctx context.Context) error {
 	inflight := r.Int("SNAPQ_WORKER_JOBS", 2*concurrency)
 	shutdownTimeout := r.Duration("SNAPQ_SHUTDOWN_TIMEOUT", 30*time.Second)
 	retryBase := r.Duration("SNAPQ_RETRY_BASE_DELAY", 10*time.Second)
+	maxRetry := r.Int("SNAPQ_MAX_RETRY", 3) // for the capture jobs of scheduled runs
 	wcfg := jobs.DefaultWebhookConfig()
 	wcfg.MaxRetry = r.Int("SNAPQ_WEBHOOK_MAX_RETRY", wcfg.MaxRetry)
 	wcfg.Timeout = r.Duration("SNAPQ_WEBHOOK_TIMEOUT", wcfg.Timeout)
@@ -97,24 +98,29 @@ func run(ctx context.Context) error {
 	}
 	defer browser.Close()
 
-	// The worker that completes a batch enqueues its webhook delivery at once.
-	webhookQueue := jobs.NewAsynqQueue(redisOpt, jobs.QueueConfig{WebhookMaxRetry: wcfg.MaxRetry})
-	defer webhookQueue.Close()
-	h := &jobs.Handler{Repo: st, Renderer: browser, Store: objects, Logger: log, Webhooks: webhookQueue}
+	// The worker that completes a batch enqueues its webhook delivery, and a run
+	// capture's comparison, at once; scheduled runs enqueue their capture jobs.
+	queue := jobs.NewAsynqQueue(redisOpt, jobs.QueueConfig{MaxRetry: maxRetry, WebhookMaxRetry: wcfg.MaxRetry})
+	defer queue.Close()
+	h := &jobs.Handler{Repo: st, Renderer: browser, Store: objects, Logger: log, Webhooks: queue, Compares: queue}
+	cmp := &jobs.Comparer{Repo: st, Store: objects, Logger: log.With("component", "regression"), Webhooks: queue}
+	runner := &jobs.SuiteRunner{Regression: &jobs.Regression{Repo: st, Queue: queue, Logger: log.With("component", "regression")}}
 	// Webhook deliveries go through the same egress guard as Chromium.
 	wh := &jobs.WebhookHandler{Repo: st, Client: guard.HTTPClient(wcfg.Timeout), Timeout: wcfg.Timeout,
 		Logger: log.With("component", "webhooks")}
 	srv := asynq.NewServer(redisOpt, asynq.Config{
 		Concurrency:     inflight,
-		Queues:          map[string]int{jobs.QueueCapture: 6, jobs.QueueWebhooks: 1},
+		Queues:          map[string]int{jobs.QueueCapture: 6, jobs.QueueRegression: 3, jobs.QueueWebhooks: 1},
 		RetryDelayFunc:  jobs.TaskRetryDelay(retryBase),
 		ShutdownTimeout: shutdownTimeout,
-		Logger:          asynqLogger{log},
+		Logger:          env.AsynqLogger{L: log},
 		LogLevel:        asynq.WarnLevel,
 	})
 	mux := asynq.NewServeMux()
 	mux.HandleFunc(jobs.KindCapture, h.ProcessTask)
 	mux.HandleFunc(jobs.KindWebhook, wh.ProcessTask)
+	mux.HandleFunc(jobs.KindCompare, cmp.ProcessTask)
+	mux.HandleFunc(jobs.KindSuiteRun, runner.ProcessTask)
 	if err := srv.Start(mux); err != nil {
 		return fmt.Errorf("start asynq server: %w", err)
 	}

@@ -1,0 +1,128 @@
+package capture
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-rod/rod"
+)
+
+// Stabilization (Request.Stabilize > 1): a visual-regression capture is
+// retaken until two consecutive captures are byte-identical, at most
+// Request.Stabilize times, so a page still settling (a late font swap, an
+// image decoding, a carousel) does not fail a comparison by itself. A page
+// that never settles keeps its last capture and says so in WaitErrors.
+
+// Stabilization reports what stabilization did.
+type Stabilization struct {
+	Captures int  `json:"captures"` // screenshots taken
+	Stable   bool `json:"stable"`   // the last two matched
+}
+
+// stabilizeSettle is the pause between two captures of a stabilization.
+const stabilizeSettle = 150 * time.Millisecond
+
+// shootStable is shootTarget, retaken under Request.Stabilize.
+// With Request.MaskSelectors it first records the boxes of those elements.
+func shootStable(ctx context.Context, p *rod.Page, req Request, res *Result, callTimeout time.Duration) (shots, error) {
+	if len(req.MaskSelectors) > 0 {
+		start := time.Now()
+		boxes, err := measureMasks(p, req.MaskSelectors)
+		logStep(res, "mask", strings.Join(req.MaskSelectors, ", "), start, err, fmt.Sprintf("%d boxes", len(boxes)))
+		if err != nil {
+			return shots{}, err
+		}
+		res.Masks = boxes
+	}
+	prev, err := shootTarget(ctx, p, req, res, callTimeout)
+	if err != nil || req.Stabilize <= 1 {
+		return prev, err
+	}
+	start := time.Now()
+	st := &Stabilization{Captures: 1}
+	res.Stabilization = st
+	for st.Captures < req.Stabilize {
+		select {
+		case <-ctx.Done():
+			return prev, nil // the budget is spent: keep the capture we have
+		case <-time.After(stabilizeSettle):
+		}
+		cur, err := shootTarget(ctx, p, req, res, callTimeout)
+		if err != nil {
+			return prev, nil
+		}
+		st.Captures++
+		if sameShots(prev, cur) {
+			st.Stable = true
+			logStep(res, "stabilize", "", start, nil, fmt.Sprintf("stable after %d captures", st.Captures))
+			return cur, nil
+		}
+		prev = cur
+	}
+	msg := fmt.Sprintf("stabilize: the page still changed after %d captures", st.Captures)
+	res.WaitErrors = append(res.WaitErrors, msg)
+	logStep(res, "stabilize", "", start, nil, msg)
+	return prev, nil
+}
+
+// sameShots reports whether two captures hold the same images.
+func sameShots(a, b shots) bool {
+	if len(a.images) != len(b.images) {
+		return false
+	}
+	for i := range a.images {
+		if !bytes.Equal(a.images[i].Data, b.images[i].Data) {
+			return false
+		}
+	}
+	return true
+}
+
+// Box is an element's box in document coordinates, CSS pixels.
+type Box struct {
+	X      int `json:"x"`
+	Y      int `json:"y"`
+	Width  int `json:"width"`
+	Height int `json:"height"`
+}
+
+// maxMaskBoxes bounds the boxes one job reports for Request.MaskSelectors.
+const maxMaskBoxes = 500
+
+// measureMasks returns the boxes of the elements matching selectors, as laid
+// out for the screenshot, so a comparison can leave them out. An invalid or
+// unmatched selector masks nothing.
+func measureMasks(p *rod.Page, selectors []string) ([]Box, error) {
+	var boxes []Box
+	err := evalJSON(p, `(() => {
+		const out = [];
+		for (const sel of `+jsStrings(selectors)+`) {
+			let els = [];
+			try { els = document.querySelectorAll(sel); } catch (e) { continue; }
+			for (const el of els) {
+				const r = el.getBoundingClientRect();
+				if (r.width <= 0 || r.height <= 0) continue;
+				const x = Math.max(0, Math.floor(r.left + scrollX)), y = Math.max(0, Math.floor(r.top + scrollY));
+				out.push({x, y, width: Math.ceil(r.right + scrollX) - x, height: Math.ceil(r.bottom + scrollY) - y});
+				if (out.length >= `+fmt.Sprint(maxMaskBoxes)+`) return out;
+			}
+		}
+		return out;
+	})()`, &boxes)
+	if err != nil {
+		return nil, fmt.Errorf("measure mask selectors: %w", err)
+	}
+	return boxes, nil
+}
+
+// jsStrings renders a JavaScript array literal of strings.
+func jsStrings(ss []string) string {
+	parts := make([]string, len(ss))
+	for i, s := range ss {
+		parts[i] = jsString(s)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}

@@ -1,0 +1,325 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"image/png"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/snapq/snapq/artifacts"
+	"github.com/snapq/snapq/diff"
+)
+
+// Regression task kinds and their queue.
+const (
+	KindCompare     = "regression:compare"
+	KindSuiteRun    = "regression:run"
+	QueueRegression = "regression"
+	// KindDiff is the artifact kind of a diff image.
+	KindDiff = "diff"
+
+	compareTaskTimeout = 5 * time.Minute
+	// compareGrace is how long a final capture may wait for its comparison
+	// before the reconciler enqueues it again.
+	compareGrace = 20 * time.Second
+)
+
+// ComparePayload is the payload of a regression:compare task.
+type ComparePayload struct {
+	JobID string `json:"job_id"`
+}
+
+// Kind implements the task-kind convention.
+func (ComparePayload) Kind() string { return KindCompare }
+
+// CompareQueue carries comparisons to workers. AsynqQueue implements it.
+type CompareQueue interface {
+	// EnqueueCompare submits the comparison of a run's capture job (task id
+	// "compare-<job id>", so a duplicate is not an error).
+	EnqueueCompare(ctx context.Context, jobID string) error
+}
+
+var _ CompareQueue = (*AsynqQueue)(nil)
+
+// EnqueueCompare implements CompareQueue.
+func (q *AsynqQueue) EnqueueCompare(ctx context.Context, jobID string) error {
+	return q.enqueue(ctx, KindCompare, ComparePayload{JobID: jobID}, "compare-"+jobID,
+		asynq.Queue(QueueRegression), asynq.MaxRetry(max(q.cfg.MaxRetry, 3)), asynq.Timeout(compareTaskTimeout))
+}
+
+// BlobStore reads and writes artifact bytes. artifacts.Store implements it.
+type BlobStore interface {
+	ArtifactStore
+	Get(ctx context.Context, key string) ([]byte, artifacts.Object, error)
+}
+
+// Comparer runs regression:compare tasks: it diffs each segment of a run's
+// capture with the active baseline of the same target, viewport and segment.
+type Comparer struct {
+	Repo   Repository
+	Store  BlobStore
+	Logger *slog.Logger
+	// Webhooks, when set, enqueues the run.completed delivery right away.
+	Webhooks WebhookQueue
+}
+
+// ProcessTask is the asynq handler for KindCompare.
+func (c *Comparer) ProcessTask(ctx context.Context, t *asynq.Task) error {
+	var p ComparePayload
+	if err := json.Unmarshal(t.Payload(), &p); err != nil || !ValidID(p.JobID) {
+		return fmt.Errorf("bad %s payload %q: %w", KindCompare, t.Payload(), asynq.SkipRetry)
+	}
+	return c.Compare(ctx, p.JobID)
+}
+
+// Compare compares one capture job of a run and records the outcome. Running
+// it again for the same job replaces the earlier outcome.
+func (c *Comparer) Compare(ctx context.Context, jobID string) error {
+	run, key, err := c.Repo.CaptureOf(ctx, jobID)
+	if errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("job %s is not a run capture: %w", jobID, asynq.SkipRetry)
+	}
+	if err != nil {
+		return fmt.Errorf("load capture %s: %w", jobID, err)
+	}
+	job, err := c.Repo.GetJob(ctx, jobID)
+	if err != nil {
+		return fmt.Errorf("load job %s: %w", jobID, err)
+	}
+	if !job.Terminal() {
+		return fmt.Errorf("job %s is %s; compared once final", jobID, job.Status)
+	}
+	log := c.logger().With("run_id", run.ID, "job_id", jobID, "target", key.Target, "viewport", key.Viewport)
+	bases, err := c.Repo.ActiveBaselines(ctx, run.SuiteID, key)
+	if err != nil {
+		return fmt.Errorf("load baselines: %w", err)
+	}
+	var cs []*Comparison
+	var diffs []*Artifact
+	if job.Status != StatusSucceeded {
+		msg := "the capture did not succeed"
+		if job.ErrorCode != "" {
+			msg = job.ErrorCode + ": " + job.ErrorMessage
+		}
+		cs = []*Comparison{{Segment: 1, Status: CompareError, Message: msg}}
+	} else {
+		cs, diffs, err = c.compareSegments(ctx, run, job, bases)
+		if err != nil {
+			return err
+		}
+	}
+	for _, cmp := range cs {
+		cmp.ID, cmp.RunID, cmp.JobID, cmp.Target, cmp.Viewport = newID(), run.ID, jobID, key.Target, key.Viewport
+		if cmp.Threshold == 0 {
+			cmp.Threshold = run.Spec.Threshold
+		}
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	finished, err := c.Repo.RecordComparisons(rctx, run.ID, jobID, cs, diffs)
+	if err != nil {
+		return fmt.Errorf("record comparisons: %w", err)
+	}
+	log.Info("capture compared", "segments", len(cs), "run_finished", finished)
+	if finished {
+		enqueuePendingWebhooks(ctx, c.Repo, c.Webhooks, c.logger(), run.BatchID)
+	}
+	return nil
+}
+
+// compareSegments pairs the job's images with the baselines by segment index.
+func (c *Comparer) compareSegments(ctx context.Context, run *Run, job *Job, bases []*Baseline) ([]*Comparison, []*Artifact, error) {
+	arts, err := c.Repo.ListArtifacts(ctx, job.ID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list artifacts of job %s: %w", job.ID, err)
+	}
+	var shots []*Artifact
+	for _, a := range arts {
+		if a.Kind == KindScreenshot && isSegment(job.Name, a.Name) {
+			shots = append(shots, a)
+		}
+	}
+	sort.Slice(shots, func(i, j int) bool { return shots[i].Seq < shots[j].Seq })
+	bySeg := map[int]*Baseline{}
+	last := len(shots)
+	for _, b := range bases {
+		bySeg[b.Segment] = b
+		last = max(last, b.Segment)
+	}
+	scale := job.Options.Viewport.DeviceScaleFactor
+	if scale <= 0 {
+		scale = 1
+	}
+	var cs []*Comparison
+	var diffs []*Artifact
+	offsetY := 0 // top of the current segment in image pixels
+	for seg := 1; seg <= last; seg++ {
+		var cur *Artifact
+		if seg <= len(shots) {
+			cur = shots[seg-1]
+		}
+		base := bySeg[seg]
+		cmp := &Comparison{Segment: seg, CurrentArtifact: cur, Threshold: run.Spec.Threshold}
+		if base != nil {
+			cmp.BaselineID, cmp.BaselineArtifact = base.ID, base.Artifact
+		}
+		switch {
+		case cur == nil:
+			cmp.Status, cmp.Message = CompareMissing, "the page no longer has this segment"
+		case base == nil:
+			cmp.Status, cmp.Message = CompareNew, "no approved baseline yet"
+		default:
+			mask := maskFor(ignoreRects(run.Spec.Ignore.Rects, job.Result), scale, offsetY)
+			d, err := c.diffOne(ctx, job, cmp, mask, run.Spec.PixelThreshold)
+			if err != nil {
+				cmp.Status, cmp.Message = CompareError, err.Error()
+			} else if d != nil {
+				diffs = append(diffs, d)
+			}
+		}
+		if cur != nil {
+			offsetY += cur.Height
+		}
+		cs = append(cs, cmp)
+	}
+	return cs, diffs, nil
+}
+
+// diffOne diffs one segment with its baseline, sets the comparison's numbers
+// and status, and uploads the diff image when any pixel differs.
+func (c *Comparer) diffOne(ctx context.Context, job *Job, cmp *Comparison, mask []image.Rectangle, pixelThreshold float64) (*Artifact, error) {
+	cur, err := c.image(ctx, cmp.CurrentArtifact)
+	if err != nil {
+		return nil, fmt.Errorf("current image: %w", err)
+	}
+	base, err := c.image(ctx, cmp.BaselineArtifact)
+	if err != nil {
+		return nil, fmt.Errorf("baseline image: %w", err)
+	}
+	opts := diff.DefaultOptions()
+	opts.Threshold, opts.Mask, opts.DiffImage = pixelThreshold, mask, true
+	if pixelThreshold == 0 {
+		opts.Threshold = diff.ExactThreshold // the diff package reads 0 as its default
+	}
+	res, err := diff.Compare(base, cur, opts)
+	if err != nil {
+		return nil, fmt.Errorf("diff: %w", err)
+	}
+	cmp.DiffPixels, cmp.DiffRatio = int64(res.DiffPixels), res.Ratio
+	switch {
+	case res.SizeMismatch:
+		bb, cb := base.Bounds(), cur.Bounds()
+		cmp.Status = CompareFailed
+		cmp.Message = fmt.Sprintf("size changed from %dx%d to %dx%d", bb.Dx(), bb.Dy(), cb.Dx(), cb.Dy())
+	case diff.Passes(res, cmp.Threshold):
+		cmp.Status = ComparePassed
+	default:
+		cmp.Status = CompareFailed
+		cmp.Message = fmt.Sprintf("%d pixels differ (%.4f%% > %.4f%%)", res.DiffPixels, res.Ratio*100, cmp.Threshold*100)
+	}
+	if res.DiffPixels == 0 || res.Diff == nil {
+		return nil, nil
+	}
+	var buf bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, res.Diff); err != nil {
+		return nil, fmt.Errorf("encode diff image: %w", err)
+	}
+	name := fmt.Sprintf("%s-diff-%03d.png", job.Name, cmp.Segment)
+	key := artifacts.Key("batches", job.BatchID, "jobs", job.ID, name)
+	obj, err := c.Store.Put(ctx, key, buf.Bytes(), "image/png", artifacts.PutOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("upload diff image: %w", err)
+	}
+	b := res.Diff.Bounds()
+	a := &Artifact{ID: newID(), JobID: job.ID, Kind: KindDiff, Name: name, Seq: 1000 + cmp.Segment,
+		ObjectKey: obj.Key, ContentType: "image/png", Bytes: obj.Bytes, Width: b.Dx(), Height: b.Dy(), SHA256: obj.SHA256}
+	cmp.DiffArtifact = a
+	return a, nil
+}
+
+// isSegment tells the page's images (name.png, name-001.png) from named
+// action screenshots (name-<action name>.png).
+func isSegment(jobName, file string) bool {
+	rest, ok := strings.CutPrefix(strings.TrimSuffix(file, ".png"), jobName)
+	if !ok || rest == "" {
+		return ok
+	}
+	return len(rest) == 4 && rest[0] == '-' && strings.Trim(rest[1:], "0123456789") == ""
+}
+
+func (c *Comparer) image(ctx context.Context, a *Artifact) (image.Image, error) {
+	if a == nil {
+		return nil, errors.New("no image")
+	}
+	data, _, err := c.Store.Get(ctx, a.ObjectKey)
+	if err != nil {
+		return nil, err
+	}
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("decode %s: %w", a.Name, err)
+	}
+	return img, nil
+}
+
+// ignoreRects joins the suite's rectangles and the boxes its selectors had
+// in this capture.
+func ignoreRects(rects []Rect, res *Result) []Rect {
+	out := append([]Rect(nil), rects...)
+	if res != nil {
+		for _, b := range res.Masks {
+			out = append(out, Rect{X: b.X, Y: b.Y, Width: b.Width, Height: b.Height})
+		}
+	}
+	return out
+}
+
+// maskFor turns ignore rectangles in page CSS pixels into rectangles of the
+// segment that starts offsetY image pixels down the page.
+func maskFor(rects []Rect, scale float64, offsetY int) []image.Rectangle {
+	out := make([]image.Rectangle, 0, len(rects))
+	for _, r := range rects {
+		x0, y0 := int(float64(r.X)*scale), int(float64(r.Y)*scale)-offsetY
+		x1, y1 := int(float64(r.X+r.Width)*scale+0.999), int(float64(r.Y+r.Height)*scale+0.999)-offsetY
+		if y1 <= 0 {
+			continue
+		}
+		out = append(out, image.Rect(x0, max(y0, 0), x1, y1))
+	}
+	return out
+}
+
+func (c *Comparer) logger() *slog.Logger {
+	if c.Logger != nil {
+		return c.Logger
+	}
+	return slog.Default()
+}
+
+// reconcileCompares enqueues comparisons of final captures that have none
+// (the worker died between finishing the job and enqueuing its comparison).
+func (r *Reconciler) reconcileCompares(ctx context.Context) (int, error) {
+	if r.Compares == nil {
+		return 0, nil
+	}
+	ids, err := r.Repo.UncomparedCaptures(ctx, time.Now().Add(-compareGrace), 1000)
+	if err != nil {
+		return 0, err
+	}
+	var errs []error
+	for _, id := range ids {
+		if err := r.Compares.EnqueueCompare(ctx, id); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return len(ids), errors.Join(errs...)
+}

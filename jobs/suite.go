@@ -1,0 +1,538 @@
+package jobs
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/snapq/snapq/capture"
+)
+
+// Visual regression: a suite names pages to watch; a run captures them (a
+// batch of capture jobs, one per target and viewport) and compares every
+// segment with the approved baseline of the same target, viewport and
+// segment index (compare.go).
+
+// Suite limits and defaults. They are documented in the README.
+const (
+	MaxSuiteTargets       = 100
+	MaxSuiteViewports     = 10
+	MaxIgnoreSelectors    = 50
+	MaxIgnoreRects        = 50
+	DefaultPixelThreshold = 0.1
+	// StabilizeRetakes bounds the captures a regression job takes until two
+	// consecutive ones match.
+	StabilizeRetakes = 3
+)
+
+// Run statuses. They are part of the public API.
+const (
+	RunRunning     = "running"
+	RunPassed      = "passed"
+	RunFailed      = "failed"
+	RunNeedsReview = "needs_review"
+	RunError       = "error"
+	RunApproved    = "approved"
+)
+
+// Comparison statuses. They are part of the public API.
+const (
+	ComparePassed  = "passed"
+	CompareFailed  = "failed"
+	CompareNew     = "new"
+	CompareMissing = "missing"
+	CompareError   = "error"
+)
+
+// Run triggers.
+const (
+	TriggerManual   = "manual"
+	TriggerSchedule = "schedule"
+)
+
+// EventRunCompleted is the webhook event of a finished run.
+const EventRunCompleted = "run.completed"
+
+// Suite is a set of pages compared with their baselines on every run.
+type Suite struct {
+	ID         string
+	OwnerKeyID string
+	Name       string
+	Spec       SuiteSpec
+	Schedule   *Schedule
+	Enabled    bool
+	Webhook    *Webhook
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	LastRun    *Run // newest run, without comparisons; nil before the first
+}
+
+// SuiteSpec is what a run captures and how it compares; it is stored as JSON
+// and copied into every run.
+type SuiteSpec struct {
+	Targets        []SuiteTarget `json:"targets"`
+	Options        *OptionsInput `json:"options,omitempty"`
+	Threshold      float64       `json:"threshold"`
+	PixelThreshold float64       `json:"pixel_threshold"`
+	Ignore         Ignore        `json:"ignore"`
+}
+
+// SuiteTarget is one page of a suite.
+type SuiteTarget struct {
+	URL       string         `json:"url"`
+	Name      string         `json:"name"`
+	Options   *OptionsInput  `json:"options,omitempty"`
+	Viewports []ViewportSize `json:"viewports,omitempty"`
+}
+
+// ViewportSize is one window size a target is captured at.
+type ViewportSize struct {
+	Width  int `json:"width"`
+	Height int `json:"height"`
+}
+
+// String is the viewport's key in comparisons and baselines: "1280x720".
+func (v ViewportSize) String() string { return fmt.Sprintf("%dx%d", v.Width, v.Height) }
+
+// Ignore is what a comparison does not look at: the boxes of elements
+// matching the selectors (measured at capture time) and rectangles (CSS
+// pixels, page coordinates), both masked in the diff.
+type Ignore struct {
+	Selectors []string `json:"selectors"`
+	Rects     []Rect   `json:"rects"`
+}
+
+// Rect is a rectangle in CSS pixels.
+type Rect struct {
+	X      int `json:"x"`
+	Y      int `json:"y"`
+	Width  int `json:"width"`
+	Height int `json:"height"`
+}
+
+// Schedule runs a suite on a cron expression in a time zone.
+type Schedule struct {
+	Cron     string `json:"cron"`
+	Timezone string `json:"timezone"`
+}
+
+// Spec is the schedule in asynq's scheduler syntax.
+func (s Schedule) Spec() string { return "CRON_TZ=" + s.Timezone + " " + s.Cron }
+
+// cronParser accepts standard five-field expressions and descriptors (@hourly).
+var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// LastActivation is the latest time at or before now the schedule fired.
+func (s Schedule) LastActivation(now time.Time) (time.Time, error) {
+	sched, err := cronParser.Parse(s.Spec())
+	if err != nil {
+		return time.Time{}, err
+	}
+	for _, back := range []time.Duration{2 * time.Hour, 49 * time.Hour, 32 * 24 * time.Hour, 367 * 24 * time.Hour, 5 * 366 * 24 * time.Hour} {
+		t := sched.Next(now.Add(-back))
+		if t.IsZero() || t.After(now) {
+			continue
+		}
+		for {
+			n := sched.Next(t)
+			if n.IsZero() || n.After(now) {
+				return t, nil
+			}
+			t = n
+		}
+	}
+	return time.Time{}, fmt.Errorf("schedule %q has not fired in five years", s.Cron)
+}
+
+// SuiteInput is the wire form of a suite (POST, and the merged document of a PATCH).
+type SuiteInput struct {
+	Name           string             `json:"name"`
+	Targets        []SuiteTargetInput `json:"targets"`
+	Options        *OptionsInput      `json:"options,omitempty"`
+	Schedule       *ScheduleInput     `json:"schedule,omitempty"`
+	Threshold      *float64           `json:"threshold,omitempty"`
+	PixelThreshold *float64           `json:"pixel_threshold,omitempty"`
+	Ignore         *IgnoreInput       `json:"ignore,omitempty"`
+	Enabled        *bool              `json:"enabled,omitempty"`
+	Webhook        *WebhookInput      `json:"webhook,omitempty"`
+}
+
+// SuiteTargetInput is the wire form of SuiteTarget.
+type SuiteTargetInput struct {
+	URL       string         `json:"url"`
+	Name      string         `json:"name"`
+	Options   *OptionsInput  `json:"options,omitempty"`
+	Viewports []ViewportSize `json:"viewports,omitempty"`
+}
+
+// ScheduleInput is the wire form of Schedule; the time zone defaults to UTC.
+type ScheduleInput struct {
+	Cron     string `json:"cron"`
+	Timezone string `json:"timezone"`
+}
+
+// IgnoreInput is the wire form of Ignore.
+type IgnoreInput struct {
+	Selectors []string `json:"selectors"`
+	Rects     []Rect   `json:"rects"`
+}
+
+var suiteSchema = schema{
+	"name": nil, "targets": nil, "options": optionsSchema, "schedule": {"cron": nil, "timezone": nil},
+	"threshold": nil, "pixel_threshold": nil, "ignore": {"selectors": nil, "rects": nil}, "enabled": nil,
+	"webhook": webhookSchema,
+}
+
+var suiteTargetSchema = schema{"url": nil, "name": nil, "options": optionsSchema, "viewports": nil}
+
+// ParseSuite decodes and validates a suite document. Like batches, any
+// problem rejects the whole document with every bad field named.
+func ParseSuite(body []byte) (*Suite, error) {
+	root, err := decodeObject(body)
+	if err != nil {
+		return nil, err
+	}
+	var errs []FieldError
+	checkKeys(root, suiteSchema, "", &errs)
+	if ts, ok := root["targets"].([]any); ok {
+		for i, t := range ts {
+			if m, ok := t.(map[string]any); ok {
+				checkKeys(m, suiteTargetSchema, fmt.Sprintf("targets[%d]", i), &errs)
+			}
+		}
+	}
+	var in SuiteInput
+	if !decodeField(body, &in, "", &errs) || len(errs) > 0 {
+		return nil, &ValidationError{Fields: errs}
+	}
+	s := in.validate(&errs)
+	if len(errs) > 0 {
+		if len(errs) > maxFieldErrors {
+			errs = errs[:maxFieldErrors]
+		}
+		return nil, &ValidationError{Fields: errs}
+	}
+	return s, nil
+}
+
+// decodeObject decodes a body that must be exactly one JSON object.
+func decodeObject(body []byte) (map[string]any, error) {
+	var generic any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&generic); err != nil {
+		return nil, invalidJSON(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, &ValidationError{Fields: []FieldError{{Code: "invalid_json", Field: "",
+			Message: "request body must hold exactly one JSON object"}}}
+	}
+	root, ok := generic.(map[string]any)
+	if !ok {
+		return nil, &ValidationError{Fields: []FieldError{{Code: "invalid_json", Field: "",
+			Message: "request body must be a JSON object"}}}
+	}
+	return root, nil
+}
+
+func (in *SuiteInput) validate(errs *[]FieldError) *Suite {
+	s := &Suite{Name: strings.TrimSpace(in.Name), Enabled: in.Enabled == nil || *in.Enabled}
+	if n := utf8.RuneCountInString(s.Name); n == 0 || n > MaxNameLength {
+		*errs = append(*errs, FieldError{Code: "invalid_name", Field: "name",
+			Message: fmt.Sprintf("give the suite a name of 1-%d characters", MaxNameLength)})
+	}
+	switch {
+	case len(in.Targets) == 0:
+		*errs = append(*errs, FieldError{Code: "required", Field: "targets", Message: "give at least one target"})
+	case len(in.Targets) > MaxSuiteTargets:
+		*errs = append(*errs, FieldError{Code: CodeTooManyTargets, Field: "targets",
+			Message: fmt.Sprintf("a suite holds at most %d targets, got %d", MaxSuiteTargets, len(in.Targets))})
+		return nil
+	}
+	_, suiteErrs := ResolveOptions(in.Options, "options", nil, "")
+	*errs = append(*errs, suiteErrs...)
+	s.Spec.Options = in.Options
+	names := map[string]int{}
+	for i, t := range in.Targets {
+		p := fmt.Sprintf("targets[%d]", i)
+		u, err := NormalizeURL(t.URL)
+		if err != nil {
+			*errs = append(*errs, FieldError{Code: "invalid_url", Field: p + ".url", Message: err.Error()})
+		}
+		name := SanitizeName(t.Name)
+		if len(t.Name) > MaxNameLength {
+			*errs = append(*errs, FieldError{Code: "invalid_name", Field: p + ".name",
+				Message: fmt.Sprintf("must be at most %d characters", MaxNameLength)})
+		}
+		if name == "" && err == nil {
+			name = NameFromURL(u)
+		}
+		if j, dup := names[name]; dup && name != "" {
+			*errs = append(*errs, FieldError{Code: "duplicate_name", Field: p + ".name",
+				Message: fmt.Sprintf("targets[%d] already has the name %q; names key the baselines, give each target its own", j, name)})
+		}
+		names[name] = i
+		if len(suiteErrs) == 0 {
+			_, targetErrs := ResolveOptions(in.Options, "options", t.Options, p+".options")
+			*errs = append(*errs, targetErrs...)
+		}
+		if len(t.Viewports) > MaxSuiteViewports {
+			*errs = append(*errs, FieldError{Code: "invalid_viewports", Field: p + ".viewports",
+				Message: fmt.Sprintf("at most %d viewports", MaxSuiteViewports)})
+		}
+		for j, v := range t.Viewports {
+			vp := fmt.Sprintf("%s.viewports[%d]", p, j)
+			if v.Width < MinViewportSide || v.Width > MaxViewportSide {
+				*errs = append(*errs, FieldError{Code: "invalid_option", Field: vp + ".width",
+					Message: fmt.Sprintf("must be %d-%d", MinViewportSide, MaxViewportSide)})
+			}
+			if v.Height < MinViewportSide || v.Height > MaxViewportSide {
+				*errs = append(*errs, FieldError{Code: "invalid_option", Field: vp + ".height",
+					Message: fmt.Sprintf("must be %d-%d", MinViewportSide, MaxViewportSide)})
+			}
+		}
+		s.Spec.Targets = append(s.Spec.Targets, SuiteTarget{URL: u, Name: name, Options: t.Options, Viewports: t.Viewports})
+	}
+	s.Spec.Threshold = ratioField(in.Threshold, 0, "threshold", errs)
+	s.Spec.PixelThreshold = ratioField(in.PixelThreshold, DefaultPixelThreshold, "pixel_threshold", errs)
+	s.Spec.Ignore = validateIgnore(in.Ignore, errs)
+	s.Schedule = validateSchedule(in.Schedule, errs)
+	if in.Webhook != nil {
+		validateWebhook(in.Webhook, errs)
+		s.Webhook = &Webhook{URL: in.Webhook.URL, Secret: in.Webhook.Secret}
+	}
+	return s
+}
+
+func ratioField(v *float64, def float64, field string, errs *[]FieldError) float64 {
+	if v == nil {
+		return def
+	}
+	if math.IsNaN(*v) || *v < 0 || *v > 1 {
+		*errs = append(*errs, FieldError{Code: "invalid_option", Field: field, Message: "must be between 0 and 1"})
+		return def
+	}
+	return *v
+}
+
+func validateIgnore(in *IgnoreInput, errs *[]FieldError) Ignore {
+	out := Ignore{Selectors: []string{}, Rects: []Rect{}}
+	if in == nil {
+		return out
+	}
+	if len(in.Selectors) > MaxIgnoreSelectors {
+		*errs = append(*errs, FieldError{Code: "invalid_option", Field: "ignore.selectors",
+			Message: fmt.Sprintf("at most %d selectors", MaxIgnoreSelectors)})
+	}
+	for i, sel := range in.Selectors {
+		if strings.TrimSpace(sel) == "" || len(sel) > MaxSelectorLength {
+			*errs = append(*errs, FieldError{Code: "invalid_option", Field: fmt.Sprintf("ignore.selectors[%d]", i),
+				Message: fmt.Sprintf("must be a CSS selector of 1-%d characters", MaxSelectorLength)})
+		}
+	}
+	if len(in.Rects) > MaxIgnoreRects {
+		*errs = append(*errs, FieldError{Code: "invalid_option", Field: "ignore.rects",
+			Message: fmt.Sprintf("at most %d rectangles", MaxIgnoreRects)})
+	}
+	for i, r := range in.Rects {
+		if r.X < 0 || r.Y < 0 || r.Width <= 0 || r.Height <= 0 {
+			*errs = append(*errs, FieldError{Code: "invalid_option", Field: fmt.Sprintf("ignore.rects[%d]", i),
+				Message: "x and y must be at least 0, width and height above 0 (CSS pixels, page coordinates)"})
+		}
+	}
+	out.Selectors = append(out.Selectors, in.Selectors...)
+	out.Rects = append(out.Rects, in.Rects...)
+	return out
+}
+
+func validateSchedule(in *ScheduleInput, errs *[]FieldError) *Schedule {
+	if in == nil {
+		return nil
+	}
+	s := &Schedule{Cron: strings.Join(strings.Fields(in.Cron), " "), Timezone: in.Timezone}
+	if s.Timezone == "" {
+		s.Timezone = "UTC"
+	}
+	if _, err := time.LoadLocation(s.Timezone); err != nil || strings.ContainsAny(s.Timezone, " \t") {
+		*errs = append(*errs, FieldError{Code: "invalid_timezone", Field: "schedule.timezone",
+			Message: "must be an IANA time zone such as Europe/Paris or UTC"})
+		return nil
+	}
+	if strings.Contains(s.Cron, "TZ=") {
+		*errs = append(*errs, FieldError{Code: "invalid_schedule", Field: "schedule.cron",
+			Message: "give the time zone in schedule.timezone, not in the expression"})
+		return nil
+	}
+	if _, err := cronParser.Parse(s.Spec()); err != nil || s.Cron == "" {
+		msg := "must be a five-field cron expression (minute hour day-of-month month day-of-week) or a descriptor such as @hourly"
+		if err != nil {
+			msg += ": " + err.Error()
+		}
+		*errs = append(*errs, FieldError{Code: "invalid_schedule", Field: "schedule.cron", Message: msg})
+		return nil
+	}
+	return s
+}
+
+// Input returns the suite as the document a PATCH merges into; the webhook
+// secret is left out (a PATCH without "webhook" keeps the stored one).
+func (s *Suite) Input() map[string]any {
+	doc := map[string]any{
+		"name": s.Name, "targets": s.Spec.Targets, "threshold": s.Spec.Threshold,
+		"pixel_threshold": s.Spec.PixelThreshold, "ignore": s.Spec.Ignore, "enabled": s.Enabled,
+	}
+	if s.Spec.Options != nil {
+		doc["options"] = s.Spec.Options
+	}
+	if s.Schedule != nil {
+		doc["schedule"] = s.Schedule
+	}
+	return doc
+}
+
+// Captures expands the suite into its capture jobs: one per target and
+// viewport, with stabilization applied and PNG forced (diffs need lossless
+// images). Names are "<target>-<width>x<height>".
+func (sp SuiteSpec) Captures() ([]NewJob, []CaptureKey, error) {
+	var out []NewJob
+	var keys []CaptureKey
+	for i, t := range sp.Targets {
+		base, errs := ResolveOptions(sp.Options, "options", t.Options, fmt.Sprintf("targets[%d].options", i))
+		if len(errs) > 0 {
+			return nil, nil, &ValidationError{Fields: errs}
+		}
+		vps := t.Viewports
+		if len(vps) == 0 {
+			vps = []ViewportSize{{Width: base.Viewport.Width, Height: base.Viewport.Height}}
+		}
+		for _, v := range vps {
+			o := base
+			o.Viewport.Width, o.Viewport.Height = v.Width, v.Height
+			sp.stabilize(&o)
+			out = append(out, NewJob{URL: t.URL, Name: t.Name + "-" + v.String(), Options: o})
+			keys = append(keys, CaptureKey{Target: t.Name, Viewport: v.String()})
+		}
+	}
+	return out, keys, nil
+}
+
+// stabilize makes a capture repeatable: no animations, transitions or caret,
+// reduced motion, fonts and images ready, and retakes until two consecutive
+// captures match. Ignored elements are measured, then masked in the diff.
+func (sp SuiteSpec) stabilize(o *Options) {
+	o.Outputs = []string{capture.OutputScreenshot}
+	o.Screenshot.Format, o.Screenshot.Quality = capture.FormatPNG, 0
+	o.Prepare.DisableAnimations = true // animations, transitions and the caret (capture/prepare.go)
+	o.MaskSelectors = append([]string(nil), sp.Ignore.Selectors...)
+	o.Emulate.ReducedMotion = true
+	o.Wait.Fonts, o.Wait.Images = true, true
+	o.Stabilize = StabilizeRetakes
+}
+
+// CaptureKey says which target and viewport a run's capture job shows.
+type CaptureKey struct {
+	Target   string
+	Viewport string
+}
+
+// Run is one execution of a suite.
+type Run struct {
+	ID           string
+	SuiteID      string
+	BatchID      string
+	Trigger      string
+	ScheduledFor *time.Time
+	Status       string
+	Spec         SuiteSpec
+	Counts       RunCounts
+	CreatedAt    time.Time
+	FinishedAt   *time.Time
+	Comparisons  []*Comparison // filled by GetRun only
+}
+
+// RunSummary is the run.completed webhook's data.
+type RunSummary struct {
+	ID         string     `json:"id"`
+	SuiteID    string     `json:"suite_id"`
+	BatchID    string     `json:"batch_id"`
+	Trigger    string     `json:"trigger"`
+	Status     string     `json:"status"`
+	Counts     RunCounts  `json:"counts"`
+	CreatedAt  time.Time  `json:"created_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+}
+
+// Summary returns the run without its comparisons.
+func (r *Run) Summary() RunSummary {
+	return RunSummary{ID: r.ID, SuiteID: r.SuiteID, BatchID: r.BatchID, Trigger: r.Trigger, Status: r.Status,
+		Counts: r.Counts, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt}
+}
+
+// RunCounts counts a run's comparisons by status; Pending counts captures not
+// compared yet.
+type RunCounts struct {
+	Total   int `json:"total"`
+	Pending int `json:"pending"`
+	Passed  int `json:"passed"`
+	Failed  int `json:"failed"`
+	New     int `json:"new"`
+	Missing int `json:"missing"`
+	Error   int `json:"error"`
+}
+
+// Comparison is one segment of one capture set against its baseline.
+type Comparison struct {
+	ID               string
+	RunID            string
+	JobID            string
+	Target           string
+	Viewport         string
+	Segment          int
+	Status           string
+	DiffPixels       int64
+	DiffRatio        float64
+	Threshold        float64
+	Message          string
+	BaselineID       string
+	BaselineArtifact *Artifact
+	CurrentArtifact  *Artifact
+	DiffArtifact     *Artifact
+	ApprovedAt       *time.Time
+}
+
+// Baseline is one version of the approved image of a target, viewport and segment.
+type Baseline struct {
+	ID           string
+	SuiteID      string
+	Target       string
+	Viewport     string
+	Segment      int
+	Version      int
+	Artifact     *Artifact // nil: this version removed the segment
+	RunID        string
+	RestoredFrom string
+	ApprovedBy   string
+	ApprovedAt   time.Time
+	Active       bool
+}
+
+// Key is the baseline's comparison key.
+func (b *Baseline) Key() string {
+	return b.Target + "\x00" + b.Viewport + "\x00" + strconv.Itoa(b.Segment)
+}
+
+// Approval selects what POST /v1/runs/:id/approve promotes.
+type Approval struct {
+	All         bool     `json:"all"`
+	Targets     []string `json:"targets"`
+	Comparisons []string `json:"comparisons"`
+}

@@ -1,0 +1,592 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/snapq/snapq/jobs"
+)
+
+// Visual regression: suites, runs, comparisons and baselines (jobs.SuiteRepository).
+
+const suiteColumns = `s.id, coalesce(s.api_key_id::text, ''), s.name, s.spec, s.schedule_cron, s.schedule_tz,
+	s.enabled, s.webhook_url, s.webhook_secret, s.created_at, s.updated_at,
+	lr.id, lr.status, lr.created_at, lr.finished_at`
+
+const suiteFrom = ` FROM suites s LEFT JOIN LATERAL (SELECT id, status, created_at, finished_at FROM runs
+	WHERE suite_id = s.id ORDER BY id DESC LIMIT 1) lr ON true`
+
+func scanSuite(row pgx.Row) (*jobs.Suite, error) {
+	var s jobs.Suite
+	var spec []byte
+	var cron, tz, hookURL, hookSecret, runID, runStatus *string
+	var runCreated *time.Time
+	var runFinished *time.Time
+	err := row.Scan(&s.ID, &s.OwnerKeyID, &s.Name, &spec, &cron, &tz, &s.Enabled, &hookURL, &hookSecret,
+		&s.CreatedAt, &s.UpdatedAt, &runID, &runStatus, &runCreated, &runFinished)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(spec, &s.Spec); err != nil {
+		return nil, fmt.Errorf("suite %s spec: %w", s.ID, err)
+	}
+	if cron != nil {
+		s.Schedule = &jobs.Schedule{Cron: *cron, Timezone: deref(tz)}
+	}
+	if hookURL != nil {
+		s.Webhook = &jobs.Webhook{URL: *hookURL, Secret: deref(hookSecret), Event: jobs.EventRunCompleted}
+	}
+	if runID != nil {
+		s.LastRun = &jobs.Run{ID: *runID, SuiteID: s.ID, Status: deref(runStatus), CreatedAt: *runCreated, FinishedAt: runFinished}
+	}
+	return &s, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func suiteArgs(s *jobs.Suite) (spec []byte, cron, tz, hookURL, hookSecret *string, err error) {
+	spec, err = json.Marshal(s.Spec)
+	if s.Schedule != nil {
+		cron, tz = &s.Schedule.Cron, &s.Schedule.Timezone
+	}
+	if s.Webhook != nil {
+		hookURL, hookSecret = &s.Webhook.URL, &s.Webhook.Secret
+	}
+	return spec, cron, tz, hookURL, hookSecret, err
+}
+
+// CreateSuite implements jobs.SuiteRepository.
+func (s *Store) CreateSuite(ctx context.Context, su *jobs.Suite) error {
+	spec, cron, tz, hookURL, hookSecret, err := suiteArgs(su)
+	if err != nil {
+		return err
+	}
+	_, err = s.pool.Exec(ctx, `INSERT INTO suites (id, api_key_id, name, spec, schedule_cron, schedule_tz, enabled,
+		webhook_url, webhook_secret, created_at, updated_at)
+		VALUES ($1, NULLIF($2, '')::uuid, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		su.ID, su.OwnerKeyID, su.Name, spec, cron, tz, su.Enabled, hookURL, hookSecret, su.CreatedAt, su.UpdatedAt)
+	if err != nil {
+		return fmt.Errorf("insert suite: %w", err)
+	}
+	return nil
+}
+
+// GetSuite implements jobs.SuiteRepository.
+func (s *Store) GetSuite(ctx context.Context, id string) (*jobs.Suite, error) {
+	su, err := scanSuite(s.pool.QueryRow(ctx, `SELECT `+suiteColumns+suiteFrom+` WHERE s.id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, jobs.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get suite %s: %w", id, err)
+	}
+	return su, nil
+}
+
+// ListSuites implements jobs.SuiteRepository.
+func (s *Store) ListSuites(ctx context.Context, owner string, limit int, cursor string) ([]*jobs.Suite, string, error) {
+	args := []any{limit + 1}
+	var conds []string
+	if owner != jobs.AnyOwner {
+		args = append(args, owner)
+		conds = append(conds, fmt.Sprintf(`coalesce(s.api_key_id::text, '') = $%d`, len(args)))
+	}
+	if cursor != "" {
+		args = append(args, cursor)
+		conds = append(conds, fmt.Sprintf(`s.id < $%d`, len(args)))
+	}
+	where := ""
+	if len(conds) > 0 {
+		where = " WHERE " + strings.Join(conds, " AND ")
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+suiteColumns+suiteFrom+where+` ORDER BY s.id DESC LIMIT $1`, args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("list suites: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Suite, error) { return scanSuite(r) })
+	if err != nil {
+		return nil, "", fmt.Errorf("list suites: %w", err)
+	}
+	next := ""
+	if len(out) > limit {
+		out = out[:limit]
+		next = out[limit-1].ID
+	}
+	return out, next, nil
+}
+
+// UpdateSuite implements jobs.SuiteRepository.
+func (s *Store) UpdateSuite(ctx context.Context, su *jobs.Suite) error {
+	spec, cron, tz, hookURL, hookSecret, err := suiteArgs(su)
+	if err != nil {
+		return err
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE suites SET name = $2, spec = $3, schedule_cron = $4, schedule_tz = $5,
+		enabled = $6, webhook_url = $7, webhook_secret = $8, updated_at = $9 WHERE id = $1`,
+		su.ID, su.Name, spec, cron, tz, su.Enabled, hookURL, hookSecret, su.UpdatedAt)
+	if err != nil {
+		return fmt.Errorf("update suite %s: %w", su.ID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return jobs.ErrNotFound
+	}
+	return nil
+}
+
+// DeleteSuite implements jobs.SuiteRepository. Its runs, comparisons and
+// baselines go with it; the run batches and their artifacts stay.
+func (s *Store) DeleteSuite(ctx context.Context, id string) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM suites WHERE id = $1`, id)
+	if err != nil {
+		return fmt.Errorf("delete suite %s: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return jobs.ErrNotFound
+	}
+	return nil
+}
+
+// ScheduledSuites implements jobs.SuiteRepository.
+func (s *Store) ScheduledSuites(ctx context.Context) ([]*jobs.Suite, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+suiteColumns+suiteFrom+
+		` WHERE s.enabled AND s.schedule_cron IS NOT NULL ORDER BY s.id`)
+	if err != nil {
+		return nil, fmt.Errorf("list scheduled suites: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Suite, error) { return scanSuite(r) })
+}
+
+// CreateRun implements jobs.SuiteRepository.
+func (s *Store) CreateRun(ctx context.Context, r *jobs.Run, b *jobs.Batch, js []*jobs.Job, keys []jobs.CaptureKey) error {
+	spec, err := json.Marshal(r.Spec)
+	if err != nil {
+		return err
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := insertBatch(ctx, tx, b, js); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `INSERT INTO runs (id, suite_id, batch_id, trigger, scheduled_for, status, spec, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (suite_id, scheduled_for) DO NOTHING`,
+			r.ID, r.SuiteID, r.BatchID, r.Trigger, r.ScheduledFor, r.Status, spec, r.CreatedAt)
+		if err != nil {
+			return fmt.Errorf("insert run: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return jobs.ErrRunExists // rolls the batch back too
+		}
+		rows := make([][]any, len(js))
+		for i, j := range js {
+			rows[i] = []any{j.ID, r.ID, keys[i].Target, keys[i].Viewport}
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"run_captures"}, []string{"job_id", "run_id", "target", "viewport"},
+			pgx.CopyFromRows(rows)); err != nil {
+			return fmt.Errorf("insert run captures: %w", err)
+		}
+		return nil
+	})
+}
+
+const runColumns = `r.id, r.suite_id, r.batch_id, r.trigger, r.scheduled_for, r.status, r.spec, r.created_at, r.finished_at,
+	(SELECT count(*) FROM run_captures rc WHERE rc.run_id = r.id AND rc.compared_at IS NULL),
+	(SELECT count(*) FROM comparisons c WHERE c.run_id = r.id),
+	(SELECT count(*) FROM comparisons c WHERE c.run_id = r.id AND c.status = 'passed'),
+	(SELECT count(*) FROM comparisons c WHERE c.run_id = r.id AND c.status = 'failed'),
+	(SELECT count(*) FROM comparisons c WHERE c.run_id = r.id AND c.status = 'new'),
+	(SELECT count(*) FROM comparisons c WHERE c.run_id = r.id AND c.status = 'missing'),
+	(SELECT count(*) FROM comparisons c WHERE c.run_id = r.id AND c.status = 'error')`
+
+func scanRun(row pgx.Row) (*jobs.Run, error) {
+	var r jobs.Run
+	var spec []byte
+	c := &r.Counts
+	err := row.Scan(&r.ID, &r.SuiteID, &r.BatchID, &r.Trigger, &r.ScheduledFor, &r.Status, &spec, &r.CreatedAt,
+		&r.FinishedAt, &c.Pending, &c.Total, &c.Passed, &c.Failed, &c.New, &c.Missing, &c.Error)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(spec, &r.Spec); err != nil {
+		return nil, fmt.Errorf("run %s spec: %w", r.ID, err)
+	}
+	return &r, nil
+}
+
+func (s *Store) getRunWhere(ctx context.Context, q pgx.Tx, cond string, arg any) (*jobs.Run, error) {
+	var row pgx.Row
+	sql := `SELECT ` + runColumns + ` FROM runs r WHERE ` + cond
+	if q != nil {
+		row = q.QueryRow(ctx, sql, arg)
+	} else {
+		row = s.pool.QueryRow(ctx, sql, arg)
+	}
+	r, err := scanRun(row)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, jobs.ErrNotFound
+	}
+	return r, err
+}
+
+// GetRun implements jobs.SuiteRepository.
+func (s *Store) GetRun(ctx context.Context, id string) (*jobs.Run, error) {
+	r, err := s.getRunWhere(ctx, nil, `r.id = $1`, id)
+	if err != nil {
+		return nil, err
+	}
+	r.Comparisons, err = s.comparisons(ctx, id)
+	return r, err
+}
+
+// RunOfBatch implements jobs.SuiteRepository.
+func (s *Store) RunOfBatch(ctx context.Context, batchID string) (*jobs.Run, error) {
+	return s.getRunWhere(ctx, nil, `r.batch_id = $1`, batchID)
+}
+
+// ListRuns implements jobs.SuiteRepository.
+func (s *Store) ListRuns(ctx context.Context, suiteID string, limit int, cursor string) ([]*jobs.Run, string, error) {
+	q := `SELECT ` + runColumns + ` FROM runs r WHERE r.suite_id = $1`
+	args := []any{suiteID, limit + 1}
+	if cursor != "" {
+		q += ` AND r.id < $3`
+		args = append(args, cursor)
+	}
+	rows, err := s.pool.Query(ctx, q+` ORDER BY r.id DESC LIMIT $2`, args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("list runs: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Run, error) { return scanRun(r) })
+	if err != nil {
+		return nil, "", fmt.Errorf("list runs: %w", err)
+	}
+	next := ""
+	if len(out) > limit {
+		out = out[:limit]
+		next = out[limit-1].ID
+	}
+	return out, next, nil
+}
+
+const comparisonColumns = `id, run_id, job_id, target, viewport, segment, status, diff_pixels, diff_ratio, threshold,
+	message, coalesce(baseline_id::text, ''), coalesce(baseline_artifact_id::text, ''),
+	coalesce(current_artifact_id::text, ''), coalesce(diff_artifact_id::text, ''), approved_at`
+
+// comparisons loads a run's comparisons with their artifacts, in target,
+// viewport and segment order.
+func (s *Store) comparisons(ctx context.Context, runID string) ([]*jobs.Comparison, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+comparisonColumns+` FROM comparisons WHERE run_id = $1
+		ORDER BY target, viewport, segment`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("list comparisons: %w", err)
+	}
+	type ids struct{ base, cur, diff string }
+	var refs []ids
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Comparison, error) {
+		var c jobs.Comparison
+		var ref ids
+		err := r.Scan(&c.ID, &c.RunID, &c.JobID, &c.Target, &c.Viewport, &c.Segment, &c.Status, &c.DiffPixels,
+			&c.DiffRatio, &c.Threshold, &c.Message, &c.BaselineID, &ref.base, &ref.cur, &ref.diff, &c.ApprovedAt)
+		refs = append(refs, ref)
+		return &c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list comparisons: %w", err)
+	}
+	var want []string
+	for _, r := range refs {
+		for _, id := range []string{r.base, r.cur, r.diff} {
+			if id != "" {
+				want = append(want, id)
+			}
+		}
+	}
+	arts := map[string]*jobs.Artifact{}
+	if len(want) > 0 {
+		rows, err := s.pool.Query(ctx, `SELECT `+artifactColumns+` FROM artifacts WHERE id = ANY($1::uuid[])`, want)
+		if err != nil {
+			return nil, fmt.Errorf("load comparison artifacts: %w", err)
+		}
+		list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Artifact, error) { return scanArtifact(r) })
+		if err != nil {
+			return nil, fmt.Errorf("load comparison artifacts: %w", err)
+		}
+		for _, a := range list {
+			arts[a.ID] = a
+		}
+	}
+	for i, c := range out {
+		c.BaselineArtifact, c.CurrentArtifact, c.DiffArtifact = arts[refs[i].base], arts[refs[i].cur], arts[refs[i].diff]
+	}
+	return out, nil
+}
+
+// CaptureOf implements jobs.SuiteRepository.
+func (s *Store) CaptureOf(ctx context.Context, jobID string) (*jobs.Run, jobs.CaptureKey, error) {
+	var key jobs.CaptureKey
+	var runID string
+	err := s.pool.QueryRow(ctx, `SELECT run_id, target, viewport FROM run_captures WHERE job_id = $1`, jobID).
+		Scan(&runID, &key.Target, &key.Viewport)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, key, jobs.ErrNotFound
+	}
+	if err != nil {
+		return nil, key, fmt.Errorf("get run capture %s: %w", jobID, err)
+	}
+	r, err := s.getRunWhere(ctx, nil, `r.id = $1`, runID)
+	return r, key, err
+}
+
+const baselineColumns = `b.id, b.suite_id, b.target, b.viewport, b.segment, b.version, coalesce(b.artifact_id::text, ''),
+	coalesce(b.run_id::text, ''), coalesce(b.restored_from::text, ''), b.approved_by, b.approved_at,
+	b.version = (SELECT max(version) FROM baselines o WHERE o.suite_id = b.suite_id AND o.target = b.target
+		AND o.viewport = b.viewport AND o.segment = b.segment)`
+
+func (s *Store) scanBaselines(ctx context.Context, rows pgx.Rows, err error) ([]*jobs.Baseline, error) {
+	if err != nil {
+		return nil, fmt.Errorf("list baselines: %w", err)
+	}
+	var artIDs []string
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Baseline, error) {
+		var b jobs.Baseline
+		var art string
+		err := r.Scan(&b.ID, &b.SuiteID, &b.Target, &b.Viewport, &b.Segment, &b.Version, &art, &b.RunID,
+			&b.RestoredFrom, &b.ApprovedBy, &b.ApprovedAt, &b.Active)
+		artIDs = append(artIDs, art)
+		return &b, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list baselines: %w", err)
+	}
+	for i, b := range out {
+		if artIDs[i] == "" {
+			continue
+		}
+		if b.Artifact, err = s.GetArtifact(ctx, artIDs[i]); err != nil {
+			return nil, fmt.Errorf("baseline %s artifact: %w", b.ID, err)
+		}
+	}
+	return out, nil
+}
+
+// ActiveBaselines implements jobs.SuiteRepository.
+func (s *Store) ActiveBaselines(ctx context.Context, suiteID string, key jobs.CaptureKey) ([]*jobs.Baseline, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+baselineColumns+` FROM (SELECT DISTINCT ON (segment) * FROM baselines
+		WHERE suite_id = $1 AND target = $2 AND viewport = $3 ORDER BY segment, version DESC) b
+		WHERE b.artifact_id IS NOT NULL ORDER BY b.segment`, suiteID, key.Target, key.Viewport)
+	return s.scanBaselines(ctx, rows, err)
+}
+
+// ListBaselines implements jobs.SuiteRepository.
+func (s *Store) ListBaselines(ctx context.Context, suiteID string, history bool) ([]*jobs.Baseline, error) {
+	q := `SELECT ` + baselineColumns + ` FROM baselines b WHERE b.suite_id = $1`
+	if !history {
+		q = `SELECT ` + baselineColumns + ` FROM (SELECT DISTINCT ON (target, viewport, segment) * FROM baselines
+			WHERE suite_id = $1 ORDER BY target, viewport, segment, version DESC) b WHERE b.artifact_id IS NOT NULL`
+	}
+	rows, err := s.pool.Query(ctx, q+` ORDER BY b.target, b.viewport, b.segment, b.version DESC`, suiteID)
+	return s.scanBaselines(ctx, rows, err)
+}
+
+// GetBaseline implements jobs.SuiteRepository.
+func (s *Store) GetBaseline(ctx context.Context, id string) (*jobs.Baseline, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+baselineColumns+` FROM baselines b WHERE b.id = $1`, id)
+	bs, err := s.scanBaselines(ctx, rows, err)
+	if err != nil {
+		return nil, err
+	}
+	if len(bs) == 0 {
+		return nil, jobs.ErrNotFound
+	}
+	return bs[0], nil
+}
+
+// RecordComparisons implements jobs.SuiteRepository.
+func (s *Store) RecordComparisons(ctx context.Context, runID, jobID string, cs []*jobs.Comparison, diffs []*jobs.Artifact) (bool, error) {
+	finished := false
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var status, batchID string
+		if err := tx.QueryRow(ctx, `SELECT status, batch_id FROM runs WHERE id = $1 FOR UPDATE`, runID).
+			Scan(&status, &batchID); err != nil {
+			return fmt.Errorf("lock run %s: %w", runID, err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM comparisons WHERE job_id = $1`, jobID); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM artifacts WHERE job_id = $1 AND kind = $2`, jobID, jobs.KindDiff); err != nil {
+			return err
+		}
+		for _, a := range diffs {
+			if _, err := tx.Exec(ctx, `INSERT INTO artifacts (id, job_id, kind, name, seq, object_key, content_type,
+				bytes, width, height, sha256) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+				a.ID, a.JobID, a.Kind, a.Name, a.Seq, a.ObjectKey, a.ContentType, a.Bytes, a.Width, a.Height, a.SHA256); err != nil {
+				return fmt.Errorf("insert diff artifact %s: %w", a.Name, err)
+			}
+		}
+		for _, c := range cs {
+			if _, err := tx.Exec(ctx, `INSERT INTO comparisons (id, run_id, job_id, target, viewport, segment, status,
+				diff_pixels, diff_ratio, threshold, message, baseline_id, baseline_artifact_id, current_artifact_id,
+				diff_artifact_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULLIF($12, '')::uuid,
+				$13, $14, $15)`, c.ID, runID, jobID, c.Target, c.Viewport, c.Segment, c.Status, c.DiffPixels,
+				c.DiffRatio, c.Threshold, c.Message, c.BaselineID, artID(c.BaselineArtifact), artID(c.CurrentArtifact),
+				artID(c.DiffArtifact)); err != nil {
+				return fmt.Errorf("insert comparison: %w", err)
+			}
+		}
+		if _, err := tx.Exec(ctx, `UPDATE run_captures SET compared_at = now() WHERE job_id = $1`, jobID); err != nil {
+			return err
+		}
+		if status != jobs.RunRunning {
+			return nil
+		}
+		r, err := s.getRunWhere(ctx, tx, `r.id = $1`, runID)
+		if err != nil {
+			return err
+		}
+		if r.Counts.Pending > 0 {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `UPDATE runs SET status = $2, finished_at = now() WHERE id = $1`,
+			runID, jobs.RunStatusOf(r.Counts)); err != nil {
+			return fmt.Errorf("finish run %s: %w", runID, err)
+		}
+		finished = true
+		return createDelivery(ctx, tx, batchID, jobs.EventRunCompleted)
+	})
+	return finished, err
+}
+
+func artID(a *jobs.Artifact) *string {
+	if a == nil {
+		return nil
+	}
+	return &a.ID
+}
+
+// UncomparedCaptures implements jobs.SuiteRepository.
+func (s *Store) UncomparedCaptures(ctx context.Context, before time.Time, limit int) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT rc.job_id FROM run_captures rc JOIN jobs j ON j.id = rc.job_id
+		WHERE rc.compared_at IS NULL AND j.status IN ('succeeded', 'failed', 'canceled') AND j.finished_at < $1
+		ORDER BY j.finished_at LIMIT $2`, before, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list uncompared captures: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// Approve implements jobs.SuiteRepository.
+func (s *Store) Approve(ctx context.Context, runID string, a jobs.Approval, by string) (*jobs.Run, error) {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var suiteID, status string
+		if err := tx.QueryRow(ctx, `SELECT suite_id, status FROM runs WHERE id = $1 FOR UPDATE`, runID).
+			Scan(&suiteID, &status); errors.Is(err, pgx.ErrNoRows) {
+			return jobs.ErrNotFound
+		} else if err != nil {
+			return err
+		}
+		// Versions are numbered per suite under this lock.
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM suites WHERE id = $1 FOR UPDATE`, suiteID); err != nil {
+			return err
+		}
+		if len(a.Comparisons) > 0 {
+			var known int
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM comparisons WHERE run_id = $1 AND id = ANY($2::uuid[])`,
+				runID, a.Comparisons).Scan(&known); err != nil {
+				return err
+			}
+			if known != len(a.Comparisons) {
+				return &jobs.ValidationError{Fields: []jobs.FieldError{{Code: "unknown_comparison", Field: "comparisons",
+					Message: fmt.Sprintf("%d of the %d ids are not comparisons of this run", len(a.Comparisons)-known, len(a.Comparisons))}}}
+			}
+		}
+		rows, err := tx.Query(ctx, `SELECT id, target, viewport, segment, status, coalesce(current_artifact_id::text, '')
+			FROM comparisons WHERE run_id = $1 AND approved_at IS NULL AND status IN ('failed', 'new', 'missing')
+			AND ($2 OR target = ANY($3::text[]) OR id = ANY($4::uuid[]))`,
+			runID, a.All, nonNil(a.Targets), nonNil(a.Comparisons))
+		if err != nil {
+			return err
+		}
+		type pick struct {
+			id, target, viewport, status, art string
+			segment                           int
+		}
+		picks, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pick, error) {
+			var p pick
+			err := r.Scan(&p.id, &p.target, &p.viewport, &p.segment, &p.status, &p.art)
+			return p, err
+		})
+		if err != nil {
+			return err
+		}
+		for _, p := range picks {
+			var art *string
+			if p.status != jobs.CompareMissing && p.art != "" {
+				art = &p.art
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO baselines (id, suite_id, target, viewport, segment, version,
+				artifact_id, run_id, approved_by)
+				SELECT $1::uuid, $2::uuid, $3::text, $4::text, $5::int, coalesce(max(version), 0) + 1, $6::uuid, $7::uuid, $8::text
+				FROM baselines
+				WHERE suite_id = $2 AND target = $3 AND viewport = $4 AND segment = $5`,
+				uuid.Must(uuid.NewV7()).String(), suiteID, p.target, p.viewport, p.segment, art, runID, by); err != nil {
+				return fmt.Errorf("insert baseline: %w", err)
+			}
+			if _, err := tx.Exec(ctx, `UPDATE comparisons SET approved_at = now() WHERE id = $1`, p.id); err != nil {
+				return err
+			}
+		}
+		if status == jobs.RunFailed || status == jobs.RunNeedsReview {
+			_, err = tx.Exec(ctx, `UPDATE runs SET status = 'approved' WHERE id = $1 AND NOT EXISTS (
+				SELECT 1 FROM comparisons WHERE run_id = $1 AND approved_at IS NULL AND status IN ('failed', 'new', 'missing'))`, runID)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.GetRun(ctx, runID)
+}
+
+func nonNil(ss []string) []string {
+	if ss == nil {
+		return []string{}
+	}
+	return ss
+}
+
+// RestoreBaseline implements jobs.SuiteRepository.
+func (s *Store) RestoreBaseline(ctx context.Context, id, by string) (*jobs.Baseline, error) {
+	newID := uuid.Must(uuid.NewV7()).String()
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var suiteID string
+		if err := tx.QueryRow(ctx, `SELECT suite_id FROM baselines WHERE id = $1`, id).Scan(&suiteID); errors.Is(err, pgx.ErrNoRows) {
+			return jobs.ErrNotFound
+		} else if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM suites WHERE id = $1 FOR UPDATE`, suiteID); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO baselines (id, suite_id, target, viewport, segment, version, artifact_id,
+			run_id, restored_from, approved_by)
+			SELECT $2::uuid, o.suite_id, o.target, o.viewport, o.segment,
+				(SELECT max(version) + 1 FROM baselines m WHERE m.suite_id = o.suite_id AND m.target = o.target
+					AND m.viewport = o.viewport AND m.segment = o.segment),
+				o.artifact_id, o.run_id, o.id, $3::text
+			FROM baselines o WHERE o.id = $1`, id, newID, by)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("restore baseline %s: %w", id, err)
+	}
+	return s.GetBaseline(ctx, newID)
+}

@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"image"
 	"image/png"
 	"net/http"
@@ -169,6 +171,18 @@ func TestRegressionEndToEnd(t *testing.T) {
 		t.Fatalf("bad cron: status %d, %+v", code, bad.Error)
 	}
 
+	// The suite's webhook receives each run's summary, signed.
+	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	hooks := make(chan []byte, 10)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if err := verifyWebhook(secret, r.Header, body); err != nil {
+			t.Errorf("webhook signature: %v", err)
+		}
+		hooks <- body
+	}))
+	t.Cleanup(receiver.Close)
+
 	var suite struct {
 		ID string `json:"id"`
 	}
@@ -178,6 +192,7 @@ func TestRegressionEndToEnd(t *testing.T) {
 			{"url": srv.URL + "/page", "name": "home"},
 			{"url": srv.URL + "/anim", "name": "anim"},
 		},
+		"webhook": map[string]any{"url": receiver.URL + "/hook", "secret": secret},
 	}, &suite)
 	if code != http.StatusCreated {
 		t.Fatalf("create suite: status %d", code)
@@ -192,6 +207,23 @@ func TestRegressionEndToEnd(t *testing.T) {
 		if c.Status != "new" || c.Current == nil || c.Current.Width != 1280 || c.Current.Height != 720 || c.Baseline != nil {
 			t.Fatalf("first run comparison %+v", c)
 		}
+	}
+	select {
+	case body := <-hooks:
+		var ev struct {
+			Type string `json:"type"`
+			Data struct {
+				ID     string         `json:"id"`
+				Status string         `json:"status"`
+				Counts map[string]int `json:"counts"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(body, &ev); err != nil || ev.Type != "run.completed" || ev.Data.ID != r1.ID ||
+			ev.Data.Status != "needs_review" || ev.Data.Counts["new"] != 3 {
+			t.Fatalf("run webhook body %s (%v)", body, err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no run.completed webhook within 30 s")
 	}
 	var approved runResp
 	if code := s.do("POST", "/v1/runs/"+r1.ID+"/approve", map[string]any{"all": true}, &approved); code != http.StatusOK {

@@ -236,7 +236,30 @@ minio_pid() {
   printf '%s\n' "$pid"
 }
 
+# A MinIO serving a data folder that no longer exists (an earlier checkout's,
+# deleted) answers health checks but cannot store anything: print its pid.
+orphan_minio_pid() {
+  local pid args dir
+  for pid in $(pgrep -f "minio server" 2>/dev/null); do
+    [[ -r /proc/$pid/cmdline ]] || continue
+    mapfile -d '' args <"/proc/$pid/cmdline"
+    for ((i = 0; i < ${#args[@]} - 1; i++)); do
+      if [[ ${args[i]} == server ]]; then
+        dir=${args[i + 1]}
+        [[ $dir == /* && ! -d $dir ]] && { printf '%s\n' "$pid"; return 0; }
+      fi
+    done
+  done
+  return 1
+}
+
 minio_up() {
+  local orphan
+  if orphan=$(orphan_minio_pid); then
+    say "stopping MinIO pid $orphan: its data folder was deleted, it cannot store objects"
+    kill "$orphan" 2>/dev/null || true
+    wait_for 15 bash -c "! kill -0 $orphan 2>/dev/null"
+  fi
   minio_healthy && return 0 # ours or someone else's: reuse it
   if minio_pid >/dev/null; then
     # Started by an earlier run and still coming up.

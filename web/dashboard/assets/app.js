@@ -2,7 +2,7 @@
 // lifecycle of views (each view gets an AbortSignal and cleanup hooks, so
 // polling stops when the user navigates away).
 import { getKey, setKey } from './api.js';
-import { h } from './ui.js';
+import { h, fill } from './ui.js';
 import { batchesView, submitView } from './batches.js';
 import { batchView } from './batch.js';
 import { jobView } from './job.js';
@@ -38,7 +38,7 @@ async function render() {
   const controller = new AbortController();
   const cleanups = [];
   current = { controller, cleanups };
-  main.replaceChildren();
+  fill(main);
   const match = routes.map(([re, view, nav]) => [path.match(re), view, nav]).find(([m]) => m);
   document.querySelectorAll('[data-nav]').forEach((a) => {
     a.toggleAttribute('aria-current', false);

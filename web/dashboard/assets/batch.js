@@ -1,7 +1,7 @@
 // Batch detail: live progress (polls every 2 s until the batch completes), the
 // job table with a status filter, first-segment thumbnails and cancel.
 import { api, artifactURL } from './api.js';
-import { h, badge, progress, legend, time, labelChips, errorBox, filterLinks, shortID, retryingImage, donePercent } from './ui.js';
+import { h, fill, badge, progress, legend, time, labelChips, errorBox, filterLinks, shortID, retryingImage, donePercent } from './ui.js';
 
 const JOB_STATES = ['queued', 'running', 'succeeded', 'failed', 'canceled'];
 const POLL_MS = 2000;
@@ -46,7 +46,7 @@ export async function batchView(ctx) {
     return api('GET', `/v1/batches/${encodeURIComponent(id)}/jobs?${q}`, undefined, { signal: ctx.signal });
   };
   const drawMore = () => {
-    more.replaceChildren();
+    fill(more);
     if (!cursor) return;
     more.append(h('button', {
       type: 'button', class: 'btn', onclick: async () => {
@@ -60,7 +60,7 @@ export async function batchView(ctx) {
           loaded += page.jobs.length;
           cursor = page.next_cursor;
           drawMore();
-        } catch (err) { more.replaceChildren(errorBox(err)); }
+        } catch (err) { fill(more, errorBox(err)); }
       },
     }, 'Load more jobs'));
   };
@@ -73,12 +73,12 @@ export async function batchView(ctx) {
     const countsKey = JSON.stringify(b.counts);
     if (countsKey !== shownCounts) { // redraw only on change, so a focused link keeps its focus
       shownCounts = countsKey;
-      filters.replaceChildren(filterLinks(`#/batches/${id}`, status, JOB_STATES, 'Filter jobs by status', b.counts));
+      fill(filters, filterLinks(`#/batches/${id}`, status, JOB_STATES, 'Filter jobs by status', b.counts));
     }
     drawRows(tbody, page.jobs, rows);
     loaded = page.jobs.length;
     cursor = page.next_cursor;
-    jobsMsg.replaceChildren();
+    fill(jobsMsg);
     if (!page.jobs.length) jobsMsg.append(h('p', { class: 'notice' }, status ? `No ${status} jobs.` : 'No jobs.'));
     drawMore();
     const complete = b.status === 'completed';
@@ -89,7 +89,7 @@ export async function batchView(ctx) {
     if (!(await refresh())) return;
   } catch (err) {
     if (err.name === 'AbortError') return;
-    summary.replaceChildren(errorBox(err, 'Could not load the batch'));
+    fill(summary, errorBox(err, 'Could not load the batch'));
     return;
   }
   ctx.every(POLL_MS, async () => {
@@ -118,18 +118,18 @@ function summaryParts(el, refresh) {
     type: 'button', class: 'btn btn-danger', id: 'cancel-batch', onclick: async () => {
       if (!window.confirm('Cancel every job of this batch that has not started?')) return;
       parts.cancel.disabled = true;
-      parts.error.replaceChildren();
+      fill(parts.error);
       try {
         await api('POST', `/v1/batches/${encodeURIComponent(parts.batch.id)}/cancel`);
         await refresh();
       } catch (err) {
-        parts.error.replaceChildren(errorBox(err, 'Cancel failed'));
+        fill(parts.error, errorBox(err, 'Cancel failed'));
       } finally {
         parts.cancel.disabled = false;
       }
     },
   }, 'Cancel batch');
-  el.replaceChildren(h('div', { class: 'spread' }, parts.head, parts.cancel), parts.bar, parts.legend, parts.error, parts.meta);
+  fill(el, h('div', { class: 'spread' }, parts.head, parts.cancel), parts.bar, parts.legend, parts.error, parts.meta);
   return parts;
 }
 
@@ -137,11 +137,11 @@ function drawSummary(parts, b) {
   parts.batch = b;
   parts.cancel.hidden = b.status === 'completed';
   const pct = donePercent(b.counts, b.total);
-  parts.head.replaceChildren(badge(b.status), h('strong', { id: 'batch-percent' }, `${pct}%`),
+  fill(parts.head, badge(b.status), h('strong', { id: 'batch-percent' }, `${pct}%`),
     h('span', { class: 'muted' }, `of ${b.total} jobs finished`));
-  parts.bar.replaceChildren(progress(b.counts, b.total, true));
-  parts.legend.replaceChildren(legend(b.counts));
-  parts.meta.replaceChildren(h('dl', { class: 'meta' },
+  fill(parts.bar, progress(b.counts, b.total, true));
+  fill(parts.legend, legend(b.counts));
+  fill(parts.meta, h('dl', { class: 'meta' },
     h('dt', {}, 'ID'), h('dd', { class: 'mono' }, b.id),
     h('dt', {}, 'Created'), h('dd', {}, time(b.created_at)),
     h('dt', {}, 'Finished'), h('dd', {}, time(b.finished_at)),
@@ -161,7 +161,7 @@ function drawRows(tbody, jobs, rows) {
   if (sameOrder) {
     next.forEach((r, i) => { if (tbody.children[i] !== r.tr) tbody.children[i].replaceWith(r.tr); });
   } else {
-    tbody.replaceChildren(...next.map((r) => r.tr));
+    fill(tbody, ...next.map((r) => r.tr));
   }
   rows.clear();
   next.forEach((r) => rows.set(r.id, r));
@@ -186,7 +186,7 @@ function jobRow(j) {
   return h('tr', { 'data-job': j.id, 'data-status': j.status },
     h('td', { class: 'thumb', 'data-label': 'Preview' }, thumbnail(j)),
     h('td', { 'data-label': 'Job', class: 'wrap' },
-      h('a', { href: link }, j.name || shortID(j.id)),
+      h('a', { href: link, class: 'job-link', 'data-url': j.url }, j.name || shortID(j.id)),
       h('div', { class: 'small muted' }, j.url)),
     h('td', { 'data-label': 'Status' }, badge(j.status)),
     h('td', { 'data-label': 'Attempts' }, String(j.attempts)),
@@ -230,7 +230,7 @@ function thumbnail(j) {
         entry.img = h('span', {}, 'unavailable');
         thumbs.delete(j.id); // try again on the next refresh
       }
-      for (const b of entry.boxes) if (b.isConnected) { b.replaceChildren(entry.img); break; }
+      for (const b of entry.boxes) if (b.isConnected) { fill(b, entry.img); break; }
       entry.boxes.clear();
     });
   }

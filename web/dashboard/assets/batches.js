@@ -1,6 +1,6 @@
 // Batches: the list (newest first, filter by status) and the submit form.
 import { api, getKey } from './api.js';
-import { h, badge, progress, time, labelChips, errorBox, filterLinks, shortID, donePercent } from './ui.js';
+import { h, fill, badge, progress, time, labelChips, errorBox, filterLinks, shortID, donePercent } from './ui.js';
 
 const BATCH_STATES = ['queued', 'running', 'completed'];
 
@@ -26,7 +26,7 @@ export async function batchesView(ctx) {
     return api('GET', `/v1/batches?${q}`, undefined, { signal: ctx.signal });
   };
   const showMore = (next) => {
-    more.replaceChildren();
+    fill(more);
     if (!next) return;
     more.append(h('button', {
       type: 'button', class: 'btn', onclick: async (ev) => {
@@ -37,7 +37,7 @@ export async function batchesView(ctx) {
           list.append(...page.batches.map(batchItem));
           showMore(page.next_cursor);
         } catch (err) {
-          more.replaceChildren(errorBox(err));
+          fill(more, errorBox(err));
         }
       },
     }, 'Load more'));
@@ -51,8 +51,8 @@ export async function batchesView(ctx) {
     return;
   }
   const draw = (page) => {
-    list.replaceChildren(...page.batches.map(batchItem));
-    msg.replaceChildren();
+    fill(list, ...page.batches.map(batchItem));
+    fill(msg);
     if (!page.batches.length) msg.append(status ? h('p', { class: 'notice' }, `No ${status} batches.`) : emptyState());
     showMore(page.next_cursor);
   };
@@ -150,7 +150,7 @@ export async function submitView(ctx) {
   const clear = () => {
     Object.values(err).forEach((e) => { e.textContent = ''; });
     Object.values(fields).forEach((f) => f.removeAttribute('aria-invalid'));
-    formError.replaceChildren();
+    fill(formError);
   };
   const show = (name, text) => {
     const el = err[name];

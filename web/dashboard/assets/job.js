@@ -1,7 +1,7 @@
 // Job detail: every segment in order at readable size, the other outputs as
 // links (text-like ones can be previewed), result metadata and attempts.
 import { api, artifactURL } from './api.js';
-import { h, badge, time, bytes, errorBox, shortID, retryingImage } from './ui.js';
+import { h, fill, badge, time, bytes, errorBox, shortID, retryingImage } from './ui.js';
 
 const TERMINAL = ['succeeded', 'failed', 'canceled'];
 const PREVIEWABLE = ['markdown', 'text', 'links', 'metadata', 'html'];
@@ -34,7 +34,7 @@ export async function jobView(ctx) {
 function draw(main, j) {
   const shots = (j.artifacts || []).filter((a) => a.kind === 'screenshot');
   const others = (j.artifacts || []).filter((a) => a.kind !== 'screenshot');
-  main.replaceChildren(
+  fill(main,
     h('div', { class: 'page-head stack' },
       h('div', { class: 'crumbs' }, h('a', { href: '#/' }, 'Batches'), ' / ',
         h('a', { href: `#/batches/${j.batch_id}` }, shortID(j.batch_id)), ' / ', j.name),
@@ -77,7 +77,8 @@ function resultPanel(j) {
 
 function timingPanel(j) {
   const t = (j.result && j.result.timings_ms) || {};
-  const keys = Object.keys(t);
+  const order = ['navigate', 'wait', 'capture', 'encode', 'upload', 'total'];
+  const keys = Object.keys(t).sort((a, b) => (order.indexOf(a) + 1 || 99) - (order.indexOf(b) + 1 || 99));
   return h('section', { class: 'panel', 'aria-labelledby': 'timing-h' },
     h('h2', { id: 'timing-h' }, 'Timings'),
     keys.length
@@ -121,14 +122,14 @@ function outputsPanel(others) {
 // by default); otherwise the link above still downloads the file.
 async function togglePreview(a, btn, box) {
   if (btn.getAttribute('aria-expanded') === 'true') {
-    box.replaceChildren();
+    fill(box);
     btn.setAttribute('aria-expanded', 'false');
     btn.textContent = 'Preview';
     return;
   }
   btn.setAttribute('aria-expanded', 'true');
   btn.textContent = 'Hide preview';
-  box.replaceChildren(h('p', { class: 'muted small' }, 'Loading…'));
+  fill(box, h('p', { class: 'muted small' }, 'Loading…'));
   try {
     const res = await fetch(artifactURL(a.id), { credentials: 'same-origin' });
     if (!res.ok) throw new Error(`HTTP ${res.status}`);
@@ -138,10 +139,10 @@ async function togglePreview(a, btn, box) {
     if (a.content_type.startsWith('application/json')) {
       try { text = JSON.stringify(JSON.parse(text), null, 2); } catch { /* show as is */ }
     }
-    box.replaceChildren(h('pre', { class: 'preview', style: 'max-height:420px', 'data-preview': a.kind }, text),
+    fill(box, h('pre', { class: 'preview', style: 'max-height:420px', 'data-preview': a.kind }, text),
       cut ? h('p', { class: 'small muted' }, `Showing the first ${bytes(PREVIEW_LIMIT)}; download the file for the rest.`) : null);
   } catch (err) {
-    box.replaceChildren(h('p', { class: 'small muted' },
+    fill(box, h('p', { class: 'small muted' },
       `Preview unavailable (${err.message}): the storage may not allow this page to read it. Use the link to open the file.`));
   }
 }

@@ -3,7 +3,7 @@
 // approve buttons. Every view shows the API's own error when a call fails
 // (for example a 404 from a server without the regression API).
 import { api } from './api.js';
-import { h, badge, time, errorBox, shortID } from './ui.js';
+import { h, fill, badge, time, errorBox, shortID } from './ui.js';
 
 function unavailable(err, what) {
   const box = errorBox(err, what);
@@ -62,7 +62,7 @@ function runButton(suiteID) {
         const run = await api('POST', `/v1/suites/${encodeURIComponent(suiteID)}/runs`);
         location.hash = `#/runs/${run.id}`;
       } catch (err) {
-        out.replaceChildren(btn, errorBox(err, 'Run failed to start'));
+        fill(out, btn, errorBox(err, 'Run failed to start'));
         btn.disabled = false;
       }
     },
@@ -108,11 +108,11 @@ export async function suiteView(ctx) {
       h('td', { 'data-label': 'Comparisons' }, runCounts(r.counts)),
       h('td', { 'data-label': 'Created' }, time(r.created_at)),
       h('td', { 'data-label': 'Finished' }, time(r.finished_at)))));
-    if (!history.children.length) more.replaceChildren(h('p', { class: 'notice' }, 'No runs yet.'));
-    else if (page.next_cursor) more.replaceChildren(h('button', { type: 'button', class: 'btn', onclick: () => load(page.next_cursor) }, 'Load more'));
-    else more.replaceChildren();
+    if (!history.children.length) fill(more, h('p', { class: 'notice' }, 'No runs yet.'));
+    else if (page.next_cursor) fill(more, h('button', { type: 'button', class: 'btn', onclick: () => load(page.next_cursor) }, 'Load more'));
+    else fill(more);
   };
-  try { await load(''); } catch (err) { more.replaceChildren(unavailable(err, 'Could not load runs')); }
+  try { await load(''); } catch (err) { fill(more, unavailable(err, 'Could not load runs')); }
 }
 
 export async function runView(ctx) {
@@ -130,15 +130,15 @@ export async function runView(ctx) {
   }
   const approve = async (btn, payload) => {
     btn.disabled = true;
-    msg.replaceChildren();
+    fill(msg);
     try {
       let next = await api('POST', `/v1/runs/${encodeURIComponent(id)}/approve`, payload);
       if (!next || !Array.isArray(next.comparisons)) next = await get();
       run = next;
       drawRun(body, run, approve);
-      msg.replaceChildren(h('p', { class: 'notice', role: 'status' }, `Approved. The run is now ${run.status.replace('_', ' ')}.`));
+      fill(msg, h('p', { class: 'notice', role: 'status' }, `Approved. The run is now ${run.status.replace('_', ' ')}.`));
     } catch (err) {
-      msg.replaceChildren(errorBox(err, 'Approve failed'));
+      fill(msg, errorBox(err, 'Approve failed'));
       btn.disabled = false;
     }
   };
@@ -166,7 +166,7 @@ function drawRun(el, run, approve) {
     type: 'button', class: 'btn btn-primary', id: 'approve-all', disabled: pending === 0,
     onclick: (ev) => approve(ev.currentTarget, { all: true }),
   }, `Approve all (${pending})`);
-  el.replaceChildren(
+  fill(el,
     h('div', { class: 'page-head stack' },
       h('div', { class: 'crumbs' }, h('a', { href: '#/suites' }, 'Visual regression'), ' / ',
         h('a', { href: `#/suites/${run.suite_id}` }, 'suite'), ' / run ', shortID(run.id)),

@@ -10,11 +10,19 @@ export function h(tag, attrs, ...children) {
     if (v === null || v === undefined || v === false) continue;
     if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
     else if (k === 'class') el.className = v;
+    else if (k === 'style') el.style.cssText = v; // CSSOM: allowed by the page's CSP, a style attribute is not
     else if (k === 'text') el.textContent = v;
     else if (k === 'dataset') Object.assign(el.dataset, v);
     else if (k in el && typeof v !== 'string' && typeof v !== 'number') el[k] = v;
     else el.setAttribute(k, v === true ? '' : String(v));
   }
+  append(el, children);
+  return el;
+}
+
+/** fill replaces el's children, skipping null/false like h() does. */
+export function fill(el, ...children) {
+  el.replaceChildren();
   append(el, children);
   return el;
 }

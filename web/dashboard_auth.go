@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -49,6 +50,13 @@ func (s *Server) mountQueues(r *gin.Engine) {
 }
 
 func (s *Server) guardQueues(c *gin.Context) {
+	if !sameOriginWrite(c.Request) {
+		// Browsers resend cached Basic credentials on cross-site requests too:
+		// a change (SNAPQ_ADMIN_QUEUES=on) must come from the queue page itself.
+		c.AbortWithStatusJSON(http.StatusForbidden, gin.H{"error": apiError{Code: "cross_origin",
+			Message: "queue changes are accepted only from the same origin"}})
+		return
+	}
 	if !s.Config.Auth {
 		return
 	}
@@ -65,6 +73,24 @@ func (s *Server) guardQueues(c *gin.Context) {
 	if !ok {
 		s.queuesUnauthorized(c, "the API key is not valid or was revoked")
 	}
+}
+
+// sameOriginWrite reports whether r is a safe method, or an unsafe one sent
+// by a page of this origin (or by a non-browser client, which sends neither
+// Sec-Fetch-Site nor Origin).
+func sameOriginWrite(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return true
+	}
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+		return false
+	}
+	if origin := r.Header.Get("Origin"); origin != "" {
+		u, err := url.Parse(origin)
+		return err == nil && u.Host == r.Host
+	}
+	return true
 }
 
 // queuesCredential returns the API key a queue-UI request carries, or "".

@@ -148,6 +148,27 @@ func TestQueuesProtected(t *testing.T) {
 		}
 	}
 
+	// A cross-site page cannot make a browser change queues with its cached credentials.
+	for _, hdr := range [][2]string{{"Origin", "https://evil.example"}, {"Sec-Fetch-Site", "cross-site"}} {
+		req := httptest.NewRequest(http.MethodPost, QueuesPath+"/api/queues/capture:pause", nil)
+		req.SetBasicAuth("admin", secret)
+		req.Header.Set(hdr[0], hdr[1])
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusForbidden {
+			t.Errorf("POST with %s: %s = %d, want 403", hdr[0], hdr[1], rec.Code)
+		}
+	}
+	req := httptest.NewRequest(http.MethodPost, QueuesPath+"/api/queues/capture:pause", nil)
+	req.SetBasicAuth("admin", secret)
+	req.Header.Set("Origin", "http://example.com") // httptest's Host
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Errorf("same-origin POST = %d, want 200", rec.Code)
+	}
+
 	open, _ := dashboardSetup(t, false)
 	if rec := get(open, QueuesPath+"/", nil); rec.Code != http.StatusOK {
 		t.Errorf("auth off: GET %s/ = %d, want 200", QueuesPath, rec.Code)

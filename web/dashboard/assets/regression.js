@@ -230,6 +230,7 @@ function overlay(c) {
   set(50);
   return h('details', { open: c.status === 'failed' },
     h('summary', {}, 'Overlay (baseline | current)'),
-    h('div', { class: 'overlay' }, h('img', { src: c.baseline.url, alt: 'baseline and current overlaid' }), top, divider),
-    slider);
+    h('div', { class: 'overlay-box' },
+      h('div', { class: 'overlay' }, h('img', { src: c.baseline.url, alt: 'baseline and current overlaid' }), top, divider),
+      slider));
 }

@@ -119,7 +119,7 @@ export async function runView(ctx) {
   const [id] = ctx.params;
   const msg = h('div', { id: 'run-message' });
   const body = h('div');
-  ctx.main.append(body, msg);
+  ctx.main.append(msg, body);
   const get = () => api('GET', `/v1/runs/${encodeURIComponent(id)}`, undefined, { signal: ctx.signal });
   let run;
   try {

@@ -83,8 +83,9 @@ function setupKeyDialog() {
   const defaultReason = reason.textContent;
   const open = (why) => {
     reason.textContent = why || defaultReason;
+    if (dialog.open) return; // a poll's 401 must not wipe what the user is typing
     input.value = '';
-    if (!dialog.open) dialog.showModal();
+    dialog.showModal();
     input.focus();
   };
   document.getElementById('key-button').addEventListener('click', () => open());

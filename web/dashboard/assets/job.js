@@ -93,6 +93,9 @@ function gallery(j, shots) {
       h('figure', { 'data-artifact': a.id },
         retryingImage(artifactURL(a.id), {
           alt: `${j.name}: segment ${i + 1} of ${shots.length}`, width: a.width, height: a.height, decoding: 'async', class: 'segment',
+          // The first screens load at once; the rest as they scroll near, which keeps a
+          // 50-segment job inside the API's rate limit.
+          loading: i < 6 ? 'eager' : 'lazy',
         }),
         h('figcaption', {},
           shots.length > 1 ? `Segment ${i + 1} of ${shots.length} · ` : '',

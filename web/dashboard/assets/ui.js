@@ -92,7 +92,9 @@ export function bytes(n) {
   return `${(n / 1024 / 1024).toFixed(1)} MB`;
 }
 
-export function shortID(id) { return String(id || '').slice(0, 8); }
+// shortID is the last 8 hex digits of an id: ids are UUIDv7, whose first digits are a
+// timestamp shared by everything created in the same minute.
+export function shortID(id) { return String(id || '').slice(-8); }
 
 /** errorBox shows an API error with its code, as the API gave it. */
 export function errorBox(err, prefix) {

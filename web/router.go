@@ -52,6 +52,7 @@ type Server struct {
 	Keys       jobs.KeyStore
 	Limiter    RateLimiter // nil: no rate limit
 	Checks     []Check
+	Queues     http.Handler // queue-health UI (asynqmon) mounted at QueuesPath; nil: none
 	Logger     *slog.Logger
 	Config     Config
 }
@@ -70,7 +71,9 @@ func (s *Server) Handler() http.Handler {
 	r.Use(gin.Recovery(), s.accessLog(), s.cors)
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	r.GET("/readyz", s.ready)
-	v1 := r.Group("/v1", s.authenticate, s.rateLimit)
+	s.mountDashboard(r)
+	s.mountQueues(r)
+	v1 := r.Group("/v1", s.artifactKeyCookie, s.authenticate, s.rateLimit)
 	v1.POST("/batches", s.createBatch)
 	v1.GET("/batches", s.listBatches)
 	v1.GET("/batches/:id", s.getBatch)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/hibiken/asynqmon"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/snapq/snapq/artifacts"
@@ -111,13 +112,18 @@ func serve(ctx context.Context) error {
 	burst := r.Int("SNAPQ_RATE_BURST", 20)
 	maxTargets := r.Int("SNAPQ_MAX_TARGETS", jobs.MaxTargets)
 	maxInFlight := r.Int("SNAPQ_MAX_JOBS_IN_FLIGHT", 10000)
+	queuesUI := r.String("SNAPQ_ADMIN_QUEUES", "readonly")
 	var authErr error
 	if auth := r.String("SNAPQ_AUTH", "on"); auth != "on" && auth != "off" {
 		authErr = fmt.Errorf("SNAPQ_AUTH=%q: want on or off", auth)
 	} else if !webCfg.Auth && !loopback(addr) {
 		authErr = fmt.Errorf("SNAPQ_AUTH=off is only allowed when SNAPQ_HTTP_ADDR listens on loopback (it is %s): create keys with `api keys create --name NAME` instead", addr)
 	}
-	if err := errors.Join(r.Err(), authErr, s3cfg.Validate()); err != nil {
+	var queuesErr error
+	if queuesUI != "readonly" && queuesUI != "on" && queuesUI != "off" {
+		queuesErr = fmt.Errorf("SNAPQ_ADMIN_QUEUES=%q: want readonly, on or off", queuesUI)
+	}
+	if err := errors.Join(r.Err(), authErr, queuesErr, s3cfg.Validate()); err != nil {
 		return err
 	}
 
@@ -143,6 +149,14 @@ func serve(ctx context.Context) error {
 	}
 	defer rdb.Close()
 
+	var queues http.Handler
+	if queuesUI != "off" {
+		// asynqmon, on the same Redis as the queue; web guards it with API keys when auth is on.
+		mon := asynqmon.New(asynqmon.Options{RootPath: web.QueuesPath, RedisConnOpt: redisOpt, ReadOnly: queuesUI == "readonly"})
+		defer mon.Close()
+		queues = mon
+	}
+
 	srv := &web.Server{
 		Service:    &jobs.Service{Repo: st, Queue: queue, Logger: log, MaxTargets: maxTargets, MaxInFlight: maxInFlight},
 		Regression: &jobs.Regression{Repo: st, Queue: queue, Logger: log},
@@ -150,6 +164,7 @@ func serve(ctx context.Context) error {
 		Keys:       st,
 		Limiter:    ratelimit.New(rdb, rate, burst),
 		Presigner:  objects,
+		Queues:     queues,
 		Logger:     log,
 		Config:     webCfg,
 		Checks: []web.Check{

@@ -1,0 +1,622 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/png"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/input"
+	"github.com/go-rod/rod/lib/launcher"
+	"github.com/go-rod/rod/lib/proto"
+	"github.com/ysmood/gson"
+
+	"github.com/snapq/snapq/internal/testenv"
+	"github.com/snapq/snapq/web"
+)
+
+// browserUI drives the dashboard in a real headless Chromium. Every helper
+// fails the test (after saving a screenshot of the page as it was) instead of
+// panicking, so the stack's processes are always cleaned up.
+type browserUI struct {
+	t    *testing.T
+	page *rod.Page
+	dir  string // where screenshots go
+}
+
+// openDashboard launches Debian's Chromium (never a downloaded one) and opens url.
+func openDashboard(t *testing.T, url string) *browserUI {
+	t.Helper()
+	chrome := testenv.Getenv("SNAPQ_CHROME_BIN", "/usr/bin/chromium")
+	l := launcher.New().Bin(chrome).Headless(true).UserDataDir(t.TempDir()).
+		Set("disable-background-networking").Set("disable-component-update").Set("disable-sync").Set("no-first-run").
+		Set("disable-gpu").Set("disable-dev-shm-usage").
+		// asynqmon's page links Google Fonts: no name resolves, so the test browser
+		// reaches nothing but the loopback addresses it is given.
+		Set("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1").
+		NoSandbox(os.Geteuid() == 0)
+	u, err := l.Launch()
+	if err != nil {
+		t.Fatalf("launch %s: %v", chrome, err)
+	}
+	t.Cleanup(l.Cleanup)
+	b := rod.New().ControlURL(u)
+	if err := b.Connect(); err != nil {
+		t.Fatalf("connect to chromium: %v", err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	page, err := b.Page(proto.TargetCreateTarget{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := testenv.Getenv("SNAPQ_TEST_ARTIFACTS", "artifacts")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ui := &browserUI{t: t, page: page, dir: dir}
+	ui.viewport(1280, 900)
+	if err := page.Navigate(url); err != nil {
+		t.Fatalf("open %s: %v", url, err)
+	}
+	if err := page.Timeout(30 * time.Second).WaitLoad(); err != nil {
+		t.Fatalf("load %s: %v", url, err)
+	}
+	return ui
+}
+
+func (u *browserUI) viewport(w, h int) {
+	u.t.Helper()
+	if err := u.page.SetViewport(&proto.EmulationSetDeviceMetricsOverride{Width: w, Height: h, DeviceScaleFactor: 1}); err != nil {
+		u.t.Fatal(err)
+	}
+}
+
+// fatalf saves the page as <test>-failure.png, then fails the test.
+func (u *browserUI) fatalf(format string, args ...any) {
+	u.t.Helper()
+	u.shot(strings.ReplaceAll(u.t.Name(), "/", "_") + "-failure")
+	u.t.Fatalf(format, args...)
+}
+
+// shot saves a full-page PNG under the artifacts directory.
+func (u *browserUI) shot(name string) string {
+	u.t.Helper()
+	png, err := u.page.Screenshot(true, &proto.PageCaptureScreenshot{Format: proto.PageCaptureScreenshotFormatPng})
+	if err != nil {
+		u.t.Errorf("screenshot %s: %v", name, err)
+		return ""
+	}
+	p := filepath.Join(u.dir, name+".png")
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		u.t.Errorf("save screenshot: %v", err)
+	}
+	u.t.Logf("screenshot: %s", p)
+	return p
+}
+
+// eval runs a JavaScript function in the page and returns its value.
+func (u *browserUI) eval(js string, args ...any) gson.JSON {
+	u.t.Helper()
+	res, err := u.page.Eval(js, args...)
+	if err != nil {
+		u.fatalf("eval %s: %v", js, err)
+	}
+	return res.Value
+}
+
+// wait polls the JavaScript predicate until it returns true.
+func (u *browserUI) wait(what string, timeout time.Duration, js string, args ...any) {
+	u.t.Helper()
+	if err := u.page.Timeout(timeout).Wait(rod.Eval(js, args...)); err != nil {
+		u.fatalf("waiting %s for %s: %v", timeout, what, err)
+	}
+}
+
+func (u *browserUI) element(sel string) *rod.Element {
+	u.t.Helper()
+	el, err := u.page.Timeout(20 * time.Second).Element(sel)
+	if err != nil {
+		u.fatalf("element %s: %v", sel, err)
+	}
+	return el.CancelTimeout()
+}
+
+func (u *browserUI) click(sel string) {
+	u.t.Helper()
+	if err := u.element(sel).Click(proto.InputMouseButtonLeft, 1); err != nil {
+		u.fatalf("click %s: %v", sel, err)
+	}
+}
+
+// setValue replaces a form field's value the way typing would (input event included).
+func (u *browserUI) setValue(sel, v string) {
+	u.t.Helper()
+	el := u.element(sel)
+	if _, err := el.Eval(`function (v) { this.value = v; this.dispatchEvent(new Event('input', {bubbles: true})); }`, v); err != nil {
+		u.fatalf("set %s: %v", sel, err)
+	}
+}
+
+func (u *browserUI) text(sel string) string {
+	u.t.Helper()
+	s, err := u.element(sel).Text()
+	if err != nil {
+		u.fatalf("text of %s: %v", sel, err)
+	}
+	return s
+}
+
+// The main flow in a browser: empty state, a rejected submission with its errors next to
+// the fields, a batch submitted through the form whose progress bar reaches 100 % without a
+// reload, its thumbnails, and a job page where every segment image loaded at its size.
+func TestDashboardBatchFlow(t *testing.T) {
+	s := startStack(t, 8)
+	site := fixtureSite(t)
+	ui := openDashboard(t, s.api+"/")
+
+	ui.wait("the empty state", 20*time.Second, `() => !!document.querySelector('#empty-state')`)
+	if txt := ui.text("#empty-state"); !strings.Contains(txt, "curl -s -X POST "+s.api+"/v1/batches") {
+		ui.fatalf("empty state lacks the curl example: %q", txt)
+	}
+	ui.shot("dashboard-empty")
+	ui.eval(`() => { window.__sameDocument = true; }`) // gone if the page reloads
+
+	ui.click(`main a[href="#/submit"]`)
+	ui.element("#f-urls")
+	// Two problems at once: a scheme the API refuses on line 2, a viewport too narrow.
+	ui.setValue("#f-urls", site+"/short\n\nftp://127.0.0.1/file\n")
+	ui.setValue("#f-width", "50")
+	ui.click("#submit-batch")
+	ui.wait("field errors", 20*time.Second, `() => document.querySelector('#err-urls').textContent !== ''`)
+	urlErr, widthErr := ui.text("#err-urls"), ui.text("#err-width")
+	if !strings.HasPrefix(urlErr, "Line 3: ") || !strings.Contains(urlErr, "ftp") {
+		ui.fatalf("URL error next to the URL field = %q, want it to name line 3 and the ftp scheme", urlErr)
+	}
+	if widthErr == "" {
+		ui.fatalf("no error next to the viewport width field")
+	}
+	invalid := ui.eval(`() => [...document.querySelectorAll('[aria-invalid=true]')].map(e => e.id).sort().join(',')`).Str()
+	if invalid != "f-urls,f-width" {
+		ui.fatalf("fields marked invalid: %q, want f-urls,f-width", invalid)
+	}
+	// The error sits in the same field group as its input.
+	if !ui.eval(`() => document.querySelector('#err-urls').parentElement.contains(document.querySelector('#f-urls'))`).Bool() {
+		ui.fatalf("the URL error is not next to the URL field")
+	}
+	ui.shot("dashboard-validation")
+	var none struct {
+		Batches []batchResp `json:"batches"`
+	}
+	if s.do("GET", "/v1/batches", nil, &none); len(none.Batches) != 0 {
+		t.Fatalf("a rejected form created %d batches", len(none.Batches))
+	}
+
+	// A tall page (3000 px: five 720 px segments), a short one, an article, and a slow page
+	// that keeps the batch running long enough to watch it move.
+	tall := site + "/tall?h=3000"
+	ui.setValue("#f-urls", strings.Join([]string{tall, site + "/short", site + "/article?n=12", site + "/slow?ms=4000"}, "\n"))
+	ui.setValue("#f-width", "1280")
+	ui.setValue("#f-labels", "suite=dashboard-e2e")
+	ui.click("#f-out-markdown")
+	// Submit from the keyboard: focus the button, press Enter.
+	if err := ui.element("#submit-batch").Focus(); err != nil {
+		ui.fatalf("focus submit: %v", err)
+	}
+	if err := ui.page.Keyboard.Press(input.Enter); err != nil {
+		ui.fatalf("press Enter: %v", err)
+	}
+	ui.wait("the batch page", 20*time.Second, `() => /^#\/batches\/[0-9a-f-]{36}$/.test(location.hash) && !!document.querySelector('#batch-summary [role=progressbar]')`)
+	batchID := strings.TrimPrefix(ui.eval(`() => location.hash`).Str(), "#/batches/")
+	first := ui.eval(`() => Number(document.querySelector('#batch-summary [role=progressbar]').getAttribute('aria-valuenow'))`).Int()
+	if first >= 100 {
+		ui.fatalf("progress was already %d%% when the batch page first showed; the slow page should keep it below", first)
+	}
+	ui.shot("dashboard-batch-running")
+	seen := map[int]bool{first: true}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		v := ui.eval(`() => Number(document.querySelector('#batch-summary [role=progressbar]').getAttribute('aria-valuenow'))`).Int()
+		seen[v] = true
+		if v == 100 {
+			break
+		}
+		if time.Now().After(deadline) {
+			ui.fatalf("progress stuck at %d%% (seen %v)", v, seen)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !ui.eval(`() => window.__sameDocument === true`).Bool() {
+		ui.fatalf("the page reloaded while the batch ran")
+	}
+	t.Logf("progress values seen without reload: %v", seen)
+	var b batchResp
+	s.do("GET", "/v1/batches/"+batchID, nil, &b)
+	if b.Status != "completed" || b.Counts["succeeded"] != 4 {
+		ui.fatalf("batch after 100%%: %s %v, want completed with 4 succeeded", b.Status, b.Counts)
+	}
+	ui.wait("the completed state", 10*time.Second, `() => document.querySelector('#live-status').textContent.startsWith('Completed')
+		&& document.querySelectorAll('#job-rows tr[data-status=succeeded]').length === 4`)
+	ui.wait("4 thumbnails", 30*time.Second, `() => {
+		const imgs = [...document.querySelectorAll('#job-rows .thumb-box img')];
+		return imgs.length === 4 && imgs.every(i => i.complete && i.naturalWidth > 0);
+	}`)
+	if got := ui.text("#batch-summary"); !strings.Contains(got, "suite=dashboard-e2e") || !strings.Contains(got, "100%") {
+		ui.fatalf("summary lacks the label or 100%%: %q", got)
+	}
+	ui.shot("dashboard-batch")
+
+	// Filter: only failed jobs -> none.
+	ui.click(`a[data-filter="failed"]`)
+	ui.wait("the failed filter", 10*time.Second, `() => location.hash.endsWith('?status=failed') && /No failed jobs/.test(document.querySelector('main').textContent)`)
+	ui.click(`a[data-filter="all"]`)
+	ui.wait("all jobs again", 10*time.Second, `() => document.querySelectorAll('#job-rows tr').length === 4`)
+
+	// The tall job: every segment loaded, in order, at the size the API reports.
+	ui.click(fmt.Sprintf(`#job-rows a.job-link[data-url=%q]`, tall))
+	ui.wait("a job page", 10*time.Second, `() => location.hash.startsWith('#/jobs/')`)
+	jobID := strings.TrimPrefix(ui.eval(`() => location.hash`).Str(), "#/jobs/")
+	var job jobResp
+	if code := s.do("GET", "/v1/jobs/"+jobID, nil, &job); code != http.StatusOK {
+		t.Fatalf("GET job %s: %d", jobID, code)
+	}
+	if job.URL != tall {
+		ui.fatalf("opened job %s (%s), want the tall page", jobID, job.URL)
+	}
+	var segs []int // widths then heights, in order
+	for _, a := range job.Artifacts {
+		if a.Kind == "screenshot" {
+			segs = append(segs, a.Width, a.Height)
+		}
+	}
+	if len(segs)/2 != 5 || job.Result == nil || job.Result.Segments.Captured != 5 {
+		t.Fatalf("tall job has %d screenshots, result %+v; want 5", len(segs)/2, job.Result)
+	}
+	ui.wait("every segment image", 30*time.Second, `() => {
+		const imgs = [...document.querySelectorAll('#segments img')];
+		return imgs.length > 0 && imgs.every(i => i.complete);
+	}`)
+	got := ui.eval(`() => [...document.querySelectorAll('#segments img')].flatMap(i => [i.naturalWidth, i.naturalHeight])`)
+	var gotSizes []int
+	for _, v := range got.Arr() {
+		gotSizes = append(gotSizes, v.Int())
+	}
+	if fmt.Sprint(gotSizes) != fmt.Sprint(segs) {
+		ui.fatalf("segment images loaded as (w,h…) %v, API says %v", gotSizes, segs)
+	}
+	for i := 0; i < len(gotSizes); i += 2 {
+		if gotSizes[i] == 0 {
+			ui.fatalf("segment %d did not load", i/2+1)
+		}
+	}
+	meta := ui.text("#job-meta")
+	for _, want := range []string{"HTTP status", "200", "Final URL", tall, "Segments", "5", "Attempts"} {
+		if !strings.Contains(meta, want) {
+			ui.fatalf("job metadata lacks %q: %q", want, meta)
+		}
+	}
+	if caps := ui.text("#segments"); !strings.Contains(caps, "Segment 1 of 5") || !strings.Contains(caps, "1280 × 720 px") {
+		ui.fatalf("segment captions: %q", caps)
+	}
+	// Markdown preview through the presigned URL (storage on another origin).
+	ui.click(`#outputs li[data-kind="markdown"] button`)
+	ui.wait("the markdown preview", 20*time.Second, `() => {
+		const li = document.querySelector('#outputs li[data-kind="markdown"]');
+		return !!li.querySelector('pre[data-preview]') || /unavailable/.test(li.textContent);
+	}`)
+	if pre := ui.eval(`() => (document.querySelector('#outputs pre[data-preview="markdown"]') || {}).textContent || ''`).Str(); !strings.Contains(pre, "band 1") {
+		ui.fatalf("markdown preview = %q, want the page's text", ui.text(`#outputs li[data-kind="markdown"]`))
+	}
+	ui.shot("dashboard-job")
+
+	// The same pages at phone width and in dark mode, for a person to look at.
+	ui.viewport(390, 844)
+	ui.shot("dashboard-job-phone")
+	if err := (proto.EmulationSetEmulatedMedia{Features: []*proto.EmulationMediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}).Call(ui.page); err != nil {
+		t.Fatal(err)
+	}
+	ui.eval(`(id) => { location.hash = '#/batches/' + id; }`, batchID)
+	ui.wait("the batch page again", 10*time.Second, `() => document.querySelectorAll('#job-rows .thumb-box img').length === 4`)
+	ui.shot("dashboard-batch-phone-dark")
+	ui.viewport(1280, 900)
+	ui.eval(`() => { location.hash = '#/'; }`)
+	ui.wait("the batch list", 10*time.Second, `() => document.querySelectorAll('#batch-list li').length === 1`)
+	ui.shot("dashboard-list-dark")
+}
+
+// With keys on: the page asks for a key, a refused key brings the prompt back, a valid key
+// shows the key's batches with their images (authenticated by the key cookie), and the queue
+// UI opens for the key holder only.
+func TestDashboardAuth(t *testing.T) {
+	s := startStack(t, 1, "SNAPQ_AUTH=on")
+	key := s.apiKey("dashboard")
+	site := fixtureSite(t)
+	var b batchResp
+	if code, _ := s.doWith("POST", "/v1/batches", map[string]string{"Authorization": "Bearer " + key},
+		map[string]any{"urls": []string{site + "/short"}, "labels": map[string]string{"who": "key-holder"}}, &b); code != http.StatusAccepted {
+		t.Fatalf("submit: %d", code)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for b.Status != "completed" {
+		if time.Now().After(deadline) {
+			t.Fatalf("batch not completed: %+v", b)
+		}
+		time.Sleep(300 * time.Millisecond)
+		s.doWith("GET", "/v1/batches/"+b.ID, map[string]string{"Authorization": "Bearer " + key}, nil, &b)
+	}
+
+	ui := openDashboard(t, s.api+"/")
+	ui.wait("the key prompt", 20*time.Second, `() => document.querySelector('#key-dialog').open`)
+	ui.shot("dashboard-key-prompt")
+
+	// A wrong key: the API answers 401 and the prompt comes back, saying so.
+	ui.setValue("#key-input", "sq_"+strings.Repeat("x", 43))
+	ui.click("#key-save")
+	ui.wait("the prompt again", 20*time.Second, `() => document.querySelector('#key-dialog').open && /refused/.test(document.querySelector('#key-reason').textContent)`)
+
+	ui.setValue("#key-input", key)
+	ui.click("#key-save")
+	ui.wait("the batch list", 20*time.Second, `() => !document.querySelector('#key-dialog').open && document.querySelectorAll('#batch-list li').length === 1`)
+	if got := ui.text("#batch-list"); !strings.Contains(got, "who=key-holder") {
+		ui.fatalf("batch list: %q", got)
+	}
+	if stored := ui.eval(`() => localStorage.getItem('snapq.key')`).Str(); stored != key {
+		ui.fatalf("localStorage key = %q", stored)
+	}
+	ui.click(`#batch-list a[href="#/batches/` + b.ID + `"]`)
+	ui.wait("the thumbnail, loaded with the key cookie", 30*time.Second, `() => {
+		const img = document.querySelector('#job-rows .thumb-box img');
+		return !!img && img.complete && img.naturalWidth > 0;
+	}`)
+	ui.shot("dashboard-auth-batch")
+
+	// Queue health: closed without a key, open in the browser that holds one.
+	resp, err := http.Get(s.api + "/admin/queues/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Basic") {
+		t.Fatalf("GET /admin/queues/ without a key: %d %q, want 401 with a Basic challenge", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+	req, _ := http.NewRequest("GET", s.api+"/admin/queues/api/queues", nil)
+	req.SetBasicAuth("admin", key)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /admin/queues/api/queues with Basic key: %d", resp.StatusCode)
+	}
+	// Read-only by default: even a key holder cannot pause the capture queue.
+	req, _ = http.NewRequest("POST", s.api+"/admin/queues/api/queues/capture:pause", nil)
+	req.SetBasicAuth("admin", key)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("POST pause on the read-only queue UI: %d, want 405", resp.StatusCode)
+	}
+	if err := ui.page.Navigate(s.api + "/admin/queues/"); err != nil {
+		t.Fatal(err)
+	}
+	ui.wait("asynqmon", 30*time.Second, `() => document.title === 'Asynq - Monitoring' && /Queues/.test(document.body.innerText)`)
+	ui.shot("dashboard-queues")
+}
+
+// fakeRegression answers the visual-regression endpoints of /work/notes/regression-api.md
+// from memory: one suite, one failed run with three comparisons. It records approve bodies.
+type fakeRegression struct {
+	mu        sync.Mutex
+	missing   bool // answer 404 like a server without the regression API
+	approvals []string
+	approved  map[string]bool
+	pngs      map[string][]byte
+}
+
+func newFakeRegression(t *testing.T) *fakeRegression {
+	t.Helper()
+	solid := func(w, h int, c color.RGBA, box *image.Rectangle, boxColor color.RGBA) []byte {
+		img := image.NewRGBA(image.Rect(0, 0, w, h))
+		draw.Draw(img, img.Bounds(), &image.Uniform{c}, image.Point{}, draw.Src)
+		if box != nil {
+			draw.Draw(img, *box, &image.Uniform{boxColor}, image.Point{}, draw.Src)
+		}
+		var buf bytes.Buffer
+		if err := png.Encode(&buf, img); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	blue, red, white := color.RGBA{26, 115, 232, 255}, color.RGBA{255, 0, 0, 255}, color.RGBA{255, 255, 255, 255}
+	box := image.Rect(100, 80, 300, 200)
+	return &fakeRegression{approved: map[string]bool{}, pngs: map[string][]byte{
+		"a-base": solid(640, 360, blue, nil, blue), "a-cur": solid(640, 360, blue, &box, red),
+		"a-diff": solid(640, 360, white, &box, red), "a-new": solid(640, 360, color.RGBA{52, 168, 83, 255}, nil, blue),
+		"a-ok": solid(640, 360, blue, nil, blue),
+	}}
+}
+
+func (f *fakeRegression) run() map[string]any {
+	ref := func(id string) map[string]any {
+		return map[string]any{"artifact_id": id, "url": "/v1/artifacts/" + id, "width": 640, "height": 360}
+	}
+	comps := []map[string]any{
+		{"id": "c1", "target": "home", "viewport": "1280x720", "segment": 1, "status": "failed", "diff_pixels": 24000,
+			"diff_ratio": 0.1042, "threshold": 0.001, "message": "", "baseline": ref("a-base"), "current": ref("a-cur"), "diff": ref("a-diff")},
+		{"id": "c2", "target": "home", "viewport": "1280x720", "segment": 2, "status": "passed", "diff_pixels": 0,
+			"diff_ratio": 0, "threshold": 0.001, "message": "", "baseline": ref("a-ok"), "current": ref("a-ok"), "diff": nil},
+		{"id": "c3", "target": "pricing", "viewport": "1280x720", "segment": 1, "status": "new", "diff_pixels": 0,
+			"diff_ratio": 0, "threshold": 0.001, "message": "no baseline yet", "baseline": nil, "current": ref("a-new"), "diff": nil},
+	}
+	open := 0
+	for _, c := range comps {
+		c["approved"] = f.approved[c["id"].(string)]
+		if c["status"] != "passed" && !f.approved[c["id"].(string)] {
+			open++
+		}
+	}
+	status := "failed"
+	if open == 0 {
+		status = "passed"
+	}
+	return map[string]any{"id": "r1", "suite_id": "s1", "batch_id": "b1", "trigger": "schedule", "status": status,
+		"counts":     map[string]int{"total": 3, "pending": 0, "passed": 1, "failed": 1, "new": 1, "missing": 0, "error": 0},
+		"created_at": "2026-11-30T08:00:00Z", "finished_at": "2026-11-30T08:00:09Z", "comparisons": comps}
+}
+
+func (f *fakeRegression) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	reply := func(code int, v any) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_ = json.NewEncoder(w).Encode(v)
+	}
+	if f.missing {
+		reply(http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found", "message": "no such endpoint: " + r.URL.Path}})
+		return
+	}
+	suite := map[string]any{"id": "s1", "name": "marketing site", "enabled": true, "threshold": 0.001, "pixel_threshold": 0.1,
+		"targets":  []map[string]any{{"url": "http://127.0.0.1:1/", "name": "home"}, {"url": "http://127.0.0.1:1/pricing", "name": "pricing"}},
+		"schedule": map[string]string{"cron": "*/5 * * * *", "timezone": "Europe/Paris"},
+		"last_run": map[string]any{"id": "r1", "status": f.run()["status"], "created_at": "2026-11-30T08:00:00Z", "finished_at": "2026-11-30T08:00:09Z"}}
+	switch p := r.URL.Path; {
+	case r.Method == "GET" && p == "/v1/suites":
+		reply(http.StatusOK, map[string]any{"suites": []any{suite}, "next_cursor": ""})
+	case r.Method == "GET" && p == "/v1/suites/s1":
+		reply(http.StatusOK, suite)
+	case r.Method == "GET" && p == "/v1/suites/s1/runs":
+		run := f.run()
+		delete(run, "comparisons")
+		reply(http.StatusOK, map[string]any{"runs": []any{run}, "next_cursor": ""})
+	case r.Method == "GET" && p == "/v1/runs/r1":
+		reply(http.StatusOK, f.run())
+	case r.Method == "POST" && p == "/v1/runs/r1/approve":
+		var body struct {
+			All         bool     `json:"all"`
+			Targets     []string `json:"targets"`
+			Comparisons []string `json:"comparisons"`
+		}
+		raw, _ := io.ReadAll(r.Body)
+		if err := json.Unmarshal(raw, &body); err != nil {
+			reply(http.StatusBadRequest, map[string]any{"error": map[string]string{"code": "invalid_json", "message": err.Error()}})
+			return
+		}
+		f.approvals = append(f.approvals, string(bytes.TrimSpace(raw)))
+		for _, c := range f.run()["comparisons"].([]map[string]any) {
+			id := c["id"].(string)
+			if body.All || slices.Contains(body.Comparisons, id) || slices.Contains(body.Targets, c["target"].(string)) {
+				f.approved[id] = c["status"] != "passed"
+			}
+		}
+		reply(http.StatusOK, f.run())
+	case r.Method == "GET" && strings.HasPrefix(p, "/v1/artifacts/"):
+		b, ok := f.pngs[strings.TrimPrefix(p, "/v1/artifacts/")]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(b)
+	default:
+		reply(http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found", "message": "no such endpoint: " + p}})
+	}
+}
+
+// The regression views against an in-memory stand-in of the API contract (the real
+// endpoints are built on main; an end-to-end test follows the merge): suites, run
+// history, a run with baseline/current/diff images and the overlay slider, approving
+// one comparison and then all, and a server without the API showing its 404.
+func TestDashboardRegressionViews(t *testing.T) {
+	fake := newFakeRegression(t)
+	dash := (&web.Server{}).Handler() // serves "/" and "/assets/*" only; nothing else is asked of it
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", fake)
+	mux.Handle("/", dash)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	ui := openDashboard(t, srv.URL+"/#/suites")
+	ui.wait("the suite list", 20*time.Second, `() => !!document.querySelector('#suite-table tr[data-suite="s1"]')`)
+	if row := ui.text(`#suite-table tr[data-suite="s1"]`); !strings.Contains(row, "marketing site") ||
+		!strings.Contains(row, "*/5 * * * *") || !strings.Contains(row, "failed") {
+		ui.fatalf("suite row: %q", row)
+	}
+	ui.shot("dashboard-suites")
+	ui.click(`#suite-table a[href="#/suites/s1"]`)
+	ui.wait("the run history", 10*time.Second, `() => !!document.querySelector('#run-rows tr[data-run="r1"]')`)
+	ui.click(`#run-rows a[href="#/runs/r1"]`)
+	ui.wait("the run's images", 20*time.Second, `() => {
+		const imgs = [...document.querySelectorAll('article[data-comparison] img')];
+		return imgs.length > 0 && imgs.every(i => i.complete && i.naturalWidth > 0);
+	}`)
+	// c1: baseline, current, diff + the overlay's two; c2: 2 + 2; c3: current only.
+	if n := ui.eval(`() => document.querySelectorAll('article[data-comparison] img').length`).Int(); n != 10 {
+		ui.fatalf("%d images on the run page, want 10", n)
+	}
+	if txt := ui.text(`article[data-comparison="c1"]`); !strings.Contains(txt, "10.420% different") || !strings.Contains(txt, "failed") {
+		ui.fatalf("c1: %q", txt)
+	}
+	if txt := ui.text(`article[data-comparison="c3"]`); !strings.Contains(txt, "no baseline") {
+		ui.fatalf("c3 should show a placeholder for its missing baseline: %q", txt)
+	}
+	// The overlay slider works from the keyboard.
+	slider := ui.element(`article[data-comparison="c1"] input[type=range]`)
+	if err := slider.Focus(); err != nil {
+		ui.fatalf("focus slider: %v", err)
+	}
+	for range 5 {
+		if err := ui.page.Keyboard.Press(input.ArrowRight); err != nil {
+			ui.fatalf("press: %v", err)
+		}
+	}
+	if clip := ui.eval(`() => document.querySelector('article[data-comparison="c1"] .top-layer').style.clipPath`).Str(); clip != "inset(0px 0px 0px 55%)" {
+		ui.fatalf("overlay clip after 5 × ArrowRight = %q, want inset(0px 0px 0px 55%%)", clip)
+	}
+	ui.shot("dashboard-run")
+
+	ui.click(`article[data-comparison="c1"] button`)
+	ui.wait("c1 approved", 10*time.Second, `() => /approved/.test(document.querySelector('article[data-comparison="c1"]').textContent)`)
+	if s := ui.text("#run-status"); s != "failed" {
+		ui.fatalf("run status after approving one of two = %q, want failed", s)
+	}
+	ui.click("#approve-all")
+	ui.wait("the run passed", 10*time.Second, `() => document.querySelector('#run-status').textContent === 'passed'`)
+	if !ui.eval(`() => document.querySelector('#approve-all').disabled`).Bool() {
+		ui.fatalf("Approve all still enabled with nothing left to approve")
+	}
+	fake.mu.Lock()
+	got := fmt.Sprint(fake.approvals)
+	fake.mu.Unlock()
+	if got != `[{"comparisons":["c1"]} {"all":true}]` {
+		t.Fatalf("approve requests %s", got)
+	}
+	ui.shot("dashboard-run-approved")
+
+	fake.mu.Lock()
+	fake.missing = true
+	fake.mu.Unlock()
+	ui.eval(`() => { location.hash = '#/suites'; }`)
+	ui.wait("the API's 404", 10*time.Second, `() => /not_found/.test(document.querySelector('main').textContent)`)
+	if txt := ui.text("main"); !strings.Contains(txt, "no such endpoint: /v1/suites") {
+		ui.fatalf("404 page: %q", txt)
+	}
+	ui.shot("dashboard-suites-404")
+}

@@ -1,0 +1,236 @@
+// Visual regression: suites (last run, schedule), a suite's run history, and a
+// run's comparisons with baseline / current / diff, an overlay slider and the
+// approve buttons. Every view shows the API's own error when a call fails
+// (for example a 404 from a server without the regression API).
+import { api } from './api.js';
+import { h, fill, badge, time, errorBox, shortID } from './ui.js';
+
+function unavailable(err, what) {
+  const box = errorBox(err, what);
+  if (err.status === 404 && err.code === 'not_found') {
+    box.append(h('p', { class: 'small' }, 'If this names an endpoint, this server has no visual-regression API.'));
+  }
+  return box;
+}
+
+function schedule(s) {
+  if (!s.schedule || !s.schedule.cron) return h('span', { class: 'muted' }, 'manual only');
+  return h('span', { class: 'mono' }, s.schedule.cron, s.schedule.timezone ? ` (${s.schedule.timezone})` : '');
+}
+
+function runCounts(c) {
+  if (!c) return '';
+  return ['passed', 'failed', 'new', 'missing', 'error', 'pending']
+    .filter((k) => c[k]).map((k) => `${c[k]} ${k}`).join(' · ') || `${c.total || 0} comparisons`;
+}
+
+export async function suitesView(ctx) {
+  ctx.main.append(h('div', { class: 'page-head' }, h('h1', {}, 'Visual regression')));
+  let data;
+  try {
+    data = await api('GET', '/v1/suites', undefined, { signal: ctx.signal });
+  } catch (err) {
+    ctx.main.append(unavailable(err, 'Could not load suites'));
+    return;
+  }
+  const suites = data.suites || [];
+  if (!suites.length) {
+    ctx.main.append(h('div', { class: 'panel empty stack' }, h('h2', {}, 'No suites yet'),
+      h('p', {}, 'A suite is a list of pages captured on a schedule and compared with approved baselines. Create one with the API:'),
+      h('pre', {}, `curl -s -X POST ${location.origin}/v1/suites -H 'Content-Type: application/json' \\\n  -d '{"name": "home", "targets": [{"url": "https://example.com/", "name": "home"}], "schedule": {"cron": "0 * * * *"}}'`)));
+    return;
+  }
+  ctx.main.append(h('div', { class: 'table-wrap' }, h('table', { class: 'responsive', id: 'suite-table' },
+    h('thead', {}, h('tr', {}, ['Suite', 'Targets', 'Schedule', 'Last run', ''].map((c) => h('th', { scope: 'col' }, c)))),
+    h('tbody', {}, suites.map((s) => h('tr', { 'data-suite': s.id },
+      h('td', { 'data-label': 'Suite' }, h('a', { href: `#/suites/${s.id}` }, s.name),
+        s.enabled === false ? h('span', { class: 'small muted' }, ' (disabled)') : null),
+      h('td', { 'data-label': 'Targets' }, String((s.targets || []).length)),
+      h('td', { 'data-label': 'Schedule' }, schedule(s)),
+      h('td', { 'data-label': 'Last run' }, s.last_run
+        ? h('span', { class: 'row' }, h('a', { href: `#/runs/${s.last_run.id}` }, badge(s.last_run.status)), time(s.last_run.created_at))
+        : h('span', { class: 'muted' }, 'never')),
+      h('td', {}, runButton(s.id))))))));
+}
+
+function runButton(suiteID) {
+  const out = h('span');
+  const btn = h('button', {
+    type: 'button', class: 'btn btn-small', onclick: async () => {
+      btn.disabled = true;
+      try {
+        const run = await api('POST', `/v1/suites/${encodeURIComponent(suiteID)}/runs`);
+        location.hash = `#/runs/${run.id}`;
+      } catch (err) {
+        fill(out, btn, errorBox(err, 'Run failed to start'));
+        btn.disabled = false;
+      }
+    },
+  }, 'Run now');
+  out.append(btn);
+  return out;
+}
+
+export async function suiteView(ctx) {
+  const [id] = ctx.params;
+  let s;
+  try {
+    s = await api('GET', `/v1/suites/${encodeURIComponent(id)}`, undefined, { signal: ctx.signal });
+  } catch (err) {
+    ctx.main.append(unavailable(err, 'Could not load the suite'));
+    return;
+  }
+  const history = h('tbody', { id: 'run-rows' });
+  const more = h('div', { class: 'row' });
+  ctx.main.append(
+    h('div', { class: 'page-head' },
+      h('div', { class: 'crumbs' }, h('a', { href: '#/suites' }, 'Visual regression'), ' / ', s.name),
+      h('div', { class: 'spread' }, h('h1', {}, s.name), runButton(s.id))),
+    h('section', { class: 'panel' }, h('dl', { class: 'meta' },
+      h('dt', {}, 'Schedule'), h('dd', {}, schedule(s)),
+      h('dt', {}, 'Enabled'), h('dd', {}, s.enabled === false ? 'no' : 'yes'),
+      h('dt', {}, 'Threshold'), h('dd', {}, `${s.threshold ?? 0} of pixels (pixel threshold ${s.pixel_threshold ?? '—'})`),
+      h('dt', {}, 'Targets'), h('dd', {}, h('ul', {}, (s.targets || []).map((t) => h('li', { class: 'wrap' },
+        h('strong', {}, t.name || ''), ' ', t.url)))))),
+    h('h2', { style: 'margin:20px 0 10px' }, 'Runs'),
+    h('div', { class: 'table-wrap' }, h('table', { class: 'responsive' },
+      h('thead', {}, h('tr', {}, ['Run', 'Status', 'Trigger', 'Comparisons', 'Created', 'Finished'].map((c) => h('th', { scope: 'col' }, c)))),
+      history)),
+    more);
+  const load = async (cursor) => {
+    const q = new URLSearchParams({ limit: '25' });
+    if (cursor) q.set('cursor', cursor);
+    const page = await api('GET', `/v1/suites/${encodeURIComponent(id)}/runs?${q}`, undefined, { signal: ctx.signal });
+    history.append(...(page.runs || []).map((r) => h('tr', { 'data-run': r.id },
+      h('td', { 'data-label': 'Run' }, h('a', { href: `#/runs/${r.id}`, class: 'mono' }, shortID(r.id))),
+      h('td', { 'data-label': 'Status' }, badge(r.status)),
+      h('td', { 'data-label': 'Trigger' }, r.trigger || ''),
+      h('td', { 'data-label': 'Comparisons' }, runCounts(r.counts)),
+      h('td', { 'data-label': 'Created' }, time(r.created_at)),
+      h('td', { 'data-label': 'Finished' }, time(r.finished_at)))));
+    if (!history.children.length) fill(more, h('p', { class: 'notice' }, 'No runs yet.'));
+    else if (page.next_cursor) fill(more, h('button', { type: 'button', class: 'btn', onclick: () => load(page.next_cursor) }, 'Load more'));
+    else fill(more);
+  };
+  try { await load(''); } catch (err) { fill(more, unavailable(err, 'Could not load runs')); }
+}
+
+export async function runView(ctx) {
+  const [id] = ctx.params;
+  const msg = h('div', { id: 'run-message' });
+  const body = h('div');
+  ctx.main.append(msg, body);
+  const get = () => api('GET', `/v1/runs/${encodeURIComponent(id)}`, undefined, { signal: ctx.signal });
+  let run;
+  try {
+    run = await get();
+  } catch (err) {
+    body.append(unavailable(err, 'Could not load the run'));
+    return;
+  }
+  const approve = async (btn, payload) => {
+    btn.disabled = true;
+    fill(msg);
+    try {
+      let next = await api('POST', `/v1/runs/${encodeURIComponent(id)}/approve`, payload);
+      if (!next || !Array.isArray(next.comparisons)) next = await get();
+      run = next;
+      drawRun(body, run, approve);
+      fill(msg, h('p', { class: 'notice', role: 'status' }, `Approved. The run is now ${run.status.replace('_', ' ')}.`));
+    } catch (err) {
+      fill(msg, errorBox(err, 'Approve failed'));
+      btn.disabled = false;
+    }
+  };
+  drawRun(body, run, approve);
+  if (run.status === 'running') {
+    ctx.every(2000, async () => {
+      run = await get();
+      drawRun(body, run, approve);
+      return run.status === 'running';
+    });
+  }
+}
+
+const needsApproval = (c) => c.status !== 'passed' && !c.approved;
+
+function drawRun(el, run, approve) {
+  const comps = run.comparisons || [];
+  const byTarget = new Map();
+  for (const c of comps) {
+    if (!byTarget.has(c.target)) byTarget.set(c.target, []);
+    byTarget.get(c.target).push(c);
+  }
+  const pending = comps.filter(needsApproval).length;
+  const all = h('button', {
+    type: 'button', class: 'btn btn-primary', id: 'approve-all', disabled: pending === 0,
+    onclick: (ev) => approve(ev.currentTarget, { all: true }),
+  }, `Approve all (${pending})`);
+  fill(el,
+    h('div', { class: 'page-head stack' },
+      h('div', { class: 'crumbs' }, h('a', { href: '#/suites' }, 'Visual regression'), ' / ',
+        h('a', { href: `#/suites/${run.suite_id}` }, 'suite'), ' / run ', shortID(run.id)),
+      h('div', { class: 'spread' },
+        h('div', { class: 'row' }, h('h1', {}, 'Run ', h('span', { class: 'mono' }, shortID(run.id))),
+          h('span', { id: 'run-status' }, badge(run.status))),
+        all),
+      h('p', { class: 'muted' }, `${run.trigger || 'manual'} run · ${runCounts(run.counts)} · `, time(run.created_at),
+        run.batch_id ? [' · ', h('a', { href: `#/batches/${run.batch_id}` }, 'capture batch')] : null)),
+    comps.length ? null : h('p', { class: 'notice' }, run.status === 'running' ? 'Capturing…' : 'No comparisons.'),
+    [...byTarget].map(([target, list]) => {
+      const open = list.filter(needsApproval).length;
+      return h('section', { class: 'stack', style: 'margin-top:24px', 'data-target': target },
+        h('div', { class: 'spread' }, h('h2', {}, target),
+          open ? h('button', { type: 'button', class: 'btn', onclick: (ev) => approve(ev.currentTarget, { targets: [target] }) },
+            `Approve ${target} (${open})`) : null),
+        list.map((c) => comparison(c, approve)));
+    }));
+}
+
+function ratio(c) {
+  if (c.diff_ratio === undefined || c.diff_ratio === null) return '';
+  return `${(c.diff_ratio * 100).toFixed(3)}% different (${c.diff_pixels ?? 0} px; threshold ${((c.threshold || 0) * 100).toFixed(3)}%)`;
+}
+
+function image(ref, label) {
+  if (!ref || !ref.url) return h('figure', {}, h('div', { class: 'placeholder' }, `no ${label}`), h('figcaption', {}, label));
+  return h('figure', {},
+    h('a', { href: ref.url }, h('img', { src: ref.url, alt: label, width: ref.width, height: ref.height, loading: 'lazy' })),
+    h('figcaption', {}, `${label} · ${ref.width} × ${ref.height} px`));
+}
+
+function comparison(c, approve) {
+  return h('article', { class: 'panel cmp', 'data-comparison': c.id },
+    h('div', { class: 'spread' },
+      h('div', { class: 'row' },
+        h('strong', {}, `${c.viewport || ''} · segment ${c.segment}`), badge(c.status),
+        c.approved ? badge('approved') : null,
+        h('span', { class: 'small muted' }, ratio(c))),
+      needsApproval(c) ? h('button', { type: 'button', class: 'btn btn-small', onclick: (ev) => approve(ev.currentTarget, { comparisons: [c.id] }) },
+        'Approve') : null),
+    c.message ? h('p', { class: 'small' }, c.message) : null,
+    h('div', { class: 'cmp-images' }, image(c.baseline, 'baseline'), image(c.current, 'current'), image(c.diff, 'diff')),
+    c.baseline && c.current ? overlay(c) : null);
+}
+
+// overlay stacks current over baseline; the slider (keyboard: arrow keys)
+// moves the border between them.
+function overlay(c) {
+  const top = h('div', { class: 'top-layer' }, h('img', { src: c.current.url, alt: '' }));
+  const divider = h('div', { class: 'divider' });
+  const set = (v) => {
+    top.style.clipPath = `inset(0 0 0 ${v}%)`;
+    divider.style.left = `${v}%`;
+  };
+  const slider = h('input', {
+    type: 'range', min: 0, max: 100, value: 50, class: 'slider',
+    'aria-label': 'Overlay: baseline left of the line, current right of it',
+    oninput: (ev) => set(ev.target.value),
+  });
+  set(50);
+  return h('details', { open: c.status === 'failed' },
+    h('summary', {}, 'Overlay (baseline | current)'),
+    h('div', { class: 'overlay-box' },
+      h('div', { class: 'overlay' }, h('img', { src: c.baseline.url, alt: 'baseline and current overlaid' }), top, divider),
+      slider));
+}

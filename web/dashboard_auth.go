@@ -1,0 +1,134 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/snapq/snapq/jobs"
+)
+
+// QueuesPath is where the queue-health UI (asynqmon) is mounted.
+const QueuesPath = "/admin/queues"
+
+// KeyCookie is the cookie the dashboard sets to the user's API key (the same
+// value it keeps in localStorage). Browsers cannot add an Authorization header
+// to an <img> or a link, so the cookie stands in for it in two places only:
+// GET /v1/artifacts/:id (images and downloads) and the queue UI. It is set
+// SameSite=Strict, so other sites cannot make a browser send it.
+const KeyCookie = "snapq_key"
+
+// artifactKeyCookie lets a GET or HEAD of /v1/artifacts/:id without an
+// Authorization header authenticate with the dashboard's key cookie. Every
+// other /v1 route ignores the cookie, so it cannot be used to change anything.
+func (s *Server) artifactKeyCookie(c *gin.Context) {
+	if !s.Config.Auth || c.FullPath() != "/v1/artifacts/:id" || c.GetHeader("Authorization") != "" {
+		return
+	}
+	if c.Request.Method != http.MethodGet && c.Request.Method != http.MethodHead {
+		return
+	}
+	if key, err := c.Cookie(KeyCookie); err == nil && key != "" {
+		c.Request.Header.Set("Authorization", "Bearer "+key)
+	}
+}
+
+// mountQueues serves s.Queues (asynqmon) under QueuesPath. With auth on it
+// takes any valid API key: as the password of HTTP Basic auth (any user
+// name), as a Bearer token, or from the dashboard's key cookie.
+func (s *Server) mountQueues(r *gin.Engine) {
+	if s.Queues == nil {
+		return
+	}
+	h := gin.WrapH(s.Queues)
+	r.Any(QueuesPath, s.guardQueues, h)
+	r.Any(QueuesPath+"/*path", s.guardQueues, h)
+}
+
+func (s *Server) guardQueues(c *gin.Context) {
+	if !sameOriginWrite(c.Request) {
+		// Browsers resend cached Basic credentials on cross-site requests too:
+		// a change (SNAPQ_ADMIN_QUEUES=on) must come from the queue page itself.
+		c.AbortWithStatusJSON(http.StatusForbidden, gin.H{"error": apiError{Code: "cross_origin",
+			Message: "queue changes are accepted only from the same origin"}})
+		return
+	}
+	if !s.Config.Auth {
+		return
+	}
+	secret := queuesCredential(c)
+	if secret == "" {
+		s.queuesUnauthorized(c, "sign in with any user name and an API key as the password")
+		return
+	}
+	ok, err := s.validKey(c.Request.Context(), secret)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	if !ok {
+		s.queuesUnauthorized(c, "the API key is not valid or was revoked")
+	}
+}
+
+// sameOriginWrite reports whether r is a safe method, or an unsafe one sent
+// by a page of this origin (or by a non-browser client, which sends neither
+// Sec-Fetch-Site nor Origin).
+func sameOriginWrite(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return true
+	}
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+		return false
+	}
+	if origin := r.Header.Get("Origin"); origin != "" {
+		u, err := url.Parse(origin)
+		return err == nil && u.Host == r.Host
+	}
+	return true
+}
+
+// queuesCredential returns the API key a queue-UI request carries, or "".
+func queuesCredential(c *gin.Context) string {
+	if _, pw, ok := c.Request.BasicAuth(); ok {
+		return pw
+	}
+	const bearer = "bearer "
+	if h := c.GetHeader("Authorization"); len(h) > len(bearer) && strings.EqualFold(h[:len(bearer)], bearer) {
+		return strings.TrimSpace(h[len(bearer):])
+	}
+	if key, err := c.Cookie(KeyCookie); err == nil {
+		return key
+	}
+	return ""
+}
+
+// queuesUnauthorized asks for Basic credentials, so a browser opening
+// /admin/queues directly shows its sign-in prompt.
+func (s *Server) queuesUnauthorized(c *gin.Context, msg string) {
+	c.Header("WWW-Authenticate", `Basic realm="snapq queues", charset="UTF-8"`)
+	c.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{"error": apiError{Code: "unauthorized", Message: msg}})
+}
+
+// validKey reports whether secret is an unrevoked API key.
+func (s *Server) validKey(ctx context.Context, secret string) (bool, error) {
+	if !jobs.LooksLikeKey(secret) {
+		return false, nil
+	}
+	k, err := s.Keys.KeyBySHA256(ctx, jobs.HashKey(secret))
+	if errors.Is(err, jobs.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := s.Keys.TouchKey(ctx, k.ID); err != nil {
+		s.logger().Warn("record api key use", "key", k.Prefix, "err", err)
+	}
+	return true, nil
+}

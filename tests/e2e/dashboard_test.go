@@ -1,21 +1,12 @@
 package e2e
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"image"
-	"image/color"
-	"image/draw"
-	"image/png"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,7 +17,6 @@ import (
 	"github.com/ysmood/gson"
 
 	"github.com/snapq/snapq/internal/testenv"
-	"github.com/snapq/snapq/web"
 )
 
 // browserUI drives the dashboard in a real headless Chromium. Every helper
@@ -420,165 +410,66 @@ func TestDashboardAuth(t *testing.T) {
 	ui.shot("dashboard-queues")
 }
 
-// fakeRegression answers the visual-regression endpoints of /work/notes/regression-api.md
-// from memory: one suite, one failed run with three comparisons. It records approve bodies.
-type fakeRegression struct {
-	mu        sync.Mutex
-	missing   bool // answer 404 like a server without the regression API
-	approvals []string
-	approved  map[string]bool
-	pngs      map[string][]byte
-}
-
-func newFakeRegression(t *testing.T) *fakeRegression {
-	t.Helper()
-	solid := func(w, h int, c color.RGBA, box *image.Rectangle, boxColor color.RGBA) []byte {
-		img := image.NewRGBA(image.Rect(0, 0, w, h))
-		draw.Draw(img, img.Bounds(), &image.Uniform{c}, image.Point{}, draw.Src)
-		if box != nil {
-			draw.Draw(img, *box, &image.Uniform{boxColor}, image.Point{}, draw.Src)
-		}
-		var buf bytes.Buffer
-		if err := png.Encode(&buf, img); err != nil {
-			t.Fatal(err)
-		}
-		return buf.Bytes()
-	}
-	blue, red, white := color.RGBA{26, 115, 232, 255}, color.RGBA{255, 0, 0, 255}, color.RGBA{255, 255, 255, 255}
-	box := image.Rect(100, 80, 300, 200)
-	return &fakeRegression{approved: map[string]bool{}, pngs: map[string][]byte{
-		"a-base": solid(640, 360, blue, nil, blue), "a-cur": solid(640, 360, blue, &box, red),
-		"a-diff": solid(640, 360, white, &box, red), "a-new": solid(640, 360, color.RGBA{52, 168, 83, 255}, nil, blue),
-		"a-ok": solid(640, 360, blue, nil, blue),
-	}}
-}
-
-func (f *fakeRegression) run() map[string]any {
-	ref := func(id string) map[string]any {
-		return map[string]any{"artifact_id": id, "url": "/v1/artifacts/" + id, "width": 640, "height": 360}
-	}
-	comps := []map[string]any{
-		{"id": "c1", "target": "home", "viewport": "1280x720", "segment": 1, "status": "failed", "diff_pixels": 24000,
-			"diff_ratio": 0.1042, "threshold": 0.001, "message": "", "baseline": ref("a-base"), "current": ref("a-cur"), "diff": ref("a-diff")},
-		{"id": "c2", "target": "home", "viewport": "1280x720", "segment": 2, "status": "passed", "diff_pixels": 0,
-			"diff_ratio": 0, "threshold": 0.001, "message": "", "baseline": ref("a-ok"), "current": ref("a-ok"), "diff": nil},
-		{"id": "c3", "target": "pricing", "viewport": "1280x720", "segment": 1, "status": "new", "diff_pixels": 0,
-			"diff_ratio": 0, "threshold": 0.001, "message": "no baseline yet", "baseline": nil, "current": ref("a-new"), "diff": nil},
-	}
-	open := 0
-	for _, c := range comps {
-		c["approved"] = f.approved[c["id"].(string)]
-		if c["status"] != "passed" && !f.approved[c["id"].(string)] {
-			open++
-		}
-	}
-	status := "failed"
-	if open == 0 {
-		status = "passed"
-	}
-	return map[string]any{"id": "r1", "suite_id": "s1", "batch_id": "b1", "trigger": "schedule", "status": status,
-		"counts":     map[string]int{"total": 3, "pending": 0, "passed": 1, "failed": 1, "new": 1, "missing": 0, "error": 0},
-		"created_at": "2026-11-30T08:00:00Z", "finished_at": "2026-11-30T08:00:09Z", "comparisons": comps}
-}
-
-func (f *fakeRegression) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	reply := func(code int, v any) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		_ = json.NewEncoder(w).Encode(v)
-	}
-	if f.missing {
-		reply(http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found", "message": "no such endpoint: " + r.URL.Path}})
-		return
-	}
-	suite := map[string]any{"id": "s1", "name": "marketing site", "enabled": true, "threshold": 0.001, "pixel_threshold": 0.1,
-		"targets":  []map[string]any{{"url": "http://127.0.0.1:1/", "name": "home"}, {"url": "http://127.0.0.1:1/pricing", "name": "pricing"}},
-		"schedule": map[string]string{"cron": "*/5 * * * *", "timezone": "Europe/Paris"},
-		"last_run": map[string]any{"id": "r1", "status": f.run()["status"], "created_at": "2026-11-30T08:00:00Z", "finished_at": "2026-11-30T08:00:09Z"}}
-	switch p := r.URL.Path; {
-	case r.Method == "GET" && p == "/v1/suites":
-		reply(http.StatusOK, map[string]any{"suites": []any{suite}, "next_cursor": ""})
-	case r.Method == "GET" && p == "/v1/suites/s1":
-		reply(http.StatusOK, suite)
-	case r.Method == "GET" && p == "/v1/suites/s1/runs":
-		run := f.run()
-		delete(run, "comparisons")
-		reply(http.StatusOK, map[string]any{"runs": []any{run}, "next_cursor": ""})
-	case r.Method == "GET" && p == "/v1/runs/r1":
-		reply(http.StatusOK, f.run())
-	case r.Method == "POST" && p == "/v1/runs/r1/approve":
-		var body struct {
-			All         bool     `json:"all"`
-			Targets     []string `json:"targets"`
-			Comparisons []string `json:"comparisons"`
-		}
-		raw, _ := io.ReadAll(r.Body)
-		if err := json.Unmarshal(raw, &body); err != nil {
-			reply(http.StatusBadRequest, map[string]any{"error": map[string]string{"code": "invalid_json", "message": err.Error()}})
-			return
-		}
-		f.approvals = append(f.approvals, string(bytes.TrimSpace(raw)))
-		for _, c := range f.run()["comparisons"].([]map[string]any) {
-			id := c["id"].(string)
-			if body.All || slices.Contains(body.Comparisons, id) || slices.Contains(body.Targets, c["target"].(string)) {
-				f.approved[id] = c["status"] != "passed"
-			}
-		}
-		reply(http.StatusOK, f.run())
-	case r.Method == "GET" && strings.HasPrefix(p, "/v1/artifacts/"):
-		b, ok := f.pngs[strings.TrimPrefix(p, "/v1/artifacts/")]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "image/png")
-		_, _ = w.Write(b)
-	default:
-		reply(http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found", "message": "no such endpoint: " + p}})
-	}
-}
-
-// The regression views against an in-memory stand-in of the API contract (the real
-// endpoints are built on main; an end-to-end test follows the merge): suites, run
-// history, a run with baseline/current/diff images and the overlay slider, approving
-// one comparison and then all, and a server without the API showing its 404.
+// The regression views against the real api, worker and services: a suite whose
+// heading changed colour after its baseline was approved has a failed run; its page
+// shows baseline, current and diff images (all loaded) and the overlay slider works
+// from the keyboard; "Approve all" turns the run approved and makes the capture the
+// new baseline.
 func TestDashboardRegressionViews(t *testing.T) {
-	fake := newFakeRegression(t)
-	dash := (&web.Server{}).Handler() // serves "/" and "/assets/*" only; nothing else is asked of it
-	mux := http.NewServeMux()
-	mux.Handle("/v1/", fake)
-	mux.Handle("/", dash)
-	srv := httptest.NewServer(mux)
+	s := startStack(t, 4)
+	site := &changingSite{color: "#223344", blocks: 1}
+	srv := httptest.NewServer(site)
 	t.Cleanup(srv.Close)
 
-	ui := openDashboard(t, srv.URL+"/#/suites")
-	ui.wait("the suite list", 20*time.Second, `() => !!document.querySelector('#suite-table tr[data-suite="s1"]')`)
-	if row := ui.text(`#suite-table tr[data-suite="s1"]`); !strings.Contains(row, "marketing site") ||
-		!strings.Contains(row, "*/5 * * * *") || !strings.Contains(row, "failed") {
+	var suite struct {
+		ID string `json:"id"`
+	}
+	if code := s.do("POST", "/v1/suites", map[string]any{
+		"name":     "marketing site",
+		"targets":  []map[string]any{{"url": srv.URL + "/page", "name": "home"}},
+		"schedule": map[string]any{"cron": "0 6 * * 1-5", "timezone": "Europe/Paris"},
+	}, &suite); code != http.StatusCreated {
+		t.Fatalf("create suite: status %d", code)
+	}
+	first := s.waitRun(s.startRun(suite.ID), 2*time.Minute)
+	if code := s.do("POST", "/v1/runs/"+first.ID+"/approve", map[string]any{"all": true}, nil); code != http.StatusOK {
+		t.Fatalf("approve the first run: status %d", code)
+	}
+	site.set("#cc2200", 1)
+	failed := s.waitRun(s.startRun(suite.ID), 2*time.Minute)
+	if failed.Status != "failed" || len(failed.Comparisons) != 1 {
+		t.Fatalf("second run: %s: %s", failed.Status, statuses(failed))
+	}
+	cmp := failed.Comparisons[0]
+
+	ui := openDashboard(t, s.api+"/#/suites")
+	ui.wait("the suite list", 20*time.Second, `(id) => !!document.querySelector('#suite-table tr[data-suite="' + id + '"]')`, suite.ID)
+	if row := ui.text(`#suite-table tr[data-suite="` + suite.ID + `"]`); !strings.Contains(row, "marketing site") ||
+		!strings.Contains(row, "0 6 * * 1-5") || !strings.Contains(row, "failed") {
 		ui.fatalf("suite row: %q", row)
 	}
 	ui.shot("dashboard-suites")
-	ui.click(`#suite-table a[href="#/suites/s1"]`)
-	ui.wait("the run history", 10*time.Second, `() => !!document.querySelector('#run-rows tr[data-run="r1"]')`)
-	ui.click(`#run-rows a[href="#/runs/r1"]`)
+	ui.click(`#suite-table a[href="#/suites/` + suite.ID + `"]`)
+	ui.wait("the run history", 10*time.Second, `(id) => !!document.querySelector('#run-rows tr[data-run="' + id + '"]')`, failed.ID)
+	if n := ui.eval(`() => document.querySelectorAll('#run-rows tr[data-run]').length`).Int(); n != 2 {
+		ui.fatalf("%d runs in the history, want 2", n)
+	}
+	ui.click(`#run-rows a[href="#/runs/` + failed.ID + `"]`)
 	ui.wait("the run's images", 20*time.Second, `() => {
 		const imgs = [...document.querySelectorAll('article[data-comparison] img')];
 		return imgs.length > 0 && imgs.every(i => i.complete && i.naturalWidth > 0);
 	}`)
-	// c1: baseline, current, diff + the overlay's two; c2: 2 + 2; c3: current only.
-	if n := ui.eval(`() => document.querySelectorAll('article[data-comparison] img').length`).Int(); n != 10 {
-		ui.fatalf("%d images on the run page, want 10", n)
+	// Baseline, current and diff, plus the overlay's two layers.
+	if n := ui.eval(`() => document.querySelectorAll('article[data-comparison] img').length`).Int(); n != 5 {
+		ui.fatalf("%d images on the run page, want 5", n)
 	}
-	if txt := ui.text(`article[data-comparison="c1"]`); !strings.Contains(txt, "10.420% different") || !strings.Contains(txt, "failed") {
-		ui.fatalf("c1: %q", txt)
+	if w := ui.eval(`() => [...document.querySelectorAll('article[data-comparison] img')].map(i => i.naturalWidth).join(',')`).Str(); w != "1280,1280,1280,1280,1280" {
+		ui.fatalf("image widths %s, want 1280 each", w)
 	}
-	if txt := ui.text(`article[data-comparison="c3"]`); !strings.Contains(txt, "no baseline") {
-		ui.fatalf("c3 should show a placeholder for its missing baseline: %q", txt)
+	if txt := ui.text(`article[data-comparison="` + cmp.ID + `"]`); !strings.Contains(txt, "failed") || !strings.Contains(txt, "% different") {
+		ui.fatalf("comparison: %q", txt)
 	}
-	// The overlay slider works from the keyboard.
-	slider := ui.element(`article[data-comparison="c1"] input[type=range]`)
+	slider := ui.element(`article[data-comparison="` + cmp.ID + `"] input[type=range]`)
 	if err := slider.Focus(); err != nil {
 		ui.fatalf("focus slider: %v", err)
 	}
@@ -587,36 +478,34 @@ func TestDashboardRegressionViews(t *testing.T) {
 			ui.fatalf("press: %v", err)
 		}
 	}
-	if clip := ui.eval(`() => document.querySelector('article[data-comparison="c1"] .top-layer').style.clipPath`).Str(); clip != "inset(0px 0px 0px 55%)" {
+	if clip := ui.eval(`(id) => document.querySelector('article[data-comparison="' + id + '"] .top-layer').style.clipPath`, cmp.ID).Str(); clip != "inset(0px 0px 0px 55%)" {
 		ui.fatalf("overlay clip after 5 × ArrowRight = %q, want inset(0px 0px 0px 55%%)", clip)
+	}
+	if s := ui.text("#run-status"); s != "failed" {
+		ui.fatalf("run status %q, want failed", s)
 	}
 	ui.shot("dashboard-run")
 
-	ui.click(`article[data-comparison="c1"] button`)
-	ui.wait("c1 approved", 10*time.Second, `() => /approved/.test(document.querySelector('article[data-comparison="c1"]').textContent)`)
-	if s := ui.text("#run-status"); s != "failed" {
-		ui.fatalf("run status after approving one of two = %q, want failed", s)
-	}
 	ui.click("#approve-all")
-	ui.wait("the run passed", 10*time.Second, `() => document.querySelector('#run-status').textContent === 'passed'`)
+	ui.wait("the run approved", 15*time.Second, `() => document.querySelector('#run-status').textContent === 'approved'`)
 	if !ui.eval(`() => document.querySelector('#approve-all').disabled`).Bool() {
 		ui.fatalf("Approve all still enabled with nothing left to approve")
 	}
-	fake.mu.Lock()
-	got := fmt.Sprint(fake.approvals)
-	fake.mu.Unlock()
-	if got != `[{"comparisons":["c1"]} {"all":true}]` {
-		t.Fatalf("approve requests %s", got)
-	}
 	ui.shot("dashboard-run-approved")
 
-	fake.mu.Lock()
-	fake.missing = true
-	fake.mu.Unlock()
-	ui.eval(`() => { location.hash = '#/suites'; }`)
-	ui.wait("the API's 404", 10*time.Second, `() => /not_found/.test(document.querySelector('main').textContent)`)
-	if txt := ui.text("main"); !strings.Contains(txt, "no such endpoint: /v1/suites") {
-		ui.fatalf("404 page: %q", txt)
+	var after runResp
+	if code := s.do("GET", "/v1/runs/"+failed.ID, nil, &after); code != http.StatusOK || after.Status != "approved" ||
+		!after.Comparisons[0].Approved {
+		t.Fatalf("run after approving in the dashboard: %d %s %+v", code, after.Status, after.Comparisons)
 	}
-	ui.shot("dashboard-suites-404")
+	var bl struct {
+		Baselines []struct {
+			Version    int    `json:"version"`
+			ArtifactID string `json:"artifact_id"`
+		} `json:"baselines"`
+	}
+	if code := s.do("GET", "/v1/suites/"+suite.ID+"/baselines", nil, &bl); code != http.StatusOK || len(bl.Baselines) != 1 ||
+		bl.Baselines[0].Version != 2 {
+		t.Fatalf("active baselines after approval: %d %+v", code, bl)
+	}
 }

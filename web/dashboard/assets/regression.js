@@ -152,7 +152,8 @@ export async function runView(ctx) {
   }
 }
 
-const needsApproval = (c) => c.status !== 'passed' && !c.approved;
+// An error comparison has no capture to approve.
+const needsApproval = (c) => ['failed', 'new', 'missing'].includes(c.status) && !c.approved;
 
 function drawRun(el, run, approve) {
   const comps = run.comparisons || [];

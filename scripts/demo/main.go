@@ -120,7 +120,8 @@ func run(api, site string) error {
 			fmt.Printf("  %-16s %5dx%-6d %8d B  %s\n", a.Name, a.Width, a.Height, a.Bytes, a.URL)
 		}
 	}
-	fmt.Printf("\nThe stack keeps running: api %s, logs in .data/logs/, stop it with make down.\n", api)
+	fmt.Printf("\nDashboard: %s/#/batches/%s (queues: %s/admin/queues)\n", api, batch.ID, api)
+	fmt.Printf("The stack keeps running: api %s, logs in .data/logs/, stop it with make down.\n", api)
 	return nil
 }
 

@@ -120,7 +120,12 @@ func run(api, site string) error {
 			fmt.Printf("  %-16s %5dx%-6d %8d B  %s\n", a.Name, a.Width, a.Height, a.Bytes, a.URL)
 		}
 	}
-	fmt.Printf("\nDashboard: %s/#/batches/%s (queues: %s/admin/queues)\n", api, batch.ID, api)
+	runID, err := regression(api, site)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nDashboard: %s/#/batches/%s · visual regression run: %s/#/runs/%s · queues: %s/admin/queues\n",
+		api, batch.ID, api, runID, api)
 	fmt.Printf("The stack keeps running: api %s, logs in .data/logs/, stop it with make down.\n", api)
 	return nil
 }
@@ -139,4 +144,78 @@ func getenv(k, def string) string {
 		return v
 	}
 	return def
+}
+
+// regression runs the demo suite (created on first use): the first run needs
+// review; later runs compare with what was approved.
+func regression(api, site string) (string, error) {
+	const name = "snapq demo"
+	var list struct {
+		Suites []struct {
+			ID   string `json:"id"`
+			Name string `json:"name"`
+		} `json:"suites"`
+	}
+	resp, err := http.Get(api + "/v1/suites?limit=1000")
+	if err != nil {
+		return "", err
+	}
+	if err := decode(resp, http.StatusOK, &list); err != nil {
+		return "", err
+	}
+	suiteID := ""
+	for _, s := range list.Suites {
+		if s.Name == name {
+			suiteID = s.ID
+		}
+	}
+	if suiteID == "" {
+		raw, _ := json.Marshal(map[string]any{"name": name, "targets": []map[string]any{
+			{"url": site + "/short", "name": "short"},
+			{"url": site + "/tall?h=2000", "name": "tall", "viewports": []map[string]int{{"width": 1280, "height": 720}, {"width": 390, "height": 844}}},
+		}})
+		resp, err := http.Post(api+"/v1/suites", "application/json", bytes.NewReader(raw))
+		if err != nil {
+			return "", err
+		}
+		var s struct {
+			ID string `json:"id"`
+		}
+		if err := decode(resp, http.StatusCreated, &s); err != nil {
+			return "", err
+		}
+		suiteID = s.ID
+	}
+	resp, err = http.Post(api+"/v1/suites/"+suiteID+"/runs", "application/json", nil)
+	if err != nil {
+		return "", err
+	}
+	var run struct {
+		ID     string         `json:"id"`
+		Status string         `json:"status"`
+		Counts map[string]int `json:"counts"`
+	}
+	if err := decode(resp, http.StatusAccepted, &run); err != nil {
+		return "", err
+	}
+	fmt.Printf("\nvisual regression: suite %q, run %s\n", name, run.ID)
+	deadline := time.Now().Add(5 * time.Minute)
+	for run.Status == "running" {
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("run not finished after 5 minutes; see .data/logs/worker.log")
+		}
+		time.Sleep(2 * time.Second)
+		resp, err := http.Get(api + "/v1/runs/" + run.ID)
+		if err != nil {
+			return "", err
+		}
+		if err := decode(resp, http.StatusOK, &run); err != nil {
+			return "", err
+		}
+	}
+	fmt.Printf("  %s: %v\n", run.Status, run.Counts)
+	if run.Status == "needs_review" {
+		fmt.Printf("  approve it to make these captures the baselines: curl -X POST %s/v1/runs/%s/approve -H 'Content-Type: application/json' -d '{\"all\": true}'\n", api, run.ID)
+	}
+	return run.ID, nil
 }

@@ -26,6 +26,8 @@ type Repository interface {
 	ListJobs(ctx context.Context, batchID, status string, limit int, cursor string) ([]*Job, string, error)
 	GetJob(ctx context.Context, id string) (*Job, error)
 	ListArtifacts(ctx context.Context, jobID string) ([]*Artifact, error)
+	// FirstScreenshots returns each listed job's first screenshot (its preview), by job id.
+	FirstScreenshots(ctx context.Context, jobIDs []string) (map[string]*Artifact, error)
 	GetArtifact(ctx context.Context, id string) (*Artifact, error)
 
 	// StartJob moves a queued (or abandoned running) job to running and

@@ -317,6 +317,24 @@ func (s *Store) ListArtifacts(ctx context.Context, jobID string) ([]*jobs.Artifa
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Artifact, error) { return scanArtifact(r) })
 }
 
+// FirstScreenshots implements jobs.Repository.
+func (s *Store) FirstScreenshots(ctx context.Context, jobIDs []string) (map[string]*jobs.Artifact, error) {
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT ON (job_id) `+artifactColumns+` FROM artifacts
+		WHERE job_id = ANY($1::uuid[]) AND kind = $2 ORDER BY job_id, seq`, jobIDs, jobs.KindScreenshot)
+	if err != nil {
+		return nil, fmt.Errorf("first screenshots: %w", err)
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Artifact, error) { return scanArtifact(r) })
+	if err != nil {
+		return nil, fmt.Errorf("first screenshots: %w", err)
+	}
+	out := make(map[string]*jobs.Artifact, len(list))
+	for _, a := range list {
+		out[a.JobID] = a
+	}
+	return out, nil
+}
+
 // GetArtifact implements jobs.Repository.
 func (s *Store) GetArtifact(ctx context.Context, id string) (*jobs.Artifact, error) {
 	a, err := scanArtifact(s.pool.QueryRow(ctx, `SELECT `+artifactColumns+` FROM artifacts WHERE id = $1`, id))

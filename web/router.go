@@ -266,9 +266,20 @@ func (s *Server) listJobs(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
+	ids := make([]string, len(js))
+	for i, j := range js {
+		ids[i] = j.ID
+	}
+	previews, err := s.Repo.FirstScreenshots(c.Request.Context(), ids)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	base := s.baseURL(c)
 	out := make([]gin.H, len(js))
 	for i, j := range js {
 		out[i] = jobJSON(j)
+		out[i]["preview"] = imageRef(previews[j.ID], base) // the first screenshot, for thumbnails
 	}
 	c.JSON(http.StatusOK, gin.H{"jobs": out, "next_cursor": nullable(next)})
 }

@@ -50,6 +50,13 @@ type jobResp struct {
 			Truncated bool `json:"truncated"`
 		} `json:"segments"`
 	} `json:"result"`
+	// Preview is the first screenshot, in job lists.
+	Preview *struct {
+		ArtifactID string `json:"artifact_id"`
+		URL        string `json:"url"`
+		Width      int    `json:"width"`
+		Height     int    `json:"height"`
+	} `json:"preview"`
 	Artifacts []struct {
 		ID          string `json:"id"`
 		Kind        string `json:"kind"`
@@ -296,6 +303,15 @@ func TestWorkerKilledMidBatch(t *testing.T) {
 	for _, j := range jobs.Jobs {
 		if j.Attempts > 1 {
 			retried++
+		}
+		if j.Preview == nil || j.Preview.Width != 1280 || j.Preview.Height != 720 {
+			t.Errorf("job %s in the list: preview %+v, want its first 1280x720 segment", j.Name, j.Preview)
+		}
+	}
+	if len(jobs.Jobs) > 0 && jobs.Jobs[0].Preview != nil {
+		img, _, err := image.Decode(bytes.NewReader(download(t, jobs.Jobs[0].Preview.URL)))
+		if err != nil || img.Bounds().Dx() != 1280 {
+			t.Errorf("preview download: %v", err)
 		}
 	}
 	if retried == 0 {

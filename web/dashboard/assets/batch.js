@@ -216,6 +216,11 @@ function thumbnail(j) {
     return box;
   }
   let entry = thumbs.get(j.id);
+  if (!entry && j.preview) {
+    // The job list names each job's first screenshot: no request per job.
+    entry = { img: retryingImage(artifactURL(j.preview.artifact_id), { alt: `first segment of ${j.name}`, loading: 'lazy', decoding: 'async', width: 112, height: 70 }), boxes: new Set() };
+    thumbs.set(j.id, entry);
+  }
   if (!entry) {
     entry = { img: null, boxes: new Set() };
     thumbs.set(j.id, entry);

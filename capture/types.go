@@ -141,8 +141,8 @@ type Result struct {
 	// Stabilization is set when Request.Stabilize asked for it.
 	Stabilization *Stabilization
 	// Masks are the boxes of Request.MaskSelectors' elements.
-	Masks []Box
-	Timings       map[string]int64 // milliseconds: navigate, wait, capture, encode, total
+	Masks   []Box
+	Timings map[string]int64 // milliseconds: navigate, wait, capture, encode, total
 }
 
 // Stable failure codes. They are part of the public API.

@@ -408,4 +408,3 @@ func typeName(d *download) string {
 	}
 	return s
 }
-

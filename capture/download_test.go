@@ -60,7 +60,7 @@ func TestPDFTargets(t *testing.T) {
 			if len(res.Images) != 0 || len(res.Skipped) != 1 || res.Skipped[0].Output != OutputScreenshot {
 				t.Errorf("%d images, skipped %+v; want no image and the screenshot skipped", len(res.Images), res.Skipped)
 			}
-					diff(t, "status, type, pages, title", "200 application/pdf 2 snapq fixture",
+			diff(t, "status, type, pages, title", "200 application/pdf 2 snapq fixture",
 				fmt.Sprint(res.HTTPStatus, " ", res.ContentType, " ", res.PDFPages, " ", res.Title))
 		})
 	}

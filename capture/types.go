@@ -145,7 +145,7 @@ type Result struct {
 	// Skipped lists asked-for outputs the target cannot give (a PDF or download has no
 	// screenshot, html or links), with the reason.
 	Skipped []Skipped
-	Timings     map[string]int64 // milliseconds: navigate, wait, capture, encode, total
+	Timings map[string]int64 // milliseconds: navigate, wait, capture, encode, total
 }
 
 // Stable failure codes. They are part of the public API.

@@ -132,9 +132,9 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 	for i, f := range res.Files {
 		key := artifacts.Key("batches", job.BatchID, "jobs", job.ID, f.Name)
 		var opts artifacts.PutOptions
-		if f.Kind == capture.OutputHTML {
-			// Captured HTML is the target's content: a browser must never render it
-			// from the bucket's origin.
+		if servedAsDownload(f, res) {
+			// Captured HTML, a PDF target's own file and a download are the target's
+			// content: a browser must never render them from the bucket's origin.
 			opts.ContentDisposition = `attachment; filename="` + f.Name + `"`
 		}
 		obj, err := h.Store.Put(ctx, key, f.Data, f.ContentType, opts)
@@ -171,7 +171,23 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 		Log:               res.Log,
 		LogTruncated:      res.LogTruncated,
 		Evaluations:       res.Evaluations,
+		Partial:           res.Partial,
+		ContentType:       res.ContentType,
+		PDFPages:          res.PDFPages,
+		SkippedOutputs:    res.Skipped,
 	}, arts, nil
+}
+
+// servedAsDownload reports the files stored with Content-Disposition: attachment: the html
+// output, a download's body and the PDF a PDF target served (not one Chromium printed).
+func servedAsDownload(f capture.File, res *capture.Result) bool {
+	switch f.Kind {
+	case capture.OutputHTML, capture.FileDownload:
+		return true
+	case capture.OutputPDF:
+		return res.PDFPages > 0
+	}
+	return false
 }
 
 func (h *Handler) logger() *slog.Logger {

@@ -31,6 +31,9 @@ const FileDownload = "download"
 // streamChunk is how much one IO.read asks for.
 const streamChunk = 4 << 20
 
+// pdfSignature starts every PDF file.
+const pdfSignature = "%PDF-"
+
 // documentPattern pauses every Document response (main frame and iframes) so the main
 // frame's can be inspected; the others are continued at once.
 var documentPattern = &proto.FetchRequestPattern{
@@ -53,7 +56,7 @@ type download struct {
 
 // isPDF reports a PDF by its declared type or, whatever the type, by its first bytes.
 func (d *download) isPDF() bool {
-	return d.mime == "application/pdf" || d.mime == "application/x-pdf" || bytes.HasPrefix(d.data, []byte("%PDF-"))
+	return d.mime == "application/pdf" || d.mime == "application/x-pdf" || bytes.HasPrefix(d.data, []byte(pdfSignature))
 }
 
 // takeDownload decides from a main-frame Document response's status and headers whether
@@ -166,7 +169,7 @@ func (t *tab) paused(e proto.FetchRequestPaused) {
 }
 
 // readDownload reads the paused response's body into d, at most MaxPDFBytes (a declared
-// oversize reads only the first bytes, enough to tell a PDF).
+// oversize reads only the first bytes, enough to tell a PDF; a declared PDF none).
 func (t *tab) readDownload(ctx context.Context, id proto.FetchRequestID, d *download) {
 	if d.tooLarge && (d.mime == "application/pdf" || d.mime == "application/x-pdf") {
 		return // refused from Content-Length alone
@@ -178,13 +181,14 @@ func (t *tab) readDownload(ctx context.Context, id proto.FetchRequestID, d *down
 		return
 	}
 	defer func() { _ = proto.IOClose{Handle: s.Stream}.Call(p) }()
-	limit := MaxPDFBytes
+	// IO.read answers once it has the size asked for (or the end): a body declared over the
+	// limit is read only as far as the PDF signature.
+	limit, size := MaxPDFBytes, streamChunk
 	if d.tooLarge {
-		limit = 1024
+		limit, size = len(pdfSignature), len(pdfSignature)
 	}
 	var buf bytes.Buffer
 	for {
-		size := streamChunk
 		r, err := proto.IORead{Handle: s.Stream, Size: &size}.Call(p)
 		if err != nil {
 			d.err = fmt.Errorf("read the response body: %w", err)
@@ -198,7 +202,7 @@ func (t *tab) readDownload(ctx context.Context, id proto.FetchRequestID, d *down
 			}
 		}
 		buf.Write(chunk)
-		if buf.Len() > limit {
+		if buf.Len() > MaxPDFBytes || d.tooLarge && buf.Len() >= limit {
 			d.tooLarge = true
 			d.data = buf.Bytes()[:min(buf.Len(), 1024)]
 			return

@@ -89,6 +89,36 @@ func TestPDFTargets(t *testing.T) {
 	})
 }
 
+// An octet-stream declared over the limit is sniffed from its first bytes, not read whole.
+func TestOversizeOctetStream(t *testing.T) {
+	b := sharedBrowser(t)
+	mux := http.NewServeMux()
+	for path, first := range map[string]string{"/big.bin": "%PDF-1.4\n", "/big.txt": "just text\n"} {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/octet-stream")
+			w.Header().Set("Content-Length", fmt.Sprint(60<<20))
+			_, _ = w.Write([]byte(first + strings.Repeat("x", 4096)))
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+			case <-time.After(30 * time.Second):
+			}
+		})
+	}
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	for path, code := range map[string]string{"/big.bin": CodePDFTooLarge, "/big.txt": CodeDownloadTooLarge} {
+		t.Run(path, func(t *testing.T) {
+			start := time.Now()
+			_, err := capture(t, b, Request{URL: srv.URL + path, Name: "b", Outputs: []string{OutputText}})
+			wantCode(t, err, code, false)
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("took %s", d)
+			}
+		})
+	}
+}
+
 func TestPDFTargetInvalid(t *testing.T) {
 	b := sharedBrowser(t)
 	mux := http.NewServeMux()

@@ -91,7 +91,7 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 		return nil
 	}
 	h.enqueueWebhooks(ctx, job.BatchID)
-	log.Info("job succeeded", "http_status", result.HTTPStatus, "artifacts", len(arts),
+	log.Info("job succeeded", "http_status", result.HTTPStatus, "artifacts", len(arts), "partial", result.Partial,
 		"segments", result.Segments.Captured, "ms", result.TimingsMS["total"])
 	return nil
 }

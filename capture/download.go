@@ -180,7 +180,11 @@ func (t *tab) readDownload(ctx context.Context, id proto.FetchRequestID, d *down
 		d.err = fmt.Errorf("take the response body: %w", err)
 		return
 	}
-	defer func() { _ = proto.IOClose{Handle: s.Stream}.Call(p) }()
+	defer func() {
+		cctx, cancel := context.WithTimeout(t.ctx, cleanTimeout)
+		defer cancel()
+		_ = proto.IOClose{Handle: s.Stream}.Call(t.page.Context(cctx))
+	}()
 	// IO.read answers once it has the size asked for (or the end): a body declared over the
 	// limit is read only as far as the PDF signature.
 	limit, size := MaxPDFBytes, streamChunk

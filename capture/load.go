@@ -143,6 +143,10 @@ func (t *tab) run(parent context.Context, req Request, cfg Config, budget time.T
 		if e := t.egressFailure(req.URL); e != nil {
 			return nil, e
 		}
+		if st, _ := t.state(); spent() && st.download != nil {
+			return nil, newError(CodeNavigationTimeout, true, context.DeadlineExceeded,
+				"the target's %s download did not finish within the %s budget", typeName(st.download), req.Timeout)
+		}
 		if spent() {
 			return nil, newError(CodeNavigationTimeout, true, context.DeadlineExceeded,
 				"nothing arrived from the target within the %s budget", req.Timeout)

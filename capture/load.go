@@ -109,7 +109,7 @@ func normalizeRequest(req Request) (Request, error) {
 // run is one job on the tab: navigate, wait, measure, capture. budget, when not zero, is
 // the end of Request.Timeout: the navigation, waits, preparation waits and actions run
 // until it; past it the outputs are taken of what has rendered (Result.Partial) within the
-// grace parent still has (see captureGrace).
+// grace parent still has (see CaptureGrace).
 func (t *tab) run(parent context.Context, req Request, cfg Config, budget time.Time) (*Result, error) {
 	// ctx also ends, with the reason as its cause, when the renderer crashes, the tab goes
 	// away or the browser dies, so no call waits for the deadline in those cases.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -291,9 +292,11 @@ func pdfResult(req Request, d *download, redirects []string, res *Result) (*Resu
 	}
 	withText := req.wants(OutputText) || req.wants(OutputMarkdown)
 	doc, err := readPDF(d.data, withText)
-	if err != nil {
+	var ce *Error
+	if err != nil && (withText || !errors.As(err, &ce) || ce.Code != CodePDFEncrypted) {
 		return nil, err
 	}
+	// Without text asked for, an encrypted PDF is stored as it is (its page count unknown).
 	res.Title, res.PDFPages = doc.title, doc.pages
 	var text string
 	if withText {

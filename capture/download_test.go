@@ -72,6 +72,12 @@ func TestPDFTargets(t *testing.T) {
 	t.Run("encrypted", func(t *testing.T) {
 		_, err := capture(t, b, Request{URL: srv.URL + "/pdf/encrypted", Name: "e", Outputs: []string{OutputMarkdown}})
 		wantCode(t, err, CodePDFEncrypted, false)
+		// Without text asked for, the encrypted PDF is stored as it is.
+		res := mustCapture(t, b, Request{URL: srv.URL + "/pdf/encrypted", Name: "e", Outputs: []string{OutputPDF}})
+		diff(t, "files", []string{"pdf:e.pdf:application/pdf"}, fileKinds(res.Files))
+		if !bytes.Equal(res.Files[0].Data, sitefx.EncryptedPDF("user-secret", "owner-secret", sitefx.PDFPages...)) || res.PDFPages != 0 {
+			t.Errorf("stored %d bytes, pages %d; want the served encrypted PDF", len(res.Files[0].Data), res.PDFPages)
+		}
 	})
 	t.Run("no text", func(t *testing.T) {
 		_, err := capture(t, b, Request{URL: srv.URL + "/pdf/notext", Name: "n", Outputs: []string{OutputText}})

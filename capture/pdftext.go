@@ -23,8 +23,9 @@ const (
 const (
 	// CodePDFTooLarge: the PDF is over MaxPDFBytes or MaxPDFPages (not retryable).
 	CodePDFTooLarge = "pdf_too_large"
-	// CodePDFEncrypted: the PDF needs a password to be read, or uses an encryption the
-	// reader does not support (not retryable).
+	// CodePDFEncrypted: text or markdown was asked for and the PDF needs a password to be
+	// read, or uses an encryption the reader does not support (not retryable). Without them
+	// the PDF is stored as it is.
 	CodePDFEncrypted = "pdf_encrypted"
 	// CodePDFNoText: text or markdown was asked for and the PDF has no text layer, e.g. a
 	// scan (not retryable).

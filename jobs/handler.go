@@ -185,7 +185,7 @@ func servedAsDownload(f capture.File, res *capture.Result) bool {
 	case capture.OutputHTML, capture.FileDownload:
 		return true
 	case capture.OutputPDF:
-		return res.PDFPages > 0
+		return res.ContentType == "application/pdf"
 	}
 	return false
 }

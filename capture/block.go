@@ -60,13 +60,12 @@ func (t *tab) applyBlock(p *rod.Page, b Block) error {
 		}
 		t.blockedURLs = slices.Clone(patterns)
 	}
-	if slices.Equal(b.ResourceTypes, t.fetchTypes) && (len(b.ResourceTypes) > 0) == t.fetchOn {
+	if t.fetchOn && slices.Equal(b.ResourceTypes, t.fetchTypes) {
 		return nil
 	}
-	if len(b.ResourceTypes) == 0 {
-		return t.disableFetch(p)
-	}
-	var pats []*proto.FetchRequestPattern
+	// Document responses are always paused so that a PDF or download target can be taken
+	// (download.go); blocked types are paused, and failed, at the request stage.
+	pats := []*proto.FetchRequestPattern{documentPattern}
 	for _, rt := range b.ResourceTypes {
 		typ, ok := resourceTypes[rt]
 		if !ok {
@@ -76,7 +75,9 @@ func (t *tab) applyBlock(p *rod.Page, b Block) error {
 	}
 	// Fetch.enable replaces the patterns of an earlier call.
 	t.fetchOn = true // set first: a failed call may still have enabled it
+	t.fetchTypes = nil
 	if err := (proto.FetchEnable{Patterns: pats}).Call(p); err != nil {
+		t.fetchOn = false
 		return fmt.Errorf("enable request interception: %w", err)
 	}
 	t.fetchTypes = slices.Clone(b.ResourceTypes)
@@ -95,10 +96,13 @@ func (t *tab) disableFetch(p *rod.Page) error {
 	return nil
 }
 
-// clearBlock lifts every block on the tab (at the end of a job, from reset).
+// clearBlock lifts every block on the tab (at the end of a job, from reset). Interception
+// of Document responses alone stays on for the next job.
 func (t *tab) clearBlock(p *rod.Page) error {
-	if err := t.disableFetch(p); err != nil {
-		return err
+	if len(t.fetchTypes) > 0 {
+		if err := t.disableFetch(p); err != nil {
+			return err
+		}
 	}
 	if len(t.blockedURLs) > 0 {
 		if err := (proto.NetworkSetBlockedURLs{Urls: []string{}}).Call(p); err != nil {
@@ -109,8 +113,8 @@ func (t *tab) clearBlock(p *rod.Page) error {
 	return nil
 }
 
-// failPaused fails one intercepted request. Interception is limited to the blocked resource
-// types, so every paused request is one to block. It runs off the event loop.
+// failPaused fails one request intercepted at the request stage. Only blocked resource types
+// are intercepted there, so every such request is one to block. It runs off the event loop.
 func (t *tab) failPaused(id proto.FetchRequestID) {
 	ctx, cancel := context.WithTimeout(t.ctx, cleanTimeout)
 	defer cancel()

@@ -115,19 +115,34 @@ func (b *Browser) Capture(ctx context.Context, req Request) (*Result, error) {
 	}
 	ok := false
 	defer func() { inst.putTab(t, ok) }()
+	var budget time.Time
 	if req.Timeout > 0 {
+		budget = time.Now().Add(req.Timeout)
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, req.Timeout)
+		ctx, cancel = context.WithTimeout(ctx, req.Timeout+CaptureGrace(req.Timeout))
 		defer cancel()
 	}
 
-	res, err := t.run(ctx, req, b.cfg)
+	res, err := t.run(ctx, req, b.cfg, budget)
 	if err != nil {
 		return nil, err
 	}
 	ok = true
 	res.Timings["total"] = time.Since(start).Milliseconds()
 	return res, nil
+}
+
+// Bounds of CaptureGrace.
+const (
+	MinCaptureGrace = 2 * time.Second
+	MaxCaptureGrace = 15 * time.Second
+)
+
+// CaptureGrace is the time a job gets, after its Request.Timeout ran out in a wait, to take
+// its outputs of what has rendered: a quarter of the timeout, within MinCaptureGrace and
+// MaxCaptureGrace. A job therefore ends within Timeout + CaptureGrace(Timeout).
+func CaptureGrace(timeout time.Duration) time.Duration {
+	return min(max(timeout/4, MinCaptureGrace), MaxCaptureGrace)
 }
 
 // instance returns the running browser, starting one if there is none or it died, and

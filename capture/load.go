@@ -106,14 +106,25 @@ func normalizeRequest(req Request) (Request, error) {
 	return req, nil
 }
 
-// run is one job on the tab: navigate, wait, measure, capture.
-func (t *tab) run(parent context.Context, req Request, cfg Config) (*Result, error) {
+// run is one job on the tab: navigate, wait, measure, capture. budget, when not zero, is
+// the end of Request.Timeout: the navigation, waits, preparation waits and actions run
+// until it; past it the outputs are taken of what has rendered (Result.Partial) within the
+// grace parent still has (see CaptureGrace).
+func (t *tab) run(parent context.Context, req Request, cfg Config, budget time.Time) (*Result, error) {
 	// ctx also ends, with the reason as its cause, when the renderer crashes, the tab goes
 	// away or the browser dies, so no call waits for the deadline in those cases.
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 	stop := context.AfterFunc(t.ctx, func() { cancel(context.Cause(t.ctx)) })
 	defer stop()
+	loadCtx := ctx
+	if !budget.IsZero() {
+		var cancelLoad context.CancelFunc
+		loadCtx, cancelLoad = context.WithDeadline(ctx, budget)
+		defer cancelLoad()
+	}
+	// spent reports that the page's budget, not the job, has ended.
+	spent := func() bool { return loadCtx.Err() != nil && ctx.Err() == nil }
 	p := t.page.Context(ctx)
 	res := &Result{Timings: map[string]int64{}}
 	t.beginJob()
@@ -125,33 +136,45 @@ func (t *tab) run(parent context.Context, req Request, cfg Config) (*Result, err
 	if err := t.applyEmulation(p, req, res); err != nil { // emulate.go
 		return nil, classify(parent, ctx, phaseNavigate, err)
 	}
-	if err := t.navigate(p, req); err != nil {
+	t.takeDownloads(loadCtx)
+	err := t.navigate(t.page.Context(loadCtx), req)
+	t.takeDownloads(nil)
+	if err != nil {
 		if e := t.egressFailure(req.URL); e != nil {
 			return nil, e
 		}
+		if st, _ := t.state(); spent() && st.download != nil {
+			return nil, newError(CodeNavigationTimeout, true, context.DeadlineExceeded,
+				"the target's %s download did not finish within the %s budget", typeName(st.download), req.Timeout)
+		}
+		if spent() {
+			return nil, newError(CodeNavigationTimeout, true, context.DeadlineExceeded,
+				"nothing arrived from the target within the %s budget", req.Timeout)
+		}
 		return nil, classify(parent, ctx, phaseNavigate, err)
+	}
+	res.Timings["navigate"] = time.Since(start).Milliseconds()
+	if st, _ := t.state(); st.download != nil {
+		// A PDF or a download: nothing was rendered, the outputs come from its bytes.
+		start = time.Now()
+		out, err := downloadResult(req, st.download, st.redirects, res) // download.go
+		if err != nil {
+			return nil, err
+		}
+		out.Timings["capture"] = time.Since(start).Milliseconds()
+		if t.egress != nil {
+			out.BlockedRequests = t.egress.Blocked()
+		}
+		return out, nil
 	}
 	if st := t.document(ctx, req.URL); st.egress != "" {
 		if e := egressError(st.egress, st.docURL); e != nil {
 			return nil, e // the guard answered, not the target: nothing to capture
 		}
 	}
-	res.Timings["navigate"] = time.Since(start).Milliseconds()
 
 	start = time.Now()
-	waitErrs, err := t.wait(ctx, p, req)
-	if err != nil {
-		return nil, classify(parent, ctx, phaseWait, err)
-	}
-	res.WaitErrors = waitErrs
-	prepErrs, err := t.prepare(ctx, p, req, res) // prepare.go: fonts, images, hidden, scroll, edits
-	if err != nil {
-		return nil, classify(parent, ctx, phaseWait, err)
-	}
-	res.WaitErrors = append(res.WaitErrors, prepErrs...)
-	// Actions (actions.go) run before the page is measured and its document re-read, so a
-	// navigation they cause is checked by the egress lock below like any other.
-	if err := t.runActions(ctx, req, cfg, res); err != nil {
+	if err := t.ready(ctx, loadCtx, spent, req, cfg, res); err != nil {
 		return nil, t.actionError(parent, ctx, err)
 	}
 	var m struct {
@@ -178,6 +201,7 @@ func (t *tab) run(parent context.Context, req Request, cfg Config) (*Result, err
 		}
 	}
 	res.HTTPStatus = st.status
+	res.ContentType = st.contentType
 	res.FinalURL = st.docURL
 	if res.FinalURL == "" {
 		res.FinalURL = st.frameURL
@@ -227,6 +251,69 @@ const measureJS = `(() => ({
 		document.body ? document.body.scrollHeight : 0),
 }))()`
 
+// ready runs everything between the navigation and the outputs, in order: the waits, the
+// preparation waits and the lazy-load scroll (under loadCtx, the page's budget), the page
+// edits (under ctx: they run on a partial page too), then the actions (under loadCtx). When
+// the budget runs out in a wait or an action, the rest of those is skipped and res is marked
+// Partial. Errors are for actionError.
+func (t *tab) ready(ctx, loadCtx context.Context, spent func() bool, req Request, cfg Config, res *Result) error {
+	partial := func(step string, err error) error {
+		var ce *Error
+		if errors.As(err, &ce) || !spent() {
+			return err
+		}
+		res.Partial = true
+		res.WaitErrors = append(res.WaitErrors, fmt.Sprintf(
+			"the %s budget ran out %s; the outputs show what had rendered by then", req.Timeout, step))
+		return nil
+	}
+	if err := t.waitAll(loadCtx, req, res); err != nil {
+		if err := partial("before the page was ready", err); err != nil {
+			return err
+		}
+	}
+	if err := editPage(t.page.Context(ctx), req.Prepare, res); err != nil { // prepare.go
+		return err
+	}
+	if res.Partial {
+		if len(req.Actions) > 0 {
+			res.WaitErrors = append(res.WaitErrors, fmt.Sprintf("%d actions were skipped", len(req.Actions)))
+		}
+		return nil
+	}
+	// Actions (actions.go) run before the page is measured and its document re-read, so a
+	// navigation they cause is checked by the egress lock below like any other.
+	if err := t.runActions(loadCtx, req, cfg, res); err != nil {
+		return partial("during the actions", err)
+	}
+	return nil
+}
+
+// waitAll runs the load-state, network-idle, selector and delay waits, then the preparation
+// waits (fonts, images, hidden selector) and the lazy-load scroll, all bound by ctx.
+func (t *tab) waitAll(ctx context.Context, req Request, res *Result) error {
+	p := t.page.Context(ctx)
+	waitErrs, err := t.wait(ctx, p, req)
+	if err != nil {
+		return err
+	}
+	res.WaitErrors = append(res.WaitErrors, waitErrs...)
+	prepErrs, err := readyWaits(ctx, p, req.Wait, res) // prepare.go
+	if err != nil {
+		return err
+	}
+	res.WaitErrors = append(res.WaitErrors, prepErrs...)
+	return scrollPage(p, req.Scroll, req.Viewport.Height, res)
+}
+
+// takeDownloads sets (ctx) or clears (nil) the context under which a main-frame PDF or
+// download response is taken instead of rendered.
+func (t *tab) takeDownloads(ctx context.Context) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.dlCtx = ctx
+}
+
 // navigate sets the viewport and loads the URL. Page.navigate returns once the main document
 // commits (or fails).
 func (t *tab) navigate(p *rod.Page, req Request) error {
@@ -248,6 +335,11 @@ func (t *tab) navigate(p *rod.Page, req Request) error {
 		return fmt.Errorf("navigate %s: %w", req.URL, err)
 	}
 	if nav.ErrorText == "" {
+		return nil
+	}
+	// A PDF or download taken at the response stage (download.go) fails the navigation on
+	// purpose.
+	if st, _ := t.state(); st.download != nil {
 		return nil
 	}
 	// An error status with an empty body: Chromium shows its own error page but the server

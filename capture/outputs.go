@@ -90,6 +90,8 @@ type Metadata struct {
 	ContentType   string            `json:"content_type"`
 	FinalURL      string            `json:"final_url"`
 	RedirectChain []string          `json:"redirect_chain"`
+	// Pages is the page count of a PDF target (absent for pages).
+	Pages int `json:"pages,omitempty"`
 }
 
 // wants reports whether req asks for output (no list means screenshots only).

@@ -247,19 +247,3 @@ func editPage(p *rod.Page, pr Prepare, res *Result) error {
 	}
 	return nil
 }
-
-// prepare runs, after the load-state waits, the readiness waits, the lazy-load scroll and the
-// page edits, in that order. Messages of waits that timed out under BestAttempt are returned.
-func (t *tab) prepare(ctx context.Context, p *rod.Page, req Request, res *Result) ([]string, error) {
-	waitErrs, err := readyWaits(ctx, p, req.Wait, res)
-	if err != nil {
-		return nil, err
-	}
-	if err := scrollPage(p, req.Scroll, req.Viewport.Height, res); err != nil {
-		return nil, err
-	}
-	if err := editPage(p, req.Prepare, res); err != nil {
-		return nil, err
-	}
-	return waitErrs, nil
-}

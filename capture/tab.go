@@ -41,6 +41,9 @@ type tab struct {
 	mu      sync.Mutex
 	origins map[string]struct{} // origins the current job touched, cleared between jobs
 	st      pageState
+	// dlCtx is set while the job's first navigation runs: a main-frame response that is a
+	// PDF or a download is then taken (download.go) under it; nil lets every response through.
+	dlCtx context.Context
 }
 
 // pageState is what the event loop learned about the current job's page.
@@ -56,6 +59,7 @@ type pageState struct {
 	docRequest  string    // URL of the last main-frame Document request (the hop a failed navigation was on)
 	contentType string    // MIME type of the last main-frame Document response
 	redirects   []string  // URLs that redirected the current main-frame navigation, in order
+	download    *download // the main-frame response taken instead of rendered (download.go)
 }
 
 // newTab creates a browser context and a page in it and enables the domains the event loop
@@ -252,7 +256,7 @@ func (t *tab) handle(msg *rod.Message) {
 	case "Fetch.requestPaused":
 		var e proto.FetchRequestPaused
 		if msg.Load(&e) {
-			go t.failPaused(e.RequestID)
+			go t.paused(e) // download.go
 		}
 	case "Inspector.targetCrashed":
 		t.fail(errTargetCrashed)

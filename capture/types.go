@@ -70,9 +70,11 @@ type Request struct {
 	Viewport   Viewport
 	Screenshot Screenshot
 	Wait       Wait
-	// Timeout bounds the page's work (load, waits, capture) from the moment a tab is
-	// assigned, so time spent waiting for a free tab does not eat the job's budget.
-	// Zero means only ctx bounds it.
+	// Timeout is the page's budget from the moment a tab is assigned (time spent waiting
+	// for a free tab does not eat it): the navigation, waits, preparation and actions run
+	// within it. A navigation with no answer by then fails with CodeNavigationTimeout; a page
+	// that answered but is not ready is captured as it is, with Result.Partial, in an extra
+	// CaptureGrace(Timeout). Zero means only ctx bounds the job.
 	Timeout time.Duration
 	// Outputs lists what to produce from the one page load (Output* constants); nil or empty
 	// means screenshots only. Screenshots go to Result.Images, the rest to Result.Files.
@@ -141,7 +143,18 @@ type Result struct {
 	// Stabilization is set when Request.Stabilize asked for it.
 	Stabilization *Stabilization
 	// Masks are the boxes of Request.MaskSelectors' elements.
-	Masks   []Box
+	Masks []Box
+	// Partial: Request.Timeout ran out before the page was ready (load, network idle, a
+	// wait, preparation or actions); the outputs show what had rendered by then.
+	Partial bool
+	// ContentType is the media type of the main document's response ("application/pdf"
+	// for a PDF target).
+	ContentType string
+	// PDFPages is the page count of a PDF target (0 otherwise).
+	PDFPages int
+	// Skipped lists asked-for outputs the target cannot give (a PDF or download has no
+	// screenshot, html or links), with the reason.
+	Skipped []Skipped
 	Timings map[string]int64 // milliseconds: navigate, wait, capture, encode, total
 }
 

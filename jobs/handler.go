@@ -94,7 +94,7 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 		return nil
 	}
 	h.afterFinal(ctx, job)
-	log.Info("job succeeded", "http_status", result.HTTPStatus, "artifacts", len(arts),
+	log.Info("job succeeded", "http_status", result.HTTPStatus, "artifacts", len(arts), "partial", result.Partial,
 		"segments", result.Segments.Captured, "ms", result.TimingsMS["total"])
 	return nil
 }
@@ -155,9 +155,9 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 	for i, f := range res.Files {
 		key := artifacts.Key("batches", job.BatchID, "jobs", job.ID, f.Name)
 		var opts artifacts.PutOptions
-		if f.Kind == capture.OutputHTML {
-			// Captured HTML is the target's content: a browser must never render it
-			// from the bucket's origin.
+		if servedAsDownload(f, res) {
+			// Captured HTML, a PDF target's own file and a download are the target's
+			// content: a browser must never render them from the bucket's origin.
 			opts.ContentDisposition = `attachment; filename="` + f.Name + `"`
 		}
 		obj, err := h.Store.Put(ctx, key, f.Data, f.ContentType, opts)
@@ -196,7 +196,23 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 		Evaluations:       res.Evaluations,
 		Stabilization:     res.Stabilization,
 		Masks:             res.Masks,
+		Partial:           res.Partial,
+		ContentType:       res.ContentType,
+		PDFPages:          res.PDFPages,
+		SkippedOutputs:    res.Skipped,
 	}, arts, nil
+}
+
+// servedAsDownload reports the files stored with Content-Disposition: attachment: the html
+// output, a download's body and the PDF a PDF target served (not one Chromium printed).
+func servedAsDownload(f capture.File, res *capture.Result) bool {
+	switch f.Kind {
+	case capture.OutputHTML, capture.FileDownload:
+		return true
+	case capture.OutputPDF:
+		return res.ContentType == "application/pdf"
+	}
+	return false
 }
 
 func (h *Handler) logger() *slog.Logger {

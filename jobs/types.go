@@ -24,7 +24,8 @@ const (
 	BatchCompleted = "completed"
 )
 
-// Artifact kinds: KindScreenshot, or the name of another output (capture.OutputHTML, …).
+// Artifact kinds: KindScreenshot, the name of another output (capture.OutputHTML, …), or
+// capture.FileDownload for the body of a download target.
 const KindScreenshot = "screenshot"
 
 // Sentinel errors; web maps them to HTTP statuses in one place.
@@ -129,6 +130,16 @@ type Result struct {
 	Stabilization *capture.Stabilization `json:"stabilization,omitempty"`
 	// Masks are the boxes of the suite's ignore selectors, left out of comparisons.
 	Masks []capture.Box `json:"masks,omitempty"`
+	// Partial says timeout_ms ran out before the page was ready (load, network idle, a wait
+	// or the actions): the outputs show what had rendered by then; wait_errors says where.
+	Partial bool `json:"partial,omitempty"`
+	// ContentType is the media type of the target's response ("application/pdf" for a PDF
+	// target); PDFPages the page count of a PDF target.
+	ContentType string `json:"content_type,omitempty"`
+	PDFPages    int    `json:"pdf_pages,omitempty"`
+	// SkippedOutputs are asked-for outputs the target cannot give (a PDF or a download has
+	// no screenshot, html or links), each with the reason.
+	SkippedOutputs []capture.Skipped `json:"skipped_outputs,omitempty"`
 }
 
 // SegmentCounts says how many pieces a page needed and how many were kept.

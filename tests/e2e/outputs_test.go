@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/snapq/snapq/internal/fixtures"
 )
 
 // One job asks for every output; each is stored as its own artifact with its content type,
@@ -113,6 +116,78 @@ func TestOutputsEndToEnd(t *testing.T) {
 	}
 	if len(seen) != 7 {
 		t.Errorf("artifact kinds %v, want all 7 outputs", seen)
+	}
+
+	t.Run("pdf target and partial page", func(t *testing.T) { pdfTargetAndPartial(t, s, site) })
+}
+
+// pdfTargetAndPartial submits a PDF target asking for markdown, and a page that never
+// finishes loading with a 2 s budget: the PDF is stored as served with its text, the page is
+// captured as it was, marked partial.
+func pdfTargetAndPartial(t *testing.T, s *stack, site string) {
+	var b batchResp
+	code := s.do("POST", "/v1/batches", map[string]any{
+		"targets": []map[string]any{
+			{"url": site + "/pdf/attachment", "name": "report", "options": map[string]any{"outputs": []string{"markdown"}}},
+			{"url": site + "/never", "name": "never", "options": map[string]any{"timeout_ms": 2000}},
+		},
+	}, &b)
+	if code != http.StatusAccepted || len(b.Jobs) != 2 {
+		t.Fatalf("submit: status %d, %+v", code, b)
+	}
+	done := s.waitBatch(b.ID, 2*time.Minute)
+	if done.Counts["succeeded"] != 2 {
+		t.Fatalf("counts %v, want 2 succeeded", done.Counts)
+	}
+	type result struct {
+		HTTPStatus     int    `json:"http_status"`
+		Partial        bool   `json:"partial"`
+		ContentType    string `json:"content_type"`
+		PDFPages       int    `json:"pdf_pages"`
+		MarkdownChars  int    `json:"markdown_chars"`
+		SkippedOutputs []struct {
+			Output string `json:"output"`
+		} `json:"skipped_outputs"`
+	}
+	var pdfJob, pageJob struct {
+		jobResp
+		Result result `json:"result"`
+	}
+	s.do("GET", "/v1/jobs/"+b.Jobs[0].ID, nil, &pdfJob)
+	s.do("GET", "/v1/jobs/"+b.Jobs[1].ID, nil, &pageJob)
+
+	r := pdfJob.Result
+	if r.HTTPStatus != 200 || r.ContentType != "application/pdf" || r.PDFPages != 2 || r.Partial || len(r.SkippedOutputs) != 0 {
+		t.Errorf("pdf job result %+v", r)
+	}
+	wantMD := "<!-- page 1 -->\n\nFixture PDF page one\nSecond line of page one\n\n\n<!-- page 2 -->\n\nPage two says goodbye\n"
+	kinds := map[string]bool{}
+	for _, a := range pdfJob.Artifacts {
+		kinds[a.Kind] = true
+		data, hdr := downloadWithHeaders(t, a.URL)
+		switch a.Kind {
+		case "pdf":
+			if !bytes.Equal(data, fixtures.PDF(fixtures.PDFPages...)) || a.Name != "report.pdf" || a.ContentType != "application/pdf" {
+				t.Errorf("pdf artifact %s (%s): %d bytes, not the served PDF", a.Name, a.ContentType, len(data))
+			}
+			if cd := hdr.Get("Content-Disposition"); !strings.HasPrefix(cd, "attachment") {
+				t.Errorf("the target's PDF is served with Content-Disposition %q, want an attachment", cd)
+			}
+		case "markdown":
+			if string(data) != wantMD || len([]rune(wantMD)) != r.MarkdownChars {
+				t.Errorf("markdown artifact (result says %d characters):\n%s", r.MarkdownChars, data)
+			}
+		default:
+			t.Errorf("unexpected artifact %s of kind %s", a.Name, a.Kind)
+		}
+	}
+	if !kinds["pdf"] || !kinds["markdown"] {
+		t.Errorf("artifact kinds %v, want pdf and markdown", kinds)
+	}
+
+	p := pageJob.Result
+	if !p.Partial || p.HTTPStatus != 200 || len(pageJob.Artifacts) != 1 || pageJob.Artifacts[0].Kind != "screenshot" {
+		t.Errorf("never-loading page: partial %v status %d artifacts %+v", p.Partial, p.HTTPStatus, pageJob.Artifacts)
 	}
 }
 

@@ -10,9 +10,12 @@ import (
 	"github.com/snapq/snapq/capture"
 )
 
-// outputsBench measures, on the capture package with its clean slate:
-// (a) one page load producing four outputs against (b) one load per output,
-// on the same article pages in the same run, and Markdown pages/s.
+// outputsBench measures, on the capture package with its clean slate, one
+// page load producing four outputs against one load per output, on the same
+// article pages in the same run, for two sets of outputs: the content outputs
+// (what Firecrawl users ask for) and a set with the segmented screenshot,
+// whose cost per load is about three loads' worth. It also measures Markdown
+// pages/s.
 func outputsBench(ctx context.Context, chrome string, sites []string, tabs int) error {
 	l, err := newLib(ctx, chrome, tabs)
 	if err != nil {
@@ -23,55 +26,64 @@ func outputsBench(ctx context.Context, chrome string, sites []string, tabs int) 
 	for i := range 40 {
 		urls = append(urls, sites[i%len(sites)]+"/article?n="+strconv.Itoa(20+i%20))
 	}
-	four := []string{capture.OutputScreenshot, capture.OutputHTML, capture.OutputMarkdown, capture.OutputText}
-	oneLoad := func() (time.Duration, error) {
-		return l.runRequests(ctx, urls, func(u string) []capture.Request {
-			return []capture.Request{{URL: u, Name: "p", Outputs: four}}
-		})
+	sets := []struct {
+		name    string
+		outputs []string
+	}{
+		{"html, markdown, text, links", []string{capture.OutputHTML, capture.OutputMarkdown, capture.OutputText, capture.OutputLinks}},
+		{"screenshot, html, markdown, text", []string{capture.OutputScreenshot, capture.OutputHTML, capture.OutputMarkdown, capture.OutputText}},
 	}
-	perOutput := func() (time.Duration, error) {
-		return l.runRequests(ctx, urls, func(u string) []capture.Request {
-			reqs := make([]capture.Request, len(four))
-			for i, o := range four {
-				reqs[i] = capture.Request{URL: u, Name: "p", Outputs: []string{o}}
-			}
-			return reqs
-		})
-	}
-	markdown := func() (time.Duration, error) {
-		return l.runRequests(ctx, urls, func(u string) []capture.Request {
-			return []capture.Request{{URL: u, Name: "p", Outputs: []string{capture.OutputMarkdown}}}
-		})
-	}
-	if _, err := oneLoad(); err != nil { // warm-up
-		return err
-	}
-	var one, per, md time.Duration
-	for r := range 2 {
-		steps := []func() (time.Duration, error){oneLoad, perOutput}
-		if r%2 == 1 {
-			steps[0], steps[1] = steps[1], steps[0]
+	var md time.Duration
+	mdRuns := 0
+	for _, set := range sets {
+		four := set.outputs
+		oneLoad := func() (time.Duration, error) {
+			return l.runRequests(ctx, urls, func(u string) []capture.Request {
+				return []capture.Request{{URL: u, Name: "p", Outputs: four}}
+			})
 		}
-		for i, step := range steps {
-			d, err := step()
+		perOutput := func() (time.Duration, error) {
+			return l.runRequests(ctx, urls, func(u string) []capture.Request {
+				reqs := make([]capture.Request, len(four))
+				for i, o := range four {
+					reqs[i] = capture.Request{URL: u, Name: "p", Outputs: []string{o}}
+				}
+				return reqs
+			})
+		}
+		if _, err := oneLoad(); err != nil { // warm-up
+			return err
+		}
+		var one, per time.Duration
+		for r := range 2 {
+			steps := []func() (time.Duration, error){oneLoad, perOutput}
+			if r%2 == 1 {
+				steps[0], steps[1] = steps[1], steps[0]
+			}
+			for i, step := range steps {
+				d, err := step()
+				if err != nil {
+					return err
+				}
+				if (i == 0) == (r%2 == 0) {
+					one += d
+				} else {
+					per += d
+				}
+			}
+			d, err := l.runRequests(ctx, urls, func(u string) []capture.Request {
+				return []capture.Request{{URL: u, Name: "p", Outputs: []string{capture.OutputMarkdown}}}
+			})
 			if err != nil {
 				return err
 			}
-			if (i == 0) == (r%2 == 0) {
-				one += d
-			} else {
-				per += d
-			}
+			md += d
+			mdRuns++
 		}
-		d, err := markdown()
-		if err != nil {
-			return err
-		}
-		md += d
+		fmt.Printf("bench: outputs [%s]: one load %.1fs, one load per output %.1fs: one/four loads = %.2f\n",
+			set.name, one.Seconds(), per.Seconds(), one.Seconds()/per.Seconds())
 	}
-	fmt.Printf("bench: outputs: 4 outputs from one load %.1fs, one load per output %.1fs: one/four loads = %.2f\n",
-		one.Seconds(), per.Seconds(), one.Seconds()/per.Seconds())
-	fmt.Printf("bench: outputs: markdown-only jobs on the article fixture: %.2f pages/s\n", pps(2*len(urls), md))
+	fmt.Printf("bench: outputs: markdown-only jobs on the article fixture: %.2f pages/s\n", pps(mdRuns*len(urls), md))
 	return nil
 }
 

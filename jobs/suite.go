@@ -155,23 +155,15 @@ func (s Schedule) LastActivation(now time.Time) (time.Time, error) {
 
 // SuiteInput is the wire form of a suite (POST, and the merged document of a PATCH).
 type SuiteInput struct {
-	Name           string             `json:"name"`
-	Targets        []SuiteTargetInput `json:"targets"`
-	Options        *OptionsInput      `json:"options,omitempty"`
-	Schedule       *ScheduleInput     `json:"schedule,omitempty"`
-	Threshold      *float64           `json:"threshold,omitempty"`
-	PixelThreshold *float64           `json:"pixel_threshold,omitempty"`
-	Ignore         *IgnoreInput       `json:"ignore,omitempty"`
-	Enabled        *bool              `json:"enabled,omitempty"`
-	Webhook        *WebhookInput      `json:"webhook,omitempty"`
-}
-
-// SuiteTargetInput is the wire form of SuiteTarget.
-type SuiteTargetInput struct {
-	URL       string         `json:"url"`
-	Name      string         `json:"name"`
-	Options   *OptionsInput  `json:"options,omitempty"`
-	Viewports []ViewportSize `json:"viewports,omitempty"`
+	Name           string         `json:"name"`
+	Targets        []SuiteTarget  `json:"targets"` // as given; validate fills in names
+	Options        *OptionsInput  `json:"options,omitempty"`
+	Schedule       *ScheduleInput `json:"schedule,omitempty"`
+	Threshold      *float64       `json:"threshold,omitempty"`
+	PixelThreshold *float64       `json:"pixel_threshold,omitempty"`
+	Ignore         *IgnoreInput   `json:"ignore,omitempty"`
+	Enabled        *bool          `json:"enabled,omitempty"`
+	Webhook        *WebhookInput  `json:"webhook,omitempty"`
 }
 
 // ScheduleInput is the wire form of Schedule; the time zone defaults to UTC.

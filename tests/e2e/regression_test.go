@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/snapq/snapq/internal/testenv"
 )
 
 // changingSite serves pages whose look the test changes between runs.
@@ -320,10 +322,24 @@ func redBox(img image.Image) image.Rectangle {
 }
 
 // A schedule of every minute fires through asynq's scheduler in the api
-// (suites created after the api started, picked up without a restart); a
-// disabled suite with the same schedule does not.
+// (suites created after the api started, picked up without a restart) and
+// starts one run although two api replicas schedule it; a disabled suite with
+// the same schedule does not run.
 func TestRegressionSchedule(t *testing.T) {
 	s := startStack(t, 2, "SNAPQ_SCHEDULE_SYNC=1s")
+	port, err := testenv.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	replica := &testenv.Procs{BinDir: binDir, LogDir: t.TempDir(),
+		Env: append(append([]string(nil), s.procs.Env...), "SNAPQ_HTTP_ADDR=127.0.0.1:"+port)}
+	t.Cleanup(replica.StopAll)
+	if err := replica.Start("api"); err != nil {
+		t.Fatal(err)
+	}
+	if err := testenv.WaitReady("http://127.0.0.1:"+port, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
 	site := &changingSite{color: "#223344", blocks: 1}
 	srv := httptest.NewServer(site)
 	t.Cleanup(srv.Close)
@@ -359,10 +375,10 @@ func TestRegressionSchedule(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
-	time.Sleep(3 * time.Second) // the disabled suite's run would have started by now
+	time.Sleep(3 * time.Second) // the other replica's and the disabled suite's runs would have started by now
 	runs := runsOf(ids[true])
 	if len(runs) != 1 || runs[0].Trigger != "schedule" {
-		t.Fatalf("enabled suite runs: %+v", runs)
+		t.Fatalf("enabled suite runs with two api replicas scheduling: %+v", runs)
 	}
 	if n := len(runsOf(ids[false])); n != 0 {
 		t.Fatalf("disabled suite has %d runs", n)

@@ -168,6 +168,9 @@ func (c *Comparer) compareSegments(ctx context.Context, run *Run, job *Job, base
 			cur = shots[seg-1]
 		}
 		base := bySeg[seg]
+		if cur == nil && base == nil {
+			continue // a gap in the baselines past the page's end
+		}
 		cmp := &Comparison{Segment: seg, CurrentArtifact: cur, Threshold: run.Spec.Threshold}
 		if base != nil {
 			cmp.BaselineID, cmp.BaselineArtifact = base.ID, base.Artifact

@@ -1,0 +1,168 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/png"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/snapq/snapq/artifacts"
+	"github.com/snapq/snapq/capture"
+)
+
+// compareRepo is the part of Repository the Comparer uses, in memory.
+type compareRepo struct {
+	Repository
+	run      *Run
+	key      CaptureKey
+	job      *Job
+	arts     []*Artifact
+	bases    []*Baseline
+	recorded []*Comparison
+	diffs    []*Artifact
+}
+
+func (r *compareRepo) CaptureOf(context.Context, string) (*Run, CaptureKey, error) {
+	return r.run, r.key, nil
+}
+func (r *compareRepo) GetJob(context.Context, string) (*Job, error)               { return r.job, nil }
+func (r *compareRepo) ListArtifacts(context.Context, string) ([]*Artifact, error) { return r.arts, nil }
+func (r *compareRepo) ActiveBaselines(context.Context, string, CaptureKey) ([]*Baseline, error) {
+	return r.bases, nil
+}
+func (r *compareRepo) RecordComparisons(_ context.Context, _, _ string, cs []*Comparison, diffs []*Artifact) (bool, error) {
+	r.recorded, r.diffs = cs, diffs
+	return false, nil
+}
+
+type memBlobs map[string][]byte
+
+func (m memBlobs) Put(_ context.Context, key string, data []byte, _ string, _ artifacts.PutOptions) (artifacts.Object, error) {
+	m[key] = data
+	return artifacts.Object{Key: key, Bytes: int64(len(data))}, nil
+}
+
+func (m memBlobs) Get(_ context.Context, key string) ([]byte, artifacts.Object, error) {
+	d, ok := m[key]
+	if !ok {
+		return nil, artifacts.Object{}, fmt.Errorf("no object %s", key)
+	}
+	return d, artifacts.Object{Key: key}, nil
+}
+
+// pngArtifact stores a w×h image filled with c (and a box of boxColor) and returns its artifact.
+func pngArtifact(t *testing.T, blobs memBlobs, name string, seq, w, h int, c color.NRGBA, box image.Rectangle, boxColor color.NRGBA) *Artifact {
+	t.Helper()
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	draw.Draw(img, img.Bounds(), &image.Uniform{c}, image.Point{}, draw.Src)
+	draw.Draw(img, box, &image.Uniform{boxColor}, image.Point{}, draw.Src)
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	blobs["k/"+name] = buf.Bytes()
+	return &Artifact{ID: name, Kind: KindScreenshot, Name: name, Seq: seq, ObjectKey: "k/" + name, Width: w, Height: h}
+}
+
+func TestComparerSegments(t *testing.T) {
+	gray, red := color.NRGBA{240, 240, 240, 255}, color.NRGBA{200, 0, 0, 255}
+	blobs := memBlobs{}
+	none := image.Rectangle{}
+	head := image.Rect(10, 10, 60, 30) // 1000 px
+	job := &Job{ID: "j", BatchID: "b", Name: "home-100x80", Status: StatusSucceeded,
+		Options: Options{Viewport: Viewport{Width: 100, Height: 80, DeviceScaleFactor: 1}}}
+	cur := []*Artifact{
+		pngArtifact(t, blobs, "home-100x80-001.png", 1, 100, 80, gray, head, red),  // heading now red
+		pngArtifact(t, blobs, "home-100x80-002.png", 2, 100, 80, gray, none, gray), // unchanged
+		pngArtifact(t, blobs, "home-100x80-003.png", 3, 100, 50, gray, none, gray), // shorter than before
+		pngArtifact(t, blobs, "home-100x80-after.png", 4, 100, 80, red, none, red), // an action's shot: not a segment
+		pngArtifact(t, blobs, "home-100x80-004.png", 5, 100, 80, gray, none, gray), // new
+	}
+	base := func(seg int, a *Artifact) *Baseline {
+		return &Baseline{ID: fmt.Sprint("b", seg), Segment: seg, Version: 1, Artifact: a}
+	}
+	bases := []*Baseline{
+		base(1, pngArtifact(t, blobs, "b1.png", 1, 100, 80, gray, head, color.NRGBA{30, 30, 30, 255})),
+		base(2, pngArtifact(t, blobs, "b2.png", 2, 100, 80, gray, none, gray)),
+		base(3, pngArtifact(t, blobs, "b3.png", 3, 100, 80, gray, none, gray)),
+		base(6, pngArtifact(t, blobs, "b6.png", 6, 100, 80, gray, none, gray)),
+	}
+	repo := &compareRepo{run: &Run{ID: "r", SuiteID: "s", Spec: SuiteSpec{PixelThreshold: 0.1}}, key: CaptureKey{"home", "100x80"},
+		job: job, arts: cur, bases: bases}
+	c := &Comparer{Repo: repo, Store: blobs, Logger: quiet}
+	if err := c.Compare(context.Background(), "j"); err != nil {
+		t.Fatal(err)
+	}
+	got := map[int]*Comparison{}
+	for _, cmp := range repo.recorded {
+		got[cmp.Segment] = cmp
+	}
+	want := map[int]string{1: CompareFailed, 2: ComparePassed, 3: CompareFailed, 4: CompareNew, 6: CompareMissing}
+	if len(got) != len(want) {
+		t.Fatalf("%d comparisons, want %d: %+v", len(got), len(want), repo.recorded)
+	}
+	for seg, status := range want {
+		if got[seg] == nil || got[seg].Status != status {
+			t.Errorf("segment %d: %+v, want %s", seg, got[seg], status)
+		}
+	}
+	if got[1].DiffPixels != int64(head.Dx()*head.Dy()) || got[1].DiffArtifact == nil || got[1].DiffArtifact.Kind != KindDiff {
+		t.Errorf("segment 1: %d px, diff %+v", got[1].DiffPixels, got[1].DiffArtifact)
+	}
+	if !strings.Contains(got[3].Message, "size changed from 100x80 to 100x50") {
+		t.Errorf("segment 3 message %q", got[3].Message)
+	}
+	if got[2].DiffArtifact != nil || got[2].DiffPixels != 0 {
+		t.Errorf("unchanged segment has a diff: %+v", got[2])
+	}
+	if len(repo.diffs) != 2 { // segments 1 and 3 differ
+		t.Errorf("%d diff images uploaded, want 2", len(repo.diffs))
+	}
+
+	// The heading masked by the capture's ignore-selector box: segment 1 passes.
+	job.Result = &Result{Masks: []capture.Box{{X: 5, Y: 5, Width: 60, Height: 30}}}
+	if err := c.Compare(context.Background(), "j"); err != nil {
+		t.Fatal(err)
+	}
+	if s := repo.recorded[0]; s.Segment != 1 || s.Status != ComparePassed {
+		t.Errorf("masked heading: %+v", s)
+	}
+
+	// A failed capture is one error comparison carrying the job's error.
+	job.Status, job.ErrorCode, job.ErrorMessage = StatusFailed, "dns_failure", "no such host"
+	if err := c.Compare(context.Background(), "j"); err != nil {
+		t.Fatal(err)
+	}
+	if len(repo.recorded) != 1 || repo.recorded[0].Status != CompareError || repo.recorded[0].Message != "dns_failure: no such host" {
+		t.Errorf("failed capture: %+v", repo.recorded)
+	}
+}
+
+// pixel_threshold 0 means exact: one level of gray is a change.
+func TestComparerExactThreshold(t *testing.T) {
+	blobs := memBlobs{}
+	a := pngArtifact(t, blobs, "p.png", 1, 20, 20, color.NRGBA{100, 100, 100, 255}, image.Rectangle{}, color.NRGBA{})
+	b := pngArtifact(t, blobs, "b.png", 1, 20, 20, color.NRGBA{101, 100, 100, 255}, image.Rectangle{}, color.NRGBA{})
+	for _, tc := range []struct {
+		pixel float64
+		want  string
+	}{{0, CompareFailed}, {0.1, ComparePassed}} {
+		repo := &compareRepo{run: &Run{ID: "r", Spec: SuiteSpec{PixelThreshold: tc.pixel}}, key: CaptureKey{"p", "20x20"},
+			job: &Job{ID: "j", Name: "p", Status: StatusSucceeded}, arts: []*Artifact{a},
+			bases: []*Baseline{{ID: "x", Segment: 1, Artifact: b}}}
+		if err := (&Comparer{Repo: repo, Store: blobs, Logger: quiet}).Compare(context.Background(), "j"); err != nil {
+			t.Fatal(err)
+		}
+		if got := repo.recorded[0].Status; got != tc.want {
+			t.Errorf("pixel_threshold %v: %s, want %s", tc.pixel, got, tc.want)
+		}
+	}
+}
+
+var quiet = slog.New(slog.DiscardHandler)

@@ -508,4 +508,19 @@ func TestDashboardRegressionViews(t *testing.T) {
 		bl.Baselines[0].Version != 2 {
 		t.Fatalf("active baselines after approval: %d %+v", code, bl)
 	}
+
+	// The suite page lists both versions; restoring v1 makes it v3, active.
+	ui.eval(`(id) => { location.hash = '#/suites/' + id; }`, suite.ID)
+	ui.wait("the baselines", 15*time.Second, `() => document.querySelectorAll('#baseline-rows tr[data-baseline]').length === 2 &&
+		[...document.querySelectorAll('#baseline-rows img')].every(i => i.complete && i.naturalWidth === 1280)`)
+	ui.click(`#baseline-rows button`)
+	ui.wait("the restored version", 15*time.Second, `() => document.querySelectorAll('#baseline-rows tr[data-baseline]').length === 3`)
+	if row := ui.text(`#baseline-rows tr[data-baseline]`); !strings.Contains(row, "v3") || !strings.Contains(row, "active") {
+		ui.fatalf("first baseline row after restore: %q", row)
+	}
+	ui.shot("dashboard-baselines")
+	if code := s.do("GET", "/v1/suites/"+suite.ID+"/baselines", nil, &bl); code != http.StatusOK || len(bl.Baselines) != 1 ||
+		bl.Baselines[0].Version != 3 || bl.Baselines[0].ArtifactID != first.Comparisons[0].Current.ArtifactID {
+		t.Fatalf("active baseline after restoring v1: %d %+v", code, bl)
+	}
 }

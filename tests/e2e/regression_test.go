@@ -76,30 +76,26 @@ func (s *changingSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 type comparisonResp struct {
-	ID         string  `json:"id"`
-	Target     string  `json:"target"`
-	Viewport   string  `json:"viewport"`
-	Segment    int     `json:"segment"`
-	Status     string  `json:"status"`
-	DiffPixels int64   `json:"diff_pixels"`
-	DiffRatio  float64 `json:"diff_ratio"`
-	Message    string  `json:"message"`
-	Approved   bool    `json:"approved"`
-	Baseline   *struct {
-		URL    string `json:"url"`
-		Width  int    `json:"width"`
-		Height int    `json:"height"`
-	} `json:"baseline"`
-	Current *struct {
-		URL    string `json:"url"`
-		Width  int    `json:"width"`
-		Height int    `json:"height"`
-	} `json:"current"`
-	Diff *struct {
-		URL    string `json:"url"`
-		Width  int    `json:"width"`
-		Height int    `json:"height"`
-	} `json:"diff"`
+	ID         string    `json:"id"`
+	Target     string    `json:"target"`
+	Viewport   string    `json:"viewport"`
+	Segment    int       `json:"segment"`
+	Status     string    `json:"status"`
+	DiffPixels int64     `json:"diff_pixels"`
+	DiffRatio  float64   `json:"diff_ratio"`
+	Message    string    `json:"message"`
+	Approved   bool      `json:"approved"`
+	Baseline   *imageRef `json:"baseline"`
+	Current    *imageRef `json:"current"`
+	Diff       *imageRef `json:"diff"`
+}
+
+// imageRef is a comparison's baseline, current or diff image.
+type imageRef struct {
+	ArtifactID string `json:"artifact_id"`
+	URL        string `json:"url"`
+	Width      int    `json:"width"`
+	Height     int    `json:"height"`
 }
 
 type runResp struct {

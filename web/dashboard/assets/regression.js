@@ -2,7 +2,7 @@
 // run's comparisons with baseline / current / diff, an overlay slider and the
 // approve buttons. Every view shows the API's own error when a call fails
 // (for example a 404 from a server without the regression API).
-import { api } from './api.js';
+import { api, artifactURL } from './api.js';
 import { h, fill, badge, time, errorBox, shortID } from './ui.js';
 
 function unavailable(err, what) {
@@ -92,6 +92,7 @@ export async function suiteView(ctx) {
       h('dt', {}, 'Threshold'), h('dd', {}, `${s.threshold ?? 0} of pixels (pixel threshold ${s.pixel_threshold ?? '—'})`),
       h('dt', {}, 'Targets'), h('dd', {}, h('ul', {}, (s.targets || []).map((t) => h('li', { class: 'wrap' },
         h('strong', {}, t.name || ''), ' ', t.url)))))),
+    baselinesSection(s.id, ctx),
     h('h2', { style: 'margin:20px 0 10px' }, 'Runs'),
     h('div', { class: 'table-wrap' }, h('table', { class: 'responsive' },
       h('thead', {}, h('tr', {}, ['Run', 'Status', 'Trigger', 'Comparisons', 'Created', 'Finished'].map((c) => h('th', { scope: 'col' }, c)))),
@@ -113,6 +114,55 @@ export async function suiteView(ctx) {
     else fill(more);
   };
   try { await load(''); } catch (err) { fill(more, unavailable(err, 'Could not load runs')); }
+}
+
+// baselinesSection lists every baseline version (newest first per target,
+// viewport and segment) with its image; an older version can be restored.
+function baselinesSection(suiteID, ctx) {
+  const body = h('tbody', { id: 'baseline-rows' });
+  const msg = h('div', { role: 'status' });
+  const section = h('section', { class: 'stack', style: 'margin-top:20px' },
+    h('h2', {}, 'Baselines'), msg,
+    h('div', { class: 'table-wrap' }, h('table', { class: 'responsive' },
+      h('thead', {}, h('tr', {}, ['Target', 'Viewport', 'Segment', 'Version', 'Image', 'Approved', ''].map((c) => h('th', { scope: 'col' }, c)))),
+      body)));
+  const load = async () => {
+    let data;
+    try {
+      data = await api('GET', `/v1/suites/${encodeURIComponent(suiteID)}/baselines?history=true`, undefined, { signal: ctx.signal });
+    } catch (err) {
+      fill(msg, unavailable(err, 'Could not load baselines'));
+      return;
+    }
+    const list = data.baselines || [];
+    if (!list.length) {
+      fill(body, h('tr', {}, h('td', { colspan: 7, class: 'muted' }, 'None yet: approve a run to make its captures the baselines.')));
+      return;
+    }
+    fill(body, ...list.map((b) => h('tr', { 'data-baseline': b.id },
+      h('td', { 'data-label': 'Target' }, b.target),
+      h('td', { 'data-label': 'Viewport' }, b.viewport),
+      h('td', { 'data-label': 'Segment' }, String(b.segment)),
+      h('td', { 'data-label': 'Version' }, `v${b.version}`, b.active ? [' ', badge('approved', 'active')] : null),
+      h('td', { 'data-label': 'Image' }, b.artifact_id
+        ? h('a', { href: artifactURL(b.artifact_id), class: 'thumb-box' }, h('img', { src: artifactURL(b.artifact_id), alt: `baseline v${b.version}`, width: 112, height: 70, loading: 'lazy' }))
+        : h('span', { class: 'muted' }, 'removed')),
+      h('td', { 'data-label': 'Approved' }, b.approved_by || '', ' · ', time(b.approved_at)),
+      h('td', {}, !b.active && b.artifact_id ? h('button', {
+        type: 'button', class: 'btn btn-small', onclick: async (ev) => {
+          ev.currentTarget.disabled = true;
+          try {
+            const nb = await api('POST', `/v1/baselines/${encodeURIComponent(b.id)}/restore`);
+            fill(msg, h('p', { class: 'notice' }, `Restored: ${b.target} ${b.viewport} segment ${b.segment} is v${nb.version} now.`));
+            await load();
+          } catch (err) {
+            fill(msg, errorBox(err, 'Restore failed'));
+          }
+        },
+      }, `Restore v${b.version}`) : null))));
+  };
+  load();
+  return section;
 }
 
 export async function runView(ctx) {

@@ -53,6 +53,7 @@ type Server struct {
 	Limiter    RateLimiter // nil: no rate limit
 	Checks     []Check
 	Queues     http.Handler // queue-health UI (asynqmon) mounted at QueuesPath; nil: none
+	Metrics    *Metrics     // GET /metrics and request metrics (metrics.go); nil: none
 	Logger     *slog.Logger
 	Config     Config
 }
@@ -68,11 +69,12 @@ func (s *Server) Handler() http.Handler {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
-	r.Use(gin.Recovery(), s.accessLog(), s.cors)
+	r.Use(s.observeRequests, gin.Recovery(), s.accessLog(), s.cors) // observe outside Recovery: panics count as 500
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	r.GET("/readyz", s.ready)
 	s.mountDashboard(r)
 	s.mountQueues(r)
+	s.mountMetrics(r)
 	v1 := r.Group("/v1", s.artifactKeyCookie, s.authenticate, s.rateLimit)
 	v1.POST("/batches", s.createBatch)
 	v1.GET("/batches", s.listBatches)

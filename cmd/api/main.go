@@ -113,6 +113,7 @@ func serve(ctx context.Context) error {
 	maxTargets := r.Int("SNAPQ_MAX_TARGETS", jobs.MaxTargets)
 	maxInFlight := r.Int("SNAPQ_MAX_JOBS_IN_FLIGHT", 10000)
 	queuesUI := r.String("SNAPQ_ADMIN_QUEUES", "readonly")
+	metricsMode, metricsErr := web.ParseMetricsMode(r.String("SNAPQ_METRICS", web.MetricsOn))
 	var authErr error
 	if auth := r.String("SNAPQ_AUTH", "on"); auth != "on" && auth != "off" {
 		authErr = fmt.Errorf("SNAPQ_AUTH=%q: want on or off", auth)
@@ -123,7 +124,7 @@ func serve(ctx context.Context) error {
 	if queuesUI != "readonly" && queuesUI != "on" && queuesUI != "off" {
 		queuesErr = fmt.Errorf("SNAPQ_ADMIN_QUEUES=%q: want readonly, on or off", queuesUI)
 	}
-	if err := errors.Join(r.Err(), authErr, queuesErr, s3cfg.Validate()); err != nil {
+	if err := errors.Join(r.Err(), authErr, queuesErr, metricsErr, s3cfg.Validate()); err != nil {
 		return err
 	}
 
@@ -157,6 +158,15 @@ func serve(ctx context.Context) error {
 		queues = mon
 	}
 
+	var metrics *web.Metrics
+	if metricsMode != web.MetricsOff {
+		inspector := asynq.NewInspectorFromRedisClient(rdb)
+		metrics, err = web.NewMetrics(web.MetricsConfig{Mode: metricsMode, Counts: st, Queues: inspector})
+		if err != nil {
+			return err
+		}
+	}
+
 	srv := &web.Server{
 		Service:    &jobs.Service{Repo: st, Queue: queue, Logger: log, MaxTargets: maxTargets, MaxInFlight: maxInFlight},
 		Regression: &jobs.Regression{Repo: st, Queue: queue, Logger: log},
@@ -165,6 +175,7 @@ func serve(ctx context.Context) error {
 		Limiter:    ratelimit.New(rdb, rate, burst),
 		Presigner:  objects,
 		Queues:     queues,
+		Metrics:    metrics,
 		Logger:     log,
 		Config:     webCfg,
 		Checks: []web.Check{
@@ -202,9 +213,12 @@ func serve(ctx context.Context) error {
 		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	log.Info("api listening", "addr", ln.Addr().String(), "auth", webCfg.Auth)
+	log.Info("api listening", "addr", ln.Addr().String(), "auth", webCfg.Auth, "metrics", metricsMode)
 	if !webCfg.Auth {
 		log.Warn("SNAPQ_AUTH=off: the API accepts requests without a key (loopback only)")
+	}
+	if webCfg.Auth && metricsMode == web.MetricsPublic {
+		log.Warn("SNAPQ_METRICS=public: /metrics answers without an API key; keep the port on a private network")
 	}
 
 	select {

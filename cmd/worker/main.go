@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -116,13 +117,24 @@ func run(ctx context.Context) error {
 		Logger:          env.AsynqLogger{L: log},
 		LogLevel:        asynq.WarnLevel,
 	})
+	metrics := newWorkerMetrics() // counted always, served only with SNAPQ_METRICS_ADDR
 	mux := asynq.NewServeMux()
-	mux.HandleFunc(jobs.KindCapture, h.ProcessTask)
+	mux.Handle(jobs.KindCapture, metrics.captures(asynq.HandlerFunc(h.ProcessTask)))
 	mux.HandleFunc(jobs.KindWebhook, wh.ProcessTask)
-	mux.HandleFunc(jobs.KindCompare, cmp.ProcessTask)
+	mux.Handle(jobs.KindCompare, metrics.comparisons(asynq.HandlerFunc(cmp.ProcessTask)))
 	mux.HandleFunc(jobs.KindSuiteRun, runner.ProcessTask)
+	var metricsLn net.Listener
+	if addr := r.String("SNAPQ_METRICS_ADDR", ""); addr != "" {
+		if metricsLn, err = net.Listen("tcp", addr); err != nil {
+			return fmt.Errorf("listen on SNAPQ_METRICS_ADDR=%s: %w", addr, err)
+		}
+		defer metricsLn.Close()
+	}
 	if err := srv.Start(mux); err != nil {
 		return fmt.Errorf("start asynq server: %w", err)
+	}
+	if metricsLn != nil {
+		go metrics.serve(ctx, metricsLn, log)
 	}
 	if addr := r.String("SNAPQ_PPROF_ADDR", ""); addr != "" {
 		go servePprof(addr, log)

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Task outcomes, derived from the handler's returned error.
+const (
+	outcomeSucceeded = "succeeded" // nil
+	outcomeFailed    = "failed"    // wraps asynq.SkipRetry: final, not retried
+	outcomeRetried   = "retried"   // any other error: asynq retries it
+)
+
+// workerMetrics are the worker's Prometheus metrics, on a registry of their
+// own (SNAPQ_METRICS_ADDR).
+type workerMetrics struct {
+	registry    *prometheus.Registry
+	jobs        *prometheus.CounterVec
+	jobDuration prometheus.Histogram
+	compares    *prometheus.CounterVec
+}
+
+// captureBuckets cover a capture attempt: from a fast page (0.25 s) to the
+// longest job timeouts (several minutes).
+var captureBuckets = []float64{0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300}
+
+func newWorkerMetrics() *workerMetrics {
+	m := &workerMetrics{
+		registry: prometheus.NewRegistry(),
+		jobs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "snapq_worker_jobs_total",
+			Help: "Capture task attempts by outcome: succeeded, failed (final) or retried."}, []string{"outcome"}),
+		jobDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "snapq_worker_job_duration_seconds",
+			Help: "Duration of capture task attempts.", Buckets: captureBuckets}),
+		compares: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "snapq_worker_compares_total",
+			Help: "Regression comparison task attempts by outcome: succeeded, failed (final) or retried."}, []string{"outcome"}),
+	}
+	for _, o := range []string{outcomeSucceeded, outcomeFailed, outcomeRetried} {
+		// Every outcome is exported from the start, at 0.
+		m.jobs.WithLabelValues(o)
+		m.compares.WithLabelValues(o)
+	}
+	m.registry.MustRegister(m.jobs, m.jobDuration, m.compares,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// outcome classifies a handler's result the way asynq treats it.
+func outcome(err error) string {
+	switch {
+	case err == nil:
+		return outcomeSucceeded
+	case errors.Is(err, asynq.SkipRetry):
+		return outcomeFailed
+	default:
+		return outcomeRetried
+	}
+}
+
+// captures is an asynq middleware counting and timing capture attempts.
+func (m *workerMetrics) captures(next asynq.Handler) asynq.Handler {
+	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+		start := time.Now()
+		err := next.ProcessTask(ctx, t)
+		m.jobDuration.Observe(time.Since(start).Seconds())
+		m.jobs.WithLabelValues(outcome(err)).Inc()
+		return err
+	})
+}
+
+// comparisons is an asynq middleware counting comparison attempts.
+func (m *workerMetrics) comparisons(next asynq.Handler) asynq.Handler {
+	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+		err := next.ProcessTask(ctx, t)
+		m.compares.WithLabelValues(outcome(err)).Inc()
+		return err
+	})
+}
+
+// serveMetrics serves GET /metrics on ln until ctx ends.
+func (m *workerMetrics) serve(ctx context.Context, ln net.Listener, log *slog.Logger) {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	log.Info("metrics listening", "addr", ln.Addr().String())
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("metrics server stopped", "err", err)
+	}
+}

@@ -1,0 +1,65 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/snapq/snapq/jobs"
+)
+
+// JobCounts and RunCounts count rows by status as the jobs move through
+// their lifecycle.
+func TestStatusCounts(t *testing.T) {
+	st := setup(t)
+	ctx := context.Background()
+
+	empty, err := st.JobCounts(ctx)
+	if err != nil || len(empty) != 0 {
+		t.Fatalf("JobCounts of an empty schema = %v, %v; want no statuses", empty, err)
+	}
+	_, js := newBatch(t, st, 4)
+	// Job 0 succeeds, job 1 fails for good, job 2 is running, job 3 waits.
+	for i := range 3 {
+		if _, started, err := st.StartJob(ctx, js[i].ID); err != nil || !started {
+			t.Fatalf("StartJob %d: %v, %v", i, started, err)
+		}
+	}
+	if ok, err := st.CompleteJob(ctx, js[0].ID, 1, &jobs.Result{}, nil); !ok || err != nil {
+		t.Fatalf("CompleteJob: %v, %v", ok, err)
+	}
+	if err := st.FailJob(ctx, js[1].ID, 1, jobs.JobError{Code: "dns_failure", Message: "no such host"}, true); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.JobCounts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{jobs.StatusSucceeded: 1, jobs.StatusFailed: 1, jobs.StatusRunning: 1, jobs.StatusQueued: 1}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("JobCounts (-want +got):\n%s", diff)
+	}
+
+	runs, err := st.RunCounts(ctx)
+	if err != nil || len(runs) != 0 {
+		t.Fatalf("RunCounts without runs = %v, %v", runs, err)
+	}
+	g, s := newSuite(t, st)
+	for range 2 {
+		if _, err := g.StartRun(ctx, s, jobs.TriggerManual, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs, err = st.RunCounts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]int64{jobs.RunRunning: 2}, runs); diff != "" {
+		t.Errorf("RunCounts (-want +got):\n%s", diff)
+	}
+	// A run's capture jobs are jobs too.
+	if got, _ := st.JobCounts(ctx); got[jobs.StatusQueued] != 3 {
+		t.Errorf("queued jobs after two one-page runs = %d, want 3", got[jobs.StatusQueued])
+	}
+}

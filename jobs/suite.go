@@ -194,6 +194,11 @@ func ParseSuite(body []byte) (*Suite, error) {
 		return nil, err
 	}
 	var errs []FieldError
+	if _, ok := root["webhook_url"]; ok {
+		delete(root, "webhook_url")
+		errs = append(errs, FieldError{Code: "unknown_field", Field: "webhook_url",
+			Message: `give the suite's webhook as "webhook": {"url": "…", "secret": "…"}: deliveries are signed like batch webhooks`})
+	}
 	checkKeys(root, suiteSchema, "", &errs)
 	if ts, ok := root["targets"].([]any); ok {
 		for i, t := range ts {

@@ -50,6 +50,10 @@ func TestParseSuiteNamesEveryBadField(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("fields\n got %v\nwant %v", got, want)
 	}
+	_, err = ParseSuite([]byte(`{"name": "s", "targets": [{"url": "https://example.com/"}], "webhook_url": "https://example.com/h"}`))
+	if got := fieldsOf(t, err); !reflect.DeepEqual(got, []string{"webhook_url"}) {
+		t.Fatalf("webhook_url: fields %v", got)
+	}
 	_, err = ParseSuite([]byte(`{"name": "s", "targets": [{"url": "https://example.com/"}], "schedule": {"cron": "every minute"}}`))
 	if got := fieldsOf(t, err); !reflect.DeepEqual(got, []string{"schedule.cron"}) {
 		t.Fatalf("bad cron: fields %v", got)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -29,8 +28,7 @@ func (SuiteRunPayload) Kind() string { return KindSuiteRun }
 
 // ScheduleProvider implements asynq.PeriodicTaskConfigProvider on the suites table.
 type ScheduleProvider struct {
-	Repo   Repository
-	Logger *slog.Logger
+	Repo Repository
 }
 
 // GetConfigs implements asynq.PeriodicTaskConfigProvider.

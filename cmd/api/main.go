@@ -193,7 +193,7 @@ func serve(ctx context.Context) error {
 	// need no restart; replicas dedupe activations (jobs/schedule.go).
 	sched, err := asynq.NewPeriodicTaskManager(asynq.PeriodicTaskManagerOpts{
 		RedisConnOpt:               redisOpt,
-		PeriodicTaskConfigProvider: &jobs.ScheduleProvider{Repo: st, Logger: log},
+		PeriodicTaskConfigProvider: &jobs.ScheduleProvider{Repo: st},
 		SyncInterval:               scheduleSync,
 		SchedulerOpts:              &asynq.SchedulerOpts{Logger: env.AsynqLogger{L: log}, LogLevel: asynq.WarnLevel},
 	})

@@ -162,6 +162,7 @@ func (c *Comparer) compareSegments(ctx context.Context, run *Run, job *Job, base
 	var cs []*Comparison
 	var diffs []*Artifact
 	offsetY := 0 // top of the current segment in image pixels
+	seen := map[string]*Result{}
 	for seg := 1; seg <= last; seg++ {
 		var cur *Artifact
 		if seg <= len(shots) {
@@ -181,7 +182,10 @@ func (c *Comparer) compareSegments(ctx context.Context, run *Run, job *Job, base
 		case base == nil:
 			cmp.Status, cmp.Message = CompareNew, "no approved baseline yet"
 		default:
-			mask := maskFor(ignoreRects(run.Spec.Ignore.Rects, job.Result), scale, offsetY)
+			// The ignored elements' boxes where they are now and where they were
+			// when the baseline was captured.
+			rects := ignoreRects(ignoreRects(run.Spec.Ignore.Rects, job.Result), c.baselineResult(ctx, base, seen))
+			mask := maskFor(rects, scale, offsetY)
 			d, err := c.diffOne(ctx, job, cmp, mask, run.Spec.PixelThreshold)
 			if err != nil {
 				cmp.Status, cmp.Message = CompareError, err.Error()
@@ -272,6 +276,24 @@ func (c *Comparer) image(ctx context.Context, a *Artifact) (image.Image, error) 
 		return nil, fmt.Errorf("decode %s: %w", a.Name, err)
 	}
 	return img, nil
+}
+
+// baselineResult is the result of the job that captured a baseline (for its
+// mask boxes); nil when it cannot be read. seen caches by job id.
+func (c *Comparer) baselineResult(ctx context.Context, b *Baseline, seen map[string]*Result) *Result {
+	if b == nil || b.Artifact == nil {
+		return nil
+	}
+	id := b.Artifact.JobID
+	if r, ok := seen[id]; ok {
+		return r
+	}
+	var res *Result
+	if j, err := c.Repo.GetJob(ctx, id); err == nil {
+		res = j.Result
+	}
+	seen[id] = res
+	return res
 }
 
 // ignoreRects joins the suite's rectangles and the boxes its selectors had

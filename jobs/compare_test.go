@@ -22,6 +22,7 @@ type compareRepo struct {
 	run      *Run
 	key      CaptureKey
 	job      *Job
+	others   map[string]*Job // jobs that captured baselines
 	arts     []*Artifact
 	bases    []*Baseline
 	recorded []*Comparison
@@ -31,7 +32,12 @@ type compareRepo struct {
 func (r *compareRepo) CaptureOf(context.Context, string) (*Run, CaptureKey, error) {
 	return r.run, r.key, nil
 }
-func (r *compareRepo) GetJob(context.Context, string) (*Job, error)               { return r.job, nil }
+func (r *compareRepo) GetJob(_ context.Context, id string) (*Job, error) {
+	if j, ok := r.others[id]; ok {
+		return j, nil
+	}
+	return r.job, nil
+}
 func (r *compareRepo) ListArtifacts(context.Context, string) ([]*Artifact, error) { return r.arts, nil }
 func (r *compareRepo) ActiveBaselines(context.Context, string, CaptureKey) ([]*Baseline, error) {
 	return r.bases, nil
@@ -141,6 +147,39 @@ func TestComparerSegments(t *testing.T) {
 	}
 	if len(repo.recorded) != 1 || repo.recorded[0].Status != CompareError || repo.recorded[0].Message != "dns_failure: no such host" {
 		t.Errorf("failed capture: %+v", repo.recorded)
+	}
+}
+
+// An ignored element that moved is masked where it is now and where it was in
+// the baseline's capture.
+func TestComparerMasksBothCaptures(t *testing.T) {
+	blobs := memBlobs{}
+	gray, dark := color.NRGBA{240, 240, 240, 255}, color.NRGBA{30, 30, 30, 255}
+	then, now := image.Rect(10, 10, 40, 20), image.Rect(50, 40, 80, 50)
+	cur := pngArtifact(t, blobs, "p.png", 1, 100, 80, gray, now, dark)
+	old := pngArtifact(t, blobs, "b.png", 1, 100, 80, gray, then, dark)
+	old.JobID = "baseline-job"
+	box := func(r image.Rectangle) capture.Box {
+		return capture.Box{X: r.Min.X, Y: r.Min.Y, Width: r.Dx(), Height: r.Dy()}
+	}
+	repo := &compareRepo{run: &Run{ID: "r", Spec: SuiteSpec{PixelThreshold: 0.1}}, key: CaptureKey{"p", "100x80"},
+		job:    &Job{ID: "j", Name: "p", Status: StatusSucceeded, Result: &Result{Masks: []capture.Box{box(now)}}},
+		others: map[string]*Job{"baseline-job": {ID: "baseline-job", Result: &Result{Masks: []capture.Box{box(then)}}}},
+		arts:   []*Artifact{cur}, bases: []*Baseline{{ID: "x", Segment: 1, Artifact: old}}}
+	c := &Comparer{Repo: repo, Store: blobs, Logger: quiet}
+	if err := c.Compare(context.Background(), "j"); err != nil {
+		t.Fatal(err)
+	}
+	if got := repo.recorded[0]; got.Status != ComparePassed || got.DiffPixels != 0 {
+		t.Fatalf("moved ignored element: %s, %d px", got.Status, got.DiffPixels)
+	}
+	// Without the baseline's boxes its old place shows as a change.
+	repo.others["baseline-job"].Result = nil
+	if err := c.Compare(context.Background(), "j"); err != nil {
+		t.Fatal(err)
+	}
+	if got := repo.recorded[0]; got.Status != CompareFailed || got.DiffPixels != int64(then.Dx()*then.Dy()) {
+		t.Fatalf("baseline boxes unknown: %s, %d px; want failed with the old box's %d px", got.Status, got.DiffPixels, then.Dx()*then.Dy())
 	}
 }
 

@@ -253,31 +253,13 @@ func downloadResult(req Request, d *download, redirects []string, res *Result) (
 			"the target is a download of %s, which is neither a PDF nor text snapq can read", typeName(d))
 	}
 	res.Files = append(res.Files, File{Kind: FileDownload, Name: req.Name + downloadExt(d, text), ContentType: cmp.Or(d.contentType, "text/plain; charset=utf-8"), Data: d.data})
-	why := "the target is a download (" + typeName(d) + "), not a page"
-	for _, o := range req.Outputs {
-		switch o {
-		case OutputText:
-			res.Files = append(res.Files, File{Kind: o, Name: req.Name + ".txt", ContentType: "text/plain; charset=utf-8",
-				Data: []byte(text), Chars: utf8.RuneCountInString(text)})
-		case OutputMarkdown:
-			md := text
-			if isJSON(d, text) {
-				md = "```json\n" + strings.TrimRight(text, "\n") + "\n```\n"
-			}
-			f := markdownFile(req, md)
-			res.Files = append(res.Files, f)
-		case OutputMetadata:
-			f, err := metadataFile(req, Metadata{Title: d.filename}, d, redirects)
-			if err != nil {
-				return nil, err
-			}
-			res.Files = append(res.Files, f)
-		default:
-			res.Skipped = append(res.Skipped, Skipped{Output: o, Reason: why})
-		}
+	md := text
+	if req.wants(OutputMarkdown) && isJSON(d, text) {
+		md = "```json\n" + strings.TrimRight(text, "\n") + "\n```\n"
 	}
-	if len(req.Outputs) == 0 {
-		res.Skipped = append(res.Skipped, Skipped{Output: OutputScreenshot, Reason: why})
+	why := "the target is a download (" + typeName(d) + "), not a page"
+	if err := unrenderedOutputs(req, d, redirects, res, text, md, Metadata{Title: d.filename}, why); err != nil {
+		return nil, err
 	}
 	res.Files = sortFiles(res.Files, req.Outputs)
 	return res, nil
@@ -306,30 +288,43 @@ func pdfResult(req Request, d *download, redirects []string, res *Result) (*Resu
 	}
 	res.Files = append(res.Files, File{Kind: OutputPDF, Name: req.Name + ".pdf", ContentType: "application/pdf", Data: d.data})
 	why := "the target is a PDF document, not a page"
+	if err := unrenderedOutputs(req, d, redirects, res, text, text, Metadata{Title: doc.title, Pages: doc.pages}, why); err != nil {
+		return nil, err
+	}
+	res.Files = sortFiles(res.Files, append([]string{OutputPDF}, req.Outputs...))
+	return res, nil
+}
+
+// unrenderedOutputs adds the outputs a document that was taken, not rendered, can give: text,
+// markdown and metadata from its bytes (a PDF target's own bytes are its pdf output). Every
+// other asked-for output, or the default screenshot, is listed in res.Skipped with why.
+func unrenderedOutputs(req Request, d *download, redirects []string, res *Result, text, md string, meta Metadata, why string) error {
+	skip := func(o string) { res.Skipped = append(res.Skipped, Skipped{Output: o, Reason: why}) }
 	for _, o := range req.Outputs {
 		switch o {
 		case OutputPDF:
-			// The stored PDF is the document itself.
+			if !d.isPDF() {
+				skip(o)
+			}
 		case OutputText:
 			res.Files = append(res.Files, File{Kind: o, Name: req.Name + ".txt", ContentType: "text/plain; charset=utf-8",
 				Data: []byte(text), Chars: utf8.RuneCountInString(text)})
 		case OutputMarkdown:
-			res.Files = append(res.Files, markdownFile(req, text))
+			res.Files = append(res.Files, markdownFile(req, md))
 		case OutputMetadata:
-			f, err := metadataFile(req, Metadata{Title: doc.title, Pages: doc.pages}, d, redirects)
+			f, err := metadataFile(req, meta, d, redirects)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			res.Files = append(res.Files, f)
 		default:
-			res.Skipped = append(res.Skipped, Skipped{Output: o, Reason: why})
+			skip(o)
 		}
 	}
 	if len(req.Outputs) == 0 {
-		res.Skipped = append(res.Skipped, Skipped{Output: OutputScreenshot, Reason: why})
+		skip(OutputScreenshot)
 	}
-	res.Files = sortFiles(res.Files, append([]string{OutputPDF}, req.Outputs...))
-	return res, nil
+	return nil
 }
 
 // markdownFile is the markdown output of a download, capped like a page's.

@@ -304,25 +304,11 @@ func (s *Store) comparisons(ctx context.Context, runID string) ([]*jobs.Comparis
 	}
 	var want []string
 	for _, r := range refs {
-		for _, id := range []string{r.base, r.cur, r.diff} {
-			if id != "" {
-				want = append(want, id)
-			}
-		}
+		want = append(want, r.base, r.cur, r.diff)
 	}
-	arts := map[string]*jobs.Artifact{}
-	if len(want) > 0 {
-		rows, err := s.pool.Query(ctx, `SELECT `+artifactColumns+` FROM artifacts WHERE id = ANY($1::uuid[])`, want)
-		if err != nil {
-			return nil, fmt.Errorf("load comparison artifacts: %w", err)
-		}
-		list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Artifact, error) { return scanArtifact(r) })
-		if err != nil {
-			return nil, fmt.Errorf("load comparison artifacts: %w", err)
-		}
-		for _, a := range list {
-			arts[a.ID] = a
-		}
+	arts, err := s.artifactsByID(ctx, want)
+	if err != nil {
+		return nil, fmt.Errorf("load comparison artifacts: %w", err)
 	}
 	for i, c := range out {
 		c.BaselineArtifact, c.CurrentArtifact, c.DiffArtifact = arts[refs[i].base], arts[refs[i].cur], arts[refs[i].diff]
@@ -367,13 +353,38 @@ func (s *Store) scanBaselines(ctx context.Context, rows pgx.Rows, err error) ([]
 	if err != nil {
 		return nil, fmt.Errorf("list baselines: %w", err)
 	}
+	arts, err := s.artifactsByID(ctx, artIDs)
+	if err != nil {
+		return nil, fmt.Errorf("load baseline artifacts: %w", err)
+	}
 	for i, b := range out {
-		if artIDs[i] == "" {
-			continue
+		b.Artifact = arts[artIDs[i]]
+	}
+	return out, nil
+}
+
+// artifactsByID loads the artifacts named by ids ("" is skipped) in one query.
+func (s *Store) artifactsByID(ctx context.Context, ids []string) (map[string]*jobs.Artifact, error) {
+	want := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if id != "" {
+			want = append(want, id)
 		}
-		if b.Artifact, err = s.GetArtifact(ctx, artIDs[i]); err != nil {
-			return nil, fmt.Errorf("baseline %s artifact: %w", b.ID, err)
-		}
+	}
+	out := make(map[string]*jobs.Artifact, len(want))
+	if len(want) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+artifactColumns+` FROM artifacts WHERE id = ANY($1::uuid[])`, want)
+	if err != nil {
+		return nil, err
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Artifact, error) { return scanArtifact(r) })
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range list {
+		out[a.ID] = a
 	}
 	return out, nil
 }

@@ -132,14 +132,8 @@ func (s *Server) ready(c *gin.Context) {
 }
 
 func (s *Server) createBatch(c *gin.Context) {
-	if ct := c.ContentType(); ct != "" && ct != "application/json" {
-		c.AbortWithStatusJSON(http.StatusUnsupportedMediaType, gin.H{"error": apiError{Code: "unsupported_media_type",
-			Message: "send the batch as application/json"}})
-		return
-	}
-	body, err := readBody(c.Request.Body, s.maxBody())
-	if err != nil {
-		writeError(c, err)
+	body, ok := s.jsonBody(c, "the batch")
+	if !ok {
 		return
 	}
 	idem := c.GetHeader("Idempotency-Key")

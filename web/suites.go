@@ -27,11 +27,12 @@ func (s *Server) routeSuites(v1 *gin.RouterGroup) {
 	v1.POST("/baselines/:id/restore", s.restoreBaseline)
 }
 
-// jsonBody reads a JSON request body within the size limit.
-func (s *Server) jsonBody(c *gin.Context) ([]byte, bool) {
+// jsonBody reads a JSON request body within the size limit; what names it in
+// the error for another media type ("the batch").
+func (s *Server) jsonBody(c *gin.Context, what string) ([]byte, bool) {
 	if ct := c.ContentType(); ct != "" && ct != "application/json" {
 		c.AbortWithStatusJSON(http.StatusUnsupportedMediaType, gin.H{"error": apiError{Code: "unsupported_media_type",
-			Message: "send the body as application/json"}})
+			Message: "send " + what + " as application/json"}})
 		return nil, false
 	}
 	body, err := readBody(c.Request.Body, s.maxBody())
@@ -69,7 +70,7 @@ func (s *Server) run(c *gin.Context, id string) (*jobs.Run, bool) {
 }
 
 func (s *Server) createSuite(c *gin.Context) {
-	body, ok := s.jsonBody(c)
+	body, ok := s.jsonBody(c, "the body")
 	if !ok {
 		return
 	}
@@ -114,7 +115,7 @@ func (s *Server) updateSuite(c *gin.Context) {
 	if !ok {
 		return
 	}
-	body, ok := s.jsonBody(c)
+	body, ok := s.jsonBody(c, "the body")
 	if !ok {
 		return
 	}
@@ -203,7 +204,7 @@ func (s *Server) approveRun(c *gin.Context) {
 	if !ok {
 		return
 	}
-	body, ok := s.jsonBody(c)
+	body, ok := s.jsonBody(c, "the body")
 	if !ok {
 		return
 	}

@@ -33,8 +33,8 @@ type SuiteRepository interface {
 	RunOfBatch(ctx context.Context, batchID string) (*Run, error)
 	ListRuns(ctx context.Context, suiteID string, limit int, cursor string) ([]*Run, string, error)
 
-	// CaptureOf returns the run and key of a run's capture job; ErrNotFound when
-	// the job is not part of a run.
+	// CaptureOf returns the run (without its counts) and key of a run's capture
+	// job; ErrNotFound when the job is not part of a run.
 	CaptureOf(ctx context.Context, jobID string) (*Run, CaptureKey, error)
 	// ActiveBaselines returns the active baselines of a suite's target and
 	// viewport, by segment; removed segments are left out.

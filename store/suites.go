@@ -316,20 +316,26 @@ func (s *Store) comparisons(ctx context.Context, runID string) ([]*jobs.Comparis
 	return out, nil
 }
 
-// CaptureOf implements jobs.SuiteRepository.
+// CaptureOf implements jobs.SuiteRepository: one query, without the run's counts.
 func (s *Store) CaptureOf(ctx context.Context, jobID string) (*jobs.Run, jobs.CaptureKey, error) {
 	var key jobs.CaptureKey
-	var runID string
-	err := s.pool.QueryRow(ctx, `SELECT run_id, target, viewport FROM run_captures WHERE job_id = $1`, jobID).
-		Scan(&runID, &key.Target, &key.Viewport)
+	var r jobs.Run
+	var spec []byte
+	err := s.pool.QueryRow(ctx, `SELECT r.id, r.suite_id, r.batch_id, r.trigger, r.scheduled_for, r.status, r.spec,
+		r.created_at, r.finished_at, rc.target, rc.viewport
+		FROM run_captures rc JOIN runs r ON r.id = rc.run_id WHERE rc.job_id = $1`, jobID).
+		Scan(&r.ID, &r.SuiteID, &r.BatchID, &r.Trigger, &r.ScheduledFor, &r.Status, &spec, &r.CreatedAt, &r.FinishedAt,
+			&key.Target, &key.Viewport)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, key, jobs.ErrNotFound
 	}
 	if err != nil {
 		return nil, key, fmt.Errorf("get run capture %s: %w", jobID, err)
 	}
-	r, err := s.getRunWhere(ctx, nil, `r.id = $1`, runID)
-	return r, key, err
+	if err := json.Unmarshal(spec, &r.Spec); err != nil {
+		return nil, key, fmt.Errorf("run %s spec: %w", r.ID, err)
+	}
+	return &r, key, nil
 }
 
 const baselineColumns = `b.id, b.suite_id, b.target, b.viewport, b.segment, b.version, coalesce(b.artifact_id::text, ''),

@@ -59,7 +59,7 @@ func NewAPIKey(name string) (secret string, k *APIKey, err error) {
 		return "", nil, err
 	}
 	secret = keyPrefix + base64.RawURLEncoding.EncodeToString(b)
-	return secret, &APIKey{ID: newID(), Name: name, Prefix: secret[:keyShownChars], SHA256: HashKey(secret),
+	return secret, &APIKey{ID: NewID(), Name: name, Prefix: secret[:keyShownChars], SHA256: HashKey(secret),
 		CreatedAt: time.Now().UTC()}, nil
 }
 

@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -26,27 +25,20 @@ type ArtifactStore interface {
 
 // Handler runs capture tasks in a worker.
 type Handler struct {
-	Repo     Repository
+	Repo     JobStore
 	Renderer Renderer
 	Store    ArtifactStore
 	Logger   *slog.Logger
-	// Webhooks, when set, enqueues the batch's webhook delivery as soon as a
-	// job completes its batch (the api's reconciler does it otherwise).
-	Webhooks WebhookQueue
-	// Compares, when set, enqueues the comparison of a run's capture as soon
-	// as the job is final (the api's reconciler does it otherwise).
-	Compares CompareQueue
+	// AfterFinal runs, in order, once a job reached its final status in this
+	// worker: features built on jobs announce it at once (a batch's webhook, a
+	// run capture's comparison). A hook's failure is its own to log; the
+	// api's reconciler catches up on whatever a hook missed.
+	AfterFinal []func(ctx context.Context, job *Job)
 }
 
-// ProcessTask is the asynq handler for KindCapture.
-func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) error {
-	var p CapturePayload
-	if err := json.Unmarshal(t.Payload(), &p); err != nil || !ValidID(p.JobID) {
-		return fmt.Errorf("bad %s payload %q: %w", KindCapture, t.Payload(), asynq.SkipRetry)
-	}
-	retried, _ := asynq.GetRetryCount(ctx)
-	maxRetry, _ := asynq.GetMaxRetry(ctx)
-	return h.Process(ctx, p.JobID, retried >= maxRetry)
+// Capture is the asynq handler of KindCapture (see Register).
+func (h *Handler) Capture(ctx context.Context, p CapturePayload) error {
+	return h.Process(ctx, p.JobID, LastAttempt(ctx))
 }
 
 // Process runs one attempt of a job. lastAttempt says whether the queue will
@@ -71,7 +63,7 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 		log.Warn("job attempt failed", "code", jerr.Code, "err", jerr.Message, "final", final)
 		// Record the failure even if the task's ctx is done (shutdown,
 		// timeout): the row must not stay "running".
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		rctx, cancel := Bookkeeping(ctx)
 		defer cancel()
 		if err := h.Repo.FailJob(rctx, job.ID, job.Attempts, jerr.JobError, final); err != nil {
 			return fmt.Errorf("record failure of job %s: %w", job.ID, err)
@@ -83,7 +75,7 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 		return fmt.Errorf("%s: %s", jerr.Code, jerr.Message)
 	}
 	result.TimingsMS["total"] = time.Since(begin).Milliseconds()
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	cctx, cancel := Bookkeeping(ctx)
 	defer cancel()
 	ok, err := h.Repo.CompleteJob(cctx, job.ID, job.Attempts, result, arts)
 	if err != nil {
@@ -99,23 +91,13 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 	return nil
 }
 
-// afterFinal announces a job's final status: the batch's webhook, and the
-// comparison when the job is a regression run's capture.
+// afterFinal runs the AfterFinal hooks; they get a bookkeeping context so a
+// shutdown does not skip them.
 func (h *Handler) afterFinal(ctx context.Context, job *Job) {
-	h.enqueueWebhooks(ctx, job.BatchID)
-	if h.Compares == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	ctx, cancel := Bookkeeping(ctx)
 	defer cancel()
-	if _, _, err := h.Repo.CaptureOf(ctx, job.ID); errors.Is(err, ErrNotFound) {
-		return
-	} else if err != nil {
-		h.logger().Warn("look up run capture; the reconciler will compare it", "job_id", job.ID, "err", err)
-		return
-	}
-	if err := h.Compares.EnqueueCompare(ctx, job.ID); err != nil {
-		h.logger().Warn("enqueue comparison; the reconciler will retry", "job_id", job.ID, "err", err)
+	for _, hook := range h.AfterFinal {
+		hook(ctx, job)
 	}
 }
 
@@ -147,7 +129,7 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 			return nil, nil, &jobError{JobError{Code: CodeUploadFailed, Message: fmt.Sprintf("upload %s: %v", img.Name, err)},
 				artifacts.IsTransient(err) || ctx.Err() != nil}
 		}
-		arts = append(arts, &Artifact{ID: newID(), JobID: job.ID, Kind: KindScreenshot, Name: img.Name, Seq: img.Index,
+		arts = append(arts, &Artifact{ID: NewID(), JobID: job.ID, Kind: KindScreenshot, Name: img.Name, Seq: img.Index,
 			ObjectKey: obj.Key, ContentType: img.ContentType, Bytes: obj.Bytes, Width: img.Width, Height: img.Height,
 			SHA256: obj.SHA256})
 	}
@@ -165,7 +147,7 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 			return nil, nil, &jobError{JobError{Code: CodeUploadFailed, Message: fmt.Sprintf("upload %s: %v", f.Name, err)},
 				artifacts.IsTransient(err) || ctx.Err() != nil}
 		}
-		arts = append(arts, &Artifact{ID: newID(), JobID: job.ID, Kind: f.Kind, Name: f.Name, Seq: len(res.Images) + i + 1,
+		arts = append(arts, &Artifact{ID: NewID(), JobID: job.ID, Kind: f.Kind, Name: f.Name, Seq: len(res.Images) + i + 1,
 			ObjectKey: obj.Key, ContentType: f.ContentType, Bytes: obj.Bytes, SHA256: obj.SHA256})
 		switch f.Kind {
 		case capture.OutputText:
@@ -215,9 +197,4 @@ func servedAsDownload(f capture.File, res *capture.Result) bool {
 	return false
 }
 
-func (h *Handler) logger() *slog.Logger {
-	if h.Logger != nil {
-		return h.Logger
-	}
-	return slog.Default()
-}
+func (h *Handler) logger() *slog.Logger { return Log(h.Logger) }

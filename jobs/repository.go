@@ -3,20 +3,21 @@ package jobs
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 )
 
-// Repository is the system of record for batches, jobs and artifacts.
-// store.Store implements it on Postgres.
-type Repository interface {
+// The interfaces jobs consumes are declared here, each with the methods its
+// consumer calls; store.Store implements them all (with compile-time guards
+// in store). Readers at the edge (web) declare their own.
+
+// BatchStore is what Service needs: batches written and read whole.
+type BatchStore interface {
 	// CreateBatch writes the batch and all its jobs in one transaction. With
 	// b.IdempotencyKey set it also claims the key; if another request holds it,
 	// nothing is written and the error is ErrIdempotencyTaken.
 	CreateBatch(ctx context.Context, b *Batch, jobs []*Job) error
 	GetBatch(ctx context.Context, id string) (*Batch, error)
-	// ListBatches returns batches newest first; cursor is the last id seen.
-	// owner filters by API key id; AnyOwner lists every batch.
-	ListBatches(ctx context.Context, owner, status string, limit int, cursor string) ([]*Batch, string, error)
 	// FindIdempotency returns the batch created under (owner, key) and the hash of its
 	// request body, or ErrNotFound.
 	FindIdempotency(ctx context.Context, owner, key string) (batchID, requestHash string, err error)
@@ -24,12 +25,12 @@ type Repository interface {
 	CountUnfinished(ctx context.Context, owner string) (int, error)
 	// ListJobs returns a batch's jobs in submission order, after cursor.
 	ListJobs(ctx context.Context, batchID, status string, limit int, cursor string) ([]*Job, string, error)
-	GetJob(ctx context.Context, id string) (*Job, error)
-	ListArtifacts(ctx context.Context, jobID string) ([]*Artifact, error)
-	// FirstScreenshots returns each listed job's first screenshot (its preview), by job id.
-	FirstScreenshots(ctx context.Context, jobIDs []string) (map[string]*Artifact, error)
-	GetArtifact(ctx context.Context, id string) (*Artifact, error)
+	// CancelBatch marks every queued job canceled and returns their ids.
+	CancelBatch(ctx context.Context, id string) ([]string, error)
+}
 
+// JobStore is what Handler needs: one job's attempt started and settled.
+type JobStore interface {
 	// StartJob moves a queued (or abandoned running) job to running and
 	// counts the attempt. A job that is already final is returned unchanged
 	// with started=false.
@@ -41,28 +42,28 @@ type Repository interface {
 	// FailJob records a failure of attempt. final=true marks the job failed;
 	// otherwise it goes back to queued to wait for its retry.
 	FailJob(ctx context.Context, id string, attempt int, e JobError, final bool) error
-	// CancelBatch marks every queued job canceled and returns their ids.
-	CancelBatch(ctx context.Context, id string) ([]string, error)
-	// Unfinished lists queued or running jobs not updated since before.
-	Unfinished(ctx context.Context, before time.Time, limit int) ([]JobRef, error)
-	// Requeue puts a running job whose worker vanished back to queued.
-	Requeue(ctx context.Context, id string) error
-	Ping(ctx context.Context) error
-
-	// Webhooks of batches and their deliveries (webhook.go).
-	WebhookRepository
-	// Visual regression: suites, runs, comparisons, baselines (regression.go).
-	SuiteRepository
 }
 
-// AnyOwner makes ListBatches list every owner's batches (SNAPQ_AUTH=off).
+// ReconcileStore is what Reconciler needs: the unfinished jobs and a way to
+// settle each.
+type ReconcileStore interface {
+	// Unfinished lists queued or running jobs not updated since before.
+	Unfinished(ctx context.Context, before time.Time, limit int) ([]JobRef, error)
+	GetJob(ctx context.Context, id string) (*Job, error)
+	// Requeue puts a running job whose worker vanished back to queued.
+	Requeue(ctx context.Context, id string) error
+	FailJob(ctx context.Context, id string, attempt int, e JobError, final bool) error
+}
+
+// AnyOwner makes a listing of batches or suites list every owner's
+// (SNAPQ_AUTH=off).
 const AnyOwner = "*"
 
 // ErrIdempotencyTaken is CreateBatch's answer when a concurrent request
 // claimed the same Idempotency-Key first.
 var ErrIdempotencyTaken = errors.New("idempotency key already claimed")
 
-// Queue carries jobs to workers. Queue (asynq) implements it.
+// Queue carries jobs to workers. AsynqQueue implements it.
 type Queue interface {
 	// Enqueue submits the job's task; enqueuing a job whose task already
 	// exists is not an error (the task id is the job id).
@@ -71,4 +72,19 @@ type Queue interface {
 	// has no such task, otherwise asynq's state name and its last error.
 	TaskState(ctx context.Context, jobID string) (state, lastErr string, err error)
 	Delete(ctx context.Context, jobID string) error
+}
+
+// Bookkeeping returns a context for writing down an outcome: it outlives
+// ctx's cancel (a shutdown or the task's deadline must not leave a row
+// half-settled) but is bounded by its own 10 seconds.
+func Bookkeeping(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+}
+
+// Log returns l, or the default logger when l is nil.
+func Log(l *slog.Logger) *slog.Logger {
+	if l != nil {
+		return l
+	}
+	return slog.Default()
 }

@@ -15,7 +15,7 @@ import (
 
 // Service is what the API does with batches: accept, read, cancel.
 type Service struct {
-	Repo   Repository
+	Repo   BatchStore
 	Queue  Queue
 	Logger *slog.Logger
 	// MaxInFlight caps an API key's queued and running jobs (0: no cap). The
@@ -63,7 +63,7 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (b *Batch, jobs []
 		}
 	}
 	now := time.Now().UTC()
-	b = &Batch{ID: newID(), OwnerKeyID: sub.Owner, Labels: req.Labels, Total: len(newJobs), CreatedAt: now,
+	b = &Batch{ID: NewID(), OwnerKeyID: sub.Owner, Labels: req.Labels, Total: len(newJobs), CreatedAt: now,
 		IdempotencyKey: sub.IdempotencyKey, RequestHash: hash}
 	if b.Labels == nil {
 		b.Labels = map[string]string{}
@@ -74,7 +74,7 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (b *Batch, jobs []
 	b.Webhook = req.BatchWebhook()
 	jobs = make([]*Job, len(newJobs))
 	for i, nj := range newJobs {
-		jobs[i] = &Job{ID: newID(), BatchID: b.ID, Seq: i, URL: nj.URL, Name: nj.Name, Options: nj.Options,
+		jobs[i] = &Job{ID: NewID(), BatchID: b.ID, Seq: i, URL: nj.URL, Name: nj.Name, Options: nj.Options,
 			Status: StatusQueued, CreatedAt: now, UpdatedAt: now}
 	}
 	if err := s.Repo.CreateBatch(ctx, b, jobs); errors.Is(err, ErrIdempotencyTaken) {
@@ -138,129 +138,14 @@ func (s *Service) Cancel(ctx context.Context, batchID string) (*Batch, error) {
 	return s.Repo.GetBatch(ctx, batchID)
 }
 
-func (s *Service) logger() *slog.Logger {
-	if s.Logger != nil {
-		return s.Logger
-	}
-	return slog.Default()
-}
+func (s *Service) logger() *slog.Logger { return Log(s.Logger) }
 
-func newID() string { return uuid.Must(uuid.NewV7()).String() }
+// NewID returns a new time-ordered id (UUIDv7) for any row.
+func NewID() string { return uuid.Must(uuid.NewV7()).String() }
 
 // ValidID reports whether s is a UUID, so lookups of junk ids are a 404 and
 // never reach the database as a type error.
 func ValidID(s string) bool {
 	_, err := uuid.Parse(s)
 	return err == nil && len(s) == 36
-}
-
-// Reconciler makes sure every accepted job reaches a worker: it re-enqueues
-// queued jobs whose task is missing from Redis (enqueue failed after commit,
-// or Redis lost data) and settles running jobs whose task is gone.
-type Reconciler struct {
-	Repo   Repository
-	Queue  Queue
-	Logger *slog.Logger
-	// Grace is how long a job may sit unchanged before it is checked;
-	// default 30 s. Running jobs get their own timeout on top.
-	Grace time.Duration
-	// Webhooks, when set, also enqueues pending webhook deliveries whose
-	// task is missing (webhook_queue.go).
-	Webhooks WebhookQueue
-	// Compares, when set, also enqueues comparisons of final run captures
-	// that have none (compare.go).
-	Compares CompareQueue
-}
-
-// Run reconciles every interval until ctx ends.
-func (r *Reconciler) Run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		if n, err := r.Once(ctx); err != nil && ctx.Err() == nil {
-			r.logger().Warn("reconcile", "err", err)
-		} else if n > 0 {
-			r.logger().Info("reconciled jobs", "count", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// Once runs one pass and returns how many jobs it acted on.
-func (r *Reconciler) Once(ctx context.Context) (int, error) {
-	grace := r.Grace
-	if grace <= 0 {
-		grace = 30 * time.Second
-	}
-	refs, err := r.Repo.Unfinished(ctx, time.Now().Add(-grace), 1000)
-	if err != nil {
-		return 0, err
-	}
-	acted := 0
-	var errs []error
-	for _, ref := range refs {
-		did, err := r.one(ctx, ref)
-		if did {
-			acted++
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("job %s: %w", ref.ID, err))
-		}
-	}
-	n, err := r.reconcileWebhooks(ctx)
-	m, cerr := r.reconcileCompares(ctx)
-	return acted + n + m, errors.Join(append(errs, err, cerr)...)
-}
-
-func (r *Reconciler) one(ctx context.Context, ref JobRef) (bool, error) {
-	state, lastErr, err := r.Queue.TaskState(ctx, ref.ID)
-	if err != nil {
-		return false, err
-	}
-	switch state {
-	case "":
-		// No task: enqueue again. A running job without a task lost its
-		// worker and its task (Redis data loss); it starts over.
-		job, err := r.Repo.GetJob(ctx, ref.ID)
-		if err != nil {
-			return false, err
-		}
-		if job.Terminal() {
-			return false, nil
-		}
-		if job.Status == StatusRunning {
-			if time.Since(job.UpdatedAt) < job.Options.JobTimeout()+taskSlack {
-				return false, nil // may still be in a worker's hands
-			}
-			if err := r.Repo.Requeue(ctx, ref.ID); err != nil {
-				return false, err
-			}
-		}
-		return true, r.Queue.Enqueue(ctx, ref.ID, job.Options.JobTimeout())
-	case "archived", "completed":
-		// The queue gave up (or finished) without the job reaching a final
-		// status, e.g. the worker died on the last attempt.
-		job, err := r.Repo.GetJob(ctx, ref.ID)
-		if err != nil || job.Terminal() {
-			return false, err
-		}
-		msg := "the worker stopped before finishing the job"
-		if lastErr != "" {
-			msg += ": " + lastErr
-		}
-		return true, r.Repo.FailJob(ctx, ref.ID, job.Attempts, JobError{Code: CodeWorkerLost, Message: msg}, true)
-	default:
-		return false, nil
-	}
-}
-
-func (r *Reconciler) logger() *slog.Logger {
-	if r.Logger != nil {
-		return r.Logger
-	}
-	return slog.Default()
 }

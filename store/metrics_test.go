@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/regression"
 )
 
 // JobCounts and RunCounts count rows by status as the jobs move through
@@ -47,7 +48,7 @@ func TestStatusCounts(t *testing.T) {
 	}
 	g, s := newSuite(t, st)
 	for range 2 {
-		if _, err := g.StartRun(ctx, s, jobs.TriggerManual, nil); err != nil {
+		if _, err := g.StartRun(ctx, s, regression.TriggerManual, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -55,7 +56,7 @@ func TestStatusCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(map[string]int64{jobs.RunRunning: 2}, runs); diff != "" {
+	if diff := cmp.Diff(map[string]int64{regression.RunRunning: 2}, runs); diff != "" {
 		t.Errorf("RunCounts (-want +got):\n%s", diff)
 	}
 	// A run's capture jobs are jobs too.

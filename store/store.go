@@ -17,12 +17,10 @@ import (
 	"github.com/snapq/snapq/migrations"
 )
 
-// Store implements jobs.Repository on Postgres.
+// Store implements the domain's repository interfaces on Postgres (guards.go).
 type Store struct {
 	pool *pgxpool.Pool
 }
-
-var _ jobs.Repository = (*Store)(nil)
 
 // Open connects to Postgres (SNAPQ_DATABASE_URL) and checks the connection.
 func Open(ctx context.Context, databaseURL string) (*Store, error) {
@@ -49,7 +47,7 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 // Close closes the pool.
 func (s *Store) Close() { s.pool.Close() }
 
-// Ping implements jobs.Repository.
+// Ping checks the connection (the api's readiness).
 func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 
 // Migrate applies every migration not yet applied, in order, each in its

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/regression"
 )
 
 // Visual regression: suites, runs, comparisons and baselines (jobs.SuiteRepository).
@@ -23,8 +24,8 @@ const suiteColumns = `s.id, coalesce(s.api_key_id::text, ''), s.name, s.spec, s.
 const suiteFrom = ` FROM suites s LEFT JOIN LATERAL (SELECT id, status, created_at, finished_at FROM runs
 	WHERE suite_id = s.id ORDER BY id DESC LIMIT 1) lr ON true`
 
-func scanSuite(row pgx.Row) (*jobs.Suite, error) {
-	var s jobs.Suite
+func scanSuite(row pgx.Row) (*regression.Suite, error) {
+	var s regression.Suite
 	var spec []byte
 	var cron, tz, hookURL, hookSecret, runID, runStatus *string
 	var runCreated *time.Time
@@ -38,13 +39,13 @@ func scanSuite(row pgx.Row) (*jobs.Suite, error) {
 		return nil, fmt.Errorf("suite %s spec: %w", s.ID, err)
 	}
 	if cron != nil {
-		s.Schedule = &jobs.Schedule{Cron: *cron, Timezone: deref(tz)}
+		s.Schedule = &regression.Schedule{Cron: *cron, Timezone: deref(tz)}
 	}
 	if hookURL != nil {
-		s.Webhook = &jobs.Webhook{URL: *hookURL, Secret: deref(hookSecret), Event: jobs.EventRunCompleted}
+		s.Webhook = &jobs.Webhook{URL: *hookURL, Secret: deref(hookSecret), Event: regression.EventRunCompleted}
 	}
 	if runID != nil {
-		s.LastRun = &jobs.Run{ID: *runID, SuiteID: s.ID, Status: deref(runStatus), CreatedAt: *runCreated, FinishedAt: runFinished}
+		s.LastRun = &regression.Run{ID: *runID, SuiteID: s.ID, Status: deref(runStatus), CreatedAt: *runCreated, FinishedAt: runFinished}
 	}
 	return &s, nil
 }
@@ -56,7 +57,7 @@ func deref(s *string) string {
 	return *s
 }
 
-func suiteArgs(s *jobs.Suite) (spec []byte, cron, tz, hookURL, hookSecret *string, err error) {
+func suiteArgs(s *regression.Suite) (spec []byte, cron, tz, hookURL, hookSecret *string, err error) {
 	spec, err = json.Marshal(s.Spec)
 	if s.Schedule != nil {
 		cron, tz = &s.Schedule.Cron, &s.Schedule.Timezone
@@ -68,7 +69,7 @@ func suiteArgs(s *jobs.Suite) (spec []byte, cron, tz, hookURL, hookSecret *strin
 }
 
 // CreateSuite implements jobs.SuiteRepository.
-func (s *Store) CreateSuite(ctx context.Context, su *jobs.Suite) error {
+func (s *Store) CreateSuite(ctx context.Context, su *regression.Suite) error {
 	spec, cron, tz, hookURL, hookSecret, err := suiteArgs(su)
 	if err != nil {
 		return err
@@ -84,7 +85,7 @@ func (s *Store) CreateSuite(ctx context.Context, su *jobs.Suite) error {
 }
 
 // GetSuite implements jobs.SuiteRepository.
-func (s *Store) GetSuite(ctx context.Context, id string) (*jobs.Suite, error) {
+func (s *Store) GetSuite(ctx context.Context, id string) (*regression.Suite, error) {
 	su, err := scanSuite(s.pool.QueryRow(ctx, `SELECT `+suiteColumns+suiteFrom+` WHERE s.id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, jobs.ErrNotFound
@@ -96,7 +97,7 @@ func (s *Store) GetSuite(ctx context.Context, id string) (*jobs.Suite, error) {
 }
 
 // ListSuites implements jobs.SuiteRepository.
-func (s *Store) ListSuites(ctx context.Context, owner string, limit int, cursor string) ([]*jobs.Suite, string, error) {
+func (s *Store) ListSuites(ctx context.Context, owner string, limit int, cursor string) ([]*regression.Suite, string, error) {
 	args := []any{limit + 1}
 	var conds []string
 	if owner != jobs.AnyOwner {
@@ -115,7 +116,7 @@ func (s *Store) ListSuites(ctx context.Context, owner string, limit int, cursor 
 	if err != nil {
 		return nil, "", fmt.Errorf("list suites: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Suite, error) { return scanSuite(r) })
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*regression.Suite, error) { return scanSuite(r) })
 	if err != nil {
 		return nil, "", fmt.Errorf("list suites: %w", err)
 	}
@@ -128,7 +129,7 @@ func (s *Store) ListSuites(ctx context.Context, owner string, limit int, cursor 
 }
 
 // UpdateSuite implements jobs.SuiteRepository.
-func (s *Store) UpdateSuite(ctx context.Context, su *jobs.Suite) error {
+func (s *Store) UpdateSuite(ctx context.Context, su *regression.Suite) error {
 	spec, cron, tz, hookURL, hookSecret, err := suiteArgs(su)
 	if err != nil {
 		return err
@@ -159,17 +160,17 @@ func (s *Store) DeleteSuite(ctx context.Context, id string) error {
 }
 
 // ScheduledSuites implements jobs.SuiteRepository.
-func (s *Store) ScheduledSuites(ctx context.Context) ([]*jobs.Suite, error) {
+func (s *Store) ScheduledSuites(ctx context.Context) ([]*regression.Suite, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+suiteColumns+suiteFrom+
 		` WHERE s.enabled AND s.schedule_cron IS NOT NULL ORDER BY s.id`)
 	if err != nil {
 		return nil, fmt.Errorf("list scheduled suites: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Suite, error) { return scanSuite(r) })
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*regression.Suite, error) { return scanSuite(r) })
 }
 
 // CreateRun implements jobs.SuiteRepository.
-func (s *Store) CreateRun(ctx context.Context, r *jobs.Run, b *jobs.Batch, js []*jobs.Job, keys []jobs.CaptureKey) error {
+func (s *Store) CreateRun(ctx context.Context, r *regression.Run, b *jobs.Batch, js []*jobs.Job, keys []regression.CaptureKey) error {
 	spec, err := json.Marshal(r.Spec)
 	if err != nil {
 		return err
@@ -185,7 +186,7 @@ func (s *Store) CreateRun(ctx context.Context, r *jobs.Run, b *jobs.Batch, js []
 			return fmt.Errorf("insert run: %w", err)
 		}
 		if tag.RowsAffected() == 0 {
-			return jobs.ErrRunExists // rolls the batch back too
+			return regression.ErrRunExists // rolls the batch back too
 		}
 		rows := make([][]any, len(js))
 		for i, j := range js {
@@ -208,8 +209,8 @@ const runColumns = `r.id, r.suite_id, r.batch_id, r.trigger, r.scheduled_for, r.
 	(SELECT count(*) FROM comparisons c WHERE c.run_id = r.id AND c.status = 'missing'),
 	(SELECT count(*) FROM comparisons c WHERE c.run_id = r.id AND c.status = 'error')`
 
-func scanRun(row pgx.Row) (*jobs.Run, error) {
-	var r jobs.Run
+func scanRun(row pgx.Row) (*regression.Run, error) {
+	var r regression.Run
 	var spec []byte
 	c := &r.Counts
 	err := row.Scan(&r.ID, &r.SuiteID, &r.BatchID, &r.Trigger, &r.ScheduledFor, &r.Status, &spec, &r.CreatedAt,
@@ -223,7 +224,7 @@ func scanRun(row pgx.Row) (*jobs.Run, error) {
 	return &r, nil
 }
 
-func (s *Store) getRunWhere(ctx context.Context, q pgx.Tx, cond string, arg any) (*jobs.Run, error) {
+func (s *Store) getRunWhere(ctx context.Context, q pgx.Tx, cond string, arg any) (*regression.Run, error) {
 	var row pgx.Row
 	sql := `SELECT ` + runColumns + ` FROM runs r WHERE ` + cond
 	if q != nil {
@@ -239,7 +240,7 @@ func (s *Store) getRunWhere(ctx context.Context, q pgx.Tx, cond string, arg any)
 }
 
 // GetRun implements jobs.SuiteRepository.
-func (s *Store) GetRun(ctx context.Context, id string) (*jobs.Run, error) {
+func (s *Store) GetRun(ctx context.Context, id string) (*regression.Run, error) {
 	r, err := s.getRunWhere(ctx, nil, `r.id = $1`, id)
 	if err != nil {
 		return nil, err
@@ -249,12 +250,12 @@ func (s *Store) GetRun(ctx context.Context, id string) (*jobs.Run, error) {
 }
 
 // RunOfBatch implements jobs.SuiteRepository.
-func (s *Store) RunOfBatch(ctx context.Context, batchID string) (*jobs.Run, error) {
+func (s *Store) RunOfBatch(ctx context.Context, batchID string) (*regression.Run, error) {
 	return s.getRunWhere(ctx, nil, `r.batch_id = $1`, batchID)
 }
 
 // ListRuns implements jobs.SuiteRepository.
-func (s *Store) ListRuns(ctx context.Context, suiteID string, limit int, cursor string) ([]*jobs.Run, string, error) {
+func (s *Store) ListRuns(ctx context.Context, suiteID string, limit int, cursor string) ([]*regression.Run, string, error) {
 	q := `SELECT ` + runColumns + ` FROM runs r WHERE r.suite_id = $1`
 	args := []any{suiteID, limit + 1}
 	if cursor != "" {
@@ -265,7 +266,7 @@ func (s *Store) ListRuns(ctx context.Context, suiteID string, limit int, cursor 
 	if err != nil {
 		return nil, "", fmt.Errorf("list runs: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Run, error) { return scanRun(r) })
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*regression.Run, error) { return scanRun(r) })
 	if err != nil {
 		return nil, "", fmt.Errorf("list runs: %w", err)
 	}
@@ -283,7 +284,7 @@ const comparisonColumns = `id, run_id, job_id, target, viewport, segment, status
 
 // comparisons loads a run's comparisons with their artifacts, in target,
 // viewport and segment order.
-func (s *Store) comparisons(ctx context.Context, runID string) ([]*jobs.Comparison, error) {
+func (s *Store) comparisons(ctx context.Context, runID string) ([]*regression.Comparison, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+comparisonColumns+` FROM comparisons WHERE run_id = $1
 		ORDER BY target, viewport, segment`, runID)
 	if err != nil {
@@ -291,8 +292,8 @@ func (s *Store) comparisons(ctx context.Context, runID string) ([]*jobs.Comparis
 	}
 	type ids struct{ base, cur, diff string }
 	var refs []ids
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Comparison, error) {
-		var c jobs.Comparison
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*regression.Comparison, error) {
+		var c regression.Comparison
 		var ref ids
 		err := r.Scan(&c.ID, &c.RunID, &c.JobID, &c.Target, &c.Viewport, &c.Segment, &c.Status, &c.DiffPixels,
 			&c.DiffRatio, &c.Threshold, &c.Message, &c.BaselineID, &ref.base, &ref.cur, &ref.diff, &c.ApprovedAt)
@@ -317,9 +318,9 @@ func (s *Store) comparisons(ctx context.Context, runID string) ([]*jobs.Comparis
 }
 
 // CaptureOf implements jobs.SuiteRepository: one query, without the run's counts.
-func (s *Store) CaptureOf(ctx context.Context, jobID string) (*jobs.Run, jobs.CaptureKey, error) {
-	var key jobs.CaptureKey
-	var r jobs.Run
+func (s *Store) CaptureOf(ctx context.Context, jobID string) (*regression.Run, regression.CaptureKey, error) {
+	var key regression.CaptureKey
+	var r regression.Run
 	var spec []byte
 	err := s.pool.QueryRow(ctx, `SELECT r.id, r.suite_id, r.batch_id, r.trigger, r.scheduled_for, r.status, r.spec,
 		r.created_at, r.finished_at, rc.target, rc.viewport
@@ -343,13 +344,13 @@ const baselineColumns = `b.id, b.suite_id, b.target, b.viewport, b.segment, b.ve
 	b.version = (SELECT max(version) FROM baselines o WHERE o.suite_id = b.suite_id AND o.target = b.target
 		AND o.viewport = b.viewport AND o.segment = b.segment)`
 
-func (s *Store) scanBaselines(ctx context.Context, rows pgx.Rows, err error) ([]*jobs.Baseline, error) {
+func (s *Store) scanBaselines(ctx context.Context, rows pgx.Rows, err error) ([]*regression.Baseline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list baselines: %w", err)
 	}
 	var artIDs []string
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Baseline, error) {
-		var b jobs.Baseline
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*regression.Baseline, error) {
+		var b regression.Baseline
 		var art string
 		err := r.Scan(&b.ID, &b.SuiteID, &b.Target, &b.Viewport, &b.Segment, &b.Version, &art, &b.RunID,
 			&b.RestoredFrom, &b.ApprovedBy, &b.ApprovedAt, &b.Active)
@@ -396,7 +397,7 @@ func (s *Store) artifactsByID(ctx context.Context, ids []string) (map[string]*jo
 }
 
 // ActiveBaselines implements jobs.SuiteRepository.
-func (s *Store) ActiveBaselines(ctx context.Context, suiteID string, key jobs.CaptureKey) ([]*jobs.Baseline, error) {
+func (s *Store) ActiveBaselines(ctx context.Context, suiteID string, key regression.CaptureKey) ([]*regression.Baseline, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+baselineColumns+` FROM (SELECT DISTINCT ON (segment) * FROM baselines
 		WHERE suite_id = $1 AND target = $2 AND viewport = $3 ORDER BY segment, version DESC) b
 		WHERE b.artifact_id IS NOT NULL ORDER BY b.segment`, suiteID, key.Target, key.Viewport)
@@ -404,7 +405,7 @@ func (s *Store) ActiveBaselines(ctx context.Context, suiteID string, key jobs.Ca
 }
 
 // ListBaselines implements jobs.SuiteRepository.
-func (s *Store) ListBaselines(ctx context.Context, suiteID string, history bool) ([]*jobs.Baseline, error) {
+func (s *Store) ListBaselines(ctx context.Context, suiteID string, history bool) ([]*regression.Baseline, error) {
 	q := `SELECT ` + baselineColumns + ` FROM baselines b WHERE b.suite_id = $1`
 	if !history {
 		q = `SELECT ` + baselineColumns + ` FROM (SELECT DISTINCT ON (target, viewport, segment) * FROM baselines
@@ -415,7 +416,7 @@ func (s *Store) ListBaselines(ctx context.Context, suiteID string, history bool)
 }
 
 // GetBaseline implements jobs.SuiteRepository.
-func (s *Store) GetBaseline(ctx context.Context, id string) (*jobs.Baseline, error) {
+func (s *Store) GetBaseline(ctx context.Context, id string) (*regression.Baseline, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+baselineColumns+` FROM baselines b WHERE b.id = $1`, id)
 	bs, err := s.scanBaselines(ctx, rows, err)
 	if err != nil {
@@ -428,7 +429,7 @@ func (s *Store) GetBaseline(ctx context.Context, id string) (*jobs.Baseline, err
 }
 
 // RecordComparisons implements jobs.SuiteRepository.
-func (s *Store) RecordComparisons(ctx context.Context, runID, jobID string, cs []*jobs.Comparison, diffs []*jobs.Artifact) (bool, error) {
+func (s *Store) RecordComparisons(ctx context.Context, runID, jobID string, cs []*regression.Comparison, diffs []*jobs.Artifact) (bool, error) {
 	finished := false
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var status, batchID string
@@ -439,7 +440,7 @@ func (s *Store) RecordComparisons(ctx context.Context, runID, jobID string, cs [
 		if _, err := tx.Exec(ctx, `DELETE FROM comparisons WHERE job_id = $1`, jobID); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM artifacts WHERE job_id = $1 AND kind = $2`, jobID, jobs.KindDiff); err != nil {
+		if _, err := tx.Exec(ctx, `DELETE FROM artifacts WHERE job_id = $1 AND kind = $2`, jobID, regression.KindDiff); err != nil {
 			return err
 		}
 		for _, a := range diffs {
@@ -462,7 +463,7 @@ func (s *Store) RecordComparisons(ctx context.Context, runID, jobID string, cs [
 		if _, err := tx.Exec(ctx, `UPDATE run_captures SET compared_at = now() WHERE job_id = $1`, jobID); err != nil {
 			return err
 		}
-		if status != jobs.RunRunning {
+		if status != regression.RunRunning {
 			return nil
 		}
 		r, err := s.getRunWhere(ctx, tx, `r.id = $1`, runID)
@@ -473,11 +474,11 @@ func (s *Store) RecordComparisons(ctx context.Context, runID, jobID string, cs [
 			return nil
 		}
 		if _, err := tx.Exec(ctx, `UPDATE runs SET status = $2, finished_at = now() WHERE id = $1`,
-			runID, jobs.RunStatusOf(r.Counts)); err != nil {
+			runID, regression.RunStatusOf(r.Counts)); err != nil {
 			return fmt.Errorf("finish run %s: %w", runID, err)
 		}
 		finished = true
-		return createDelivery(ctx, tx, batchID, jobs.EventRunCompleted)
+		return createDelivery(ctx, tx, batchID, regression.EventRunCompleted)
 	})
 	return finished, err
 }
@@ -501,7 +502,7 @@ func (s *Store) UncomparedCaptures(ctx context.Context, before time.Time, limit 
 }
 
 // Approve implements jobs.SuiteRepository.
-func (s *Store) Approve(ctx context.Context, runID string, a jobs.Approval, by string) (*jobs.Run, error) {
+func (s *Store) Approve(ctx context.Context, runID string, a regression.Approval, by string) (*regression.Run, error) {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var suiteID, status string
 		if err := tx.QueryRow(ctx, `SELECT suite_id, status FROM runs WHERE id = $1 FOR UPDATE`, runID).
@@ -546,7 +547,7 @@ func (s *Store) Approve(ctx context.Context, runID string, a jobs.Approval, by s
 		}
 		for _, p := range picks {
 			var art *string
-			if p.status != jobs.CompareMissing && p.art != "" {
+			if p.status != regression.CompareMissing && p.art != "" {
 				art = &p.art
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO baselines (id, suite_id, target, viewport, segment, version,
@@ -561,7 +562,7 @@ func (s *Store) Approve(ctx context.Context, runID string, a jobs.Approval, by s
 				return err
 			}
 		}
-		if status == jobs.RunFailed || status == jobs.RunNeedsReview {
+		if status == regression.RunFailed || status == regression.RunNeedsReview {
 			_, err = tx.Exec(ctx, `UPDATE runs SET status = 'approved' WHERE id = $1 AND NOT EXISTS (
 				SELECT 1 FROM comparisons WHERE run_id = $1 AND approved_at IS NULL AND status IN ('failed', 'new', 'missing'))`, runID)
 		}
@@ -581,7 +582,7 @@ func nonNil(ss []string) []string {
 }
 
 // RestoreBaseline implements jobs.SuiteRepository.
-func (s *Store) RestoreBaseline(ctx context.Context, id, by string) (*jobs.Baseline, error) {
+func (s *Store) RestoreBaseline(ctx context.Context, id, by string) (*regression.Baseline, error) {
 	newID := uuid.Must(uuid.NewV7()).String()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var suiteID string

@@ -2,21 +2,20 @@ package store_test
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/hibiken/asynq"
 
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/regression"
 	"github.com/snapq/snapq/store"
 )
 
-func newSuite(t *testing.T, st *store.Store) (*jobs.Regression, *jobs.Suite) {
+func newSuite(t *testing.T, st *store.Store) (*regression.Service, *regression.Suite) {
 	t.Helper()
-	g := &jobs.Regression{Repo: st, Queue: nopQueue{}}
+	g := &regression.Service{Repo: st, Queue: nopQueue{}}
 	s, err := g.CreateSuite(context.Background(), "", []byte(`{"name": "site",
 		"targets": [{"url": "https://example.com/", "name": "home"}],
 		"schedule": {"cron": "* * * * *"},
@@ -29,7 +28,7 @@ func newSuite(t *testing.T, st *store.Store) (*jobs.Regression, *jobs.Suite) {
 
 // finishCapture completes the run's only job with one screenshot and records
 // a comparison of the given status for it.
-func finishCapture(t *testing.T, st *store.Store, r *jobs.Run, status string) (finished bool, art *jobs.Artifact) {
+func finishCapture(t *testing.T, st *store.Store, r *regression.Run, status string) (finished bool, art *jobs.Artifact) {
 	t.Helper()
 	ctx := context.Background()
 	js, _, err := st.ListJobs(ctx, r.BatchID, "", 10, "")
@@ -46,12 +45,12 @@ func finishCapture(t *testing.T, st *store.Store, r *jobs.Run, status string) (f
 		t.Fatalf("complete job: %v, %v", ok, err)
 	}
 	_, key, err := st.CaptureOf(ctx, j.ID)
-	if err != nil || key != (jobs.CaptureKey{Target: "home", Viewport: "1280x720"}) {
+	if err != nil || key != (regression.CaptureKey{Target: "home", Viewport: "1280x720"}) {
 		t.Fatalf("CaptureOf: %+v, %v", key, err)
 	}
-	c := &jobs.Comparison{ID: newTestID(t), Target: key.Target, Viewport: key.Viewport, Segment: 1, Status: status,
+	c := &regression.Comparison{ID: newTestID(t), Target: key.Target, Viewport: key.Viewport, Segment: 1, Status: status,
 		CurrentArtifact: art}
-	finished, err = st.RecordComparisons(ctx, r.ID, j.ID, []*jobs.Comparison{c}, nil)
+	finished, err = st.RecordComparisons(ctx, r.ID, j.ID, []*regression.Comparison{c}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,15 +71,15 @@ func TestSuiteRunsAndBaselines(t *testing.T) {
 	g, s := newSuite(t, st)
 
 	now := time.Date(2026, 11, 30, 8, 7, 31, 0, time.UTC)
-	runner := &jobs.SuiteRunner{Regression: g, Now: func() time.Time { return now }}
-	payload, _ := json.Marshal(jobs.SuiteRunPayload{SuiteID: s.ID})
+	runner := &regression.SuiteRunner{Regression: g, Now: func() time.Time { return now }}
+	payload := jobs.SuiteRunPayload{SuiteID: s.ID}
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	for i := range errs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = runner.ProcessTask(ctx, asynq.NewTask(jobs.KindSuiteRun, payload))
+			errs[i] = runner.Run(ctx, payload)
 		}()
 	}
 	wg.Wait()
@@ -94,8 +93,8 @@ func TestSuiteRunsAndBaselines(t *testing.T) {
 		t.Fatalf("runs after 4 deliveries of one activation: %d, %v", len(runs), err)
 	}
 	r1 := runs[0]
-	if r1.Trigger != jobs.TriggerSchedule || r1.ScheduledFor == nil || !r1.ScheduledFor.Equal(now.Truncate(time.Minute)) ||
-		r1.Status != jobs.RunRunning || r1.Counts.Pending != 1 {
+	if r1.Trigger != regression.TriggerSchedule || r1.ScheduledFor == nil || !r1.ScheduledFor.Equal(now.Truncate(time.Minute)) ||
+		r1.Status != regression.RunRunning || r1.Counts.Pending != 1 {
 		t.Fatalf("scheduled run %+v", r1)
 	}
 	batches, _, _ := st.ListBatches(ctx, jobs.AnyOwner, "", 10, "")
@@ -103,34 +102,34 @@ func TestSuiteRunsAndBaselines(t *testing.T) {
 		t.Fatalf("%d batches, want 1 (the losing schedulers' batches rolled back)", len(batches))
 	}
 
-	finished, art1 := finishCapture(t, st, r1, jobs.CompareNew)
+	finished, art1 := finishCapture(t, st, r1, regression.CompareNew)
 	if !finished {
 		t.Fatal("the last comparison did not finish the run")
 	}
 	got, err := st.GetRun(ctx, r1.ID)
-	if err != nil || got.Status != jobs.RunNeedsReview || got.FinishedAt == nil || got.Counts.New != 1 || got.Counts.Pending != 0 {
+	if err != nil || got.Status != regression.RunNeedsReview || got.FinishedAt == nil || got.Counts.New != 1 || got.Counts.Pending != 0 {
 		t.Fatalf("finished run %+v, %v", got, err)
 	}
 	ds, err := st.ListWebhookDeliveries(ctx, r1.BatchID)
-	if err != nil || len(ds) != 1 || ds[0].Event != jobs.EventRunCompleted {
+	if err != nil || len(ds) != 1 || ds[0].Event != regression.EventRunCompleted {
 		t.Fatalf("deliveries %+v, %v; want one run.completed", ds, err)
 	}
 
-	approved, err := st.Approve(ctx, r1.ID, jobs.Approval{All: true}, "anonymous")
-	if err != nil || approved.Status != jobs.RunApproved || approved.Comparisons[0].ApprovedAt == nil {
+	approved, err := st.Approve(ctx, r1.ID, regression.Approval{All: true}, "anonymous")
+	if err != nil || approved.Status != regression.RunApproved || approved.Comparisons[0].ApprovedAt == nil {
 		t.Fatalf("approve: %+v, %v", approved, err)
 	}
 
 	// A manual run, approved too: version 2 is active.
-	r2, err := g.StartRun(ctx, s, jobs.TriggerManual, nil)
+	r2, err := g.StartRun(ctx, s, regression.TriggerManual, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	finishCapture(t, st, r2, jobs.CompareFailed)
-	if _, err := st.Approve(ctx, r2.ID, jobs.Approval{Targets: []string{"home"}}, "key:abc"); err != nil {
+	finishCapture(t, st, r2, regression.CompareFailed)
+	if _, err := st.Approve(ctx, r2.ID, regression.Approval{Targets: []string{"home"}}, "key:abc"); err != nil {
 		t.Fatal(err)
 	}
-	active, err := st.ActiveBaselines(ctx, s.ID, jobs.CaptureKey{Target: "home", Viewport: "1280x720"})
+	active, err := st.ActiveBaselines(ctx, s.ID, regression.CaptureKey{Target: "home", Viewport: "1280x720"})
 	if err != nil || len(active) != 1 || active[0].Version != 2 || active[0].ApprovedBy != "key:abc" {
 		t.Fatalf("active baselines %+v, %v", active, err)
 	}
@@ -149,7 +148,7 @@ func TestSuiteRunsAndBaselines(t *testing.T) {
 		t.Fatal(err)
 	}
 	now = now.Add(time.Minute)
-	if err := runner.ProcessTask(ctx, asynq.NewTask(jobs.KindSuiteRun, payload)); err != nil {
+	if err := runner.Run(ctx, payload); err != nil {
 		t.Fatal(err)
 	}
 	if runs, _, _ := st.ListRuns(ctx, s.ID, 10, ""); len(runs) != 2 {

@@ -10,9 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/webhook"
 )
-
-var _ jobs.WebhookRepository = (*Store)(nil)
 
 // insertBatchWebhook writes b's webhook, if any, in CreateBatch's transaction.
 func insertBatchWebhook(ctx context.Context, tx pgx.Tx, b *jobs.Batch) error {
@@ -65,18 +64,18 @@ func (s *Store) GetBatchWebhook(ctx context.Context, batchID string) (*jobs.Webh
 const deliveryColumns = `id, batch_id, event, status, attempts, coalesce(last_status, 0), coalesce(last_error, ''),
 	created_at, updated_at, delivered_at`
 
-func scanDelivery(row pgx.Row) (*jobs.WebhookDelivery, error) {
-	var d jobs.WebhookDelivery
+func scanDelivery(row pgx.Row) (*webhook.Delivery, error) {
+	var d webhook.Delivery
 	err := row.Scan(&d.ID, &d.BatchID, &d.Event, &d.Status, &d.Attempts, &d.LastStatus, &d.LastError,
 		&d.CreatedAt, &d.UpdatedAt, &d.DeliveredAt)
 	return &d, err
 }
 
-func collectDeliveries(rows pgx.Rows, err error) ([]*jobs.WebhookDelivery, error) {
+func collectDeliveries(rows pgx.Rows, err error) ([]*webhook.Delivery, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list webhook deliveries: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.WebhookDelivery, error) { return scanDelivery(r) })
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*webhook.Delivery, error) { return scanDelivery(r) })
 	if err != nil {
 		return nil, fmt.Errorf("list webhook deliveries: %w", err)
 	}
@@ -84,7 +83,7 @@ func collectDeliveries(rows pgx.Rows, err error) ([]*jobs.WebhookDelivery, error
 }
 
 // GetWebhookDelivery implements jobs.WebhookRepository.
-func (s *Store) GetWebhookDelivery(ctx context.Context, id string) (*jobs.WebhookDelivery, error) {
+func (s *Store) GetWebhookDelivery(ctx context.Context, id string) (*webhook.Delivery, error) {
 	d, err := scanDelivery(s.pool.QueryRow(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, jobs.ErrNotFound
@@ -96,21 +95,21 @@ func (s *Store) GetWebhookDelivery(ctx context.Context, id string) (*jobs.Webhoo
 }
 
 // ListWebhookDeliveries implements jobs.WebhookRepository.
-func (s *Store) ListWebhookDeliveries(ctx context.Context, batchID string) ([]*jobs.WebhookDelivery, error) {
+func (s *Store) ListWebhookDeliveries(ctx context.Context, batchID string) ([]*webhook.Delivery, error) {
 	return collectDeliveries(s.pool.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries
 		WHERE batch_id = $1 ORDER BY created_at, id`, batchID))
 }
 
 // PendingWebhookDeliveries implements jobs.WebhookRepository.
-func (s *Store) PendingWebhookDeliveries(ctx context.Context, before time.Time, limit int) ([]*jobs.WebhookDelivery, error) {
+func (s *Store) PendingWebhookDeliveries(ctx context.Context, before time.Time, limit int) ([]*webhook.Delivery, error) {
 	return collectDeliveries(s.pool.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries
 		WHERE status = 'pending' AND updated_at < $1 ORDER BY updated_at LIMIT $2`, before, limit))
 }
 
 // RecordWebhookAttempt implements jobs.WebhookRepository.
-func (s *Store) RecordWebhookAttempt(ctx context.Context, id string, a jobs.WebhookAttempt) (bool, error) {
+func (s *Store) RecordWebhookAttempt(ctx context.Context, id string, a webhook.Attempt) (bool, error) {
 	switch a.Status {
-	case jobs.DeliveryPending, jobs.DeliveryDelivered, jobs.DeliveryFailed:
+	case webhook.DeliveryPending, webhook.DeliveryDelivered, webhook.DeliveryFailed:
 	default:
 		return false, fmt.Errorf("record webhook attempt %s: unknown status %q", id, a.Status)
 	}

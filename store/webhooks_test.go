@@ -10,6 +10,7 @@ import (
 
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/store"
+	"github.com/snapq/snapq/webhook"
 )
 
 const testWebhookSecret = "0123456789abcdef-secret"
@@ -45,7 +46,7 @@ func succeed(t *testing.T, st *store.Store, jobID string) {
 	}
 }
 
-func deliveries(t *testing.T, st *store.Store, batchID string) []*jobs.WebhookDelivery {
+func deliveries(t *testing.T, st *store.Store, batchID string) []*webhook.Delivery {
 	t.Helper()
 	ds, err := st.ListWebhookDeliveries(context.Background(), batchID)
 	if err != nil {
@@ -69,7 +70,7 @@ func TestWebhookDeliveryCreatedOnce(t *testing.T) {
 	}
 	succeed(t, st, js[1].ID)
 	ds := deliveries(t, st, b.ID)
-	if len(ds) != 1 || ds[0].Event != jobs.EventBatchCompleted || ds[0].Status != jobs.DeliveryPending ||
+	if len(ds) != 1 || ds[0].Event != jobs.EventBatchCompleted || ds[0].Status != webhook.DeliveryPending ||
 		ds[0].Attempts != 0 || ds[0].LastStatus != 0 || ds[0].DeliveredAt != nil {
 		t.Fatalf("deliveries after completion = %+v", ds)
 	}
@@ -121,7 +122,7 @@ func TestWebhookCancelCreatesDelivery(t *testing.T) {
 	if _, err := st.CancelBatch(context.Background(), b.ID); err != nil {
 		t.Fatal(err)
 	}
-	if ds := deliveries(t, st, b.ID); len(ds) != 1 || ds[0].Status != jobs.DeliveryPending {
+	if ds := deliveries(t, st, b.ID); len(ds) != 1 || ds[0].Status != webhook.DeliveryPending {
 		t.Fatalf("after cancel: %+v, want one pending delivery", ds)
 	}
 }
@@ -133,31 +134,31 @@ func TestWebhookAttemptRecording(t *testing.T) {
 	succeed(t, st, js[0].ID)
 	id := deliveries(t, st, b.ID)[0].ID
 
-	ok, err := st.RecordWebhookAttempt(ctx, id, jobs.WebhookAttempt{Status: jobs.DeliveryPending, HTTPStatus: 500, Error: "receiver answered HTTP 500"})
+	ok, err := st.RecordWebhookAttempt(ctx, id, webhook.Attempt{Status: webhook.DeliveryPending, HTTPStatus: 500, Error: "receiver answered HTTP 500"})
 	if err != nil || !ok {
 		t.Fatalf("record failed attempt = %v, %v", ok, err)
 	}
 	d, err := st.GetWebhookDelivery(ctx, id)
-	if err != nil || d.Status != jobs.DeliveryPending || d.Attempts != 1 || d.LastStatus != 500 ||
+	if err != nil || d.Status != webhook.DeliveryPending || d.Attempts != 1 || d.LastStatus != 500 ||
 		d.LastError != "receiver answered HTTP 500" || d.DeliveredAt != nil {
 		t.Fatalf("after a failed attempt: %+v, %v", d, err)
 	}
-	ok, err = st.RecordWebhookAttempt(ctx, id, jobs.WebhookAttempt{Status: jobs.DeliveryDelivered, HTTPStatus: 204})
+	ok, err = st.RecordWebhookAttempt(ctx, id, webhook.Attempt{Status: webhook.DeliveryDelivered, HTTPStatus: 204})
 	if err != nil || !ok {
 		t.Fatalf("record success = %v, %v", ok, err)
 	}
 	d, _ = st.GetWebhookDelivery(ctx, id)
-	if d.Status != jobs.DeliveryDelivered || d.Attempts != 2 || d.LastStatus != 204 || d.LastError != "" || d.DeliveredAt == nil {
+	if d.Status != webhook.DeliveryDelivered || d.Attempts != 2 || d.LastStatus != 204 || d.LastError != "" || d.DeliveredAt == nil {
 		t.Fatalf("after delivery: %+v", d)
 	}
 	// A final delivery is not touched again.
-	if ok, err := st.RecordWebhookAttempt(ctx, id, jobs.WebhookAttempt{Status: jobs.DeliveryFailed, Error: "late"}); err != nil || ok {
+	if ok, err := st.RecordWebhookAttempt(ctx, id, webhook.Attempt{Status: webhook.DeliveryFailed, Error: "late"}); err != nil || ok {
 		t.Fatalf("record on a delivered delivery = %v, %v; want false", ok, err)
 	}
 	if ok, err := st.FailWebhookDelivery(ctx, id, "late"); err != nil || ok {
 		t.Fatalf("fail a delivered delivery = %v, %v; want false", ok, err)
 	}
-	if _, err := st.RecordWebhookAttempt(ctx, id, jobs.WebhookAttempt{Status: "lost"}); err == nil {
+	if _, err := st.RecordWebhookAttempt(ctx, id, webhook.Attempt{Status: "lost"}); err == nil {
 		t.Fatal("unknown status accepted")
 	}
 	if _, err := st.GetWebhookDelivery(ctx, "0190a0a0-0000-7000-8000-0000000000ff"); !errors.Is(err, jobs.ErrNotFound) {
@@ -216,7 +217,8 @@ func TestWebhookReconcile(t *testing.T) {
 	succeed(t, st, js[0].ID)
 	id := deliveries(t, st, b.ID)[0].ID
 	q := &webhookQueue{}
-	rec := &jobs.Reconciler{Repo: st, Queue: nopQueue{}, Webhooks: q, Grace: time.Nanosecond}
+	rec := &jobs.Reconciler{Repo: st, Queue: nopQueue{}, Grace: time.Nanosecond,
+		Steps: []jobs.ReconcileStep{webhook.ReconcileStep(st, q, time.Nanosecond)}}
 	time.Sleep(5 * time.Millisecond)
 	if n, err := rec.Once(ctx); err != nil || n != 1 || len(q.enqueued) != 1 || q.enqueued[0] != id {
 		t.Fatalf("reconcile = %d, %v, enqueued %v; want the pending delivery enqueued", n, err, q.enqueued)
@@ -232,7 +234,7 @@ func TestWebhookReconcile(t *testing.T) {
 		t.Fatalf("reconcile archived = %d, %v", n, err)
 	}
 	d, _ := st.GetWebhookDelivery(ctx, id)
-	if d.Status != jobs.DeliveryFailed || d.LastError != "the queue gave up on the delivery: boom" || d.Attempts != 0 {
+	if d.Status != webhook.DeliveryFailed || d.LastError != "the queue gave up on the delivery: boom" || d.Attempts != 0 {
 		t.Fatalf("after archived task: %+v", d)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/regression"
 )
 
 // MetricsPath is where the Prometheus metrics are served.
@@ -183,7 +184,7 @@ var (
 // vanishing.
 var (
 	jobStatuses = []string{jobs.StatusQueued, jobs.StatusRunning, jobs.StatusSucceeded, jobs.StatusFailed, jobs.StatusCanceled}
-	runStatuses = []string{jobs.RunRunning, jobs.RunPassed, jobs.RunFailed, jobs.RunNeedsReview, jobs.RunError, jobs.RunApproved}
+	runStatuses = []string{regression.RunRunning, regression.RunPassed, regression.RunFailed, regression.RunNeedsReview, regression.RunError, regression.RunApproved}
 	queueNames  = []string{jobs.QueueCapture, jobs.QueueRegression, jobs.QueueWebhooks}
 )
 

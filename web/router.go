@@ -14,12 +14,43 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/regression"
+	"github.com/snapq/snapq/webhook"
 )
 
 // Presigner turns an object key into a time-limited download URL.
 // artifacts.Store implements it.
 type Presigner interface {
 	PresignGet(ctx context.Context, key, filename string) (string, error)
+}
+
+// BatchReader is what the API reads of batches, jobs and artifacts.
+type BatchReader interface {
+	GetBatch(ctx context.Context, id string) (*jobs.Batch, error)
+	// ListBatches returns batches newest first; cursor is the last id seen.
+	// owner filters by API key id; jobs.AnyOwner lists every batch.
+	ListBatches(ctx context.Context, owner, status string, limit int, cursor string) ([]*jobs.Batch, string, error)
+	// ListJobs returns a batch's jobs in submission order, after cursor.
+	ListJobs(ctx context.Context, batchID, status string, limit int, cursor string) ([]*jobs.Job, string, error)
+	GetJob(ctx context.Context, id string) (*jobs.Job, error)
+	ListArtifacts(ctx context.Context, jobID string) ([]*jobs.Artifact, error)
+	// FirstScreenshots returns each listed job's first screenshot (its preview), by job id.
+	FirstScreenshots(ctx context.Context, jobIDs []string) (map[string]*jobs.Artifact, error)
+	GetArtifact(ctx context.Context, id string) (*jobs.Artifact, error)
+}
+
+// WebhookReader is what the API reads of a batch's webhook and deliveries.
+type WebhookReader interface {
+	webhook.Deliveries
+	// GetBatchWebhook returns the batch's webhook, or jobs.ErrNotFound when it has none.
+	GetBatchWebhook(ctx context.Context, batchID string) (*jobs.Webhook, error)
+}
+
+// Repository is everything the API reads; store.Store implements it.
+type Repository interface {
+	BatchReader
+	WebhookReader
+	regression.Reader
 }
 
 // Check is one readiness probe (Postgres, Redis, object storage).
@@ -46,8 +77,8 @@ type Config struct {
 type Server struct {
 	Service *jobs.Service
 	// Regression serves suites and runs (suites.go).
-	Regression *jobs.Regression
-	Repo       jobs.Repository
+	Regression *regression.Service
+	Repo       Repository
 	Presigner  Presigner
 	Keys       jobs.KeyStore
 	Limiter    RateLimiter // nil: no rate limit

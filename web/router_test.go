@@ -12,10 +12,16 @@ import (
 	"github.com/snapq/snapq/jobs"
 )
 
+// storeAPI is what the api's store is to the Server and its jobs.Service.
+type storeAPI interface {
+	Repository
+	jobs.BatchStore
+}
+
 // fakeRepo records CreateBatch calls; other methods are not used by these
 // tests (the embedded nil interface panics if they are).
 type fakeRepo struct {
-	jobs.Repository
+	storeAPI
 	created int
 }
 

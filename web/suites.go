@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/regression"
 )
 
 // Visual regression endpoints: suites, runs, approval, baselines.
@@ -44,7 +45,7 @@ func (s *Server) jsonBody(c *gin.Context, what string) ([]byte, bool) {
 }
 
 // suite loads a suite the caller may see; otherwise it answers 404.
-func (s *Server) suite(c *gin.Context, id string) (*jobs.Suite, bool) {
+func (s *Server) suite(c *gin.Context, id string) (*regression.Suite, bool) {
 	su, err := s.Repo.GetSuite(c.Request.Context(), id)
 	if err == nil && s.Config.Auth && su.OwnerKeyID != owner(c) {
 		err = jobs.ErrNotFound
@@ -57,7 +58,7 @@ func (s *Server) suite(c *gin.Context, id string) (*jobs.Suite, bool) {
 }
 
 // run loads a run whose suite the caller may see.
-func (s *Server) run(c *gin.Context, id string) (*jobs.Run, bool) {
+func (s *Server) run(c *gin.Context, id string) (*regression.Run, bool) {
 	r, err := s.Repo.GetRun(c.Request.Context(), id)
 	if err != nil {
 		writeError(c, fmt.Errorf("run %s: %w", id, err))
@@ -155,7 +156,7 @@ func (s *Server) startRun(c *gin.Context) {
 	if !ok {
 		return
 	}
-	r, err := s.Regression.StartRun(c.Request.Context(), su, jobs.TriggerManual, nil)
+	r, err := s.Regression.StartRun(c.Request.Context(), su, regression.TriggerManual, nil)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -226,8 +227,8 @@ func (s *Server) approveRun(c *gin.Context) {
 
 // parseApproval accepts exactly one of {"all": true}, {"targets": [...]},
 // {"comparisons": [...]}.
-func parseApproval(body []byte) (jobs.Approval, error) {
-	var a jobs.Approval
+func parseApproval(body []byte) (regression.Approval, error) {
+	var a regression.Approval
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&a); err != nil {
@@ -312,7 +313,7 @@ func (s *Server) restoreBaseline(c *gin.Context) {
 	c.JSON(http.StatusOK, baselineJSON(nb, s.baseURL(c)))
 }
 
-func suiteJSON(su *jobs.Suite) gin.H {
+func suiteJSON(su *regression.Suite) gin.H {
 	var webhook any
 	if su.Webhook != nil {
 		webhook = gin.H{"url": su.Webhook.URL}
@@ -327,7 +328,7 @@ func suiteJSON(su *jobs.Suite) gin.H {
 		"created_at": su.CreatedAt, "updated_at": su.UpdatedAt, "last_run": last}
 }
 
-func runJSON(r *jobs.Run, base string) gin.H {
+func runJSON(r *regression.Run, base string) gin.H {
 	out := gin.H{"id": r.ID, "suite_id": r.SuiteID, "batch_id": r.BatchID, "trigger": r.Trigger,
 		"scheduled_for": r.ScheduledFor, "status": r.Status, "counts": r.Counts,
 		"created_at": r.CreatedAt, "finished_at": r.FinishedAt}
@@ -352,7 +353,7 @@ func imageRef(a *jobs.Artifact, base string) any {
 	return gin.H{"artifact_id": a.ID, "url": base + "/v1/artifacts/" + a.ID, "width": a.Width, "height": a.Height}
 }
 
-func baselineJSON(b *jobs.Baseline, base string) gin.H {
+func baselineJSON(b *regression.Baseline, base string) gin.H {
 	var artID, url any
 	if b.Artifact != nil {
 		artID, url = b.Artifact.ID, base+"/v1/artifacts/"+b.Artifact.ID

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/webhook"
 )
 
 const (
@@ -25,7 +26,7 @@ const (
 )
 
 type webhookRepo struct {
-	jobs.Repository
+	storeAPI
 }
 
 func (webhookRepo) GetBatch(_ context.Context, id string) (*jobs.Batch, error) {
@@ -42,12 +43,12 @@ func (webhookRepo) GetBatchWebhook(_ context.Context, id string) (*jobs.Webhook,
 	return &jobs.Webhook{URL: hookURL, Secret: hookSecret}, nil
 }
 
-func (webhookRepo) ListWebhookDeliveries(_ context.Context, id string) ([]*jobs.WebhookDelivery, error) {
+func (webhookRepo) ListWebhookDeliveries(_ context.Context, id string) ([]*webhook.Delivery, error) {
 	if id != hookBatch {
 		return nil, nil
 	}
 	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	return []*jobs.WebhookDelivery{{ID: deliveryID, BatchID: id, Event: jobs.EventBatchCompleted, Status: jobs.DeliveryPending,
+	return []*webhook.Delivery{{ID: deliveryID, BatchID: id, Event: jobs.EventBatchCompleted, Status: webhook.DeliveryPending,
 		Attempts: 1, LastError: "send: connection refused", CreatedAt: at, UpdatedAt: at}}, nil
 }
 

@@ -25,8 +25,10 @@ import (
 	"github.com/snapq/snapq/cmd/internal/env"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/ratelimit"
+	"github.com/snapq/snapq/regression"
 	"github.com/snapq/snapq/store"
 	"github.com/snapq/snapq/web"
+	"github.com/snapq/snapq/webhook"
 )
 
 func main() {
@@ -98,7 +100,7 @@ func serve(ctx context.Context) error {
 	redisOpt := env.Redis(&r)
 	s3cfg := env.S3(&r)
 	maxRetry := r.Int("SNAPQ_MAX_RETRY", 3)
-	webhookMaxRetry := r.Int("SNAPQ_WEBHOOK_MAX_RETRY", jobs.DefaultWebhookMaxRetry) // for deliveries the reconciler enqueues
+	webhookMaxRetry := r.Int("SNAPQ_WEBHOOK_MAX_RETRY", webhook.DefaultMaxRetry) // for deliveries the reconciler enqueues
 	reconcileEvery := r.Duration("SNAPQ_RECONCILE_INTERVAL", time.Minute)
 	reconcileGrace := r.Duration("SNAPQ_RECONCILE_GRACE", 30*time.Second)
 	scheduleSync := r.Duration("SNAPQ_SCHEDULE_SYNC", 30*time.Second)
@@ -169,7 +171,7 @@ func serve(ctx context.Context) error {
 
 	srv := &web.Server{
 		Service:    &jobs.Service{Repo: st, Queue: queue, Logger: log, MaxTargets: maxTargets, MaxInFlight: maxInFlight},
-		Regression: &jobs.Regression{Repo: st, Queue: queue, Logger: log},
+		Regression: &regression.Service{Repo: st, Queue: queue, Logger: log},
 		Repo:       st,
 		Keys:       st,
 		Limiter:    ratelimit.New(rdb, rate, burst),
@@ -184,7 +186,10 @@ func serve(ctx context.Context) error {
 			{Name: "s3", Ping: objects.Ping},
 		},
 	}
-	rec := &jobs.Reconciler{Repo: st, Queue: queue, Webhooks: queue, Compares: queue, Logger: log, Grace: reconcileGrace}
+	rec := &jobs.Reconciler{Repo: st, Queue: queue, Logger: log, Grace: reconcileGrace, Steps: []jobs.ReconcileStep{
+		webhook.ReconcileStep(st, queue, reconcileGrace),
+		regression.ReconcileStep(st, queue),
+	}}
 	recCtx, stopRec := context.WithCancel(ctx)
 	defer stopRec()
 	go rec.Run(recCtx, reconcileEvery)
@@ -193,7 +198,7 @@ func serve(ctx context.Context) error {
 	// need no restart; replicas dedupe activations (jobs/schedule.go).
 	sched, err := asynq.NewPeriodicTaskManager(asynq.PeriodicTaskManagerOpts{
 		RedisConnOpt:               redisOpt,
-		PeriodicTaskConfigProvider: &jobs.ScheduleProvider{Repo: st},
+		PeriodicTaskConfigProvider: &regression.ScheduleProvider{Repo: st},
 		SyncInterval:               scheduleSync,
 		SchedulerOpts:              &asynq.SchedulerOpts{Logger: env.AsynqLogger{L: log}, LogLevel: asynq.WarnLevel},
 	})

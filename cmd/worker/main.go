@@ -19,7 +19,9 @@ import (
 	"github.com/snapq/snapq/cmd/internal/env"
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/regression"
 	"github.com/snapq/snapq/store"
+	"github.com/snapq/snapq/webhook"
 )
 
 func main() {
@@ -44,7 +46,7 @@ func run(ctx context.Context) error {
 	shutdownTimeout := r.Duration("SNAPQ_SHUTDOWN_TIMEOUT", 30*time.Second)
 	retryBase := r.Duration("SNAPQ_RETRY_BASE_DELAY", 10*time.Second)
 	maxRetry := r.Int("SNAPQ_MAX_RETRY", 3) // for the capture jobs of scheduled runs
-	wcfg := jobs.DefaultWebhookConfig()
+	wcfg := webhook.DefaultConfig()
 	wcfg.MaxRetry = r.Int("SNAPQ_WEBHOOK_MAX_RETRY", wcfg.MaxRetry)
 	wcfg.Timeout = r.Duration("SNAPQ_WEBHOOK_TIMEOUT", wcfg.Timeout)
 	ccfg := capture.DefaultConfig()
@@ -103,26 +105,31 @@ func run(ctx context.Context) error {
 	// capture's comparison, at once; scheduled runs enqueue their capture jobs.
 	queue := jobs.NewAsynqQueue(redisOpt, jobs.QueueConfig{MaxRetry: maxRetry, WebhookMaxRetry: wcfg.MaxRetry})
 	defer queue.Close()
-	h := &jobs.Handler{Repo: st, Renderer: browser, Store: objects, Logger: log, Webhooks: queue, Compares: queue}
-	cmp := &jobs.Comparer{Repo: st, Store: objects, Logger: log.With("component", "regression"), Webhooks: queue}
-	runner := &jobs.SuiteRunner{Regression: &jobs.Regression{Repo: st, Queue: queue, Logger: log.With("component", "regression")}}
+	announce := &webhook.Announcer{Repo: st, Queue: queue, Logger: log.With("component", "webhooks")}
+	regLog := log.With("component", "regression")
+	h := &jobs.Handler{Repo: st, Renderer: browser, Store: objects, Logger: log,
+		AfterFinal: []func(context.Context, *jobs.Job){announce.AfterFinal, regression.CompareWhenFinal(st, queue, regLog)}}
+	cmp := &regression.Comparer{Repo: st, Store: objects, Logger: regLog,
+		RunFinished: []func(context.Context, *regression.Run){func(ctx context.Context, r *regression.Run) { announce.Batch(ctx, r.BatchID) }}}
+	runner := &regression.SuiteRunner{Regression: &regression.Service{Repo: st, Queue: queue, Logger: regLog}}
 	// Webhook deliveries go through the same egress guard as Chromium.
-	wh := &jobs.WebhookHandler{Repo: st, Client: guard.HTTPClient(wcfg.Timeout), Timeout: wcfg.Timeout,
-		Logger: log.With("component", "webhooks")}
+	wh := &webhook.Handler{Repo: st, Client: guard.HTTPClient(wcfg.Timeout), Timeout: wcfg.Timeout,
+		Logger: log.With("component", "webhooks"),
+		Events: map[string]webhook.EventData{regression.EventRunCompleted: regression.RunCompletedEvent(st)}}
 	srv := asynq.NewServer(redisOpt, asynq.Config{
 		Concurrency:     inflight,
-		Queues:          map[string]int{jobs.QueueCapture: 6, jobs.QueueRegression: 3, jobs.QueueWebhooks: 1},
-		RetryDelayFunc:  jobs.TaskRetryDelay(retryBase),
+		Queues:          jobs.QueueWeights,
+		RetryDelayFunc:  jobs.RetryDelay(retryBase),
 		ShutdownTimeout: shutdownTimeout,
 		Logger:          env.AsynqLogger{L: log},
 		LogLevel:        asynq.WarnLevel,
 	})
 	metrics := newWorkerMetrics() // counted always, served only with SNAPQ_METRICS_ADDR
 	mux := asynq.NewServeMux()
-	mux.Handle(jobs.KindCapture, metrics.captures(asynq.HandlerFunc(h.ProcessTask)))
-	mux.HandleFunc(jobs.KindWebhook, wh.ProcessTask)
-	mux.Handle(jobs.KindCompare, metrics.comparisons(asynq.HandlerFunc(cmp.ProcessTask)))
-	mux.HandleFunc(jobs.KindSuiteRun, runner.ProcessTask)
+	jobs.Register(mux, h.Capture, metrics.captures)
+	jobs.Register(mux, wh.Run)
+	jobs.Register(mux, cmp.Run, metrics.comparisons)
+	jobs.Register(mux, runner.Run)
 	var metricsLn net.Listener
 	if addr := r.String("SNAPQ_METRICS_ADDR", ""); addr != "" {
 		if metricsLn, err = net.Listen("tcp", addr); err != nil {

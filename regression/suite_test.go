@@ -1,4 +1,4 @@
-package jobs
+package regression
 
 import (
 	"errors"
@@ -6,11 +6,13 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/snapq/snapq/jobs"
 )
 
 func fieldsOf(t *testing.T, err error) []string {
 	t.Helper()
-	var ve *ValidationError
+	var ve *jobs.ValidationError
 	if !errors.As(err, &ve) {
 		t.Fatalf("error %v, want a ValidationError", err)
 	}

@@ -1,11 +1,8 @@
-package jobs
+package regression
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
+	"context"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -15,6 +12,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/snapq/snapq/capture"
+	"github.com/snapq/snapq/jobs"
 )
 
 // Visual regression: a suite names pages to watch; a run captures them (a
@@ -70,7 +68,7 @@ type Suite struct {
 	Spec       SuiteSpec
 	Schedule   *Schedule
 	Enabled    bool
-	Webhook    *Webhook
+	Webhook    *jobs.Webhook
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
 	LastRun    *Run // newest run, without comparisons; nil before the first
@@ -79,19 +77,19 @@ type Suite struct {
 // SuiteSpec is what a run captures and how it compares; it is stored as JSON
 // and copied into every run.
 type SuiteSpec struct {
-	Targets        []SuiteTarget `json:"targets"`
-	Options        *OptionsInput `json:"options,omitempty"`
-	Threshold      float64       `json:"threshold"`
-	PixelThreshold float64       `json:"pixel_threshold"`
-	Ignore         Ignore        `json:"ignore"`
+	Targets        []SuiteTarget      `json:"targets"`
+	Options        *jobs.OptionsInput `json:"options,omitempty"`
+	Threshold      float64            `json:"threshold"`
+	PixelThreshold float64            `json:"pixel_threshold"`
+	Ignore         Ignore             `json:"ignore"`
 }
 
 // SuiteTarget is one page of a suite.
 type SuiteTarget struct {
-	URL       string         `json:"url"`
-	Name      string         `json:"name"`
-	Options   *OptionsInput  `json:"options,omitempty"`
-	Viewports []ViewportSize `json:"viewports,omitempty"`
+	URL       string             `json:"url"`
+	Name      string             `json:"name"`
+	Options   *jobs.OptionsInput `json:"options,omitempty"`
+	Viewports []ViewportSize     `json:"viewports,omitempty"`
 }
 
 // ViewportSize is one window size a target is captured at.
@@ -155,15 +153,15 @@ func (s Schedule) LastActivation(now time.Time) (time.Time, error) {
 
 // SuiteInput is the wire form of a suite (POST, and the merged document of a PATCH).
 type SuiteInput struct {
-	Name           string         `json:"name"`
-	Targets        []SuiteTarget  `json:"targets"` // as given; validate fills in names
-	Options        *OptionsInput  `json:"options,omitempty"`
-	Schedule       *ScheduleInput `json:"schedule,omitempty"`
-	Threshold      *float64       `json:"threshold,omitempty"`
-	PixelThreshold *float64       `json:"pixel_threshold,omitempty"`
-	Ignore         *IgnoreInput   `json:"ignore,omitempty"`
-	Enabled        *bool          `json:"enabled,omitempty"`
-	Webhook        *WebhookInput  `json:"webhook,omitempty"`
+	Name           string             `json:"name"`
+	Targets        []SuiteTarget      `json:"targets"` // as given; validate fills in names
+	Options        *jobs.OptionsInput `json:"options,omitempty"`
+	Schedule       *ScheduleInput     `json:"schedule,omitempty"`
+	Threshold      *float64           `json:"threshold,omitempty"`
+	PixelThreshold *float64           `json:"pixel_threshold,omitempty"`
+	Ignore         *IgnoreInput       `json:"ignore,omitempty"`
+	Enabled        *bool              `json:"enabled,omitempty"`
+	Webhook        *jobs.WebhookInput `json:"webhook,omitempty"`
 }
 
 // ScheduleInput is the wire form of Schedule; the time zone defaults to UTC.
@@ -178,123 +176,87 @@ type IgnoreInput struct {
 	Rects     []Rect   `json:"rects"`
 }
 
-var suiteSchema = schema{
-	"name": nil, "targets": nil, "options": optionsSchema, "schedule": {"cron": nil, "timezone": nil},
-	"threshold": nil, "pixel_threshold": nil, "ignore": {"selectors": nil, "rects": nil}, "enabled": nil,
-	"webhook": webhookSchema,
-}
-
-var suiteTargetSchema = schema{"url": nil, "name": nil, "options": optionsSchema, "viewports": nil}
-
 // ParseSuite decodes and validates a suite document. Like batches, any
 // problem rejects the whole document with every bad field named.
 func ParseSuite(body []byte) (*Suite, error) {
-	root, err := decodeObject(body)
-	if err != nil {
-		return nil, err
-	}
-	var errs []FieldError
-	if _, ok := root["webhook_url"]; ok {
-		delete(root, "webhook_url")
-		errs = append(errs, FieldError{Code: "unknown_field", Field: "webhook_url",
-			Message: `give the suite's webhook as "webhook": {"url": "…", "secret": "…"}: deliveries are signed like batch webhooks`})
-	}
-	checkKeys(root, suiteSchema, "", &errs)
-	if ts, ok := root["targets"].([]any); ok {
-		for i, t := range ts {
-			if m, ok := t.(map[string]any); ok {
-				checkKeys(m, suiteTargetSchema, fmt.Sprintf("targets[%d]", i), &errs)
-			}
-		}
-	}
 	var in SuiteInput
-	if !decodeField(body, &in, "", &errs) || len(errs) > 0 {
-		return nil, &ValidationError{Fields: errs}
+	errs, ok := decodeSuite(body, &in)
+	if !ok || len(errs) > 0 {
+		return nil, jobs.ValidationErrors(errs)
 	}
 	s := in.validate(&errs)
-	if len(errs) > 0 {
-		if len(errs) > maxFieldErrors {
-			errs = errs[:maxFieldErrors]
-		}
-		return nil, &ValidationError{Fields: errs}
+	if err := jobs.ValidationErrors(errs); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
 
-// decodeObject decodes a body that must be exactly one JSON object.
-func decodeObject(body []byte) (map[string]any, error) {
-	var generic any
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&generic); err != nil {
-		return nil, invalidJSON(err)
+// decodeSuite decodes a suite document (or a patch of one) strictly; the
+// pre-release webhook_url key gets a message that shows the webhook's form.
+func decodeSuite(body []byte, in *SuiteInput) ([]jobs.FieldError, bool) {
+	errs, ok := jobs.DecodeStrict(body, in, "")
+	for i, e := range errs {
+		if e.Code == "unknown_field" && e.Field == "webhook_url" {
+			errs[i].Message = `give the suite's webhook as "webhook": {"url": "…", "secret": "…"}: deliveries are signed like batch webhooks`
+		}
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, &ValidationError{Fields: []FieldError{{Code: "invalid_json", Field: "",
-			Message: "request body must hold exactly one JSON object"}}}
-	}
-	root, ok := generic.(map[string]any)
-	if !ok {
-		return nil, &ValidationError{Fields: []FieldError{{Code: "invalid_json", Field: "",
-			Message: "request body must be a JSON object"}}}
-	}
-	return root, nil
+	return errs, ok
 }
 
-func (in *SuiteInput) validate(errs *[]FieldError) *Suite {
+func (in *SuiteInput) validate(errs *[]jobs.FieldError) *Suite {
 	s := &Suite{Name: strings.TrimSpace(in.Name), Enabled: in.Enabled == nil || *in.Enabled}
-	if n := utf8.RuneCountInString(s.Name); n == 0 || n > MaxNameLength {
-		*errs = append(*errs, FieldError{Code: "invalid_name", Field: "name",
-			Message: fmt.Sprintf("give the suite a name of 1-%d characters", MaxNameLength)})
+	if n := utf8.RuneCountInString(s.Name); n == 0 || n > jobs.MaxNameLength {
+		*errs = append(*errs, jobs.FieldError{Code: "invalid_name", Field: "name",
+			Message: fmt.Sprintf("give the suite a name of 1-%d characters", jobs.MaxNameLength)})
 	}
 	switch {
 	case len(in.Targets) == 0:
-		*errs = append(*errs, FieldError{Code: "required", Field: "targets", Message: "give at least one target"})
+		*errs = append(*errs, jobs.FieldError{Code: "required", Field: "targets", Message: "give at least one target"})
 	case len(in.Targets) > MaxSuiteTargets:
-		*errs = append(*errs, FieldError{Code: CodeTooManyTargets, Field: "targets",
+		*errs = append(*errs, jobs.FieldError{Code: jobs.CodeTooManyTargets, Field: "targets",
 			Message: fmt.Sprintf("a suite holds at most %d targets, got %d", MaxSuiteTargets, len(in.Targets))})
 		return nil
 	}
-	_, suiteErrs := ResolveOptions(in.Options, "options", nil, "")
+	_, suiteErrs := jobs.ResolveOptions(in.Options, "options", nil, "")
 	*errs = append(*errs, suiteErrs...)
 	s.Spec.Options = in.Options
 	names := map[string]int{}
 	for i, t := range in.Targets {
 		p := fmt.Sprintf("targets[%d]", i)
-		u, err := NormalizeURL(t.URL)
+		u, err := jobs.NormalizeURL(t.URL)
 		if err != nil {
-			*errs = append(*errs, FieldError{Code: "invalid_url", Field: p + ".url", Message: err.Error()})
+			*errs = append(*errs, jobs.FieldError{Code: "invalid_url", Field: p + ".url", Message: err.Error()})
 		}
-		name := SanitizeName(t.Name)
-		if len(t.Name) > MaxNameLength {
-			*errs = append(*errs, FieldError{Code: "invalid_name", Field: p + ".name",
-				Message: fmt.Sprintf("must be at most %d characters", MaxNameLength)})
+		name := jobs.SanitizeName(t.Name)
+		if len(t.Name) > jobs.MaxNameLength {
+			*errs = append(*errs, jobs.FieldError{Code: "invalid_name", Field: p + ".name",
+				Message: fmt.Sprintf("must be at most %d characters", jobs.MaxNameLength)})
 		}
 		if name == "" && err == nil {
-			name = NameFromURL(u)
+			name = jobs.NameFromURL(u)
 		}
 		if j, dup := names[name]; dup && name != "" {
-			*errs = append(*errs, FieldError{Code: "duplicate_name", Field: p + ".name",
+			*errs = append(*errs, jobs.FieldError{Code: "duplicate_name", Field: p + ".name",
 				Message: fmt.Sprintf("targets[%d] already has the name %q; names key the baselines, give each target its own", j, name)})
 		}
 		names[name] = i
 		if len(suiteErrs) == 0 {
-			_, targetErrs := ResolveOptions(in.Options, "options", t.Options, p+".options")
+			_, targetErrs := jobs.ResolveOptions(in.Options, "options", t.Options, p+".options")
 			*errs = append(*errs, targetErrs...)
 		}
 		if len(t.Viewports) > MaxSuiteViewports {
-			*errs = append(*errs, FieldError{Code: "invalid_viewports", Field: p + ".viewports",
+			*errs = append(*errs, jobs.FieldError{Code: "invalid_viewports", Field: p + ".viewports",
 				Message: fmt.Sprintf("at most %d viewports", MaxSuiteViewports)})
 		}
 		for j, v := range t.Viewports {
 			vp := fmt.Sprintf("%s.viewports[%d]", p, j)
-			if v.Width < MinViewportSide || v.Width > MaxViewportSide {
-				*errs = append(*errs, FieldError{Code: "invalid_option", Field: vp + ".width",
-					Message: fmt.Sprintf("must be %d-%d", MinViewportSide, MaxViewportSide)})
+			if v.Width < jobs.MinViewportSide || v.Width > jobs.MaxViewportSide {
+				*errs = append(*errs, jobs.FieldError{Code: "invalid_option", Field: vp + ".width",
+					Message: fmt.Sprintf("must be %d-%d", jobs.MinViewportSide, jobs.MaxViewportSide)})
 			}
-			if v.Height < MinViewportSide || v.Height > MaxViewportSide {
-				*errs = append(*errs, FieldError{Code: "invalid_option", Field: vp + ".height",
-					Message: fmt.Sprintf("must be %d-%d", MinViewportSide, MaxViewportSide)})
+			if v.Height < jobs.MinViewportSide || v.Height > jobs.MaxViewportSide {
+				*errs = append(*errs, jobs.FieldError{Code: "invalid_option", Field: vp + ".height",
+					Message: fmt.Sprintf("must be %d-%d", jobs.MinViewportSide, jobs.MaxViewportSide)})
 			}
 		}
 		s.Spec.Targets = append(s.Spec.Targets, SuiteTarget{URL: u, Name: name, Options: t.Options, Viewports: t.Viewports})
@@ -304,45 +266,45 @@ func (in *SuiteInput) validate(errs *[]FieldError) *Suite {
 	s.Spec.Ignore = validateIgnore(in.Ignore, errs)
 	s.Schedule = validateSchedule(in.Schedule, errs)
 	if in.Webhook != nil {
-		validateWebhook(in.Webhook, errs)
-		s.Webhook = &Webhook{URL: in.Webhook.URL, Secret: in.Webhook.Secret}
+		jobs.ValidateWebhook(in.Webhook, errs)
+		s.Webhook = &jobs.Webhook{URL: in.Webhook.URL, Secret: in.Webhook.Secret}
 	}
 	return s
 }
 
-func ratioField(v *float64, def float64, field string, errs *[]FieldError) float64 {
+func ratioField(v *float64, def float64, field string, errs *[]jobs.FieldError) float64 {
 	if v == nil {
 		return def
 	}
 	if math.IsNaN(*v) || *v < 0 || *v > 1 {
-		*errs = append(*errs, FieldError{Code: "invalid_option", Field: field, Message: "must be between 0 and 1"})
+		*errs = append(*errs, jobs.FieldError{Code: "invalid_option", Field: field, Message: "must be between 0 and 1"})
 		return def
 	}
 	return *v
 }
 
-func validateIgnore(in *IgnoreInput, errs *[]FieldError) Ignore {
+func validateIgnore(in *IgnoreInput, errs *[]jobs.FieldError) Ignore {
 	out := Ignore{Selectors: []string{}, Rects: []Rect{}}
 	if in == nil {
 		return out
 	}
 	if len(in.Selectors) > MaxIgnoreSelectors {
-		*errs = append(*errs, FieldError{Code: "invalid_option", Field: "ignore.selectors",
+		*errs = append(*errs, jobs.FieldError{Code: "invalid_option", Field: "ignore.selectors",
 			Message: fmt.Sprintf("at most %d selectors", MaxIgnoreSelectors)})
 	}
 	for i, sel := range in.Selectors {
-		if strings.TrimSpace(sel) == "" || len(sel) > MaxSelectorLength {
-			*errs = append(*errs, FieldError{Code: "invalid_option", Field: fmt.Sprintf("ignore.selectors[%d]", i),
-				Message: fmt.Sprintf("must be a CSS selector of 1-%d characters", MaxSelectorLength)})
+		if strings.TrimSpace(sel) == "" || len(sel) > jobs.MaxSelectorLength {
+			*errs = append(*errs, jobs.FieldError{Code: "invalid_option", Field: fmt.Sprintf("ignore.selectors[%d]", i),
+				Message: fmt.Sprintf("must be a CSS selector of 1-%d characters", jobs.MaxSelectorLength)})
 		}
 	}
 	if len(in.Rects) > MaxIgnoreRects {
-		*errs = append(*errs, FieldError{Code: "invalid_option", Field: "ignore.rects",
+		*errs = append(*errs, jobs.FieldError{Code: "invalid_option", Field: "ignore.rects",
 			Message: fmt.Sprintf("at most %d rectangles", MaxIgnoreRects)})
 	}
 	for i, r := range in.Rects {
 		if r.X < 0 || r.Y < 0 || r.Width <= 0 || r.Height <= 0 {
-			*errs = append(*errs, FieldError{Code: "invalid_option", Field: fmt.Sprintf("ignore.rects[%d]", i),
+			*errs = append(*errs, jobs.FieldError{Code: "invalid_option", Field: fmt.Sprintf("ignore.rects[%d]", i),
 				Message: "x and y must be at least 0, width and height above 0 (CSS pixels, page coordinates)"})
 		}
 	}
@@ -351,7 +313,7 @@ func validateIgnore(in *IgnoreInput, errs *[]FieldError) Ignore {
 	return out
 }
 
-func validateSchedule(in *ScheduleInput, errs *[]FieldError) *Schedule {
+func validateSchedule(in *ScheduleInput, errs *[]jobs.FieldError) *Schedule {
 	if in == nil {
 		return nil
 	}
@@ -360,12 +322,12 @@ func validateSchedule(in *ScheduleInput, errs *[]FieldError) *Schedule {
 		s.Timezone = "UTC"
 	}
 	if _, err := time.LoadLocation(s.Timezone); err != nil || strings.ContainsAny(s.Timezone, " \t") {
-		*errs = append(*errs, FieldError{Code: "invalid_timezone", Field: "schedule.timezone",
+		*errs = append(*errs, jobs.FieldError{Code: "invalid_timezone", Field: "schedule.timezone",
 			Message: "must be an IANA time zone such as Europe/Paris or UTC"})
 		return nil
 	}
 	if strings.Contains(s.Cron, "TZ=") {
-		*errs = append(*errs, FieldError{Code: "invalid_schedule", Field: "schedule.cron",
+		*errs = append(*errs, jobs.FieldError{Code: "invalid_schedule", Field: "schedule.cron",
 			Message: "give the time zone in schedule.timezone, not in the expression"})
 		return nil
 	}
@@ -374,7 +336,7 @@ func validateSchedule(in *ScheduleInput, errs *[]FieldError) *Schedule {
 		if err != nil {
 			msg += ": " + err.Error()
 		}
-		*errs = append(*errs, FieldError{Code: "invalid_schedule", Field: "schedule.cron", Message: msg})
+		*errs = append(*errs, jobs.FieldError{Code: "invalid_schedule", Field: "schedule.cron", Message: msg})
 		return nil
 	}
 	return s
@@ -399,13 +361,13 @@ func (s *Suite) Input() map[string]any {
 // Captures expands the suite into its capture jobs: one per target and
 // viewport, with stabilization applied and PNG forced (diffs need lossless
 // images). Names are "<target>-<width>x<height>".
-func (sp SuiteSpec) Captures() ([]NewJob, []CaptureKey, error) {
-	var out []NewJob
+func (sp SuiteSpec) Captures() ([]jobs.NewJob, []CaptureKey, error) {
+	var out []jobs.NewJob
 	var keys []CaptureKey
 	for i, t := range sp.Targets {
-		base, errs := ResolveOptions(sp.Options, "options", t.Options, fmt.Sprintf("targets[%d].options", i))
+		base, errs := jobs.ResolveOptions(sp.Options, "options", t.Options, fmt.Sprintf("targets[%d].options", i))
 		if len(errs) > 0 {
-			return nil, nil, &ValidationError{Fields: errs}
+			return nil, nil, &jobs.ValidationError{Fields: errs}
 		}
 		vps := t.Viewports
 		if len(vps) == 0 {
@@ -415,7 +377,7 @@ func (sp SuiteSpec) Captures() ([]NewJob, []CaptureKey, error) {
 			o := base
 			o.Viewport.Width, o.Viewport.Height = v.Width, v.Height
 			sp.stabilize(&o)
-			out = append(out, NewJob{URL: t.URL, Name: t.Name + "-" + v.String(), Options: o})
+			out = append(out, jobs.NewJob{URL: t.URL, Name: t.Name + "-" + v.String(), Options: o})
 			keys = append(keys, CaptureKey{Target: t.Name, Viewport: v.String()})
 		}
 	}
@@ -425,7 +387,7 @@ func (sp SuiteSpec) Captures() ([]NewJob, []CaptureKey, error) {
 // stabilize makes a capture repeatable: no animations, transitions or caret,
 // reduced motion, fonts and images ready, and retakes until two consecutive
 // captures match. Ignored elements are measured, then masked in the diff.
-func (sp SuiteSpec) stabilize(o *Options) {
+func (sp SuiteSpec) stabilize(o *jobs.Options) {
 	o.Outputs = []string{capture.OutputScreenshot}
 	o.Screenshot.Format, o.Screenshot.Quality = capture.FormatPNG, 0
 	o.Prepare.DisableAnimations = true // animations, transitions and the caret (capture/prepare.go)
@@ -500,9 +462,9 @@ type Comparison struct {
 	Threshold        float64
 	Message          string
 	BaselineID       string
-	BaselineArtifact *Artifact
-	CurrentArtifact  *Artifact
-	DiffArtifact     *Artifact
+	BaselineArtifact *jobs.Artifact
+	CurrentArtifact  *jobs.Artifact
+	DiffArtifact     *jobs.Artifact
 	ApprovedAt       *time.Time
 }
 
@@ -514,7 +476,7 @@ type Baseline struct {
 	Viewport     string
 	Segment      int
 	Version      int
-	Artifact     *Artifact // nil: this version removed the segment
+	Artifact     *jobs.Artifact // nil: this version removed the segment
 	RunID        string
 	RestoredFrom string
 	ApprovedBy   string
@@ -532,4 +494,17 @@ type Approval struct {
 	All         bool     `json:"all"`
 	Targets     []string `json:"targets"`
 	Comparisons []string `json:"comparisons"`
+}
+
+// RunCompletedEvent builds the data of a run.completed webhook event (the
+// run's summary) and when the run finished; the worker hands it to the
+// webhook handler for EventRunCompleted.
+func RunCompletedEvent(repo RunsOfBatches) func(ctx context.Context, batchID string) (any, *time.Time, error) {
+	return func(ctx context.Context, batchID string) (any, *time.Time, error) {
+		r, err := repo.RunOfBatch(ctx, batchID)
+		if err != nil {
+			return nil, nil, fmt.Errorf("load run of batch %s: %w", batchID, err)
+		}
+		return r.Summary(), r.FinishedAt, nil
+	}
 }

@@ -1,4 +1,4 @@
-package jobs
+package regression
 
 import (
 	"bytes"
@@ -14,35 +14,39 @@ import (
 
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/capture"
+	"github.com/snapq/snapq/jobs"
 )
 
-// compareRepo is the part of Repository the Comparer uses, in memory.
+// compareRepo is the Comparer's CompareStore, in memory.
 type compareRepo struct {
-	Repository
 	run      *Run
 	key      CaptureKey
-	job      *Job
-	others   map[string]*Job // jobs that captured baselines
-	arts     []*Artifact
+	job      *jobs.Job
+	others   map[string]*jobs.Job // jobs that captured baselines
+	arts     []*jobs.Artifact
 	bases    []*Baseline
 	recorded []*Comparison
-	diffs    []*Artifact
+	diffs    []*jobs.Artifact
 }
+
+var _ CompareStore = (*compareRepo)(nil)
 
 func (r *compareRepo) CaptureOf(context.Context, string) (*Run, CaptureKey, error) {
 	return r.run, r.key, nil
 }
-func (r *compareRepo) GetJob(_ context.Context, id string) (*Job, error) {
+func (r *compareRepo) GetJob(_ context.Context, id string) (*jobs.Job, error) {
 	if j, ok := r.others[id]; ok {
 		return j, nil
 	}
 	return r.job, nil
 }
-func (r *compareRepo) ListArtifacts(context.Context, string) ([]*Artifact, error) { return r.arts, nil }
+func (r *compareRepo) ListArtifacts(context.Context, string) ([]*jobs.Artifact, error) {
+	return r.arts, nil
+}
 func (r *compareRepo) ActiveBaselines(context.Context, string, CaptureKey) ([]*Baseline, error) {
 	return r.bases, nil
 }
-func (r *compareRepo) RecordComparisons(_ context.Context, _, _ string, cs []*Comparison, diffs []*Artifact) (bool, error) {
+func (r *compareRepo) RecordComparisons(_ context.Context, _, _ string, cs []*Comparison, diffs []*jobs.Artifact) (bool, error) {
 	r.recorded, r.diffs = cs, diffs
 	return false, nil
 }
@@ -63,7 +67,7 @@ func (m memBlobs) Get(_ context.Context, key string) ([]byte, artifacts.Object, 
 }
 
 // pngArtifact stores a w×h image filled with c (and a box of boxColor) and returns its artifact.
-func pngArtifact(t *testing.T, blobs memBlobs, name string, seq, w, h int, c color.NRGBA, box image.Rectangle, boxColor color.NRGBA) *Artifact {
+func pngArtifact(t *testing.T, blobs memBlobs, name string, seq, w, h int, c color.NRGBA, box image.Rectangle, boxColor color.NRGBA) *jobs.Artifact {
 	t.Helper()
 	img := image.NewNRGBA(image.Rect(0, 0, w, h))
 	draw.Draw(img, img.Bounds(), &image.Uniform{c}, image.Point{}, draw.Src)
@@ -73,7 +77,7 @@ func pngArtifact(t *testing.T, blobs memBlobs, name string, seq, w, h int, c col
 		t.Fatal(err)
 	}
 	blobs["k/"+name] = buf.Bytes()
-	return &Artifact{ID: name, Kind: KindScreenshot, Name: name, Seq: seq, ObjectKey: "k/" + name, Width: w, Height: h}
+	return &jobs.Artifact{ID: name, Kind: jobs.KindScreenshot, Name: name, Seq: seq, ObjectKey: "k/" + name, Width: w, Height: h}
 }
 
 func TestComparerSegments(t *testing.T) {
@@ -81,16 +85,16 @@ func TestComparerSegments(t *testing.T) {
 	blobs := memBlobs{}
 	none := image.Rectangle{}
 	head := image.Rect(10, 10, 60, 30) // 1000 px
-	job := &Job{ID: "j", BatchID: "b", Name: "home-100x80", Status: StatusSucceeded,
-		Options: Options{Viewport: Viewport{Width: 100, Height: 80, DeviceScaleFactor: 1}}}
-	cur := []*Artifact{
+	job := &jobs.Job{ID: "j", BatchID: "b", Name: "home-100x80", Status: jobs.StatusSucceeded,
+		Options: jobs.Options{Viewport: jobs.Viewport{Width: 100, Height: 80, DeviceScaleFactor: 1}}}
+	cur := []*jobs.Artifact{
 		pngArtifact(t, blobs, "home-100x80-001.png", 1, 100, 80, gray, head, red),  // heading now red
 		pngArtifact(t, blobs, "home-100x80-002.png", 2, 100, 80, gray, none, gray), // unchanged
 		pngArtifact(t, blobs, "home-100x80-003.png", 3, 100, 50, gray, none, gray), // shorter than before
 		pngArtifact(t, blobs, "home-100x80-after.png", 4, 100, 80, red, none, red), // an action's shot: not a segment
 		pngArtifact(t, blobs, "home-100x80-004.png", 5, 100, 80, gray, none, gray), // new
 	}
-	base := func(seg int, a *Artifact) *Baseline {
+	base := func(seg int, a *jobs.Artifact) *Baseline {
 		return &Baseline{ID: fmt.Sprint("b", seg), Segment: seg, Version: 1, Artifact: a}
 	}
 	bases := []*Baseline{
@@ -132,7 +136,7 @@ func TestComparerSegments(t *testing.T) {
 	}
 
 	// The heading masked by the capture's ignore-selector box: segment 1 passes.
-	job.Result = &Result{Masks: []capture.Box{{X: 5, Y: 5, Width: 60, Height: 30}}}
+	job.Result = &jobs.Result{Masks: []capture.Box{{X: 5, Y: 5, Width: 60, Height: 30}}}
 	if err := c.Compare(context.Background(), "j"); err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +145,7 @@ func TestComparerSegments(t *testing.T) {
 	}
 
 	// A failed capture is one error comparison carrying the job's error.
-	job.Status, job.ErrorCode, job.ErrorMessage = StatusFailed, "dns_failure", "no such host"
+	job.Status, job.ErrorCode, job.ErrorMessage = jobs.StatusFailed, "dns_failure", "no such host"
 	if err := c.Compare(context.Background(), "j"); err != nil {
 		t.Fatal(err)
 	}
@@ -163,9 +167,9 @@ func TestComparerMasksBothCaptures(t *testing.T) {
 		return capture.Box{X: r.Min.X, Y: r.Min.Y, Width: r.Dx(), Height: r.Dy()}
 	}
 	repo := &compareRepo{run: &Run{ID: "r", Spec: SuiteSpec{PixelThreshold: 0.1}}, key: CaptureKey{"p", "100x80"},
-		job:    &Job{ID: "j", Name: "p", Status: StatusSucceeded, Result: &Result{Masks: []capture.Box{box(now)}}},
-		others: map[string]*Job{"baseline-job": {ID: "baseline-job", Result: &Result{Masks: []capture.Box{box(then)}}}},
-		arts:   []*Artifact{cur}, bases: []*Baseline{{ID: "x", Segment: 1, Artifact: old}}}
+		job:    &jobs.Job{ID: "j", Name: "p", Status: jobs.StatusSucceeded, Result: &jobs.Result{Masks: []capture.Box{box(now)}}},
+		others: map[string]*jobs.Job{"baseline-job": {ID: "baseline-job", Result: &jobs.Result{Masks: []capture.Box{box(then)}}}},
+		arts:   []*jobs.Artifact{cur}, bases: []*Baseline{{ID: "x", Segment: 1, Artifact: old}}}
 	c := &Comparer{Repo: repo, Store: blobs, Logger: quiet}
 	if err := c.Compare(context.Background(), "j"); err != nil {
 		t.Fatal(err)
@@ -193,7 +197,7 @@ func TestComparerExactThreshold(t *testing.T) {
 		want  string
 	}{{0, CompareFailed}, {0.1, ComparePassed}} {
 		repo := &compareRepo{run: &Run{ID: "r", Spec: SuiteSpec{PixelThreshold: tc.pixel}}, key: CaptureKey{"p", "20x20"},
-			job: &Job{ID: "j", Name: "p", Status: StatusSucceeded}, arts: []*Artifact{a},
+			job: &jobs.Job{ID: "j", Name: "p", Status: jobs.StatusSucceeded}, arts: []*jobs.Artifact{a},
 			bases: []*Baseline{{ID: "x", Segment: 1, Artifact: b}}}
 		if err := (&Comparer{Repo: repo, Store: blobs, Logger: quiet}).Compare(context.Background(), "j"); err != nil {
 			t.Fatal(err)

@@ -1,4 +1,4 @@
-package jobs
+package webhook
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/snapq/snapq/egress"
+	"github.com/snapq/snapq/jobs"
 )
 
 // HTTPDoer sends webhook requests. The worker passes
@@ -27,10 +28,29 @@ type HTTPDoer interface {
 	Do(req *http.Request) (*http.Response, error)
 }
 
-// WebhookHandler runs webhook:deliver tasks in a worker.
-type WebhookHandler struct {
-	Repo   Repository
+// DeliveryStore is what Handler needs.
+type DeliveryStore interface {
+	GetWebhookDelivery(ctx context.Context, id string) (*Delivery, error)
+	// GetBatchWebhook returns the batch's webhook, or jobs.ErrNotFound when it has none.
+	GetBatchWebhook(ctx context.Context, batchID string) (*jobs.Webhook, error)
+	GetBatch(ctx context.Context, id string) (*jobs.Batch, error)
+	// RecordWebhookAttempt counts one attempt of a pending delivery and sets its
+	// status, last HTTP status and last error. ok=false: it was not pending.
+	RecordWebhookAttempt(ctx context.Context, id string, a Attempt) (ok bool, err error)
+}
+
+// EventData builds the data of an event about a batch, and when it happened
+// (nil: when the batch finished).
+type EventData func(ctx context.Context, batchID string) (data any, at *time.Time, err error)
+
+// Handler runs webhook:deliver tasks in a worker.
+type Handler struct {
+	Repo   DeliveryStore
 	Client HTTPDoer
+	// Events builds the data of events other than jobs.EventBatchCompleted,
+	// whose data is the batch's jobs.BatchView (the regression package
+	// provides run.completed).
+	Events map[string]EventData
 	// Timeout bounds one attempt (default 10s).
 	Timeout time.Duration
 	Logger  *slog.Logger
@@ -41,15 +61,9 @@ type WebhookHandler struct {
 // errWebhookBlocked marks an attempt the egress policy refused.
 var errWebhookBlocked = errors.New("blocked by the egress policy")
 
-// ProcessTask is the asynq handler for KindWebhook.
-func (h *WebhookHandler) ProcessTask(ctx context.Context, t *asynq.Task) error {
-	var p WebhookPayload
-	if err := json.Unmarshal(t.Payload(), &p); err != nil || !ValidID(p.DeliveryID) {
-		return fmt.Errorf("bad %s payload %q: %w", KindWebhook, t.Payload(), asynq.SkipRetry)
-	}
-	retried, _ := asynq.GetRetryCount(ctx)
-	maxRetry, _ := asynq.GetMaxRetry(ctx)
-	return h.Deliver(ctx, p.DeliveryID, retried >= maxRetry)
+// Run is the asynq handler of jobs.KindWebhook (see jobs.Register).
+func (h *Handler) Run(ctx context.Context, p jobs.WebhookPayload) error {
+	return h.Deliver(ctx, p.DeliveryID, jobs.LastAttempt(ctx))
 }
 
 // Deliver makes one attempt of a delivery. A 2xx answer delivers it; any
@@ -58,9 +72,9 @@ func (h *WebhookHandler) ProcessTask(ctx context.Context, t *asynq.Task) error {
 // address (retrying cannot help): then the delivery is failed for good.
 // webhook-id is the delivery id on every attempt; webhook-timestamp is the
 // attempt's time.
-func (h *WebhookHandler) Deliver(ctx context.Context, id string, lastAttempt bool) error {
+func (h *Handler) Deliver(ctx context.Context, id string, lastAttempt bool) error {
 	d, err := h.Repo.GetWebhookDelivery(ctx, id)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, jobs.ErrNotFound) {
 		return fmt.Errorf("webhook delivery %s: %w", id, asynq.SkipRetry)
 	}
 	if err != nil {
@@ -71,8 +85,8 @@ func (h *WebhookHandler) Deliver(ctx context.Context, id string, lastAttempt boo
 	}
 	log := h.logger().With("delivery_id", d.ID, "batch_id", d.BatchID, "event", d.Event, "attempt", d.Attempts+1)
 	wh, err := h.Repo.GetBatchWebhook(ctx, d.BatchID)
-	if errors.Is(err, ErrNotFound) {
-		h.record(ctx, log, d.ID, WebhookAttempt{Status: DeliveryFailed, Error: "the batch has no webhook"})
+	if errors.Is(err, jobs.ErrNotFound) {
+		h.record(ctx, log, d.ID, Attempt{Status: DeliveryFailed, Error: "the batch has no webhook"})
 		return fmt.Errorf("batch %s has no webhook: %w", d.BatchID, asynq.SkipRetry)
 	}
 	if err != nil {
@@ -82,9 +96,9 @@ func (h *WebhookHandler) Deliver(ctx context.Context, id string, lastAttempt boo
 	if err != nil {
 		return fmt.Errorf("load batch %s: %w", d.BatchID, err)
 	}
-	key, err := WebhookKey(wh.Secret)
+	key, err := jobs.WebhookKey(wh.Secret)
 	if err != nil {
-		h.record(ctx, log, d.ID, WebhookAttempt{Status: DeliveryFailed, Error: "webhook secret: " + err.Error()})
+		h.record(ctx, log, d.ID, Attempt{Status: DeliveryFailed, Error: "webhook secret: " + err.Error()})
 		return fmt.Errorf("webhook secret of batch %s: %w", d.BatchID, asynq.SkipRetry)
 	}
 	at := d.CreatedAt
@@ -92,17 +106,16 @@ func (h *WebhookHandler) Deliver(ctx context.Context, id string, lastAttempt boo
 		at = *b.FinishedAt
 	}
 	var data any = b.View()
-	if d.Event == EventRunCompleted {
-		r, err := h.Repo.RunOfBatch(ctx, d.BatchID)
-		if err != nil {
-			return fmt.Errorf("load run of batch %s: %w", d.BatchID, err)
+	if build, ok := h.Events[d.Event]; ok {
+		var when *time.Time
+		if data, when, err = build(ctx, d.BatchID); err != nil {
+			return fmt.Errorf("build %s event of batch %s: %w", d.Event, d.BatchID, err)
 		}
-		if r.FinishedAt != nil {
-			at = *r.FinishedAt
+		if when != nil {
+			at = *when
 		}
-		data = r.Summary()
 	}
-	body, err := json.Marshal(WebhookEvent{Type: d.Event, Timestamp: at.UTC(), Data: data})
+	body, err := json.Marshal(Event{Type: d.Event, Timestamp: at.UTC(), Data: data})
 	if err != nil {
 		return fmt.Errorf("encode webhook event: %w", err)
 	}
@@ -110,14 +123,14 @@ func (h *WebhookHandler) Deliver(ctx context.Context, id string, lastAttempt boo
 	status, perr := h.post(ctx, wh.URL, key, d.ID, body)
 	switch {
 	case perr == nil:
-		if err := h.record(ctx, log, d.ID, WebhookAttempt{Status: DeliveryDelivered, HTTPStatus: status}); err != nil {
+		if err := h.record(ctx, log, d.ID, Attempt{Status: DeliveryDelivered, HTTPStatus: status}); err != nil {
 			return err
 		}
 		log.Info("webhook delivered", "http_status", status)
 		return nil
 	case errors.Is(perr, errWebhookBlocked):
 		log.Warn("webhook refused by the egress policy", "err", perr)
-		if err := h.record(ctx, log, d.ID, WebhookAttempt{Status: DeliveryFailed, HTTPStatus: status, Error: perr.Error()}); err != nil {
+		if err := h.record(ctx, log, d.ID, Attempt{Status: DeliveryFailed, HTTPStatus: status, Error: perr.Error()}); err != nil {
 			return err
 		}
 		return fmt.Errorf("%v: %w", perr, asynq.SkipRetry)
@@ -127,7 +140,7 @@ func (h *WebhookHandler) Deliver(ctx context.Context, id string, lastAttempt boo
 			next = DeliveryFailed
 		}
 		log.Warn("webhook attempt failed", "http_status", status, "err", perr, "final", lastAttempt)
-		if err := h.record(ctx, log, d.ID, WebhookAttempt{Status: next, HTTPStatus: status, Error: perr.Error()}); err != nil {
+		if err := h.record(ctx, log, d.ID, Attempt{Status: next, HTTPStatus: status, Error: perr.Error()}); err != nil {
 			return err
 		}
 		if lastAttempt {
@@ -139,7 +152,7 @@ func (h *WebhookHandler) Deliver(ctx context.Context, id string, lastAttempt boo
 
 // post sends one signed request and returns the HTTP status (0 without a
 // response) and nil only for a 2xx answer.
-func (h *WebhookHandler) post(ctx context.Context, target string, key []byte, msgID string, body []byte) (int, error) {
+func (h *Handler) post(ctx context.Context, target string, key []byte, msgID string, body []byte) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, h.timeout())
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
@@ -149,9 +162,9 @@ func (h *WebhookHandler) post(ctx context.Context, target string, key []byte, ms
 	ts := h.now().Unix()
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "snapq-webhooks/1")
-	req.Header.Set(HeaderWebhookID, msgID)
-	req.Header.Set(HeaderWebhookTimestamp, strconv.FormatInt(ts, 10))
-	req.Header.Set(HeaderWebhookSignature, SignWebhook(key, msgID, ts, body))
+	req.Header.Set(HeaderID, msgID)
+	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
+	req.Header.Set(HeaderSignature, Sign(key, msgID, ts, body))
 	resp, err := h.Client.Do(req)
 	if err != nil {
 		var de *egress.DialError
@@ -185,8 +198,8 @@ func (h *WebhookHandler) post(ctx context.Context, target string, key []byte, ms
 }
 
 // record writes an attempt's outcome even if the task's ctx is done.
-func (h *WebhookHandler) record(ctx context.Context, log *slog.Logger, id string, a WebhookAttempt) error {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+func (h *Handler) record(ctx context.Context, log *slog.Logger, id string, a Attempt) error {
+	rctx, cancel := jobs.Bookkeeping(ctx)
 	defer cancel()
 	if _, err := h.Repo.RecordWebhookAttempt(rctx, id, a); err != nil {
 		log.Error("record webhook attempt", "err", err)
@@ -195,23 +208,18 @@ func (h *WebhookHandler) record(ctx context.Context, log *slog.Logger, id string
 	return nil
 }
 
-func (h *WebhookHandler) timeout() time.Duration {
+func (h *Handler) timeout() time.Duration {
 	if h.Timeout > 0 {
 		return h.Timeout
 	}
-	return DefaultWebhookTimeout
+	return DefaultTimeout
 }
 
-func (h *WebhookHandler) now() time.Time {
+func (h *Handler) now() time.Time {
 	if h.Now != nil {
 		return h.Now()
 	}
 	return time.Now()
 }
 
-func (h *WebhookHandler) logger() *slog.Logger {
-	if h.Logger != nil {
-		return h.Logger
-	}
-	return slog.Default()
-}
+func (h *Handler) logger() *slog.Logger { return jobs.Log(h.Logger) }

@@ -1,13 +1,13 @@
-package jobs
+package regression
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/snapq/snapq/jobs"
 )
 
 // Scheduling: the api runs asynq's PeriodicTaskManager with ScheduleProvider,
@@ -18,17 +18,9 @@ import (
 // unique for a minute in Redis, and the run row is unique per (suite,
 // activation) in Postgres, so one run starts.
 
-// SuiteRunPayload is the payload of a regression:run task.
-type SuiteRunPayload struct {
-	SuiteID string `json:"suite_id"`
-}
-
-// Kind implements the task-kind convention.
-func (SuiteRunPayload) Kind() string { return KindSuiteRun }
-
 // ScheduleProvider implements asynq.PeriodicTaskConfigProvider on the suites table.
 type ScheduleProvider struct {
-	Repo Repository
+	Repo Schedules
 }
 
 // GetConfigs implements asynq.PeriodicTaskConfigProvider.
@@ -44,33 +36,28 @@ func (p *ScheduleProvider) GetConfigs() ([]*asynq.PeriodicTaskConfig, error) {
 		if s.Schedule == nil || !s.Enabled {
 			continue
 		}
-		raw, _ := json.Marshal(SuiteRunPayload{SuiteID: s.ID})
-		out = append(out, &asynq.PeriodicTaskConfig{
-			Cronspec: s.Schedule.Spec(),
-			Task:     asynq.NewTask(KindSuiteRun, raw),
-			Opts:     []asynq.Option{asynq.Queue(QueueRegression), asynq.MaxRetry(3), asynq.Unique(time.Minute), asynq.Timeout(time.Minute)},
-		})
+		task, opts, err := jobs.NewTask(jobs.SuiteRunPayload{SuiteID: s.ID}, 0, jobs.QueueConfig{})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &asynq.PeriodicTaskConfig{Cronspec: s.Schedule.Spec(), Task: task, Opts: opts})
 	}
 	return out, nil
 }
 
 // SuiteRunner runs regression:run tasks in the worker.
 type SuiteRunner struct {
-	Regression *Regression
+	Regression *Service
 	Now        func() time.Time // for tests; default time.Now
 }
 
-// ProcessTask is the asynq handler for KindSuiteRun: it starts the run of the
+// Run is the asynq handler of jobs.KindSuiteRun (see jobs.Register): it starts the run of the
 // schedule's latest activation, unless the suite was disabled, unscheduled or
 // deleted since, or that activation already has a run.
-func (r *SuiteRunner) ProcessTask(ctx context.Context, t *asynq.Task) error {
-	var p SuiteRunPayload
-	if err := json.Unmarshal(t.Payload(), &p); err != nil || !ValidID(p.SuiteID) {
-		return fmt.Errorf("bad %s payload %q: %w", KindSuiteRun, t.Payload(), asynq.SkipRetry)
-	}
+func (r *SuiteRunner) Run(ctx context.Context, p jobs.SuiteRunPayload) error {
 	log := r.Regression.logger().With("suite_id", p.SuiteID)
 	s, err := r.Regression.Repo.GetSuite(ctx, p.SuiteID)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, jobs.ErrNotFound) {
 		log.Info("scheduled run skipped: the suite was deleted")
 		return nil
 	}

@@ -1,9 +1,8 @@
-package jobs
+package regression
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
@@ -17,67 +16,44 @@ import (
 
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/diff"
+	"github.com/snapq/snapq/jobs"
 )
 
-// Regression task kinds and their queue.
 const (
-	KindCompare     = "regression:compare"
-	KindSuiteRun    = "regression:run"
-	QueueRegression = "regression"
 	// KindDiff is the artifact kind of a diff image.
 	KindDiff = "diff"
-
-	compareTaskTimeout = 5 * time.Minute
 	// compareGrace is how long a final capture may wait for its comparison
 	// before the reconciler enqueues it again.
 	compareGrace = 20 * time.Second
 )
 
-// ComparePayload is the payload of a regression:compare task.
-type ComparePayload struct {
-	JobID string `json:"job_id"`
-}
-
-// Kind implements the task-kind convention.
-func (ComparePayload) Kind() string { return KindCompare }
-
-// CompareQueue carries comparisons to workers. AsynqQueue implements it.
+// CompareQueue carries comparisons to workers. jobs.AsynqQueue implements it.
 type CompareQueue interface {
 	// EnqueueCompare submits the comparison of a run's capture job (task id
 	// "compare-<job id>", so a duplicate is not an error).
 	EnqueueCompare(ctx context.Context, jobID string) error
 }
 
-var _ CompareQueue = (*AsynqQueue)(nil)
-
-// EnqueueCompare implements CompareQueue.
-func (q *AsynqQueue) EnqueueCompare(ctx context.Context, jobID string) error {
-	return q.enqueue(ctx, KindCompare, ComparePayload{JobID: jobID}, "compare-"+jobID,
-		asynq.Queue(QueueRegression), asynq.MaxRetry(max(q.cfg.MaxRetry, 3)), asynq.Timeout(compareTaskTimeout))
-}
-
 // BlobStore reads and writes artifact bytes. artifacts.Store implements it.
 type BlobStore interface {
-	ArtifactStore
+	jobs.ArtifactStore
 	Get(ctx context.Context, key string) ([]byte, artifacts.Object, error)
 }
 
 // Comparer runs regression:compare tasks: it diffs each segment of a run's
 // capture with the active baseline of the same target, viewport and segment.
 type Comparer struct {
-	Repo   Repository
+	Repo   CompareStore
 	Store  BlobStore
 	Logger *slog.Logger
-	// Webhooks, when set, enqueues the run.completed delivery right away.
-	Webhooks WebhookQueue
+	// RunFinished runs, in order, when a comparison settled its run: the
+	// worker announces the run at once (its run.completed webhook). The api's
+	// reconciler catches up on whatever a hook missed.
+	RunFinished []func(ctx context.Context, run *Run)
 }
 
-// ProcessTask is the asynq handler for KindCompare.
-func (c *Comparer) ProcessTask(ctx context.Context, t *asynq.Task) error {
-	var p ComparePayload
-	if err := json.Unmarshal(t.Payload(), &p); err != nil || !ValidID(p.JobID) {
-		return fmt.Errorf("bad %s payload %q: %w", KindCompare, t.Payload(), asynq.SkipRetry)
-	}
+// Run is the asynq handler of jobs.KindCompare (see jobs.Register).
+func (c *Comparer) Run(ctx context.Context, p jobs.ComparePayload) error {
 	return c.Compare(ctx, p.JobID)
 }
 
@@ -85,7 +61,7 @@ func (c *Comparer) ProcessTask(ctx context.Context, t *asynq.Task) error {
 // it again for the same job replaces the earlier outcome.
 func (c *Comparer) Compare(ctx context.Context, jobID string) error {
 	run, key, err := c.Repo.CaptureOf(ctx, jobID)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, jobs.ErrNotFound) {
 		return fmt.Errorf("job %s is not a run capture: %w", jobID, asynq.SkipRetry)
 	}
 	if err != nil {
@@ -104,8 +80,8 @@ func (c *Comparer) Compare(ctx context.Context, jobID string) error {
 		return fmt.Errorf("load baselines: %w", err)
 	}
 	var cs []*Comparison
-	var diffs []*Artifact
-	if job.Status != StatusSucceeded {
+	var diffs []*jobs.Artifact
+	if job.Status != jobs.StatusSucceeded {
 		msg := "the capture did not succeed"
 		if job.ErrorCode != "" {
 			msg = job.ErrorCode + ": " + job.ErrorMessage
@@ -118,12 +94,12 @@ func (c *Comparer) Compare(ctx context.Context, jobID string) error {
 		}
 	}
 	for _, cmp := range cs {
-		cmp.ID, cmp.RunID, cmp.JobID, cmp.Target, cmp.Viewport = newID(), run.ID, jobID, key.Target, key.Viewport
+		cmp.ID, cmp.RunID, cmp.JobID, cmp.Target, cmp.Viewport = jobs.NewID(), run.ID, jobID, key.Target, key.Viewport
 		if cmp.Threshold == 0 {
 			cmp.Threshold = run.Spec.Threshold
 		}
 	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	rctx, cancel := jobs.Bookkeeping(ctx)
 	defer cancel()
 	finished, err := c.Repo.RecordComparisons(rctx, run.ID, jobID, cs, diffs)
 	if err != nil {
@@ -131,20 +107,22 @@ func (c *Comparer) Compare(ctx context.Context, jobID string) error {
 	}
 	log.Info("capture compared", "segments", len(cs), "run_finished", finished)
 	if finished {
-		enqueuePendingWebhooks(ctx, c.Repo, c.Webhooks, c.logger(), run.BatchID)
+		for _, hook := range c.RunFinished {
+			hook(rctx, run)
+		}
 	}
 	return nil
 }
 
 // compareSegments pairs the job's images with the baselines by segment index.
-func (c *Comparer) compareSegments(ctx context.Context, run *Run, job *Job, bases []*Baseline) ([]*Comparison, []*Artifact, error) {
+func (c *Comparer) compareSegments(ctx context.Context, run *Run, job *jobs.Job, bases []*Baseline) ([]*Comparison, []*jobs.Artifact, error) {
 	arts, err := c.Repo.ListArtifacts(ctx, job.ID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list artifacts of job %s: %w", job.ID, err)
 	}
-	var shots []*Artifact
+	var shots []*jobs.Artifact
 	for _, a := range arts {
-		if a.Kind == KindScreenshot && isSegment(job.Name, a.Name) {
+		if a.Kind == jobs.KindScreenshot && isSegment(job.Name, a.Name) {
 			shots = append(shots, a)
 		}
 	}
@@ -160,11 +138,11 @@ func (c *Comparer) compareSegments(ctx context.Context, run *Run, job *Job, base
 		scale = 1
 	}
 	var cs []*Comparison
-	var diffs []*Artifact
+	var diffs []*jobs.Artifact
 	offsetY := 0 // top of the current segment in image pixels
-	seen := map[string]*Result{}
+	seen := map[string]*jobs.Result{}
 	for seg := 1; seg <= last; seg++ {
-		var cur *Artifact
+		var cur *jobs.Artifact
 		if seg <= len(shots) {
 			cur = shots[seg-1]
 		}
@@ -203,7 +181,7 @@ func (c *Comparer) compareSegments(ctx context.Context, run *Run, job *Job, base
 
 // diffOne diffs one segment with its baseline, sets the comparison's numbers
 // and status, and uploads the diff image when any pixel differs.
-func (c *Comparer) diffOne(ctx context.Context, job *Job, cmp *Comparison, mask []image.Rectangle, pixelThreshold float64) (*Artifact, error) {
+func (c *Comparer) diffOne(ctx context.Context, job *jobs.Job, cmp *Comparison, mask []image.Rectangle, pixelThreshold float64) (*jobs.Artifact, error) {
 	cur, err := c.image(ctx, cmp.CurrentArtifact)
 	if err != nil {
 		return nil, fmt.Errorf("current image: %w", err)
@@ -247,7 +225,7 @@ func (c *Comparer) diffOne(ctx context.Context, job *Job, cmp *Comparison, mask 
 		return nil, fmt.Errorf("upload diff image: %w", err)
 	}
 	b := res.Diff.Bounds()
-	a := &Artifact{ID: newID(), JobID: job.ID, Kind: KindDiff, Name: name, Seq: 1000 + cmp.Segment,
+	a := &jobs.Artifact{ID: jobs.NewID(), JobID: job.ID, Kind: KindDiff, Name: name, Seq: 1000 + cmp.Segment,
 		ObjectKey: obj.Key, ContentType: "image/png", Bytes: obj.Bytes, Width: b.Dx(), Height: b.Dy(), SHA256: obj.SHA256}
 	cmp.DiffArtifact = a
 	return a, nil
@@ -263,7 +241,7 @@ func isSegment(jobName, file string) bool {
 	return len(rest) == 4 && rest[0] == '-' && strings.Trim(rest[1:], "0123456789") == ""
 }
 
-func (c *Comparer) image(ctx context.Context, a *Artifact) (image.Image, error) {
+func (c *Comparer) image(ctx context.Context, a *jobs.Artifact) (image.Image, error) {
 	if a == nil {
 		return nil, errors.New("no image")
 	}
@@ -280,7 +258,7 @@ func (c *Comparer) image(ctx context.Context, a *Artifact) (image.Image, error) 
 
 // baselineResult is the result of the job that captured a baseline (for its
 // mask boxes); nil when it cannot be read. seen caches by job id.
-func (c *Comparer) baselineResult(ctx context.Context, b *Baseline, seen map[string]*Result) *Result {
+func (c *Comparer) baselineResult(ctx context.Context, b *Baseline, seen map[string]*jobs.Result) *jobs.Result {
 	if b == nil || b.Artifact == nil {
 		return nil
 	}
@@ -288,7 +266,7 @@ func (c *Comparer) baselineResult(ctx context.Context, b *Baseline, seen map[str
 	if r, ok := seen[id]; ok {
 		return r
 	}
-	var res *Result
+	var res *jobs.Result
 	if j, err := c.Repo.GetJob(ctx, id); err == nil {
 		res = j.Result
 	}
@@ -298,7 +276,7 @@ func (c *Comparer) baselineResult(ctx context.Context, b *Baseline, seen map[str
 
 // ignoreRects joins the suite's rectangles and the boxes its selectors had
 // in this capture.
-func ignoreRects(rects []Rect, res *Result) []Rect {
+func ignoreRects(rects []Rect, res *jobs.Result) []Rect {
 	out := append([]Rect(nil), rects...)
 	if res != nil {
 		for _, b := range res.Masks {
@@ -323,28 +301,40 @@ func maskFor(rects []Rect, scale float64, offsetY int) []image.Rectangle {
 	return out
 }
 
-func (c *Comparer) logger() *slog.Logger {
-	if c.Logger != nil {
-		return c.Logger
-	}
-	return slog.Default()
+func (c *Comparer) logger() *slog.Logger { return jobs.Log(c.Logger) }
+
+// ReconcileStep is the reconciler's pass for comparisons: it enqueues the
+// comparisons of final captures that have none (the worker died between
+// finishing the job and enqueuing its comparison).
+func ReconcileStep(repo Uncompared, q CompareQueue) jobs.ReconcileStep {
+	return jobs.ReconcileStep{Name: "comparisons", Run: func(ctx context.Context) (int, error) {
+		ids, err := repo.UncomparedCaptures(ctx, time.Now().Add(-compareGrace), 1000)
+		if err != nil {
+			return 0, err
+		}
+		var errs []error
+		for _, id := range ids {
+			if err := q.EnqueueCompare(ctx, id); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return len(ids), errors.Join(errs...)
+	}}
 }
 
-// reconcileCompares enqueues comparisons of final captures that have none
-// (the worker died between finishing the job and enqueuing its comparison).
-func (r *Reconciler) reconcileCompares(ctx context.Context) (int, error) {
-	if r.Compares == nil {
-		return 0, nil
-	}
-	ids, err := r.Repo.UncomparedCaptures(ctx, time.Now().Add(-compareGrace), 1000)
-	if err != nil {
-		return 0, err
-	}
-	var errs []error
-	for _, id := range ids {
-		if err := r.Compares.EnqueueCompare(ctx, id); err != nil {
-			errs = append(errs, err)
+// CompareWhenFinal is the job handler's after-final hook: when the job is a
+// run's capture, its comparison is enqueued at once.
+func CompareWhenFinal(repo Captures, q CompareQueue, log *slog.Logger) func(ctx context.Context, job *jobs.Job) {
+	log = jobs.Log(log)
+	return func(ctx context.Context, job *jobs.Job) {
+		if _, _, err := repo.CaptureOf(ctx, job.ID); errors.Is(err, jobs.ErrNotFound) {
+			return
+		} else if err != nil {
+			log.Warn("look up run capture; the reconciler will compare it", "job_id", job.ID, "err", err)
+			return
+		}
+		if err := q.EnqueueCompare(ctx, job.ID); err != nil {
+			log.Warn("enqueue comparison; the reconciler will retry", "job_id", job.ID, "err", err)
 		}
 	}
-	return len(ids), errors.Join(errs...)
 }

@@ -1,0 +1,244 @@
+package jobs
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Request bodies are decoded strictly, by one mechanism for every body
+// (batches, suites, patches): the keys a body may hold are the json tags of
+// the Go type it decodes into, at every depth, so adding an option is adding
+// a field; nothing else lists keys. A type with its own UnmarshalJSON (an
+// action) checks its own keys.
+
+// maxDecodeDepth bounds how deep a body's values are walked; the types it
+// decodes into are far shallower, so deeper bodies are refused, not walked.
+const maxDecodeDepth = 32
+
+// maxFieldErrors caps the errors of one request: a 1,000-target batch of junk
+// names the first 100.
+const maxFieldErrors = 100
+
+// DecodeStrict decodes body, which must hold exactly one JSON object, into dst
+// (a pointer to a struct). It returns every key dst's type does not declare
+// and every value of the wrong JSON type, each named by its full path under
+// prefix ("targets[2].options.viewport.width"). ok is false when dst could not
+// be filled (bad JSON or a wrong type): the caller stops there. Unknown keys
+// alone leave ok true, so validation can name the rest of the problems too.
+func DecodeStrict(body []byte, dst any, prefix string) (errs []FieldError, ok bool) {
+	root, err := decodeObject(body)
+	if err != nil {
+		return []FieldError{*err}, false
+	}
+	var w walker
+	w.walk(root, reflect.TypeOf(dst), prefix, 0)
+	if w.typeErrs {
+		return w.errs, false
+	}
+	if err := json.Unmarshal(body, dst); err != nil {
+		return append(w.errs, FieldError{Code: "invalid_json", Field: prefix, Message: err.Error()}), false
+	}
+	return w.errs, true
+}
+
+// ValidationErrors caps errs and wraps them; nil when there are none.
+func ValidationErrors(errs []FieldError) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	if len(errs) > maxFieldErrors {
+		errs = errs[:maxFieldErrors]
+	}
+	return &ValidationError{Fields: errs}
+}
+
+// DecodeObject decodes a body that must hold exactly one JSON object into
+// its generic form (numbers as json.Number).
+func DecodeObject(body []byte) (map[string]any, error) {
+	m, err := decodeObject(body)
+	if err != nil {
+		return nil, &ValidationError{Fields: []FieldError{*err}}
+	}
+	return m, nil
+}
+
+func decodeObject(body []byte) (map[string]any, *FieldError) {
+	var generic any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&generic); err != nil {
+		return nil, invalidJSON(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, &FieldError{Code: "invalid_json", Message: "request body must hold exactly one JSON object"}
+	}
+	root, ok := generic.(map[string]any)
+	if !ok {
+		return nil, &FieldError{Code: "invalid_json", Message: "request body must be a JSON object"}
+	}
+	return root, nil
+}
+
+func invalidJSON(err error) *FieldError {
+	var se *json.SyntaxError
+	msg := "request body is not valid JSON"
+	if errors.As(err, &se) {
+		msg = fmt.Sprintf("request body is not valid JSON (at byte %d: %v)", se.Offset, se)
+	} else if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		msg = "request body is empty or truncated JSON"
+	}
+	return &FieldError{Code: "invalid_json", Message: msg}
+}
+
+type walker struct {
+	errs     []FieldError
+	typeErrs bool
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// walk checks the generic value v against type t.
+func (w *walker) walk(v any, t reflect.Type, path string, depth int) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if v == nil || t.Kind() == reflect.Interface || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return // null leaves a value as it is; a custom type checks itself
+	}
+	if depth > maxDecodeDepth {
+		w.typeError(path, "nested too deeply")
+		return
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			w.mismatch(path, "an object", v)
+			return
+		}
+		fields := fieldsOf(t)
+		for _, k := range sortedKeys(obj) {
+			ft, known := fields[k]
+			if !known {
+				w.errs = append(w.errs, FieldError{Code: "unknown_field", Field: join(path, k), Message: fmt.Sprintf("unknown field %q", k)})
+				continue
+			}
+			w.walk(obj[k], ft, join(path, k), depth+1)
+		}
+	case reflect.Map:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			w.mismatch(path, "an object", v)
+			return
+		}
+		for _, k := range sortedKeys(obj) {
+			w.walk(obj[k], t.Elem(), join(path, k), depth+1)
+		}
+	case reflect.Slice, reflect.Array:
+		arr, ok := v.([]any)
+		if !ok {
+			w.mismatch(path, "an array", v)
+			return
+		}
+		for i, e := range arr {
+			w.walk(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i), depth+1)
+		}
+	case reflect.String:
+		if _, ok := v.(string); !ok {
+			w.mismatch(path, "a string", v)
+		}
+	case reflect.Bool:
+		if _, ok := v.(bool); !ok {
+			w.mismatch(path, "true or false", v)
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if n, ok := v.(json.Number); !ok {
+			w.mismatch(path, "a number", v)
+		} else if _, err := n.Int64(); err != nil {
+			w.typeError(path, "must be a whole number, not "+n.String())
+		}
+	case reflect.Float32, reflect.Float64:
+		if _, ok := v.(json.Number); !ok {
+			w.mismatch(path, "a number", v)
+		}
+	}
+}
+
+func (w *walker) mismatch(path, want string, got any) {
+	w.typeError(path, "must be "+want+", not "+jsonKind(got))
+}
+
+func (w *walker) typeError(path, msg string) {
+	w.typeErrs = true
+	w.errs = append(w.errs, FieldError{Code: "invalid_type", Field: path, Message: msg})
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case json.Number:
+		return "number"
+	case bool:
+		return "bool"
+	case []any:
+		return "array"
+	default:
+		return "object"
+	}
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+var fieldCache sync.Map // reflect.Type → map[string]reflect.Type
+
+// fieldsOf maps the JSON keys of a struct type (its json tags, embedded
+// structs flattened) to their types.
+func fieldsOf(t reflect.Type) map[string]reflect.Type {
+	if m, ok := fieldCache.Load(t); ok {
+		return m.(map[string]reflect.Type)
+	}
+	m := map[string]reflect.Type{}
+	for f := range t.Fields() {
+		tag := f.Tag.Get("json")
+		name, _, _ := strings.Cut(tag, ",")
+		switch {
+		case name == "-" && tag == "-":
+			continue
+		case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
+			for k, ft := range fieldsOf(f.Type) {
+				m[k] = ft
+			}
+			continue
+		case !f.IsExported():
+			continue
+		case name == "":
+			name = f.Name
+		}
+		m[name] = f.Type
+	}
+	fieldCache.Store(t, m)
+	return m
+}

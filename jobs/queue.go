@@ -1,0 +1,101 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hibiken/asynq"
+)
+
+// AsynqQueue carries every kind of task to workers on asynq; it implements
+// Queue here and the enqueue interfaces the regression and webhook packages
+// declare. What each kind's task looks like is in tasks.go.
+type AsynqQueue struct {
+	client    *asynq.Client
+	inspector *asynq.Inspector
+	cfg       QueueConfig
+}
+
+var _ Queue = (*AsynqQueue)(nil)
+
+// NewAsynqQueue builds a queue on a Redis connection option.
+func NewAsynqQueue(redis asynq.RedisConnOpt, cfg QueueConfig) *AsynqQueue {
+	if cfg.MaxRetry < 0 {
+		cfg.MaxRetry = 0
+	}
+	return &AsynqQueue{client: asynq.NewClient(redis), inspector: asynq.NewInspector(redis), cfg: cfg}
+}
+
+// Close releases the Redis connections.
+func (q *AsynqQueue) Close() error {
+	return errors.Join(q.client.Close(), q.inspector.Close())
+}
+
+// Submit enqueues a task for p; a task that already exists is not an error
+// (re-enqueueing is how the reconciler and retries stay idempotent).
+// timeout bounds a kind whose table entry gives none.
+func (q *AsynqQueue) Submit(ctx context.Context, p Payload, timeout time.Duration) error {
+	task, opts, err := NewTask(p, timeout, q.cfg)
+	if err != nil {
+		return err
+	}
+	_, err = q.client.EnqueueContext(ctx, task, opts...)
+	if errors.Is(err, asynq.ErrTaskIDConflict) || errors.Is(err, asynq.ErrDuplicateTask) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("enqueue %s %s: %w", p.Kind(), p.ID(), err)
+	}
+	return nil
+}
+
+// Enqueue implements Queue.
+func (q *AsynqQueue) Enqueue(ctx context.Context, jobID string, timeout time.Duration) error {
+	return q.Submit(ctx, CapturePayload{JobID: jobID}, timeout+taskSlack)
+}
+
+// EnqueueCompare submits the comparison of a run's capture job (task id
+// "compare-<job id>", so a duplicate is not an error).
+func (q *AsynqQueue) EnqueueCompare(ctx context.Context, jobID string) error {
+	return q.Submit(ctx, ComparePayload{JobID: jobID}, 0)
+}
+
+// EnqueueWebhook submits a delivery's task (task id = delivery id, so
+// enqueuing it twice is not an error); retries: QueueConfig.WebhookMaxRetry.
+func (q *AsynqQueue) EnqueueWebhook(ctx context.Context, deliveryID string) error {
+	return q.Submit(ctx, WebhookPayload{DeliveryID: deliveryID}, 0)
+}
+
+// TaskState implements Queue.
+func (q *AsynqQueue) TaskState(_ context.Context, jobID string) (string, string, error) {
+	return q.taskState(QueueCapture, jobID)
+}
+
+// WebhookTaskState is TaskState for a delivery's task.
+func (q *AsynqQueue) WebhookTaskState(_ context.Context, deliveryID string) (string, string, error) {
+	return q.taskState(QueueWebhooks, deliveryID)
+}
+
+// taskState reports a task's asynq state and last error; "" when the queue
+// has no such task.
+func (q *AsynqQueue) taskState(queue, id string) (string, string, error) {
+	info, err := q.inspector.GetTaskInfo(queue, id)
+	if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("inspect %s task %s: %w", queue, id, err)
+	}
+	return info.State.String(), info.LastErr, nil
+}
+
+// Delete implements Queue. A missing task is not an error.
+func (q *AsynqQueue) Delete(_ context.Context, jobID string) error {
+	err := q.inspector.DeleteTask(QueueCapture, jobID)
+	if err == nil || errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
+		return nil
+	}
+	return fmt.Errorf("delete task %s: %w", jobID, err)
+}

@@ -1,0 +1,86 @@
+package regression
+
+import (
+	"context"
+	"time"
+
+	"github.com/snapq/snapq/jobs"
+)
+
+// The interfaces regression consumes, each with the methods its consumer
+// calls; store.Store implements them all (compile-time guards in store).
+
+// SuiteStore is what Service (and the scheduled SuiteRunner) needs.
+type SuiteStore interface {
+	CreateSuite(ctx context.Context, s *Suite) error
+	// GetSuite returns a suite with its newest run (LastRun).
+	GetSuite(ctx context.Context, id string) (*Suite, error)
+	// UpdateSuite replaces a suite's name, spec, schedule, enabled flag and webhook.
+	UpdateSuite(ctx context.Context, s *Suite) error
+	// CreateRun writes the run's batch, its jobs, the run and its capture rows
+	// in one transaction. A scheduled run whose activation already has a run is
+	// ErrRunExists and writes nothing.
+	CreateRun(ctx context.Context, r *Run, b *jobs.Batch, jobs []*jobs.Job, keys []CaptureKey) error
+}
+
+// Schedules is what ScheduleProvider needs.
+type Schedules interface {
+	// ScheduledSuites lists enabled suites that have a schedule.
+	ScheduledSuites(ctx context.Context) ([]*Suite, error)
+}
+
+// Captures finds the run a capture job belongs to (the after-final hook, the
+// comparer).
+type Captures interface {
+	// CaptureOf returns the run (without its counts) and key of a run's capture
+	// job; ErrNotFound when the job is not part of a run.
+	CaptureOf(ctx context.Context, jobID string) (*Run, CaptureKey, error)
+}
+
+// CompareStore is what Comparer needs.
+type CompareStore interface {
+	Captures
+	GetJob(ctx context.Context, id string) (*jobs.Job, error)
+	ListArtifacts(ctx context.Context, jobID string) ([]*jobs.Artifact, error)
+	// ActiveBaselines returns the active baselines of a suite's target and
+	// viewport, by segment; removed segments are left out.
+	ActiveBaselines(ctx context.Context, suiteID string, key CaptureKey) ([]*Baseline, error)
+	// RecordComparisons replaces the comparisons of one capture job, adds its
+	// diff artifacts, marks the capture compared and, when it was the run's
+	// last, settles the run's status (and its run.completed webhook delivery).
+	// finished reports that this call settled the run.
+	RecordComparisons(ctx context.Context, runID, jobID string, cs []*Comparison, diffs []*jobs.Artifact) (finished bool, err error)
+}
+
+// Uncompared is what the reconcile step needs.
+type Uncompared interface {
+	// UncomparedCaptures lists capture jobs that are final but not compared,
+	// finished before before.
+	UncomparedCaptures(ctx context.Context, before time.Time, limit int) ([]string, error)
+}
+
+// RunsOfBatches finds the run of a batch (the run.completed webhook event).
+type RunsOfBatches interface {
+	// RunOfBatch returns the run a batch belongs to, or ErrNotFound.
+	RunOfBatch(ctx context.Context, batchID string) (*Run, error)
+}
+
+// Reader is what the API reads and changes of suites, runs and baselines
+// besides Service: the web package's view of the store.
+type Reader interface {
+	GetSuite(ctx context.Context, id string) (*Suite, error)
+	// ListSuites returns suites newest first; owner as in listing batches.
+	ListSuites(ctx context.Context, owner string, limit int, cursor string) ([]*Suite, string, error)
+	DeleteSuite(ctx context.Context, id string) error
+	// GetRun returns a run with its counts and comparisons.
+	GetRun(ctx context.Context, id string) (*Run, error)
+	ListRuns(ctx context.Context, suiteID string, limit int, cursor string) ([]*Run, string, error)
+	// Approve promotes the selected comparisons' captures to new baseline
+	// versions and returns the run afterwards.
+	Approve(ctx context.Context, runID string, a Approval, by string) (*Run, error)
+	// ListBaselines returns a suite's active baselines, or every version with history.
+	ListBaselines(ctx context.Context, suiteID string, history bool) ([]*Baseline, error)
+	GetBaseline(ctx context.Context, id string) (*Baseline, error)
+	// RestoreBaseline adds a new active version holding an older version's image.
+	RestoreBaseline(ctx context.Context, id, by string) (*Baseline, error)
+}

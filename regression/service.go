@@ -1,0 +1,126 @@
+package regression
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/snapq/snapq/jobs"
+)
+
+// ErrRunExists is CreateRun's answer for a schedule activation that already has a run.
+var ErrRunExists = errors.New("a run for this schedule activation exists")
+
+// RunStatusOf derives a finished run's status from its comparison counts:
+// any failure fails it; otherwise an error makes it error; new or missing
+// segments need review; all passed passes.
+func RunStatusOf(c RunCounts) string {
+	switch {
+	case c.Failed > 0:
+		return RunFailed
+	case c.Error > 0:
+		return RunError
+	case c.New > 0 || c.Missing > 0:
+		return RunNeedsReview
+	default:
+		return RunPassed
+	}
+}
+
+// Service is what the API and the scheduler do with suites and runs.
+type Service struct {
+	Repo   SuiteStore
+	Queue  jobs.Queue
+	Logger *slog.Logger
+}
+
+// CreateSuite validates and stores a new suite.
+func (g *Service) CreateSuite(ctx context.Context, owner string, body []byte) (*Suite, error) {
+	s, err := ParseSuite(body)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	s.ID, s.OwnerKeyID, s.CreatedAt, s.UpdatedAt = jobs.NewID(), owner, now, now
+	if err := g.Repo.CreateSuite(ctx, s); err != nil {
+		return nil, fmt.Errorf("store suite: %w", err)
+	}
+	return s, nil
+}
+
+// UpdateSuite applies a PATCH: the body's top-level fields replace the
+// suite's (null removes an optional one), and the result is validated whole.
+// A patch without "webhook" keeps the webhook and its secret.
+func (g *Service) UpdateSuite(ctx context.Context, cur *Suite, body []byte) (*Suite, error) {
+	if errs, _ := decodeSuite(body, &SuiteInput{}); len(errs) > 0 {
+		return nil, jobs.ValidationErrors(errs)
+	}
+	patch, err := jobs.DecodeObject(body)
+	if err != nil {
+		return nil, err
+	}
+	doc := cur.Input()
+	_, webhookGiven := patch["webhook"]
+	if cur.Webhook != nil && !webhookGiven {
+		doc["webhook"] = jobs.WebhookInput{URL: cur.Webhook.URL, Secret: cur.Webhook.Secret}
+	}
+	for k, v := range patch {
+		if v == nil {
+			delete(doc, k)
+			continue
+		}
+		doc[k] = v
+	}
+	merged, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	s, err := ParseSuite(merged)
+	if err != nil {
+		return nil, err
+	}
+	s.ID, s.OwnerKeyID, s.CreatedAt, s.UpdatedAt = cur.ID, cur.OwnerKeyID, cur.CreatedAt, time.Now().UTC()
+	if err := g.Repo.UpdateSuite(ctx, s); err != nil {
+		return nil, fmt.Errorf("update suite: %w", err)
+	}
+	s.LastRun = cur.LastRun
+	return s, nil
+}
+
+// StartRun creates a run of the suite (a batch of capture jobs) and enqueues
+// its jobs. scheduledFor is the schedule activation of a scheduled run.
+func (g *Service) StartRun(ctx context.Context, s *Suite, trigger string, scheduledFor *time.Time) (*Run, error) {
+	newJobs, keys, err := s.Spec.Captures()
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	r := &Run{ID: jobs.NewID(), SuiteID: s.ID, Trigger: trigger, ScheduledFor: scheduledFor, Status: RunRunning,
+		Spec: s.Spec, CreatedAt: now}
+	b := &jobs.Batch{ID: jobs.NewID(), OwnerKeyID: s.OwnerKeyID, Total: len(newJobs), CreatedAt: now,
+		Labels: map[string]string{"snapq.suite": s.ID, "snapq.run": r.ID}}
+	if s.Webhook != nil {
+		b.Webhook = &jobs.Webhook{URL: s.Webhook.URL, Secret: s.Webhook.Secret, Event: EventRunCompleted}
+	}
+	r.BatchID = b.ID
+	js := make([]*jobs.Job, len(newJobs))
+	for i, nj := range newJobs {
+		js[i] = &jobs.Job{ID: jobs.NewID(), BatchID: b.ID, Seq: i, URL: nj.URL, Name: nj.Name, Options: nj.Options,
+			Status: jobs.StatusQueued, CreatedAt: now, UpdatedAt: now}
+	}
+	if err := g.Repo.CreateRun(ctx, r, b, js, keys); err != nil {
+		return nil, err
+	}
+	for _, j := range js {
+		if err := g.Queue.Enqueue(context.WithoutCancel(ctx), j.ID, j.Options.JobTimeout()); err != nil {
+			g.logger().Warn("enqueue failed; the reconciler will retry", "job_id", j.ID, "err", err)
+		}
+	}
+	r.Counts = RunCounts{Pending: len(js)}
+	return r, nil
+}
+
+func (g *Service) logger() *slog.Logger { return jobs.Log(g.Logger) }

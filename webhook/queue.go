@@ -1,0 +1,112 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/snapq/snapq/jobs"
+)
+
+// How deliveries reach the queue: the worker that makes a batch (or a run)
+// final enqueues its pending deliveries at once (Announcer); the api's
+// reconciler enqueues any it missed (ReconcileStep). The task's kind, queue,
+// retries and backoff are in jobs' task table.
+
+// reconcileGrace is how long a pending delivery may sit before the
+// reconciler checks its task: the worker that completed the batch normally
+// enqueues it right away.
+const reconcileGrace = 5 * time.Second
+
+// Queue carries deliveries to workers. jobs.AsynqQueue implements it.
+type Queue interface {
+	// EnqueueWebhook submits the delivery's task (task id = delivery id, so
+	// enqueuing it twice is not an error).
+	EnqueueWebhook(ctx context.Context, deliveryID string) error
+	// WebhookTaskState is like jobs.Queue.TaskState for a delivery's task.
+	WebhookTaskState(ctx context.Context, deliveryID string) (state, lastErr string, err error)
+}
+
+// Announcer enqueues a batch's pending deliveries right after the batch may
+// have become final, so it is announced without waiting for the reconciler.
+// Failures are logged: the reconciler catches up.
+type Announcer struct {
+	Repo   Deliveries
+	Queue  Queue
+	Logger *slog.Logger
+}
+
+// AfterFinal is the job handler's after-final hook.
+func (a *Announcer) AfterFinal(ctx context.Context, job *jobs.Job) { a.Batch(ctx, job.BatchID) }
+
+// Batch enqueues the batch's pending deliveries.
+func (a *Announcer) Batch(ctx context.Context, batchID string) {
+	log := jobs.Log(a.Logger)
+	ds, err := a.Repo.ListWebhookDeliveries(ctx, batchID)
+	if err != nil {
+		log.Warn("list webhook deliveries; the reconciler will enqueue them", "batch_id", batchID, "err", err)
+		return
+	}
+	for _, d := range ds {
+		if d.Status != DeliveryPending {
+			continue
+		}
+		if err := a.Queue.EnqueueWebhook(ctx, d.ID); err != nil {
+			log.Warn("enqueue webhook delivery; the reconciler will retry", "delivery_id", d.ID, "err", err)
+		}
+	}
+}
+
+// PendingStore is what the reconcile step needs.
+type PendingStore interface {
+	// PendingWebhookDeliveries lists pending deliveries not updated since before.
+	PendingWebhookDeliveries(ctx context.Context, before time.Time, limit int) ([]*Delivery, error)
+	// FailWebhookDelivery marks a pending delivery failed without counting an
+	// attempt (the queue gave up on it).
+	FailWebhookDelivery(ctx context.Context, id, reason string) (ok bool, err error)
+}
+
+// ReconcileStep is the reconciler's outbox pass for deliveries: a pending
+// delivery whose task is missing (enqueue failed, Redis lost it, or the batch
+// was completed by a cancel in the api) is enqueued; one whose task the queue
+// gave up on is failed. grace (the reconciler's, 0 for the default) shortens
+// the wait before a delivery is checked.
+func ReconcileStep(repo PendingStore, q Queue, grace time.Duration) jobs.ReconcileStep {
+	if grace <= 0 || grace > reconcileGrace {
+		grace = reconcileGrace
+	}
+	return jobs.ReconcileStep{Name: "webhooks", Run: func(ctx context.Context) (int, error) {
+		ds, err := repo.PendingWebhookDeliveries(ctx, time.Now().Add(-grace), 1000)
+		if err != nil {
+			return 0, err
+		}
+		acted := 0
+		var errs []error
+		for _, d := range ds {
+			state, lastErr, err := q.WebhookTaskState(ctx, d.ID)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			switch state {
+			case "":
+				err = q.EnqueueWebhook(ctx, d.ID)
+			case "archived", "completed":
+				msg := "the queue gave up on the delivery"
+				if lastErr != "" {
+					msg += ": " + lastErr
+				}
+				_, err = repo.FailWebhookDelivery(ctx, d.ID, msg)
+			default:
+				continue
+			}
+			acted++
+			if err != nil {
+				errs = append(errs, fmt.Errorf("webhook delivery %s: %w", d.ID, err))
+			}
+		}
+		return acted, errors.Join(errs...)
+	}}
+}

@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/hibiken/asynq"
-
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/capture"
 )
@@ -46,7 +44,7 @@ func (h *Handler) Capture(ctx context.Context, p CapturePayload) error {
 func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) error {
 	job, started, err := h.Repo.StartJob(ctx, jobID)
 	if errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("job %s: %w", jobID, asynq.SkipRetry)
+		return fmt.Errorf("job %s: %w", jobID, ErrNoRetry)
 	}
 	if err != nil {
 		return fmt.Errorf("start job %s: %w", jobID, err)
@@ -70,7 +68,7 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 		}
 		if final {
 			h.afterFinal(ctx, job)
-			return fmt.Errorf("%s: %s: %w", jerr.Code, jerr.Message, asynq.SkipRetry)
+			return fmt.Errorf("%s: %s: %w", jerr.Code, jerr.Message, ErrNoRetry)
 		}
 		return fmt.Errorf("%s: %s", jerr.Code, jerr.Message)
 	}

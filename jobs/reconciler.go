@@ -107,7 +107,7 @@ func (r *Reconciler) one(ctx context.Context, ref JobRef) (bool, error) {
 			return false, nil
 		}
 		if job.Status == StatusRunning {
-			if time.Since(job.UpdatedAt) < job.Options.JobTimeout()+taskSlack {
+			if time.Since(job.UpdatedAt) < job.Options.JobTimeout()+TaskSlack {
 				return false, nil // may still be in a worker's hands
 			}
 			if err := r.Repo.Requeue(ctx, ref.ID); err != nil {

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hibiken/asynq"
-
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/diff"
 	"github.com/snapq/snapq/jobs"
@@ -27,7 +25,7 @@ const (
 	compareGrace = 20 * time.Second
 )
 
-// CompareQueue carries comparisons to workers. jobs.AsynqQueue implements it.
+// CompareQueue carries comparisons to workers. queue.AsynqQueue implements it.
 type CompareQueue interface {
 	// EnqueueCompare submits the comparison of a run's capture job (task id
 	// "compare-<job id>", so a duplicate is not an error).
@@ -52,7 +50,7 @@ type Comparer struct {
 	RunFinished []func(ctx context.Context, run *Run)
 }
 
-// Run is the asynq handler of jobs.KindCompare (see jobs.Register).
+// Run is the asynq handler of jobs.KindCompare (see queue.Register).
 func (c *Comparer) Run(ctx context.Context, p jobs.ComparePayload) error {
 	return c.Compare(ctx, p.JobID)
 }
@@ -62,7 +60,7 @@ func (c *Comparer) Run(ctx context.Context, p jobs.ComparePayload) error {
 func (c *Comparer) Compare(ctx context.Context, jobID string) error {
 	run, key, err := c.Repo.CaptureOf(ctx, jobID)
 	if errors.Is(err, jobs.ErrNotFound) {
-		return fmt.Errorf("job %s is not a run capture: %w", jobID, asynq.SkipRetry)
+		return fmt.Errorf("job %s is not a run capture: %w", jobID, jobs.ErrNoRetry)
 	}
 	if err != nil {
 		return fmt.Errorf("load capture %s: %w", jobID, err)

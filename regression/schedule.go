@@ -8,6 +8,7 @@ import (
 
 	"github.com/hibiken/asynq"
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/queue"
 )
 
 // Scheduling: the api runs asynq's PeriodicTaskManager with ScheduleProvider,
@@ -36,7 +37,7 @@ func (p *ScheduleProvider) GetConfigs() ([]*asynq.PeriodicTaskConfig, error) {
 		if s.Schedule == nil || !s.Enabled {
 			continue
 		}
-		task, opts, err := jobs.NewTask(jobs.SuiteRunPayload{SuiteID: s.ID}, 0, jobs.QueueConfig{})
+		task, opts, err := queue.NewTask(jobs.SuiteRunPayload{SuiteID: s.ID}, 0, queue.Config{})
 		if err != nil {
 			return nil, err
 		}
@@ -51,7 +52,7 @@ type SuiteRunner struct {
 	Now        func() time.Time // for tests; default time.Now
 }
 
-// Run is the asynq handler of jobs.KindSuiteRun (see jobs.Register): it starts the run of the
+// Run is the asynq handler of jobs.KindSuiteRun (see queue.Register): it starts the run of the
 // schedule's latest activation, unless the suite was disabled, unscheduled or
 // deleted since, or that activation already has a run.
 func (r *SuiteRunner) Run(ctx context.Context, p jobs.SuiteRunPayload) error {
@@ -74,7 +75,7 @@ func (r *SuiteRunner) Run(ctx context.Context, p jobs.SuiteRunPayload) error {
 	}
 	at, err := s.Schedule.LastActivation(now)
 	if err != nil {
-		return fmt.Errorf("suite %s: %v: %w", s.ID, err, asynq.SkipRetry)
+		return fmt.Errorf("suite %s: %v: %w", s.ID, err, jobs.ErrNoRetry)
 	}
 	at = at.UTC()
 	run, err := r.Regression.StartRun(ctx, s, TriggerSchedule, &at)

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/regression"
 )
 
@@ -185,7 +186,7 @@ var (
 var (
 	jobStatuses = []string{jobs.StatusQueued, jobs.StatusRunning, jobs.StatusSucceeded, jobs.StatusFailed, jobs.StatusCanceled}
 	runStatuses = []string{regression.RunRunning, regression.RunPassed, regression.RunFailed, regression.RunNeedsReview, regression.RunError, regression.RunApproved}
-	queueNames  = []string{jobs.QueueCapture, jobs.QueueRegression, jobs.QueueWebhooks}
+	queueNames  = []string{queue.QueueCapture, queue.QueueRegression, queue.QueueWebhooks}
 )
 
 // stateCollector reads job, run and queue counts when Prometheus scrapes.

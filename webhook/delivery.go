@@ -14,8 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hibiken/asynq"
-
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/jobs"
 )
@@ -61,7 +59,7 @@ type Handler struct {
 // errWebhookBlocked marks an attempt the egress policy refused.
 var errWebhookBlocked = errors.New("blocked by the egress policy")
 
-// Run is the asynq handler of jobs.KindWebhook (see jobs.Register).
+// Run is the asynq handler of jobs.KindWebhook (see queue.Register).
 func (h *Handler) Run(ctx context.Context, p jobs.WebhookPayload) error {
 	return h.Deliver(ctx, p.DeliveryID, jobs.LastAttempt(ctx))
 }
@@ -75,7 +73,7 @@ func (h *Handler) Run(ctx context.Context, p jobs.WebhookPayload) error {
 func (h *Handler) Deliver(ctx context.Context, id string, lastAttempt bool) error {
 	d, err := h.Repo.GetWebhookDelivery(ctx, id)
 	if errors.Is(err, jobs.ErrNotFound) {
-		return fmt.Errorf("webhook delivery %s: %w", id, asynq.SkipRetry)
+		return fmt.Errorf("webhook delivery %s: %w", id, jobs.ErrNoRetry)
 	}
 	if err != nil {
 		return fmt.Errorf("load webhook delivery %s: %w", id, err)
@@ -87,7 +85,7 @@ func (h *Handler) Deliver(ctx context.Context, id string, lastAttempt bool) erro
 	wh, err := h.Repo.GetBatchWebhook(ctx, d.BatchID)
 	if errors.Is(err, jobs.ErrNotFound) {
 		h.record(ctx, log, d.ID, Attempt{Status: DeliveryFailed, Error: "the batch has no webhook"})
-		return fmt.Errorf("batch %s has no webhook: %w", d.BatchID, asynq.SkipRetry)
+		return fmt.Errorf("batch %s has no webhook: %w", d.BatchID, jobs.ErrNoRetry)
 	}
 	if err != nil {
 		return fmt.Errorf("load webhook of batch %s: %w", d.BatchID, err)
@@ -99,7 +97,7 @@ func (h *Handler) Deliver(ctx context.Context, id string, lastAttempt bool) erro
 	key, err := jobs.WebhookKey(wh.Secret)
 	if err != nil {
 		h.record(ctx, log, d.ID, Attempt{Status: DeliveryFailed, Error: "webhook secret: " + err.Error()})
-		return fmt.Errorf("webhook secret of batch %s: %w", d.BatchID, asynq.SkipRetry)
+		return fmt.Errorf("webhook secret of batch %s: %w", d.BatchID, jobs.ErrNoRetry)
 	}
 	at := d.CreatedAt
 	if b.FinishedAt != nil {
@@ -133,7 +131,7 @@ func (h *Handler) Deliver(ctx context.Context, id string, lastAttempt bool) erro
 		if err := h.record(ctx, log, d.ID, Attempt{Status: DeliveryFailed, HTTPStatus: status, Error: perr.Error()}); err != nil {
 			return err
 		}
-		return fmt.Errorf("%v: %w", perr, asynq.SkipRetry)
+		return fmt.Errorf("%v: %w", perr, jobs.ErrNoRetry)
 	default:
 		next := DeliveryPending
 		if lastAttempt {
@@ -144,7 +142,7 @@ func (h *Handler) Deliver(ctx context.Context, id string, lastAttempt bool) erro
 			return err
 		}
 		if lastAttempt {
-			return fmt.Errorf("%v: %w", perr, asynq.SkipRetry)
+			return fmt.Errorf("%v: %w", perr, jobs.ErrNoRetry)
 		}
 		return perr
 	}

@@ -20,7 +20,7 @@ import (
 // enqueues it right away.
 const reconcileGrace = 5 * time.Second
 
-// Queue carries deliveries to workers. jobs.AsynqQueue implements it.
+// Queue carries deliveries to workers. queue.AsynqQueue implements it.
 type Queue interface {
 	// EnqueueWebhook submits the delivery's task (task id = delivery id, so
 	// enqueuing it twice is not an error).

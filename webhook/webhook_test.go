@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hibiken/asynq"
-
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/jobs"
 )
@@ -150,7 +148,7 @@ func TestWebhookDeliver(t *testing.T) {
 	ctx := context.Background()
 
 	err := h.Deliver(ctx, repo.delivery.ID, false)
-	if err == nil || errors.Is(err, asynq.SkipRetry) {
+	if err == nil || errors.Is(err, jobs.ErrNoRetry) {
 		t.Fatalf("first attempt (500) = %v; want a retryable error", err)
 	}
 	if d := repo.delivery; d.Status != DeliveryPending || d.Attempts != 1 || d.LastStatus != 500 || d.LastError != "receiver answered HTTP 500: not now" {
@@ -180,7 +178,7 @@ func TestWebhookDeliverLastAttempt(t *testing.T) {
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	h := &Handler{Repo: repo, Client: client}
 	err := h.Deliver(context.Background(), repo.delivery.ID, true)
-	if !errors.Is(err, asynq.SkipRetry) {
+	if !errors.Is(err, jobs.ErrNoRetry) {
 		t.Fatalf("last attempt = %v; want SkipRetry", err)
 	}
 	if d := repo.delivery; d.Status != DeliveryFailed || d.Attempts != 1 || d.LastStatus != 302 ||
@@ -206,7 +204,7 @@ func TestWebhookDeliverEgress(t *testing.T) {
 	deny := egress.New(egress.Config{Policy: egress.NewPolicy(nil)})
 	h := &Handler{Repo: repo, Client: deny.HTTPClient(5 * time.Second)}
 	err := h.Deliver(context.Background(), repo.delivery.ID, false)
-	if !errors.Is(err, asynq.SkipRetry) {
+	if !errors.Is(err, jobs.ErrNoRetry) {
 		t.Fatalf("blocked attempt = %v; want SkipRetry", err)
 	}
 	if d := repo.delivery; d.Status != DeliveryFailed || d.Attempts != 1 || d.LastStatus != 0 ||

@@ -24,6 +24,7 @@ import (
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/cmd/internal/env"
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/regression"
 	"github.com/snapq/snapq/store"
@@ -144,8 +145,8 @@ func serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	queue := jobs.NewAsynqQueue(redisOpt, jobs.QueueConfig{MaxRetry: maxRetry, WebhookMaxRetry: webhookMaxRetry})
-	defer queue.Close()
+	tasks := queue.NewAsynqQueue(redisOpt, queue.Config{MaxRetry: maxRetry, WebhookMaxRetry: webhookMaxRetry})
+	defer tasks.Close()
 	rdb, ok := redisOpt.MakeRedisClient().(redis.UniversalClient)
 	if !ok {
 		return errors.New("unexpected redis client type")
@@ -170,8 +171,8 @@ func serve(ctx context.Context) error {
 	}
 
 	srv := &web.Server{
-		Service:    &jobs.Service{Repo: st, Queue: queue, Logger: log, MaxTargets: maxTargets, MaxInFlight: maxInFlight},
-		Regression: &regression.Service{Repo: st, Queue: queue, Logger: log},
+		Service:    &jobs.Service{Repo: st, Queue: tasks, Logger: log, MaxTargets: maxTargets, MaxInFlight: maxInFlight},
+		Regression: &regression.Service{Repo: st, Queue: tasks, Logger: log},
 		Repo:       st,
 		Keys:       st,
 		Limiter:    ratelimit.New(rdb, rate, burst),
@@ -186,9 +187,9 @@ func serve(ctx context.Context) error {
 			{Name: "s3", Ping: objects.Ping},
 		},
 	}
-	rec := &jobs.Reconciler{Repo: st, Queue: queue, Logger: log, Grace: reconcileGrace, Steps: []jobs.ReconcileStep{
-		webhook.ReconcileStep(st, queue, reconcileGrace),
-		regression.ReconcileStep(st, queue),
+	rec := &jobs.Reconciler{Repo: st, Queue: tasks, Logger: log, Grace: reconcileGrace, Steps: []jobs.ReconcileStep{
+		webhook.ReconcileStep(st, tasks, reconcileGrace),
+		regression.ReconcileStep(st, tasks),
 	}}
 	recCtx, stopRec := context.WithCancel(ctx)
 	defer stopRec()

@@ -19,6 +19,7 @@ import (
 	"github.com/snapq/snapq/cmd/internal/env"
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/regression"
 	"github.com/snapq/snapq/store"
 	"github.com/snapq/snapq/webhook"
@@ -103,33 +104,33 @@ func run(ctx context.Context) error {
 
 	// The worker that completes a batch enqueues its webhook delivery, and a run
 	// capture's comparison, at once; scheduled runs enqueue their capture jobs.
-	queue := jobs.NewAsynqQueue(redisOpt, jobs.QueueConfig{MaxRetry: maxRetry, WebhookMaxRetry: wcfg.MaxRetry})
-	defer queue.Close()
-	announce := &webhook.Announcer{Repo: st, Queue: queue, Logger: log.With("component", "webhooks")}
+	tasks := queue.NewAsynqQueue(redisOpt, queue.Config{MaxRetry: maxRetry, WebhookMaxRetry: wcfg.MaxRetry})
+	defer tasks.Close()
+	announce := &webhook.Announcer{Repo: st, Queue: tasks, Logger: log.With("component", "webhooks")}
 	regLog := log.With("component", "regression")
 	h := &jobs.Handler{Repo: st, Renderer: browser, Store: objects, Logger: log,
-		AfterFinal: []func(context.Context, *jobs.Job){announce.AfterFinal, regression.CompareWhenFinal(st, queue, regLog)}}
+		AfterFinal: []func(context.Context, *jobs.Job){announce.AfterFinal, regression.CompareWhenFinal(st, tasks, regLog)}}
 	cmp := &regression.Comparer{Repo: st, Store: objects, Logger: regLog,
 		RunFinished: []func(context.Context, *regression.Run){func(ctx context.Context, r *regression.Run) { announce.Batch(ctx, r.BatchID) }}}
-	runner := &regression.SuiteRunner{Regression: &regression.Service{Repo: st, Queue: queue, Logger: regLog}}
+	runner := &regression.SuiteRunner{Regression: &regression.Service{Repo: st, Queue: tasks, Logger: regLog}}
 	// Webhook deliveries go through the same egress guard as Chromium.
 	wh := &webhook.Handler{Repo: st, Client: guard.HTTPClient(wcfg.Timeout), Timeout: wcfg.Timeout,
 		Logger: log.With("component", "webhooks"),
 		Events: map[string]webhook.EventData{regression.EventRunCompleted: regression.RunCompletedEvent(st)}}
 	srv := asynq.NewServer(redisOpt, asynq.Config{
 		Concurrency:     inflight,
-		Queues:          jobs.QueueWeights,
-		RetryDelayFunc:  jobs.RetryDelay(retryBase),
+		Queues:          queue.Weights,
+		RetryDelayFunc:  queue.RetryDelay(retryBase),
 		ShutdownTimeout: shutdownTimeout,
 		Logger:          env.AsynqLogger{L: log},
 		LogLevel:        asynq.WarnLevel,
 	})
 	metrics := newWorkerMetrics() // counted always, served only with SNAPQ_METRICS_ADDR
 	mux := asynq.NewServeMux()
-	jobs.Register(mux, h.Capture, metrics.captures)
-	jobs.Register(mux, wh.Run)
-	jobs.Register(mux, cmp.Run, metrics.comparisons)
-	jobs.Register(mux, runner.Run)
+	queue.Register(mux, h.Capture, metrics.captures)
+	queue.Register(mux, wh.Run)
+	queue.Register(mux, cmp.Run, metrics.comparisons)
+	queue.Register(mux, runner.Run)
 	var metricsLn net.Listener
 	if addr := r.String("SNAPQ_METRICS_ADDR", ""); addr != "" {
 		if metricsLn, err = net.Listen("tcp", addr); err != nil {

@@ -1,16 +1,17 @@
-package jobs
+package queue
 
 import (
 	"testing"
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/snapq/snapq/jobs"
 )
 
 func TestRetryDelayPerKind(t *testing.T) {
 	t.Parallel()
 	f := RetryDelay(time.Second)
-	hook, capture := asynq.NewTask(KindWebhook, nil), asynq.NewTask(KindCapture, nil)
+	hook, capture := asynq.NewTask(jobs.KindWebhook, nil), asynq.NewTask(jobs.KindCapture, nil)
 	if d := f(20, nil, hook); d < 10*time.Minute || d > 12*time.Minute {
 		t.Errorf("webhook delay after 20 retries = %s, want about 10m", d)
 	}

@@ -1,4 +1,4 @@
-package jobs
+package queue
 
 import (
 	"context"
@@ -7,21 +7,22 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/snapq/snapq/jobs"
 )
 
 // AsynqQueue carries every kind of task to workers on asynq; it implements
-// Queue here and the enqueue interfaces the regression and webhook packages
-// declare. What each kind's task looks like is in tasks.go.
+// jobs.Queue and the enqueue interfaces the regression and webhook packages
+// declare. How each kind's task is queued is in tasks.go.
 type AsynqQueue struct {
 	client    *asynq.Client
 	inspector *asynq.Inspector
-	cfg       QueueConfig
+	cfg       Config
 }
 
-var _ Queue = (*AsynqQueue)(nil)
+var _ jobs.Queue = (*AsynqQueue)(nil)
 
 // NewAsynqQueue builds a queue on a Redis connection option.
-func NewAsynqQueue(redis asynq.RedisConnOpt, cfg QueueConfig) *AsynqQueue {
+func NewAsynqQueue(redis asynq.RedisConnOpt, cfg Config) *AsynqQueue {
 	if cfg.MaxRetry < 0 {
 		cfg.MaxRetry = 0
 	}
@@ -36,7 +37,7 @@ func (q *AsynqQueue) Close() error {
 // Submit enqueues a task for p; a task that already exists is not an error
 // (re-enqueueing is how the reconciler and retries stay idempotent).
 // timeout bounds a kind whose table entry gives none.
-func (q *AsynqQueue) Submit(ctx context.Context, p Payload, timeout time.Duration) error {
+func (q *AsynqQueue) Submit(ctx context.Context, p jobs.Payload, timeout time.Duration) error {
 	task, opts, err := NewTask(p, timeout, q.cfg)
 	if err != nil {
 		return err
@@ -51,24 +52,24 @@ func (q *AsynqQueue) Submit(ctx context.Context, p Payload, timeout time.Duratio
 	return nil
 }
 
-// Enqueue implements Queue.
+// Enqueue implements jobs.Queue.
 func (q *AsynqQueue) Enqueue(ctx context.Context, jobID string, timeout time.Duration) error {
-	return q.Submit(ctx, CapturePayload{JobID: jobID}, timeout+taskSlack)
+	return q.Submit(ctx, jobs.CapturePayload{JobID: jobID}, timeout+jobs.TaskSlack)
 }
 
 // EnqueueCompare submits the comparison of a run's capture job (task id
 // "compare-<job id>", so a duplicate is not an error).
 func (q *AsynqQueue) EnqueueCompare(ctx context.Context, jobID string) error {
-	return q.Submit(ctx, ComparePayload{JobID: jobID}, 0)
+	return q.Submit(ctx, jobs.ComparePayload{JobID: jobID}, 0)
 }
 
 // EnqueueWebhook submits a delivery's task (task id = delivery id, so
-// enqueuing it twice is not an error); retries: QueueConfig.WebhookMaxRetry.
+// enqueuing it twice is not an error); retries: Config.WebhookMaxRetry.
 func (q *AsynqQueue) EnqueueWebhook(ctx context.Context, deliveryID string) error {
-	return q.Submit(ctx, WebhookPayload{DeliveryID: deliveryID}, 0)
+	return q.Submit(ctx, jobs.WebhookPayload{DeliveryID: deliveryID}, 0)
 }
 
-// TaskState implements Queue.
+// TaskState implements jobs.Queue.
 func (q *AsynqQueue) TaskState(_ context.Context, jobID string) (string, string, error) {
 	return q.taskState(QueueCapture, jobID)
 }
@@ -91,7 +92,7 @@ func (q *AsynqQueue) taskState(queue, id string) (string, string, error) {
 	return info.State.String(), info.LastErr, nil
 }
 
-// Delete implements Queue. A missing task is not an error.
+// Delete implements jobs.Queue. A missing task is not an error.
 func (q *AsynqQueue) Delete(_ context.Context, jobID string) error {
 	err := q.inspector.DeleteTask(QueueCapture, jobID)
 	if err == nil || errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {

@@ -40,9 +40,9 @@ func ResourceTypes() []string {
 type Block struct {
 	// ResourceTypes are failed (net::ERR_BLOCKED_BY_CLIENT) by Fetch interception limited to
 	// these types, so other requests are never paused.
-	ResourceTypes []string
+	ResourceTypes []string `json:"resource_types"`
 	// URLPatterns go to Network.setBlockedURLs ('*' is a wildcard).
-	URLPatterns []string
+	URLPatterns []string `json:"url_patterns,omitempty"`
 }
 
 // applyBlock puts req's blocking in force on the tab before the navigation. The tab is reused

@@ -19,27 +19,32 @@ import (
 // job, "nothing" included: no setting of one job survives into the next. Cookies need no
 // undoing: the clean slate clears the context's cookies after every job.
 type Emulate struct {
-	UserAgent     string
-	Headers       map[string]string // extra request headers; the caller refused Host, Cookie, hop-by-hop, Proxy-*
-	Cookies       []Cookie
-	Locale        string // BCP 47; also sent as Accept-Language
-	Timezone      string // IANA
-	ColorScheme   string // "", "light", "dark"
-	ReducedMotion bool
-	Media         string // "", "screen", "print"
-	Mobile        bool   // Emulation.setDeviceMetricsOverride mobile (see navigate)
-	Touch         bool
+	UserAgent     string            `json:"user_agent,omitempty"`
+	Headers       map[string]string `json:"headers,omitempty"` // extra request headers; the caller refused Host, Cookie, hop-by-hop, Proxy-*
+	Cookies       []Cookie          `json:"cookies,omitempty"`
+	Locale        string            `json:"locale,omitempty"`       // BCP 47; also sent as Accept-Language
+	Timezone      string            `json:"timezone,omitempty"`     // IANA
+	ColorScheme   string            `json:"color_scheme,omitempty"` // "", "light", "dark"
+	ReducedMotion bool              `json:"reduced_motion,omitempty"`
+	Media         string            `json:"media,omitempty"` // "", "screen", "print"
+	// Device names the preset the viewport and the fields above were resolved
+	// from; capture reads only the resolved values.
+	Device string `json:"device,omitempty"`
+	Mobile bool   `json:"mobile,omitempty"` // Emulation.setDeviceMetricsOverride mobile (see navigate)
+	Touch  bool   `json:"touch,omitempty"`
 }
 
 // Cookie is set in the tab's browser context before navigating. Domain or URL is required.
 type Cookie struct {
-	Name, Value string
-	Domain, URL string
-	Path        string
-	Secure      bool
-	HTTPOnly    bool
-	SameSite    string // "", "Strict", "Lax", "None"
-	Expires     int64  // unix seconds; 0 = session cookie
+	Name     string  `json:"name"`
+	Value    string  `json:"value"`
+	Domain   string  `json:"domain,omitempty"`
+	URL      string  `json:"url,omitempty"`
+	Path     string  `json:"path,omitempty"`
+	Secure   bool    `json:"secure,omitempty"`
+	HTTPOnly bool    `json:"http_only,omitempty"`
+	SameSite string  `json:"same_site,omitempty"` // "", "Strict", "Lax", "None"
+	Expires  float64 `json:"expires,omitempty"`   // unix seconds; 0 = session cookie
 }
 
 // maxTouchPoints is what navigator.maxTouchPoints reports with Emulate.Touch.

@@ -54,12 +54,14 @@ func Papers() []string {
 // PDFOptions shape the pdf output. The caller resolves defaults: here Paper "" means a4 and
 // Scale 0 means 1; MarginMM 0 and PrintBackground false are taken as given.
 type PDFOptions struct {
-	Paper           string
-	Landscape       bool
-	MarginMM        float64 // on every side
-	PrintBackground bool
-	Scale           float64 // 0.1..2
-	PageRanges      string  // e.g. "1-3,5"; "" prints every page
+	Paper           string  `json:"paper"`
+	Landscape       bool    `json:"landscape"`
+	MarginMM        float64 `json:"margin_mm"` // on every side
+	PrintBackground bool    `json:"print_background"`
+	Scale           float64 `json:"scale"`                 // 0.1..2
+	PageRanges      string  `json:"page_ranges,omitempty"` // e.g. "1-3,5"; "" prints every page
+	// PreferCSSPageSize lets the page's CSS @page size win over Paper.
+	PreferCSSPageSize bool `json:"prefer_css_page_size,omitempty"`
 }
 
 // File is one non-screenshot output.
@@ -249,17 +251,18 @@ func printPDF(ctx context.Context, p *rod.Page, req Request, callTimeout time.Du
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	out, err := proto.PagePrintToPDF{
-		Landscape:       o.Landscape,
-		PrintBackground: o.PrintBackground,
-		Scale:           &scale,
-		PaperWidth:      inch(size[0]),
-		PaperHeight:     inch(size[1]),
-		MarginTop:       inch(o.MarginMM),
-		MarginBottom:    inch(o.MarginMM),
-		MarginLeft:      inch(o.MarginMM),
-		MarginRight:     inch(o.MarginMM),
-		PageRanges:      o.PageRanges,
-		TransferMode:    proto.PagePrintToPDFTransferModeReturnAsBase64,
+		Landscape:         o.Landscape,
+		PrintBackground:   o.PrintBackground,
+		Scale:             &scale,
+		PaperWidth:        inch(size[0]),
+		PaperHeight:       inch(size[1]),
+		MarginTop:         inch(o.MarginMM),
+		MarginBottom:      inch(o.MarginMM),
+		MarginLeft:        inch(o.MarginMM),
+		MarginRight:       inch(o.MarginMM),
+		PageRanges:        o.PageRanges,
+		PreferCSSPageSize: o.PreferCSSPageSize,
+		TransferMode:      proto.PagePrintToPDFTransferModeReturnAsBase64,
 	}.Call(p.Context(cctx))
 	if err != nil {
 		var ce *cdp.Error

@@ -3,9 +3,11 @@ package capture
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -22,6 +24,10 @@ func outputsSite(t *testing.T) (*httptest.Server, *atomic.Int32) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/start", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/doc", http.StatusFound)
+	})
+	mux.HandleFunc("/square", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(`<!doctype html><style>@page { size: 100mm 100mm; margin: 0 }</style><p>a square page</p>`))
 	})
 	mux.HandleFunc("/doc", func(w http.ResponseWriter, r *http.Request) {
 		docHits.Add(1)
@@ -263,6 +269,28 @@ func TestPDFOptions(t *testing.T) {
 			tt.check(t, data)
 		})
 	}
+	t.Run("prefer_css_page_size takes the page's @page size", func(t *testing.T) {
+		box := regexp.MustCompile(`/MediaBox\s*\[\s*0\s+0\s+([\d.]+)\s+([\d.]+)`)
+		for _, tc := range []struct {
+			prefer bool
+			want   string // width x height in points, rounded
+		}{{false, "596x842"}, {true, "283x283"}} {
+			res, err := capture(t, b, Request{URL: srv.URL + "/square", Name: "sq", Outputs: []string{OutputPDF},
+				PDF: PDFOptions{Paper: PaperA4, PreferCSSPageSize: tc.prefer, Scale: 1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := box.FindSubmatch(res.Files[0].Data)
+			if m == nil {
+				t.Fatalf("prefer %v: no MediaBox in the PDF", tc.prefer)
+			}
+			w, _ := strconv.ParseFloat(string(m[1]), 64)
+			h, _ := strconv.ParseFloat(string(m[2]), 64)
+			if got := fmt.Sprintf("%.0fx%.0f", math.Round(w), math.Round(h)); got != tc.want {
+				t.Errorf("prefer_css_page_size %v: page %s pt, want %s", tc.prefer, got, tc.want)
+			}
+		}
+	})
 	t.Run("page range past the end", func(t *testing.T) {
 		_, err := pdf(t, PDFOptions{PageRanges: fmt.Sprint(allPages + 5)})
 		wantCode(t, err, CodeInvalidPageRange, false)

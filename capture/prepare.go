@@ -36,14 +36,14 @@ type Scroll struct {
 
 // Prepare edits the page after the waits, before any output is taken.
 type Prepare struct {
-	HideSelectors     []string // visibility: hidden !important
-	RemoveSelectors   []string // removed from the DOM
-	CSS               string   // injected in a <style>
-	DisableAnimations bool     // animations and transitions off, carets transparent, videos paused
+	HideSelectors     []string `json:"hide_selectors,omitempty"`     // visibility: hidden !important
+	RemoveSelectors   []string `json:"remove_selectors,omitempty"`   // removed from the DOM
+	CSS               string   `json:"css,omitempty"`                // injected in a <style>
+	DisableAnimations bool     `json:"disable_animations,omitempty"` // animations and transitions off, carets transparent, videos paused
 	// Script is JavaScript (an expression or statements; a returned promise is awaited) run
 	// last. Its failure is logged and ignored unless ScriptRequired is set.
-	Script         string
-	ScriptRequired bool
+	Script         string `json:"script,omitempty"`
+	ScriptRequired bool   `json:"script_required,omitempty"`
 }
 
 // jsString returns s as a JavaScript string literal.

@@ -34,19 +34,19 @@ const (
 
 // Viewport is the emulated window the page is laid out in, in CSS pixels.
 type Viewport struct {
-	Width             int
-	Height            int
-	DeviceScaleFactor float64
+	Width             int     `json:"width"`
+	Height            int     `json:"height"`
+	DeviceScaleFactor float64 `json:"device_scale_factor"`
 }
 
 // Screenshot selects how the page is turned into images.
 type Screenshot struct {
-	Mode        string // segments | full | viewport
-	Format      string // png | jpeg | webp
-	Quality     int    // 1..100, jpeg/webp only; 0 = encoder default
-	MaxSegments int    // normalized with NormalizeMaxSegments
+	Mode        string `json:"mode"`              // segments | full | viewport
+	Format      string `json:"format"`            // png | jpeg | webp
+	Quality     int    `json:"quality,omitempty"` // 1..100, jpeg/webp only; 0 = encoder default
+	MaxSegments int    `json:"max_segments"`      // normalized with NormalizeMaxSegments
 	// Selector, when set, captures only the first matching element's box (element.go).
-	Selector string
+	Selector string `json:"selector,omitempty"`
 }
 
 // Wait says when the page counts as ready.

@@ -79,6 +79,8 @@ type PDFInput struct {
 	PrintBackground *bool    `json:"print_background,omitempty"`
 	Scale           *float64 `json:"scale,omitempty"`
 	PageRanges      *string  `json:"page_ranges,omitempty"`
+	// PreferCSSPageSize: the page's CSS @page size wins over paper.
+	PreferCSSPageSize *bool `json:"prefer_css_page_size,omitempty"`
 }
 
 // ViewportInput is the wire form of Viewport.
@@ -140,41 +142,23 @@ type Options struct {
 	MaskSelectors []string `json:"mask_selectors,omitempty"`
 }
 
-// Block lists the sub-resources a page must not load.
-type Block struct {
-	ResourceTypes []string `json:"resource_types"`
-	URLPatterns   []string `json:"url_patterns,omitempty"`
-}
-
 // defaultBlockTypes are blocked, unless block.resource_types says otherwise, for jobs whose
 // outputs show nothing of the page's look (no screenshot, no pdf): they load faster.
 var defaultBlockTypes = []string{capture.ResourceImage, capture.ResourceFont, capture.ResourceMedia}
 
-// PDF shapes the pdf output.
-type PDF struct {
-	Paper           string  `json:"paper"`
-	Landscape       bool    `json:"landscape"`
-	MarginMM        float64 `json:"margin_mm"`
-	PrintBackground bool    `json:"print_background"`
-	Scale           float64 `json:"scale"`
-	PageRanges      string  `json:"page_ranges,omitempty"`
-}
-
-// Viewport is the emulated window in CSS pixels.
-type Viewport struct {
-	Width             int     `json:"width"`
-	Height            int     `json:"height"`
-	DeviceScaleFactor float64 `json:"device_scale_factor"`
-}
-
-// Screenshot says how the page becomes images.
-type Screenshot struct {
-	Mode        string `json:"mode"`
-	Format      string `json:"format"`
-	Quality     int    `json:"quality,omitempty"`
-	MaxSegments int    `json:"max_segments"`
-	Selector    string `json:"selector,omitempty"` // capture only this element (capture/element.go)
-}
+// The resolved options that capture takes as they are are capture's own
+// types: an option added to one of them is stored and passed on with no
+// copying code.
+type (
+	Viewport   = capture.Viewport
+	Screenshot = capture.Screenshot
+	PDF        = capture.PDFOptions
+	Block      = capture.Block
+	Emulate    = capture.Emulate
+	Prepare    = capture.Prepare
+	// CookieInput is one cookie to set before the page loads; domain or url is required.
+	CookieInput = capture.Cookie
+)
 
 // Wait says when the page is ready.
 type Wait struct {
@@ -222,10 +206,8 @@ func ResolveOptions(batch *OptionsInput, batchPrefix string, target *OptionsInpu
 		o.Block.ResourceTypes = slices.Clone(defaultBlockTypes)
 	}
 	if len(errs) == 0 && o.Screenshot.Quality != 0 && o.Screenshot.Format == capture.FormatPNG {
-		field := targetPrefix + ".screenshot.quality"
-		if target == nil || target.Screenshot == nil || target.Screenshot.Quality == nil {
-			field = batchPrefix + ".screenshot.quality"
-		}
+		field := blame(batch, batchPrefix, target, targetPrefix,
+			func(in *OptionsInput) bool { return in.Screenshot != nil && in.Screenshot.Quality != nil }) + ".screenshot.quality"
 		errs = append(errs, FieldError{Code: "invalid_option", Field: field,
 			Message: "quality applies to jpeg and webp only; png is lossless"})
 	}
@@ -296,6 +278,7 @@ func (o *Options) apply(in *OptionsInput, prefix string) []FieldError {
 			o.PDF.PrintBackground = *d.PrintBackground
 		}
 		v.floatIn(&o.PDF.Scale, d.Scale, p+".scale", MinPDFScale, MaxPDFScale)
+		v.flag(&o.PDF.PreferCSSPageSize, d.PreferCSSPageSize)
 		if r := d.PageRanges; r != nil {
 			if *r != "" && (len(*r) > MaxPageRangesLength || !validPageRanges(*r)) {
 				v.add(p+".page_ranges", `must be pages and ranges like "1-3,5" (pages count from 1, a range's end not below its start), or "" for all pages`)
@@ -313,16 +296,11 @@ func (o Options) JobTimeout() time.Duration { return time.Duration(o.TimeoutMS) 
 // CaptureRequest turns resolved options into the renderer's request.
 func (o Options) CaptureRequest(url, name string) capture.Request {
 	r := capture.Request{
-		URL:     url,
-		Name:    name,
-		Timeout: o.JobTimeout(),
-		Viewport: capture.Viewport{
-			Width: o.Viewport.Width, Height: o.Viewport.Height, DeviceScaleFactor: o.Viewport.DeviceScaleFactor,
-		},
-		Screenshot: capture.Screenshot{
-			Mode: o.Screenshot.Mode, Format: o.Screenshot.Format, Quality: o.Screenshot.Quality,
-			MaxSegments: capture.NormalizeMaxSegments(float64(o.Screenshot.MaxSegments)),
-		},
+		URL:        url,
+		Name:       name,
+		Timeout:    o.JobTimeout(),
+		Viewport:   o.Viewport,
+		Screenshot: o.Screenshot,
 		Wait: capture.Wait{
 			Until:           o.Wait.Until,
 			Selector:        o.Wait.Selector,
@@ -330,14 +308,14 @@ func (o Options) CaptureRequest(url, name string) capture.Request {
 			Delay:           time.Duration(o.Wait.DelayMS) * time.Millisecond,
 			BestAttempt:     o.Wait.BestAttempt,
 		},
-		Outputs: o.Outputs,
-		PDF: capture.PDFOptions{
-			Paper: o.PDF.Paper, Landscape: o.PDF.Landscape, MarginMM: o.PDF.MarginMM,
-			PrintBackground: o.PDF.PrintBackground, Scale: o.PDF.Scale, PageRanges: o.PDF.PageRanges,
-		},
+		Outputs:          o.Outputs,
+		PDF:              o.PDF,
 		MarkdownMaxChars: o.MarkdownMaxChars,
-		Block:            capture.Block{ResourceTypes: o.Block.ResourceTypes, URLPatterns: o.Block.URLPatterns},
+		Block:            o.Block,
+		Emulate:          o.Emulate,
+		Prepare:          o.Prepare,
 	}
+	r.Screenshot.MaxSegments = capture.NormalizeMaxSegments(float64(o.Screenshot.MaxSegments))
 	o.capturePage(&r) // prepare.go
 	// actions.go
 	r.Actions, r.ActionsTimeout = captureActions(o.Actions), o.actionsTimeout()
@@ -455,6 +433,22 @@ func (v *validator) intIn(dst *int, src *float64, field string, lo, hi int) {
 		return
 	}
 	*dst = int(f)
+}
+
+// flag copies a boolean that was given.
+func (v *validator) flag(dst *bool, src *bool) {
+	if src != nil {
+		*dst = *src
+	}
+}
+
+// blame is the prefix of the options that gave a field: the target's when it
+// gave one, else the batch's.
+func blame(batch *OptionsInput, batchPrefix string, target *OptionsInput, targetPrefix string, gave func(*OptionsInput) bool) string {
+	if target != nil && gave(target) {
+		return targetPrefix
+	}
+	return batchPrefix
 }
 
 func (v *validator) enum(dst *string, src *string, field string, allowed ...string) {

@@ -46,19 +46,6 @@ type EmulateInput struct {
 	Touch         *bool              `json:"touch,omitempty"`
 }
 
-// CookieInput is one cookie to set before the page loads; domain or url is required.
-type CookieInput struct {
-	Name     string  `json:"name"`
-	Value    string  `json:"value"`
-	Domain   string  `json:"domain,omitempty"`
-	URL      string  `json:"url,omitempty"`
-	Path     string  `json:"path,omitempty"`
-	Secure   bool    `json:"secure,omitempty"`
-	HTTPOnly bool    `json:"http_only,omitempty"`
-	SameSite string  `json:"same_site,omitempty"`
-	Expires  float64 `json:"expires,omitempty"`
-}
-
 // PrepareInput is the wire form of Prepare.
 type PrepareInput struct {
 	HideSelectors     *[]string `json:"hide_selectors,omitempty"`
@@ -75,31 +62,6 @@ type ScrollInput struct {
 	StepPX  *float64 `json:"step_px,omitempty"`
 	DelayMS *float64 `json:"delay_ms,omitempty"`
 	MaxMS   *float64 `json:"max_ms,omitempty"`
-}
-
-// Emulate is what the page is told about its visitor (resolved).
-type Emulate struct {
-	UserAgent     string            `json:"user_agent,omitempty"`
-	Headers       map[string]string `json:"headers,omitempty"`
-	Cookies       []CookieInput     `json:"cookies,omitempty"`
-	Locale        string            `json:"locale,omitempty"`
-	Timezone      string            `json:"timezone,omitempty"`
-	ColorScheme   string            `json:"color_scheme,omitempty"`
-	ReducedMotion bool              `json:"reduced_motion,omitempty"`
-	Media         string            `json:"media,omitempty"`
-	Device        string            `json:"device,omitempty"`
-	Mobile        bool              `json:"mobile,omitempty"`
-	Touch         bool              `json:"touch,omitempty"`
-}
-
-// Prepare are the page edits before capture (resolved).
-type Prepare struct {
-	HideSelectors     []string `json:"hide_selectors,omitempty"`
-	RemoveSelectors   []string `json:"remove_selectors,omitempty"`
-	CSS               string   `json:"css,omitempty"`
-	Script            string   `json:"script,omitempty"`
-	ScriptRequired    bool     `json:"script_required,omitempty"`
-	DisableAnimations bool     `json:"disable_animations,omitempty"`
 }
 
 // Scroll is the lazy-load scroll (resolved); zero numbers take capture's defaults.
@@ -384,17 +346,6 @@ func (v *validator) text(dst *string, src *string, field string, maxLen int) {
 func (o Options) capturePage(r *capture.Request) {
 	r.Wait.Fonts, r.Wait.Images, r.Wait.HiddenSelector = o.Wait.Fonts, o.Wait.Images, o.Wait.HiddenSelector
 	r.Wait.NetworkIdle = time.Duration(o.Wait.NetworkIdleMS) * time.Millisecond
-	r.Screenshot.Selector = o.Screenshot.Selector
-	e := o.Emulate
-	r.Emulate = capture.Emulate{UserAgent: e.UserAgent, Headers: e.Headers, Locale: e.Locale, Timezone: e.Timezone,
-		ColorScheme: e.ColorScheme, ReducedMotion: e.ReducedMotion, Media: e.Media, Mobile: e.Mobile, Touch: e.Touch}
-	for _, c := range e.Cookies {
-		r.Emulate.Cookies = append(r.Emulate.Cookies, capture.Cookie{Name: c.Name, Value: c.Value, Domain: c.Domain,
-			URL: c.URL, Path: c.Path, Secure: c.Secure, HTTPOnly: c.HTTPOnly, SameSite: c.SameSite, Expires: int64(c.Expires)})
-	}
-	pr := o.Prepare
-	r.Prepare = capture.Prepare{HideSelectors: pr.HideSelectors, RemoveSelectors: pr.RemoveSelectors, CSS: pr.CSS,
-		DisableAnimations: pr.DisableAnimations, Script: pr.Script, ScriptRequired: pr.ScriptRequired}
 	s := o.Scroll
 	r.Scroll = capture.Scroll{Enabled: s.Enabled, Step: s.StepPX,
 		Delay: time.Duration(s.DelayMS) * time.Millisecond, Max: time.Duration(s.MaxMS) * time.Millisecond}

@@ -54,7 +54,7 @@ func TestPrepareOptionsResolve(t *testing.T) {
 	// The device preset fills what the target did not give; its explicit width wins.
 	b := js[1].Options
 	d := Devices["iphone-15"]
-	if b.Viewport != (Viewport{500, d.Height, d.DeviceScaleFactor}) || !b.Emulate.Mobile || !b.Emulate.Touch ||
+	if b.Viewport != (Viewport{Width: 500, Height: d.Height, DeviceScaleFactor: d.DeviceScaleFactor}) || !b.Emulate.Mobile || !b.Emulate.Touch ||
 		b.Emulate.ColorScheme != "light" {
 		t.Errorf("device options = %+v %+v", b.Viewport, b.Emulate)
 	}

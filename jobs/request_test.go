@@ -56,10 +56,10 @@ func TestParseBatchRequestOverrides(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := js[0].Options, js[1].Options
-	if a.Viewport != (Viewport{800, 720, 1}) || a.Screenshot.Format != "jpeg" || a.Screenshot.Quality != 70 || a.TimeoutMS != 20000 {
+	if a.Viewport != (Viewport{Width: 800, Height: 720, DeviceScaleFactor: 1}) || a.Screenshot.Format != "jpeg" || a.Screenshot.Quality != 70 || a.TimeoutMS != 20000 {
 		t.Errorf("target 0 options = %+v", a)
 	}
-	if b.Viewport != (Viewport{800, 600, 2}) || b.Screenshot.Mode != "full" || b.Screenshot.MaxSegments != 50 ||
+	if b.Viewport != (Viewport{Width: 800, Height: 600, DeviceScaleFactor: 2}) || b.Screenshot.Mode != "full" || b.Screenshot.MaxSegments != 50 ||
 		b.Screenshot.Format != "jpeg" || b.Wait.Until != "networkidle" || b.Wait.Selector != "#app" || b.Wait.DelayMS != 250 {
 		t.Errorf("target 1 options = %+v", b)
 	}
@@ -127,5 +127,22 @@ func TestBatchStatus(t *testing.T) {
 				t.Errorf("Status() = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestPDFPreferCSSPageSize follows one option from the request body to the renderer's request.
+func TestPDFPreferCSSPageSize(t *testing.T) {
+	t.Parallel()
+	jobs, _, err := ParseBatchRequest([]byte(`{"options": {"outputs": ["pdf"]},
+		"targets": [{"url": "https://a.example/"}, {"url": "https://b.example/", "options": {"pdf": {"prefer_css_page_size": true}}}]}`), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []bool{jobs[0].Options.CaptureRequest("u", "n").PDF.PreferCSSPageSize, jobs[1].Options.CaptureRequest("u", "n").PDF.PreferCSSPageSize}; got[0] || !got[1] {
+		t.Errorf("prefer_css_page_size of targets = %v, want [false true]", got)
+	}
+	_, _, err = ParseBatchRequest([]byte(`{"urls": ["https://a.example/"], "options": {"pdf": {"prefer_css_page_size": "yes"}}}`), 0)
+	if diff := cmp.Diff([]string{"options.pdf.prefer_css_page_size"}, fields(t, err)); diff != "" {
+		t.Errorf("bad fields (-want +got):\n%s", diff)
 	}
 }

@@ -17,6 +17,8 @@ import (
 
 	"github.com/go-rod/rod/lib/proto"
 	"golang.org/x/net/html/charset"
+
+	"github.com/snapq/snapq/capture/internal/markdown"
 )
 
 // A target whose main document Chromium would not render — a PDF, a Content-Disposition:
@@ -333,7 +335,7 @@ func markdownFile(req Request, md string) File {
 	if maxChars <= 0 {
 		maxChars = DefaultMarkdownMaxChars
 	}
-	md, truncated := capRunes(md, maxChars)
+	md, truncated := markdown.CapRunes(md, maxChars)
 	return File{Kind: OutputMarkdown, Name: req.Name + ".md", ContentType: "text/markdown; charset=utf-8",
 		Data: []byte(md), Chars: utf8.RuneCountInString(md), Truncated: truncated}
 }

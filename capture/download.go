@@ -281,16 +281,16 @@ func pdfResult(req Request, d *download, redirects []string, res *Result) (*Resu
 		return nil, err
 	}
 	// Without text asked for, an encrypted PDF is stored as it is (its page count unknown).
-	res.Title, res.PDFPages = doc.title, doc.pages
+	res.Title, res.PDFPages = doc.Title, doc.Pages
 	var text string
 	if withText {
-		if text, err = pdfMarkdown(doc.text); err != nil {
+		if text, err = pdfMarkdown(doc.Text); err != nil {
 			return nil, err
 		}
 	}
 	res.Files = append(res.Files, File{Kind: OutputPDF, Name: req.Name + ".pdf", ContentType: "application/pdf", Data: d.data})
 	why := "the target is a PDF document, not a page"
-	if err := unrenderedOutputs(req, d, redirects, res, text, text, Metadata{Title: doc.title, Pages: doc.pages}, why); err != nil {
+	if err := unrenderedOutputs(req, d, redirects, res, text, text, Metadata{Title: doc.Title, Pages: doc.Pages}, why); err != nil {
 		return nil, err
 	}
 	res.Files = sortFiles(res.Files, append([]string{OutputPDF}, req.Outputs...))

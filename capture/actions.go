@@ -551,18 +551,3 @@ func namedShotRequest(a Action, req Request) Request {
 	r.Screenshot = sc
 	return r
 }
-
-// actionError classifies runActions' error: a navigation the egress guard refused wins over
-// the action that waited for it, then a required action's failure, then the job's own end.
-func (t *tab) actionError(parent, ctx context.Context, err error) error {
-	if st, _ := t.state(); st.egress != "" {
-		if e := egressError(st.egress, st.docURL); e != nil {
-			return e
-		}
-	}
-	var f *actionFailure
-	if errors.As(err, &f) && ctx.Err() == nil {
-		return newError(CodeActionFailed, false, nil, "action %d (%s) failed: %v", f.index, f.typ, f.err)
-	}
-	return classify(parent, ctx, phaseWait, err)
-}

@@ -70,7 +70,7 @@ func takeDownload(status int, h http.Header) *download {
 		return nil // a redirect hop
 	}
 	if h.Get(egressHeader) != "" {
-		return nil // the guard answered (a refusal page): load.go reports it
+		return nil // the guard answered (a refusal page): job.checkEgress (job.go) reports it
 	}
 	d := &download{status: status, contentType: h.Get("Content-Type")}
 	if mt, params, err := mime.ParseMediaType(d.contentType); err == nil {

@@ -28,7 +28,8 @@ const (
 	OutputMarkdown   = "markdown"
 )
 
-// DefaultMarkdownMaxChars caps the markdown output when Request.MarkdownMaxChars is 0.
+// DefaultMarkdownMaxChars (100,000 characters) caps the markdown output when
+// Request.MarkdownMaxChars is 0.
 const DefaultMarkdownMaxChars = markdown.DefaultMaxChars
 
 // Paper sizes for PDFOptions.Paper.

@@ -130,7 +130,8 @@ func (t *tab) runActions(ctx context.Context, req Request, cfg Config, res *Resu
 		if actx.Err() != nil {
 			err = fmt.Errorf("the actions' time budget of %s is spent", budget)
 		} else {
-			entry.Excerpt, err = t.runAction(actx, p, i, a, req, cfg, res)
+			env := &actionEnv{ctx: actx, p: p, index: i, a: a, req: req, cfg: cfg, res: res, timeout: actionTimeout(a)}
+			entry.Excerpt, err = runAction(env)
 			if err != nil && actx.Err() != nil && ctx.Err() == nil {
 				err = fmt.Errorf("the actions' time budget of %s ran out: %w", budget, err)
 			}
@@ -174,106 +175,172 @@ func actionTarget(a Action) string {
 	return a.Selector
 }
 
-// runAction performs one action and returns its log excerpt.
-func (t *tab) runAction(ctx context.Context, p *rod.Page, i int, a Action, req Request, cfg Config, res *Result) (string, error) {
-	timeout := a.Timeout
-	if timeout <= 0 {
-		timeout = DefaultActionTimeout
+// actionEnv is what one action works on: the page bound to the actions' budget, the action
+// and its index, the job's request, config and result.
+type actionEnv struct {
+	ctx     context.Context // the actions' budget
+	p       *rod.Page       // bound to ctx
+	index   int             // in Request.Actions
+	a       Action
+	req     Request
+	cfg     Config
+	res     *Result
+	timeout time.Duration // for selector and navigation waits: a.Timeout or DefaultActionTimeout
+}
+
+// actionFunc performs one action and returns its log excerpt.
+type actionFunc func(env *actionEnv) (string, error)
+
+// actionFuncs maps each action type to its implementation.
+var actionFuncs = map[string]actionFunc{
+	ActionClick:             clickAction,
+	ActionHover:             hoverAction,
+	ActionType:              typeAction,
+	ActionPress:             pressAction,
+	ActionSelect:            selectAction,
+	ActionScroll:            scrollAction,
+	ActionWait:              waitAction,
+	ActionWaitForSelector:   waitForSelectorAction,
+	ActionWaitForNavigation: waitForNavigationAction,
+	ActionEvaluate:          evaluateAction,
+	ActionScreenshot:        screenshotAction,
+}
+
+// actionTimeout is how long a's selector or navigation wait may take.
+func actionTimeout(a Action) time.Duration {
+	if a.Timeout <= 0 {
+		return DefaultActionTimeout
 	}
-	switch a.Type {
-	case ActionClick:
-		el, err := findElement(ctx, p, a.Selector, timeout)
-		if err != nil {
+	return a.Timeout
+}
+
+// runAction performs env's action and returns its log excerpt.
+func runAction(env *actionEnv) (string, error) {
+	do, ok := actionFuncs[env.a.Type]
+	if !ok {
+		return "", fmt.Errorf("unknown action type %q", env.a.Type)
+	}
+	return do(env)
+}
+
+// element waits up to env.timeout for the action's selector to match.
+func (env *actionEnv) element() (*rod.Element, error) {
+	return findElement(env.ctx, env.p, env.a.Selector, env.timeout)
+}
+
+func clickAction(env *actionEnv) (string, error) {
+	el, err := env.element()
+	if err != nil {
+		return "", err
+	}
+	return "", mouseAt(env.p, el, true)
+}
+
+func hoverAction(env *actionEnv) (string, error) {
+	el, err := env.element()
+	if err != nil {
+		return "", err
+	}
+	return "", mouseAt(env.p, el, false)
+}
+
+// typeAction focuses the element and types Text, pausing KeyDelay after each key.
+func typeAction(env *actionEnv) (string, error) {
+	el, err := env.element()
+	if err != nil {
+		return "", err
+	}
+	if _, err := el.Eval(`function () { this.focus(); }`); err != nil {
+		return "", fmt.Errorf("focus %q: %w", env.a.Selector, err)
+	}
+	for _, r := range env.a.Text {
+		if err := typeRune(env.p, r); err != nil {
 			return "", err
 		}
-		return "", mouseAt(p, el, true)
-	case ActionHover:
-		el, err := findElement(ctx, p, a.Selector, timeout)
-		if err != nil {
-			return "", err
-		}
-		return "", mouseAt(p, el, false)
-	case ActionType:
-		el, err := findElement(ctx, p, a.Selector, timeout)
-		if err != nil {
-			return "", err
-		}
-		if _, err := el.Eval(`function () { this.focus(); }`); err != nil {
-			return "", fmt.Errorf("focus %q: %w", a.Selector, err)
-		}
-		for _, r := range a.Text {
-			if err := typeRune(p, r); err != nil {
+		if env.a.KeyDelay > 0 {
+			if err := sleep(env.ctx, env.a.KeyDelay); err != nil {
 				return "", err
 			}
-			if a.KeyDelay > 0 {
-				if err := sleep(ctx, a.KeyDelay); err != nil {
-					return "", err
-				}
-			}
 		}
-		return "", nil
-	case ActionPress:
-		k, ok := pressKeys[a.Key]
-		if !ok {
-			if !ValidKey(a.Key) {
-				return "", fmt.Errorf("unknown key %q", a.Key)
-			}
-			k = input.Key(a.Key[0])
-		}
-		return "", pressKey(p, k)
-	case ActionSelect:
-		el, err := findElement(ctx, p, a.Selector, timeout)
-		if err != nil {
-			return "", err
-		}
-		obj, err := el.Eval(`function (v) {
-			if (this.tagName !== "SELECT") return "not a <select> element";
-			const o = Array.from(this.options).find(o => o.value === v);
-			if (!o) return "no option with value " + JSON.stringify(v);
-			this.value = v;
-			this.dispatchEvent(new Event("input", {bubbles: true}));
-			this.dispatchEvent(new Event("change", {bubbles: true}));
-			return "";
-		}`, a.Value)
-		if err != nil {
-			return "", err
-		}
-		if msg := obj.Value.Str(); msg != "" {
-			return "", errors.New(msg)
-		}
-		return "", nil
-	case ActionScroll:
-		if a.Selector != "" {
-			el, err := findElement(ctx, p, a.Selector, timeout)
-			if err != nil {
-				return "", err
-			}
-			return "", proto.DOMScrollIntoViewIfNeeded{ObjectID: el.Object.ObjectID}.Call(p)
-		}
-		js := fmt.Sprintf("(() => { scrollBy(0, %d); return true; })()", a.ByPX)
-		if a.To == "bottom" {
-			js = `(() => { const e = document.scrollingElement || document.documentElement; scrollTo(0, e.scrollHeight); return true; })()`
-		}
-		var ok bool
-		return "", evalJSON(p, js, &ok)
-	case ActionWait:
-		return "", sleep(ctx, a.Duration)
-	case ActionWaitForSelector:
-		return "", waitSelectorState(ctx, p, a.Selector, a.State == "hidden", timeout)
-	case ActionWaitForNavigation:
-		return "", waitNavigation(ctx, p, timeout)
-	case ActionEvaluate:
-		raw, err := evalRaw(p, a.Expression)
-		if err != nil {
-			return "", err
-		}
-		ev := capEvaluation(i, raw, MaxEvaluationBytes)
-		res.Evaluations = append(res.Evaluations, ev)
-		return string(ev.Value), nil
-	case ActionScreenshot:
-		return t.namedShot(ctx, p, a, req, cfg, res)
 	}
-	return "", fmt.Errorf("unknown action type %q", a.Type)
+	return "", nil
+}
+
+// pressAction presses a named key (pressKeys) or one printable ASCII character.
+func pressAction(env *actionEnv) (string, error) {
+	k, ok := pressKeys[env.a.Key]
+	if !ok {
+		if !ValidKey(env.a.Key) {
+			return "", fmt.Errorf("unknown key %q", env.a.Key)
+		}
+		k = input.Key(env.a.Key[0])
+	}
+	return "", pressKey(env.p, k)
+}
+
+// selectAction picks the <select>'s option with Value and fires input and change.
+func selectAction(env *actionEnv) (string, error) {
+	el, err := env.element()
+	if err != nil {
+		return "", err
+	}
+	obj, err := el.Eval(`function (v) {
+		if (this.tagName !== "SELECT") return "not a <select> element";
+		const o = Array.from(this.options).find(o => o.value === v);
+		if (!o) return "no option with value " + JSON.stringify(v);
+		this.value = v;
+		this.dispatchEvent(new Event("input", {bubbles: true}));
+		this.dispatchEvent(new Event("change", {bubbles: true}));
+		return "";
+	}`, env.a.Value)
+	if err != nil {
+		return "", err
+	}
+	if msg := obj.Value.Str(); msg != "" {
+		return "", errors.New(msg)
+	}
+	return "", nil
+}
+
+// scrollAction scrolls the element into view, to the bottom, or by ByPX.
+func scrollAction(env *actionEnv) (string, error) {
+	a := env.a
+	if a.Selector != "" {
+		el, err := env.element()
+		if err != nil {
+			return "", err
+		}
+		return "", proto.DOMScrollIntoViewIfNeeded{ObjectID: el.Object.ObjectID}.Call(env.p)
+	}
+	js := fmt.Sprintf("(() => { scrollBy(0, %d); return true; })()", a.ByPX)
+	if a.To == "bottom" {
+		js = `(() => { const e = document.scrollingElement || document.documentElement; scrollTo(0, e.scrollHeight); return true; })()`
+	}
+	var ok bool
+	return "", evalJSON(env.p, js, &ok)
+}
+
+func waitAction(env *actionEnv) (string, error) {
+	return "", sleep(env.ctx, env.a.Duration)
+}
+
+func waitForSelectorAction(env *actionEnv) (string, error) {
+	return "", waitSelectorState(env.ctx, env.p, env.a.Selector, env.a.State == "hidden", env.timeout)
+}
+
+func waitForNavigationAction(env *actionEnv) (string, error) {
+	return "", waitNavigation(env.ctx, env.p, env.timeout)
+}
+
+// evaluateAction stores the expression's value in Result.Evaluations (capped) and logs it.
+func evaluateAction(env *actionEnv) (string, error) {
+	raw, err := evalRaw(env.p, env.a.Expression)
+	if err != nil {
+		return "", err
+	}
+	ev := capEvaluation(env.index, raw, MaxEvaluationBytes)
+	env.res.Evaluations = append(env.res.Evaluations, ev)
+	return string(ev.Value), nil
 }
 
 // findElement waits up to timeout for selector to match, then returns the element bound to
@@ -436,8 +503,30 @@ func capEvaluation(index int, raw json.RawMessage, limit int) Evaluation {
 	}
 }
 
-// namedShot captures the page as it is now into images named <Request.Name>-<a.Name>.
-func (t *tab) namedShot(ctx context.Context, p *rod.Page, a Action, req Request, cfg Config, res *Result) (string, error) {
+// screenshotAction captures the page as it is now into images named <Request.Name>-<a.Name>.
+func screenshotAction(env *actionEnv) (string, error) {
+	r := namedShotRequest(env.a, env.req)
+	var m struct {
+		Height float64 `json:"height"`
+	}
+	if err := evalJSON(env.p, measureJS, &m); err != nil {
+		return "", fmt.Errorf("measure page: %w", err)
+	}
+	shots, err := shoot(env.ctx, env.p, r, int(m.Height), env.cfg.CallTimeout)
+	if err != nil {
+		return "", err
+	}
+	names := make([]string, len(shots.images))
+	for i, img := range shots.images {
+		names[i] = img.Name
+	}
+	env.res.Images = append(env.res.Images, shots.images...)
+	return strings.Join(names, ", "), nil
+}
+
+// namedShotRequest is req as a screenshot action takes it: named <Request.Name>-<a.Name>,
+// with a.Screenshot whose zero fields come from req.Screenshot, except Mode (viewport).
+func namedShotRequest(a Action, req Request) Request {
 	r := req
 	r.Name = req.Name + "-" + a.Name
 	sc := a.Screenshot
@@ -460,35 +549,5 @@ func (t *tab) namedShot(ctx context.Context, p *rod.Page, a Action, req Request,
 		sc.MaxSegments = NormalizeMaxSegments(float64(sc.MaxSegments))
 	}
 	r.Screenshot = sc
-	var m struct {
-		Height float64 `json:"height"`
-	}
-	if err := evalJSON(p, measureJS, &m); err != nil {
-		return "", fmt.Errorf("measure page: %w", err)
-	}
-	shots, err := shoot(ctx, p, r, int(m.Height), cfg.CallTimeout)
-	if err != nil {
-		return "", err
-	}
-	names := make([]string, len(shots.images))
-	for i, img := range shots.images {
-		names[i] = img.Name
-	}
-	res.Images = append(res.Images, shots.images...)
-	return strings.Join(names, ", "), nil
-}
-
-// actionError classifies runActions' error: a navigation the egress guard refused wins over
-// the action that waited for it, then a required action's failure, then the job's own end.
-func (t *tab) actionError(parent, ctx context.Context, err error) error {
-	if st, _ := t.state(); st.egress != "" {
-		if e := egressError(st.egress, st.docURL); e != nil {
-			return e
-		}
-	}
-	var f *actionFailure
-	if errors.As(err, &f) && ctx.Err() == nil {
-		return newError(CodeActionFailed, false, nil, "action %d (%s) failed: %v", f.index, f.typ, f.err)
-	}
-	return classify(parent, ctx, phaseWait, err)
+	return r
 }

@@ -253,3 +253,17 @@ func TestEvaluateCapObject(t *testing.T) {
 		t.Errorf("small value changed: %+v", ev)
 	}
 }
+
+func TestActionFuncsCoverEveryType(t *testing.T) {
+	t.Parallel()
+	types := []string{ActionClick, ActionType, ActionPress, ActionHover, ActionSelect, ActionScroll, ActionWait,
+		ActionWaitForSelector, ActionWaitForNavigation, ActionEvaluate, ActionScreenshot}
+	for _, typ := range types {
+		if actionFuncs[typ] == nil {
+			t.Errorf("action type %q has no function in actionFuncs", typ)
+		}
+	}
+	diff(t, "table size", len(types), len(actionFuncs))
+	_, err := runAction(&actionEnv{a: Action{Type: "teleport"}})
+	diff(t, "unknown type", `unknown action type "teleport"`, fmt.Sprint(err))
+}

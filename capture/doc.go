@@ -18,16 +18,23 @@
 //     until its deadline, net::ERR_* text as the only navigation error signal, error statuses
 //     with empty bodies reported as navigation failures. Every image is checked (non-empty,
 //     right pixel size) before it is returned.
-//   - Screenshot modes (see DESIGN.md "Screenshot modes"): segments cut without scrolling so
-//     fixed headers appear once, captured in as few Chromium calls as possible and cut in Go.
-//   - Targets that are not pages (download.go, pdftext.go): a PDF or a download is taken from
-//     the main document's response inside the page's own navigation (Fetch at the response
+//   - Screenshot modes (README.md: "Segments, not one giant image", and screenshot.mode
+//     under "Capture options"): segments cut without scrolling so fixed headers appear once,
+//     captured in as few Chromium calls as possible and cut in Go (internal/pngcut).
+//   - Targets that are not pages (download.go, pdf.go): a PDF or a download is taken from the
+//     main document's response inside the page's own navigation (Fetch at the response
 //     stage), so its bytes come through the context's egress proxy like everything else; a
-//     PDF's text is read with page markers, other text and JSON bodies are returned as is.
+//     PDF's text is read with page markers (internal/pdftext), other text and JSON bodies are
+//     returned as is.
 //   - A time budget rather than a cliff: Request.Timeout bounds the navigation, waits and
 //     actions; a page that answered but is not ready by then is captured as it is
 //     (Result.Partial) within CaptureGrace.
 //   - A supervised browser: restarted when it dies, recycled after
 //     Config.BrowserRecycleAfter jobs, never downloaded (Debian's chromium or a remote CDP
 //     endpoint), with every call bound to the job's context.
+//
+// A job runs as a sequence of phases (job.go): navigate, wait, prepare, actions, inspect,
+// outputs. The pure codecs, which need no browser, live in internal packages with their own
+// tests: internal/pngcut (cutting a PNG band into segments), internal/markdown (HTML to
+// Markdown) and internal/pdftext (a PDF's pages, title and text).
 package capture

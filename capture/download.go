@@ -17,6 +17,8 @@ import (
 
 	"github.com/go-rod/rod/lib/proto"
 	"golang.org/x/net/html/charset"
+
+	"github.com/snapq/snapq/capture/internal/markdown"
 )
 
 // A target whose main document Chromium would not render — a PDF, a Content-Disposition:
@@ -68,7 +70,7 @@ func takeDownload(status int, h http.Header) *download {
 		return nil // a redirect hop
 	}
 	if h.Get(egressHeader) != "" {
-		return nil // the guard answered (a refusal page): load.go reports it
+		return nil // the guard answered (a refusal page): job.checkEgress (job.go) reports it
 	}
 	d := &download{status: status, contentType: h.Get("Content-Type")}
 	if mt, params, err := mime.ParseMediaType(d.contentType); err == nil {
@@ -279,16 +281,16 @@ func pdfResult(req Request, d *download, redirects []string, res *Result) (*Resu
 		return nil, err
 	}
 	// Without text asked for, an encrypted PDF is stored as it is (its page count unknown).
-	res.Title, res.PDFPages = doc.title, doc.pages
+	res.Title, res.PDFPages = doc.Title, doc.Pages
 	var text string
 	if withText {
-		if text, err = pdfMarkdown(doc.text); err != nil {
+		if text, err = pdfMarkdown(doc.Text); err != nil {
 			return nil, err
 		}
 	}
 	res.Files = append(res.Files, File{Kind: OutputPDF, Name: req.Name + ".pdf", ContentType: "application/pdf", Data: d.data})
 	why := "the target is a PDF document, not a page"
-	if err := unrenderedOutputs(req, d, redirects, res, text, text, Metadata{Title: doc.title, Pages: doc.pages}, why); err != nil {
+	if err := unrenderedOutputs(req, d, redirects, res, text, text, Metadata{Title: doc.Title, Pages: doc.Pages}, why); err != nil {
 		return nil, err
 	}
 	res.Files = sortFiles(res.Files, append([]string{OutputPDF}, req.Outputs...))
@@ -333,7 +335,7 @@ func markdownFile(req Request, md string) File {
 	if maxChars <= 0 {
 		maxChars = DefaultMarkdownMaxChars
 	}
-	md, truncated := capRunes(md, maxChars)
+	md, truncated := markdown.CapRunes(md, maxChars)
 	return File{Kind: OutputMarkdown, Name: req.Name + ".md", ContentType: "text/markdown; charset=utf-8",
 		Data: []byte(md), Chars: utf8.RuneCountInString(md), Truncated: truncated}
 }

@@ -261,3 +261,70 @@ func TestPartialWhenBudgetRunsOut(t *testing.T) {
 		}
 	})
 }
+
+func TestTakeDownload(t *testing.T) {
+	tests := []struct {
+		name   string
+		status int
+		header map[string]string
+		want   string // "" = rendered by Chromium; else "mime attachment tooLarge"
+	}{
+		{name: "html page", status: 200, header: map[string]string{"Content-Type": "text/html; charset=utf-8"}},
+		{name: "no type", status: 200},
+		{name: "json shown inline", status: 200, header: map[string]string{"Content-Type": "application/json"}},
+		{name: "plain text", status: 404, header: map[string]string{"Content-Type": "text/plain"}},
+		{name: "png", status: 200, header: map[string]string{"Content-Type": "image/png"}},
+		{name: "redirect to a pdf", status: 302, header: map[string]string{"Content-Type": "application/pdf", "Location": "/x.pdf"}},
+		{name: "guard's answer", status: 403, header: map[string]string{"Content-Type": "application/pdf", "X-Snapq-Egress": "blocked"}},
+		{name: "inline pdf", status: 200, header: map[string]string{"Content-Type": "application/pdf"}, want: "application/pdf false false"},
+		{name: "pdf over the limit", status: 200, header: map[string]string{"Content-Type": "application/pdf", "Content-Length": "52428801"},
+			want: "application/pdf false true"},
+		{name: "pdf at the limit", status: 200, header: map[string]string{"Content-Type": "application/pdf", "Content-Length": "52428800"},
+			want: "application/pdf false false"},
+		{name: "json attachment", status: 200, header: map[string]string{"Content-Type": "application/json", "Content-Disposition": `attachment; filename="a.json"`},
+			want: "application/json true false"},
+		{name: "malformed disposition", status: 200, header: map[string]string{"Content-Type": "text/html", "Content-Disposition": `Attachment; filename=a b"`},
+			want: "text/html true false"},
+		{name: "octet stream", status: 200, header: map[string]string{"Content-Type": "application/octet-stream"}, want: "application/octet-stream false false"},
+		{name: "csv", status: 200, header: map[string]string{"Content-Type": "text/csv"}, want: "text/csv false false"},
+		{name: "zip", status: 200, header: map[string]string{"Content-Type": "application/zip"}, want: "application/zip false false"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := http.Header{}
+			for k, v := range tt.header {
+				h.Set(k, v)
+			}
+			got := ""
+			if d := takeDownload(tt.status, h); d != nil {
+				got = fmt.Sprint(d.mime, " ", d.attachment, " ", d.tooLarge)
+			}
+			diff(t, "taken", tt.want, got)
+		})
+	}
+}
+
+func TestDecodeText(t *testing.T) {
+	tests := []struct {
+		name   string
+		d      download
+		want   string
+		wantOK bool
+	}{
+		{name: "utf-8", d: download{mime: "text/csv", data: []byte("a,b\nÿ,2\n")}, want: "a,b\nÿ,2\n", wantOK: true},
+		{name: "bom dropped", d: download{mime: "text/plain", data: []byte("\xef\xbb\xbfhi")}, want: "hi", wantOK: true},
+		{name: "latin-1 declared", d: download{mime: "text/plain", charset: "iso-8859-1", data: []byte("caf\xe9")}, want: "café", wantOK: true},
+		{name: "invalid utf-8", d: download{mime: "application/octet-stream", data: []byte("caf\xe9")}},
+		{name: "control bytes", d: download{mime: "application/octet-stream", data: []byte("PK\x03\x04")}},
+		{name: "image", d: download{mime: "image/tiff", data: []byte("II*")}},
+		{name: "empty", d: download{mime: "text/plain"}, want: "", wantOK: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := decodeText(&tt.d)
+			if got != tt.want || ok != tt.wantOK {
+				t.Errorf("decodeText = %q, %v; want %q, %v", got, ok, tt.want, tt.wantOK)
+			}
+		})
+	}
+}

@@ -13,6 +13,8 @@ import (
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/cdp"
 	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/snapq/snapq/capture/internal/markdown"
 )
 
 // Outputs a Request can ask for. Every output of a job comes from the same page load.
@@ -25,6 +27,10 @@ const (
 	OutputPDF        = "pdf"
 	OutputMarkdown   = "markdown"
 )
+
+// DefaultMarkdownMaxChars (100,000 characters) caps the markdown output when
+// Request.MarkdownMaxChars is 0.
+const DefaultMarkdownMaxChars = markdown.DefaultMaxChars
 
 // Paper sizes for PDFOptions.Paper.
 const (
@@ -222,7 +228,7 @@ func (t *tab) pageOutputs(p *rod.Page, req Request, res *Result) ([]File, error)
 			}
 			files = append(files, File{Kind: o, Name: req.Name + "-metadata.json", ContentType: "application/json", Data: data})
 		case OutputMarkdown:
-			md, err := toMarkdown(got.HTML, res.FinalURL, utf8.RuneCountInString(got.Text), req.MarkdownMaxChars)
+			md, err := markdown.Convert(got.HTML, res.FinalURL, utf8.RuneCountInString(got.Text), req.MarkdownMaxChars)
 			if err != nil {
 				return nil, err
 			}

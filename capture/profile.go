@@ -11,8 +11,9 @@ import (
 // profilePrefix names the temporary user-data-dirs this package creates in os.TempDir().
 const profilePrefix = "snapq-chromium-"
 
-// socketDir returns the /tmp/org.chromium.Chromium.* directory holding the singleton socket
-// of the Chromium using profile dir, or "". Chromium leaves it behind when it is killed.
+// socketDir returns the org.chromium.Chromium.* directory (in the system's temporary
+// directory) holding the singleton socket of the Chromium using profile dir, or "". Chromium
+// leaves it behind when it is killed.
 func socketDir(dir string) string {
 	target, err := os.Readlink(filepath.Join(dir, "SingletonSocket"))
 	if err != nil {

@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"image"
 	"image/jpeg"
@@ -13,6 +14,8 @@ import (
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/proto"
 	_ "golang.org/x/image/webp" // registers WebP for image.DecodeConfig
+
+	"github.com/snapq/snapq/capture/internal/pngcut"
 )
 
 // Image height limits in device pixels for one image encoded by Chromium. Chromium reports
@@ -246,16 +249,16 @@ func (c capturer) cut(rects []Rect) ([]Image, time.Duration, error) {
 	}
 
 	start := time.Now()
-	cuts := make([]rowRange, len(rects))
+	cuts := make([]pngcut.Range, len(rects))
 	for i, r := range rects {
 		y0 := devicePx(r.Y, c.dsf) - devicePx(top, c.dsf)
 		y1 := min(devicePx(r.Y+r.Height, c.dsf)-devicePx(top, c.dsf), h)
-		cuts[i] = rowRange{y0, y1}
+		cuts[i] = pngcut.Range{Y0: y0, Y1: y1}
 	}
 	if c.format == FormatPNG {
 		// Cut the PNG rows directly (no image.Image, no filter search); other layouts than
 		// Chromium's 8-bit RGB(A) fall back to decoding below.
-		pieces, err := cutPNG(data, cuts)
+		pieces, err := pngcut.Cut(data, cuts)
 		if err == nil {
 			imgs := make([]Image, len(pieces))
 			for i, p := range pieces {
@@ -263,7 +266,7 @@ func (c capturer) cut(rects []Rect) ([]Image, time.Duration, error) {
 			}
 			return imgs, time.Since(start), nil
 		}
-		if !pngCutUnsupported(err) {
+		if !errors.Is(err, pngcut.ErrUnsupported) {
 			return nil, 0, newError(CodeInternal, true, err, "cut the captured region")
 		}
 	}

@@ -26,7 +26,7 @@ const (
 	UntilNetworkIdle      = "networkidle"
 )
 
-// Segment limits (see DESIGN.md "Screenshot modes").
+// Segment limits (README.md: screenshot.max_segments under "Capture options").
 const (
 	DefaultMaxSegments = 10
 	HardMaxSegments    = 50

@@ -1,4 +1,4 @@
-package capture
+package markdown
 
 import (
 	"fmt"
@@ -15,10 +15,11 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
-// Markdown limits and thresholds.
+// Limits and thresholds.
 const (
-	// DefaultMarkdownMaxChars caps the markdown output when Request.MarkdownMaxChars is 0.
-	DefaultMarkdownMaxChars = 100_000
+	// DefaultMaxChars caps the output when Convert's maxChars is 0 or less (capture's
+	// DefaultMarkdownMaxChars is this value).
+	DefaultMaxChars = 100_000
 
 	// The coverage gate: an extraction shorter than minArticleChars, or holding less than
 	// minArticleShare of the page's visible text, missed the content (portal and list pages,
@@ -31,32 +32,32 @@ const (
 	pruneRemainLinkRatio = 0.2
 )
 
-// markdownOut is the markdown output before it becomes a File.
-type markdownOut struct {
+// Result is one conversion: the Markdown text and how it was made.
+type Result struct {
 	Text      string
 	Truncated bool
 	Article   bool // the readability extraction was used (false: the whole document)
 }
 
-// toMarkdown converts a page's serialized DOM to Markdown, in Go: readability extracts the
+// Convert converts a page's serialized DOM to Markdown, in Go: readability extracts the
 // article (base URL pageURL) unless the coverage gate sends it back to the whole sanitized
 // document; html-to-markdown (CommonMark + GFM tables) renders it; the result is cut at
-// maxChars characters (DefaultMarkdownMaxChars when 0). visibleChars is the length of the
+// maxChars characters (DefaultMaxChars when 0 or less). visibleChars is the length of the
 // page's visible text (the text output).
-func toMarkdown(rawHTML, pageURL string, visibleChars, maxChars int) (markdownOut, error) {
+func Convert(rawHTML, pageURL string, visibleChars, maxChars int) (Result, error) {
 	if maxChars <= 0 {
-		maxChars = DefaultMarkdownMaxChars
+		maxChars = DefaultMaxChars
 	}
 	doc, err := html.Parse(strings.NewReader(rawHTML))
 	if err != nil {
-		return markdownOut{}, fmt.Errorf("parse html: %w", err)
+		return Result{}, fmt.Errorf("parse html: %w", err)
 	}
 	// Before anything else, so an inline screenshot can never reach the body.
 	replaceDataImages(doc)
 	sanitize(doc)
 	baseURL, _ := url.Parse(pageURL)
 
-	var out markdownOut
+	var out Result
 	node, title := doc, ""
 	// FromDocument works on a copy: doc stays whole for the fallback.
 	if art, err := readability.FromDocument(doc, baseURL); err == nil && art.Node != nil {
@@ -74,20 +75,20 @@ func toMarkdown(rawHTML, pageURL string, visibleChars, maxChars int) (markdownOu
 	}
 	md, err := conv.ConvertNode(node, opts...)
 	if err != nil {
-		return markdownOut{}, fmt.Errorf("convert to markdown: %w", err)
+		return Result{}, fmt.Errorf("convert to markdown: %w", err)
 	}
 	text := strings.TrimSpace(string(md))
 	// Readability keeps the title out of the article body; put it back as the heading.
 	if title != "" && !strings.Contains(text[:min(len(text), 1000)], title) {
 		text = "# " + title + "\n\n" + text
 	}
-	out.Text, out.Truncated = capRunes(text, maxChars)
+	out.Text, out.Truncated = CapRunes(text, maxChars)
 	return out, nil
 }
 
-// capRunes cuts s to at most max characters, at the last line break of the final tenth
+// CapRunes cuts s to at most max characters, at the last line break of the final tenth
 // when there is one, so a cut rarely splits a line.
-func capRunes(s string, max int) (string, bool) {
+func CapRunes(s string, max int) (string, bool) {
 	if utf8.RuneCountInString(s) <= max {
 		return s, false
 	}

@@ -1,9 +1,10 @@
-package capture
+package pngcut
 
 import (
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"image"
@@ -219,33 +220,33 @@ func goEncode(t testing.TB, m image.Image) []byte {
 // --- checks ----------------------------------------------------------------------------------
 
 // layouts returns the cut layouts tried on an image of h rows.
-func layouts(h int) map[string][]rowRange {
-	l := map[string][]rowRange{
+func layouts(h int) map[string][]Range {
+	l := map[string][]Range{
 		"whole":     {{0, h}},
 		"first row": {{0, 1}},
 		"last row":  {{h - 1, h}},
 	}
-	var seg []rowRange
+	var seg []Range
 	for y := 0; y < h; y += 720 {
-		seg = append(seg, rowRange{y, min(y+720, h)})
+		seg = append(seg, Range{y, min(y+720, h)})
 	}
 	l["720 rows"] = seg
 	if h <= 64 {
-		var rows []rowRange
+		var rows []Range
 		for y := 0; y < h; y++ {
-			rows = append(rows, rowRange{y, y + 1})
+			rows = append(rows, Range{y, y + 1})
 		}
 		l["single rows"] = rows
 	}
 	if h >= 4 {
-		l["gaps"] = []rowRange{{1, 2}, {2, h / 2}, {h/2 + 1, h - 1}}
-		l["edges"] = []rowRange{{0, 2}, {h - 2, h}}
+		l["gaps"] = []Range{{1, 2}, {2, h / 2}, {h/2 + 1, h - 1}}
+		l["edges"] = []Range{{0, 2}, {h - 2, h}}
 	}
 	return l
 }
 
 // checkPieces decodes every piece and compares it with rows of want (the decoded source).
-func checkPieces(t *testing.T, want image.Image, cuts []rowRange, pieces [][]byte) {
+func checkPieces(t *testing.T, want image.Image, cuts []Range, pieces [][]byte) {
 	t.Helper()
 	if len(pieces) != len(cuts) {
 		t.Fatalf("%d pieces, want %d", len(pieces), len(cuts))
@@ -298,10 +299,10 @@ func sameRow(a, b image.Image, ya, yb int) (int, bool) {
 	return 0, false
 }
 
-// rowFilters inflates the IDAT stream of a PNG written by cutPNG and returns each row's filter.
+// rowFilters inflates the IDAT stream of a PNG written by Cut and returns each row's filter.
 func rowFilters(t *testing.T, p []byte) []byte {
 	t.Helper()
-	s, err := parsePNGForCut(p)
+	s, err := parse(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,20 +374,20 @@ func TestCutPNGMatchesSource(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", src.name, err)
 		}
-		s, err := parsePNGForCut(src.data)
+		s, err := parse(src.data)
 		if err != nil {
 			t.Fatalf("%s: %v", src.name, err)
 		}
 		wantFilters := rowFilters(t, src.data)
 		for lname, cuts := range layouts(want.Bounds().Dy()) {
 			t.Run(src.name+"/"+lname, func(t *testing.T) {
-				pieces, err := cutPNG(src.data, cuts)
+				pieces, err := Cut(src.data, cuts)
 				if err != nil {
-					t.Fatalf("cutPNG: %v", err)
+					t.Fatalf("Cut: %v", err)
 				}
 				checkPieces(t, want, cuts, pieces)
 				for i, c := range cuts {
-					if got, _ := parsePNGForCut(pieces[i]); got.bpp != s.bpp {
+					if got, _ := parse(pieces[i]); got.bpp != s.bpp {
 						t.Fatalf("piece %d has %d bytes per pixel, source %d", i, got.bpp, s.bpp)
 					}
 					f := rowFilters(t, pieces[i])
@@ -412,7 +413,7 @@ func TestCutPNGKeepsColorSpaceChunks(t *testing.T) {
 	with = appendTestChunk(with, "tEXt", []byte("Software\x00test"))
 	with = appendTestChunk(with, "gAMA", []byte{0, 0, 0xb1, 0x8f})
 	with = append(with, src[ihdrEnd:]...)
-	pieces, err := cutPNG(with, []rowRange{{0, 4}, {4, 10}})
+	pieces, err := Cut(with, []Range{{0, 4}, {4, 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,7 +423,7 @@ func TestCutPNGKeepsColorSpaceChunks(t *testing.T) {
 		}
 	}
 	want, _ := png.Decode(bytes.NewReader(src))
-	checkPieces(t, want, []rowRange{{0, 4}, {4, 10}}, pieces)
+	checkPieces(t, want, []Range{{0, 4}, {4, 10}}, pieces)
 }
 
 func TestCutPNGUnsupported(t *testing.T) {
@@ -446,8 +447,8 @@ func TestCutPNGUnsupported(t *testing.T) {
 		"16-bit":     goEncode(t, deep),
 		"interlaced": interlaced,
 	} {
-		if _, err := cutPNG(data, []rowRange{{0, 6}}); !pngCutUnsupported(err) {
-			t.Errorf("%s: err = %v, want errPNGCutUnsupported", name, err)
+		if _, err := Cut(data, []Range{{0, 6}}); !errors.Is(err, ErrUnsupported) {
+			t.Errorf("%s: err = %v, want ErrUnsupported", name, err)
 		}
 	}
 }
@@ -456,13 +457,13 @@ func TestCutPNGRejectsBadInput(t *testing.T) {
 	t.Parallel()
 	m := mixed(20, 12, 4, false)
 	src := encodeWithFilters(t, m, true, func(y int) byte { return byte(y % 5) }, 1, 64)
-	whole := []rowRange{{0, 12}}
-	bad := func(name string, data []byte, cuts []rowRange) {
+	whole := []Range{{0, 12}}
+	bad := func(name string, data []byte, cuts []Range) {
 		t.Helper()
-		p, err := cutPNG(data, cuts)
+		p, err := Cut(data, cuts)
 		if err == nil {
 			t.Errorf("%s: no error (%d pieces)", name, len(p))
-		} else if pngCutUnsupported(err) {
+		} else if errors.Is(err, ErrUnsupported) {
 			t.Errorf("%s: err = %v, want a plain error, not a fallback", name, err)
 		}
 	}
@@ -479,7 +480,7 @@ func TestCutPNGRejectsBadInput(t *testing.T) {
 	// Valid chunks, damaged content.
 	filt := encodeWithFilters(t, m, true, func(y int) byte { return map[bool]byte{true: 5}[y == 3] }, 1, 4096)
 	bad("filter type 5", filt, whole)
-	s, _ := parsePNGForCut(src)
+	s, _ := parse(src)
 	var z []byte
 	for _, d := range s.idat {
 		z = append(z, d...)
@@ -494,7 +495,7 @@ func TestCutPNGRejectsBadInput(t *testing.T) {
 	bad("no IDAT", appendTestChunk(append([]byte(pngSignature), src[8:8+25]...), "IEND", nil), whole)
 
 	// Ranges.
-	for name, cuts := range map[string][]rowRange{
+	for name, cuts := range map[string][]Range{
 		"past the end":  {{0, 13}},
 		"negative":      {{-1, 3}},
 		"empty":         {{2, 2}},
@@ -503,7 +504,7 @@ func TestCutPNGRejectsBadInput(t *testing.T) {
 	} {
 		bad(name, src, cuts)
 	}
-	if p, err := cutPNG(src, nil); err != nil || len(p) != 0 {
+	if p, err := Cut(src, nil); err != nil || len(p) != 0 {
 		t.Errorf("no ranges: %d pieces, %v", len(p), err)
 	}
 }
@@ -522,7 +523,7 @@ func rebuildSplit(src, z []byte) []byte {
 func TestCutPNGDamagedNoPanic(t *testing.T) {
 	t.Parallel()
 	src := encodeWithFilters(t, mixed(9, 30, 5, true), false, func(y int) byte { return byte(y % 5) }, 1, 1<<20)
-	s, _ := parsePNGForCut(src)
+	s, _ := parse(src)
 	z := s.idat[0]
 	r := rand.New(rand.NewPCG(9, 9))
 	for i := 0; i < 2000; i++ {
@@ -532,7 +533,7 @@ func TestCutPNGDamagedNoPanic(t *testing.T) {
 		}
 		data := append([]byte(pngSignature), src[8:8+25]...)
 		data = appendTestChunk(appendTestChunk(data, "IDAT", d), "IEND", nil)
-		pieces, err := cutPNG(data, []rowRange{{0, 1}, {3, 17}, {17, 30}})
+		pieces, err := Cut(data, []Range{{0, 1}, {3, 17}, {17, 30}})
 		if err != nil {
 			continue
 		}
@@ -546,15 +547,19 @@ func TestCutPNGDamagedNoPanic(t *testing.T) {
 
 // --- benchmark -------------------------------------------------------------------------------
 
-// BenchmarkCut compares the decode + encode path with cutPNG on a 1280x7200 web-like band cut
+// fallbackEncoder is how capture encodes a PNG piece when it decodes instead of cutting
+// (capture's pngEncoder, screenshot.go).
+var fallbackEncoder = png.Encoder{CompressionLevel: png.BestSpeed}
+
+// BenchmarkCut compares the decode + encode path with Cut on a 1280x7200 web-like band cut
 // into 720-row pieces. The "chromium" source is encoded like Chromium's fast path (RGB, every
 // row filtered Up, zlib level 1); the "go" source by image/png (mixed filters).
 func BenchmarkCut(b *testing.B) {
 	const w, h = 1280, 7200
 	m := webLike(w, h, 42)
-	var cuts []rowRange
+	var cuts []Range
 	for y := 0; y < h; y += 720 {
-		cuts = append(cuts, rowRange{y, y + 720})
+		cuts = append(cuts, Range{y, y + 720})
 	}
 	for _, src := range []struct {
 		name string
@@ -576,11 +581,11 @@ func BenchmarkCut(b *testing.B) {
 					SubImage(image.Rectangle) image.Image
 				})
 				for _, c := range cuts {
-					p, err := encode(sub.SubImage(image.Rect(0, c.Y0, w, c.Y1)), FormatPNG, 0)
-					if err != nil {
+					var p bytes.Buffer
+					if err := fallbackEncoder.Encode(&p, sub.SubImage(image.Rect(0, c.Y0, w, c.Y1))); err != nil {
 						b.Fatal(err)
 					}
-					n += len(p)
+					n += p.Len()
 				}
 			}
 			b.ReportMetric(float64(len(src.data)), "src-bytes")
@@ -589,13 +594,13 @@ func BenchmarkCut(b *testing.B) {
 		for _, lv := range []struct {
 			name  string
 			level int
-		}{{"cutPNG", zlib.BestSpeed}, {"cutPNG-default", zlib.DefaultCompression}} {
+		}{{"Cut", zlib.BestSpeed}, {"Cut-default", zlib.DefaultCompression}} {
 			b.Run(src.name+"/"+lv.name, func(b *testing.B) {
 				b.ReportAllocs()
 				var n int
 				for b.Loop() {
 					n = 0
-					pieces, err := cutPNGLevel(src.data, cuts, lv.level)
+					pieces, err := cutLevel(src.data, cuts, lv.level)
 					if err != nil {
 						b.Fatal(err)
 					}

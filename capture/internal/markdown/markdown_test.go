@@ -1,4 +1,4 @@
-package capture
+package markdown
 
 import (
 	"fmt"
@@ -42,11 +42,11 @@ func visible(t *testing.T, doc string) int {
 	return utf8.RuneCountInString(textOf(n))
 }
 
-func convert(t *testing.T, doc string, maxChars int) markdownOut {
+func convert(t *testing.T, doc string, maxChars int) Result {
 	t.Helper()
-	out, err := toMarkdown(doc, "http://127.0.0.1:8090/news/bridge", visible(t, doc), maxChars)
+	out, err := Convert(doc, "http://127.0.0.1:8090/news/bridge", visible(t, doc), maxChars)
 	if err != nil {
-		t.Fatalf("toMarkdown: %v", err)
+		t.Fatalf("Convert: %v", err)
 	}
 	return out
 }

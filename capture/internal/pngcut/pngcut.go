@@ -1,4 +1,4 @@
-package capture
+package pngcut
 
 import (
 	"compress/flate"
@@ -10,44 +10,16 @@ import (
 	"io"
 )
 
-// A PNG row cutter: it cuts a non-interlaced 8-bit RGB or RGBA PNG (what Chromium's
-// captureScreenshot emits) into horizontal pieces without building an image.Image and without
-// running a filter-selection heuristic. The source's IDAT stream is inflated row by row and
-// every row is unfiltered (the next row may predict from it), keeping only the previous row.
-// Each piece is written as:
-//   - the piece's first row re-filtered with filter None (it cannot predict from a row outside
-//     the piece), from its unfiltered bytes;
-//   - every following row copied with its original filter byte and filtered bytes, which stay
-//     valid because the row they predict from is in the same piece, unfiltered identically.
-//
-// Chromium's fast path (optimizeForSpeed) was observed to emit 8-bit RGB, every row filtered
-// Up, zlib level 1, many small IDAT chunks and no ancillary chunk, so pieces use Up too.
-//
-// Choices:
-//   - Input chunk CRCs are verified (~1 ms for a few MB). The source's zlib adler32 is not: the
-//     IDAT stream is inflated with compress/flate after checking the 2-byte zlib header (saves
-//     an adler32 pass over all the raw rows, ~8 ms for 1280x7200 RGB), and inflation stops
-//     after the last row a piece needs. Damage still fails (bad deflate data, bad filter byte,
-//     too few rows) and the chunk CRCs catch bit flips anywhere in the compressed data. The
-//     pieces get a correct adler32 (compress/zlib writes it).
-//   - Pieces keep the source's color type (RGBA stays RGBA even when opaque) and its
-//     colour-space chunks found before the first IDAT (sRGB, gAMA, cHRM, iCCP), copied
-//     verbatim; every other ancillary chunk is dropped.
-//   - Pieces are deflated at zlib.BestSpeed: on a 1280x7200 page DefaultCompression made them
-//     ~12-25% smaller but took ~3-4x as long, slower than the decode+encode path it replaces.
+// ErrUnsupported is returned (wrapped) for a valid PNG layout the cutter does not handle
+// (interlaced, palette, grey, 16-bit, ...): the caller decodes and re-encodes instead. Any
+// other error means the data is damaged or the ranges are invalid.
+var ErrUnsupported = errors.New("png layout not supported by the row cutter")
 
-// errPNGCutUnsupported is returned (wrapped) for a valid PNG layout the cutter does not handle
-// (interlaced, palette, grey, 16-bit, ...): the caller decodes and re-encodes instead.
-var errPNGCutUnsupported = errors.New("png layout not supported by the row cutter")
+// Range is a half-open range of image rows [Y0, Y1).
+type Range struct{ Y0, Y1 int }
 
-// pngCutUnsupported reports whether err means "fall back to decoding" rather than bad data.
-func pngCutUnsupported(err error) bool { return errors.Is(err, errPNGCutUnsupported) }
-
-// rowRange is a half-open range of image rows [Y0, Y1).
-type rowRange struct{ Y0, Y1 int }
-
-// pngCutLevel is the zlib level pieces are deflated at.
-const pngCutLevel = zlib.BestSpeed
+// cutDeflateLevel is the zlib level pieces are deflated at.
+const cutDeflateLevel = zlib.BestSpeed
 
 const (
 	pngSignature = "\x89PNG\r\n\x1a\n"
@@ -68,16 +40,16 @@ type pngSource struct {
 	zlen   int      // total IDAT data bytes
 }
 
-// cutPNG cuts src into one PNG per range of cuts (ascending, non-overlapping, non-empty, within
-// the image). It returns an error wrapping errPNGCutUnsupported when src is a valid PNG it
+// Cut cuts src into one PNG per range of cuts (ascending, non-overlapping, non-empty, within
+// the image). It returns an error wrapping ErrUnsupported when src is a valid PNG it
 // does not handle, and another error when src is damaged or cuts are invalid.
-func cutPNG(src []byte, cuts []rowRange) ([][]byte, error) {
-	return cutPNGLevel(src, cuts, pngCutLevel)
+func Cut(src []byte, cuts []Range) ([][]byte, error) {
+	return cutLevel(src, cuts, cutDeflateLevel)
 }
 
-// cutPNGLevel is cutPNG deflating pieces at zlib level.
-func cutPNGLevel(src []byte, cuts []rowRange, level int) ([][]byte, error) {
-	s, err := parsePNGForCut(src)
+// cutLevel is Cut deflating pieces at zlib level.
+func cutLevel(src []byte, cuts []Range, level int) ([][]byte, error) {
+	s, err := parse(src)
 	if err != nil {
 		return nil, err
 	}
@@ -143,9 +115,9 @@ func cutPNGLevel(src []byte, cuts []rowRange, level int) ([][]byte, error) {
 	return out, nil
 }
 
-// parsePNGForCut checks the chunk stream of src (signature, CRCs, IHDR first, consecutive
-// IDATs, IEND) and returns what cutPNG needs.
-func parsePNGForCut(src []byte) (*pngSource, error) {
+// parse checks the chunk stream of src (signature, CRCs, IHDR first, consecutive
+// IDATs, IEND) and returns what Cut needs.
+func parse(src []byte) (*pngSource, error) {
 	if len(src) < len(pngSignature) || string(src[:len(pngSignature)]) != pngSignature {
 		return nil, errors.New("png cut: not a PNG")
 	}
@@ -199,7 +171,7 @@ func parsePNGForCut(src []byte) (*pngSource, error) {
 			// A suggested palette is allowed for truecolour images and not needed.
 		default:
 			if typ[0]&0x20 == 0 { // an unknown critical chunk
-				return nil, fmt.Errorf("%w: critical chunk %q", errPNGCutUnsupported, typ)
+				return nil, fmt.Errorf("%w: critical chunk %q", ErrUnsupported, typ)
 			}
 		}
 		pos = end
@@ -218,18 +190,18 @@ func (s *pngSource) header(d []byte) error {
 	}
 	switch {
 	case depth != 8:
-		return fmt.Errorf("%w: bit depth %d", errPNGCutUnsupported, depth)
+		return fmt.Errorf("%w: bit depth %d", ErrUnsupported, depth)
 	case inter != 0:
-		return fmt.Errorf("%w: interlaced", errPNGCutUnsupported)
+		return fmt.Errorf("%w: interlaced", ErrUnsupported)
 	case ctype == 2:
 		s.bpp = 3
 	case ctype == 6:
 		s.bpp = 4
 	default:
-		return fmt.Errorf("%w: color type %d", errPNGCutUnsupported, ctype)
+		return fmt.Errorf("%w: color type %d", ErrUnsupported, ctype)
 	}
 	if uint64(w)*uint64(s.bpp) > maxCutRowBytes {
-		return fmt.Errorf("%w: %d px wide", errPNGCutUnsupported, w)
+		return fmt.Errorf("%w: %d px wide", ErrUnsupported, w)
 	}
 	s.ihdr, s.width, s.height = d, int(w), int(h)
 	return nil

@@ -1,10 +1,12 @@
 # snapq — see README.md. Every target installs/starts what it needs.
 SHELL := /bin/bash
-export PATH := $(PATH):/usr/local/go/bin:$(shell go env GOPATH 2>/dev/null)/bin
+export PATH := $(PATH):/usr/local/go/bin:$(shell PATH="$(PATH):/usr/local/go/bin" go env GOPATH 2>/dev/null)/bin
 GO ?= go
 TEST_TIMEOUT ?= 20m
+# v0.8.2 is the first staticcheck release that builds with and understands go1.26.
+STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: demo up down services build test bench vet fmt clean
+.PHONY: demo up down services build test bench vet lint fmt clean
 
 ## demo: start everything, capture a sample batch of local pages, print the results
 demo: up
@@ -27,10 +29,18 @@ build:
 	$(GO) build -o bin/worker ./cmd/worker
 	$(GO) build -o bin/fixtures ./cmd/fixtures
 
-## test: unit, integration and end-to-end tests against real services
-test: services
-	$(GO) vet ./...
+## test: go vet, then unit, integration and end-to-end tests against real services
+test: services vet
 	CI=$${CI:-true} $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+## vet: go vet on every package (no services needed)
+vet:
+	$(GO) vet ./...
+
+## lint: staticcheck on every package, installing it into GOPATH/bin when missing
+lint:
+	@command -v staticcheck >/dev/null || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	staticcheck ./...
 
 ## bench: pages/s of snapq end to end against a bare go-rod floor, printed as a ratio
 bench: services build

@@ -37,8 +37,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/snapq/snapq/internal/fixtures"
 	"github.com/snapq/snapq/internal/testenv"
 )
@@ -246,7 +244,7 @@ func buildCorpus(sites []string, n int) []string {
 type stack struct {
 	api     string
 	procs   *testenv.Procs
-	drop    func()
+	drop    func() // drops the schema and releases the Redis database
 	bucket  string
 	mcDrop  func()
 	verbose bool
@@ -272,13 +270,15 @@ func startStack(ctx context.Context, o options) (*stack, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w (run scripts/services.sh up)", err)
 	}
-	const redisDB = 11
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379", DB: redisDB})
-	defer rdb.Close()
-	if err := rdb.FlushDB(ctx).Err(); err != nil {
+	claimCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	redisDB, err := testenv.ClaimRedisDB(claimCtx, "bench")
+	cancel()
+	if err != nil {
 		drop()
 		return nil, fmt.Errorf("redis: %w", err)
 	}
+	dropSchema := drop
+	drop = func() { dropSchema(); redisDB.Release() }
 	s3 := testenv.LocalS3()
 	mc, err := s3.Client(ctx)
 	if err != nil {
@@ -296,7 +296,7 @@ func startStack(ctx context.Context, o options) (*stack, error) {
 	st.procs = &testenv.Procs{BinDir: bin, LogDir: logs, Env: append(os.Environ(),
 		"SNAPQ_HTTP_ADDR=127.0.0.1:"+port,
 		"SNAPQ_DATABASE_URL="+dbURL,
-		fmt.Sprintf("SNAPQ_REDIS_URL=redis://127.0.0.1:6379/%d", redisDB),
+		"SNAPQ_REDIS_URL="+redisDB.URL(),
 		"SNAPQ_S3_ENDPOINT="+s3.Endpoint, "SNAPQ_S3_ACCESS_KEY="+s3.AccessKey, "SNAPQ_S3_SECRET_KEY="+s3.SecretKey,
 		"SNAPQ_S3_BUCKET="+bucket, "SNAPQ_S3_USE_SSL=false",
 		"SNAPQ_CHROME_BIN="+o.chrome,

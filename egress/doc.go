@@ -8,7 +8,9 @@
 // beaten by DNS rebinding (Gotenberg GHSA-2pmr-289p-44r3). So the decision is taken where
 // the socket is opened: a small HTTP proxy inside the worker resolves each host itself,
 // once, refuses the request if any answer is a denied address, and dials exactly the
-// address it checked (see /work/shared/anchors/reliability.md §1, option 3).
+// address it checked, as Gotenberg's pinning proxy does. Intercepting requests over CDP
+// (Fetch) instead sees each URL but not the address Chromium dials, nor WebSockets, WebRTC
+// or service-worker traffic.
 //
 // What it guarantees, for traffic that goes through it:
 //
@@ -35,7 +37,7 @@
 // What it does NOT guarantee; the caller must arrange these:
 //
 //   - Traffic that does not use the proxy. Chromium bypasses proxies for localhost,
-//     127/8, [::1] (and, per net/docs/proxy.md, link-local) unless launched with
+//     127/8, [::1] (and, per Chromium's net/docs/proxy.md, link-local) unless launched with
 //     --proxy-bypass-list=<-loopback>. WebRTC/UDP is never proxied: launch with
 //     --force-webrtc-ip-handling-policy=disable_non_proxied_udp (and
 //     --webrtc-ip-handling-policy=disable_non_proxied_udp). A Chromium bug that skips the

@@ -41,12 +41,12 @@ var deniedRanges = []deniedRange{
 	{netip.MustParsePrefix("::/128"), "unspecified"},
 	{netip.MustParsePrefix("::1/128"), "loopback"},
 	{netip.MustParsePrefix("::/96"), "IPv4-compatible IPv6 (deprecated)"},
-	// ::ffff:0:a.b.c.d (SIIT, RFC 2765) is not touched by Unmap; not in the brief's list,
-	// refused because it only exists to carry an IPv4 address.
+	// ::ffff:0:a.b.c.d (SIIT, RFC 2765) is not touched by Unmap; rarely on SSRF deny
+	// lists, refused because it only exists to carry an IPv4 address.
 	{netip.MustParsePrefix("::ffff:0:0:0/96"), "IPv4-translated IPv6 (SIIT)"},
 	{netip.MustParsePrefix("64:ff9b::/96"), "NAT64 (64:ff9b::/96)"},
 	{netip.MustParsePrefix("64:ff9b:1::/48"), "local-use NAT64 (64:ff9b:1::/48)"},
-	// 100::/64 is the discard-only block; not in the brief's list, refused as never useful.
+	// 100::/64 is the discard-only block; rarely on SSRF deny lists, refused as never useful.
 	{netip.MustParsePrefix("100::/64"), "discard-only (100::/64)"},
 	{netip.MustParsePrefix("2001::/32"), "Teredo (2001::/32)"},
 	{netip.MustParsePrefix("2001:db8::/32"), "documentation (2001:db8::/32)"},

@@ -12,11 +12,8 @@ import (
 
 func setup(t *testing.T) redis.UniversalClient {
 	t.Helper()
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379", DB: 8})
+	rdb := redis.NewClient(testenv.Redis(t).Options())
 	t.Cleanup(func() { rdb.Close() })
-	if err := rdb.Ping(context.Background()).Err(); err != nil {
-		testenv.Unavailable(t, "redis", err)
-	}
 	return rdb
 }
 

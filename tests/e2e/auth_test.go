@@ -24,7 +24,7 @@ func (s *stack) apiKey(name string) string {
 }
 
 func TestAuthLimitsIdempotency(t *testing.T) {
-	s := startStack(t, 14, "SNAPQ_AUTH=on", "SNAPQ_RATE_LIMIT=1", "SNAPQ_RATE_BURST=15",
+	s := startStack(t, "SNAPQ_AUTH=on", "SNAPQ_RATE_LIMIT=1", "SNAPQ_RATE_BURST=15",
 		"SNAPQ_CORS_ORIGINS=https://dash.example", "SNAPQ_MAX_BODY_BYTES=2097152")
 	keyA, keyB := s.apiKey("alice"), s.apiKey("bob")
 	site := fixtureSite(t)

@@ -135,7 +135,7 @@ func (s *stack) waitBatch(id string, timeout time.Duration) batchResp {
 }
 
 func TestBatchEndToEnd(t *testing.T) {
-	s := startStack(t, 9)
+	s := startStack(t)
 	site := fixtureSite(t)
 	unreachable := closedPortURL(t)
 
@@ -268,7 +268,7 @@ func download(t *testing.T, apiURL string) []byte {
 // A worker killed mid-batch loses nothing: its tasks come back after the
 // lease expires and every job still ends.
 func TestWorkerKilledMidBatch(t *testing.T) {
-	s := startStack(t, 10)
+	s := startStack(t)
 	site := fixtureSite(t)
 	var targets []map[string]any
 	for i := range 6 {

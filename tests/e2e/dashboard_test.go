@@ -154,7 +154,7 @@ func (u *browserUI) text(sel string) string {
 // the fields, a batch submitted through the form whose progress bar reaches 100 % without a
 // reload, its thumbnails, and a job page where every segment image loaded at its size.
 func TestDashboardBatchFlow(t *testing.T) {
-	s := startStack(t, 8)
+	s := startStack(t)
 	site := fixtureSite(t)
 	ui := openDashboard(t, s.api+"/")
 
@@ -331,7 +331,7 @@ func TestDashboardBatchFlow(t *testing.T) {
 // shows the key's batches with their images (authenticated by the key cookie), and the queue
 // UI opens for the key holder only.
 func TestDashboardAuth(t *testing.T) {
-	s := startStack(t, 1, "SNAPQ_AUTH=on")
+	s := startStack(t, "SNAPQ_AUTH=on")
 	key := s.apiKey("dashboard")
 	site := fixtureSite(t)
 	var b batchResp
@@ -416,7 +416,7 @@ func TestDashboardAuth(t *testing.T) {
 // from the keyboard; "Approve all" turns the run approved and makes the capture the
 // new baseline.
 func TestDashboardRegressionViews(t *testing.T) {
-	s := startStack(t, 4)
+	s := startStack(t)
 	site := &changingSite{color: "#223344", blocks: 1}
 	srv := httptest.NewServer(site)
 	t.Cleanup(srv.Close)

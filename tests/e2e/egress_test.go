@@ -86,7 +86,7 @@ func TestEgressGuard(t *testing.T) {
 	c := startCanary(t)
 	canaryURL := "http://127.0.0.1:" + c.port
 	site := guardSite(t, canaryURL)
-	s := startStack(t, 12, "SNAPQ_EGRESS_ALLOW_CIDRS=127.0.0.2/32")
+	s := startStack(t, "SNAPQ_EGRESS_ALLOW_CIDRS=127.0.0.2/32")
 
 	p := c.port
 	blocked := []string{
@@ -158,7 +158,7 @@ func TestEgressKeepsErrorsDistinct(t *testing.T) {
 	closed := "http://" + ln.Addr().String() + "/"
 	ln.Close()
 	site := guardSite(t, "http://127.0.0.1:9")
-	s := startStack(t, 13, "SNAPQ_EGRESS_ALLOW_CIDRS=127.0.0.2/32", "SNAPQ_MAX_RETRY=0")
+	s := startStack(t, "SNAPQ_EGRESS_ALLOW_CIDRS=127.0.0.2/32", "SNAPQ_MAX_RETRY=0")
 	var b batchResp
 	s.do("POST", "/v1/batches", map[string]any{"targets": []map[string]any{
 		{"url": closed, "name": "refused"},

@@ -18,7 +18,7 @@ func TestMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	workerMetrics := "http://127.0.0.1:" + port + "/metrics"
-	s := startStack(t, 0, "SNAPQ_METRICS_ADDR=127.0.0.1:"+port)
+	s := startStack(t, "SNAPQ_METRICS_ADDR=127.0.0.1:"+port)
 	site := fixtureSite(t)
 
 	var b batchResp

@@ -157,7 +157,7 @@ func statuses(r runResp) string {
 // the heading is, an ignore selector passes it again, a taller page adds a new
 // segment, and an animated page passes every time under stabilization.
 func TestRegressionEndToEnd(t *testing.T) {
-	s := startStack(t, 3)
+	s := startStack(t)
 	site := &changingSite{color: "#223344", blocks: 2}
 	srv := httptest.NewServer(site)
 	t.Cleanup(srv.Close)
@@ -322,7 +322,7 @@ func redBox(img image.Image) image.Rectangle {
 // starts one run although two api replicas schedule it; a disabled suite with
 // the same schedule does not run.
 func TestRegressionSchedule(t *testing.T) {
-	s := startStack(t, 2, "SNAPQ_SCHEDULE_SYNC=1s")
+	s := startStack(t, "SNAPQ_SCHEDULE_SYNC=1s")
 	port, err := testenv.FreePort()
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 // worker exits within its shutdown timeout, and the queued rest runs after a
 // restart.
 func TestWorkerGracefulShutdown(t *testing.T) {
-	s := startStack(t, 6, "SNAPQ_SHUTDOWN_TIMEOUT=20s")
+	s := startStack(t, "SNAPQ_SHUTDOWN_TIMEOUT=20s")
 	site := fixtureSite(t)
 	var targets []map[string]any
 	for i := range 6 {

@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/snapq/snapq/internal/testenv"
 )
 
@@ -45,17 +43,15 @@ type stack struct {
 	procs *testenv.Procs
 }
 
-func startStack(t *testing.T, redisDB int, extraEnv ...string) *stack {
+// startStack starts api and worker with the shared settings plus extraEnv,
+// on a Redis database, Postgres schema and bucket of the test's own.
+func startStack(t *testing.T, extraEnv ...string) *stack {
 	t.Helper()
 	chrome := testenv.Getenv("SNAPQ_CHROME_BIN", "/usr/bin/chromium")
 	if _, err := os.Stat(chrome); err != nil {
 		testenv.Unavailable(t, "chromium", err)
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379", DB: redisDB})
-	t.Cleanup(func() { rdb.Close() })
-	if err := rdb.FlushDB(context.Background()).Err(); err != nil {
-		testenv.Unavailable(t, "redis", err)
-	}
+	redisDB := testenv.Redis(t) // claimed before the processes so it is released after they stop
 	s3 := testenv.LocalS3()
 	mc, err := s3.Client(context.Background())
 	if err != nil {
@@ -72,7 +68,7 @@ func startStack(t *testing.T, redisDB int, extraEnv ...string) *stack {
 	s.procs.Env = append(os.Environ(),
 		"SNAPQ_HTTP_ADDR=127.0.0.1:"+port,
 		"SNAPQ_DATABASE_URL="+testenv.DatabaseURL(t),
-		fmt.Sprintf("SNAPQ_REDIS_URL=redis://127.0.0.1:6379/%d", redisDB),
+		"SNAPQ_REDIS_URL="+redisDB.URL(),
 		"SNAPQ_S3_ENDPOINT="+s3.Endpoint, "SNAPQ_S3_ACCESS_KEY="+s3.AccessKey, "SNAPQ_S3_SECRET_KEY="+s3.SecretKey,
 		"SNAPQ_S3_BUCKET="+bucket, "SNAPQ_S3_USE_SSL=false",
 		"SNAPQ_CHROME_BIN="+chrome,

@@ -115,7 +115,7 @@ func TestWebhookDelivery(t *testing.T) {
 	}))
 	t.Cleanup(recv.Close)
 	site := fixtureSite(t)
-	s := startStack(t, 11, "SNAPQ_AUTH=off")
+	s := startStack(t, "SNAPQ_AUTH=off")
 
 	var b batchResp
 	if code := s.do("POST", "/v1/batches", map[string]any{
@@ -167,7 +167,7 @@ func TestWebhookBlockedAddress(t *testing.T) {
 	c := startCanary(t)
 	canaryURL := "http://127.0.0.1:" + c.port
 	site := guardSite(t, canaryURL)
-	s := startStack(t, 15, "SNAPQ_AUTH=off", "SNAPQ_EGRESS_ALLOW_CIDRS=127.0.0.2/32")
+	s := startStack(t, "SNAPQ_AUTH=off", "SNAPQ_EGRESS_ALLOW_CIDRS=127.0.0.2/32")
 
 	var b batchResp
 	if code := s.do("POST", "/v1/batches", map[string]any{

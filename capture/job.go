@@ -104,7 +104,7 @@ func (j *job) navigate() *Error {
 	}
 	j.t.takeDownloads(j.loadCtx)
 	err := j.t.navigate(j.t.page.Context(j.loadCtx), j.req)
-	j.t.takeDownloads(nil)
+	j.t.stopTakingDownloads()
 	if err != nil {
 		return j.navigationError(err)
 	}

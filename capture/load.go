@@ -130,12 +130,18 @@ func (t *tab) waitAll(ctx context.Context, req Request, res *Result) error {
 	return scrollPage(p, req.Scroll, req.Viewport.Height, res)
 }
 
-// takeDownloads sets (ctx) or clears (nil) the context under which a main-frame PDF or
-// download response is taken instead of rendered.
+// takeDownloads sets the context under which a main-frame PDF or download response is taken
+// instead of rendered; stopTakingDownloads clears it.
 func (t *tab) takeDownloads(ctx context.Context) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.dlCtx = ctx
+}
+
+func (t *tab) stopTakingDownloads() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.dlCtx = nil
 }
 
 // navigate sets the viewport and loads the URL. Page.navigate returns once the main document

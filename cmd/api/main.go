@@ -196,7 +196,7 @@ func serve(ctx context.Context) error {
 	go rec.Run(recCtx, reconcileEvery)
 
 	// Suite schedules: read from Postgres every SNAPQ_SCHEDULE_SYNC, so changes
-	// need no restart; replicas dedupe activations (jobs/schedule.go).
+	// need no restart; replicas dedupe activations (regression/schedule.go).
 	sched, err := asynq.NewPeriodicTaskManager(asynq.PeriodicTaskManagerOpts{
 		RedisConnOpt:               redisOpt,
 		PeriodicTaskConfigProvider: &regression.ScheduleProvider{Repo: st},

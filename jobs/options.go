@@ -225,7 +225,7 @@ func (o *Options) apply(in *OptionsInput, prefix string) []FieldError {
 		v.intIn(&o.Viewport.Height, vp.Height, p+".height", MinViewportSide, MaxViewportSide)
 		if f := vp.DeviceScaleFactor; f != nil {
 			if !(*f > 0 && *f <= MaxDeviceScaleFactor) {
-				v.add(p+".device_scale_factor", "must be greater than 0 and at most 4")
+				v.add(p+".device_scale_factor", fmt.Sprintf("must be greater than 0 and at most %d", MaxDeviceScaleFactor))
 			} else {
 				o.Viewport.DeviceScaleFactor = *f
 			}
@@ -241,13 +241,7 @@ func (o *Options) apply(in *OptionsInput, prefix string) []FieldError {
 	if w := in.Wait; w != nil {
 		p := prefix + ".wait"
 		v.enum(&o.Wait.Until, w.Until, p+".until", capture.UntilLoad, capture.UntilDOMContentLoaded, capture.UntilNetworkIdle)
-		if w.Selector != nil {
-			if len(*w.Selector) > MaxSelectorLength {
-				v.add(p+".selector", "must be at most 1024 characters")
-			} else {
-				o.Wait.Selector = *w.Selector
-			}
-		}
+		v.selector(&o.Wait.Selector, w.Selector, p+".selector")
 		v.intIn(&o.Wait.SelectorTimeoutMS, w.SelectorTimeoutMS, p+".selector_timeout_ms", 0, int(MaxSelectorTimeout/time.Millisecond))
 		v.intIn(&o.Wait.DelayMS, w.DelayMS, p+".delay_ms", 0, int(MaxDelay/time.Millisecond))
 		if w.BestAttempt != nil {
@@ -433,6 +427,18 @@ func (v *validator) intIn(dst *int, src *float64, field string, lo, hi int) {
 		return
 	}
 	*dst = int(f)
+}
+
+// selector copies a selector of at most MaxSelectorLength bytes.
+func (v *validator) selector(dst *string, src *string, field string) {
+	if src == nil {
+		return
+	}
+	if len(*src) > MaxSelectorLength {
+		v.add(field, fmt.Sprintf("must be at most %d characters", MaxSelectorLength))
+		return
+	}
+	*dst = *src
 }
 
 // flag copies a boolean that was given.

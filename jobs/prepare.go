@@ -111,22 +111,12 @@ func (o *Options) applyPage(in *OptionsInput, prefix string, v *validator) {
 		if w.Images != nil {
 			o.Wait.Images = *w.Images
 		}
-		if s := w.HiddenSelector; s != nil {
-			if len(*s) > MaxSelectorLength {
-				v.add(p+".hidden_selector", "must be at most 1024 characters")
-			} else {
-				o.Wait.HiddenSelector = *s
-			}
-		}
+		v.selector(&o.Wait.HiddenSelector, w.HiddenSelector, p+".hidden_selector")
 		v.intIn(&o.Wait.NetworkIdleMS, w.NetworkIdleMS, p+".network_idle_ms",
 			int(MinNetworkIdle/time.Millisecond), int(MaxNetworkIdle/time.Millisecond))
 	}
-	if sc := in.Screenshot; sc != nil && sc.Selector != nil {
-		if sel := *sc.Selector; len(sel) > MaxSelectorLength {
-			v.add(prefix+".screenshot.selector", "must be at most 1024 characters")
-		} else {
-			o.Screenshot.Selector = sel
-		}
+	if sc := in.Screenshot; sc != nil {
+		v.selector(&o.Screenshot.Selector, sc.Selector, prefix+".screenshot.selector")
 	}
 	if e := in.Emulate; e != nil {
 		v.emulate(&o.Emulate, e, prefix+".emulate")
@@ -323,7 +313,7 @@ func (v *validator) selectors(dst *[]string, src *[]string, field string) {
 	}
 	for i, s := range *src {
 		if strings.TrimSpace(s) == "" || len(s) > MaxSelectorLength || strings.ContainsAny(s, "{}") {
-			v.add(fmt.Sprintf("%s[%d]", field, i), "must be a CSS selector of 1 to 1024 characters, without { or }")
+			v.add(fmt.Sprintf("%s[%d]", field, i), fmt.Sprintf("must be a CSS selector of 1 to %d characters, without { or }", MaxSelectorLength))
 		}
 	}
 	if len(v.errs) == n {

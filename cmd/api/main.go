@@ -69,9 +69,8 @@ configuration: SNAPQ_* environment variables, see README.md`
 
 // openStore connects to SNAPQ_DATABASE_URL.
 func openStore(ctx context.Context) (*store.Store, error) {
-	var r env.Reader
-	dbURL := env.DatabaseURL(&r)
-	if err := r.Err(); err != nil {
+	dbURL, err := loadDatabaseURL()
+	if err != nil {
 		return nil, err
 	}
 	return store.Open(ctx, dbURL)
@@ -94,44 +93,15 @@ func migrate(ctx context.Context) error {
 }
 
 func serve(ctx context.Context) error {
-	var r env.Reader
-	log := env.Logger(&r, "api")
-	addr := r.String("SNAPQ_HTTP_ADDR", "127.0.0.1:8080")
-	dbURL := env.DatabaseURL(&r)
-	redisOpt := env.Redis(&r)
-	s3cfg := env.S3(&r)
-	maxRetry := r.Int("SNAPQ_MAX_RETRY", 3)
-	webhookMaxRetry := r.Int("SNAPQ_WEBHOOK_MAX_RETRY", webhook.DefaultMaxRetry) // for deliveries the reconciler enqueues
-	reconcileEvery := r.Duration("SNAPQ_RECONCILE_INTERVAL", time.Minute)
-	reconcileGrace := r.Duration("SNAPQ_RECONCILE_GRACE", 30*time.Second)
-	scheduleSync := r.Duration("SNAPQ_SCHEDULE_SYNC", 30*time.Second)
-	webCfg := web.Config{
-		MaxBodyBytes: int64(r.Int("SNAPQ_MAX_BODY_BYTES", 1<<20)),
-		PublicURL:    r.String("SNAPQ_PUBLIC_URL", ""),
-		Auth:         r.String("SNAPQ_AUTH", "on") != "off",
-		CORSOrigins:  splitList(r.String("SNAPQ_CORS_ORIGINS", "")),
-	}
-	rate := r.Float("SNAPQ_RATE_LIMIT", 10)
-	burst := r.Int("SNAPQ_RATE_BURST", 20)
-	maxTargets := r.Int("SNAPQ_MAX_TARGETS", jobs.MaxTargets)
-	maxInFlight := r.Int("SNAPQ_MAX_JOBS_IN_FLIGHT", 10000)
-	queuesUI := r.String("SNAPQ_ADMIN_QUEUES", "readonly")
-	metricsMode, metricsErr := web.ParseMetricsMode(r.String("SNAPQ_METRICS", web.MetricsOn))
-	var authErr error
-	if auth := r.String("SNAPQ_AUTH", "on"); auth != "on" && auth != "off" {
-		authErr = fmt.Errorf("SNAPQ_AUTH=%q: want on or off", auth)
-	} else if !webCfg.Auth && !loopback(addr) {
-		authErr = fmt.Errorf("SNAPQ_AUTH=off is only allowed when SNAPQ_HTTP_ADDR listens on loopback (it is %s): create keys with `api keys create --name NAME` instead", addr)
-	}
-	var queuesErr error
-	if queuesUI != "readonly" && queuesUI != "on" && queuesUI != "off" {
-		queuesErr = fmt.Errorf("SNAPQ_ADMIN_QUEUES=%q: want readonly, on or off", queuesUI)
-	}
-	if err := errors.Join(r.Err(), authErr, queuesErr, metricsErr, s3cfg.Validate()); err != nil {
+	cfg, err := loadAPIConfig()
+	if err != nil {
 		return err
 	}
+	log := env.Logger(cfg.LogLevel, "api")
+	addr, redisOpt, webCfg, metricsMode, queuesUI := cfg.Addr, cfg.Redis, cfg.Web, cfg.Metrics, cfg.AdminQueues
+	maxTargets, maxInFlight, rate, burst := cfg.MaxTargets, cfg.MaxJobsInFlight, cfg.RateLimit, cfg.RateBurst
 
-	st, err := store.Open(ctx, dbURL)
+	st, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err
 	}
@@ -141,11 +111,11 @@ func serve(ctx context.Context) error {
 	} else if len(applied) > 0 {
 		log.Info("migrations applied", "versions", applied)
 	}
-	objects, err := artifacts.New(ctx, s3cfg)
+	objects, err := artifacts.New(ctx, cfg.S3)
 	if err != nil {
 		return err
 	}
-	tasks := queue.NewAsynqQueue(redisOpt, queue.Config{MaxRetry: maxRetry, WebhookMaxRetry: webhookMaxRetry})
+	tasks := queue.NewAsynqQueue(redisOpt, cfg.Queue)
 	defer tasks.Close()
 	rdb, ok := redisOpt.MakeRedisClient().(redis.UniversalClient)
 	if !ok {
@@ -187,20 +157,20 @@ func serve(ctx context.Context) error {
 			{Name: "s3", Ping: objects.Ping},
 		},
 	}
-	rec := &jobs.Reconciler{Repo: st, Queue: tasks, Logger: log, Grace: reconcileGrace, Steps: []jobs.ReconcileStep{
-		webhook.ReconcileStep(st, tasks, reconcileGrace),
+	rec := &jobs.Reconciler{Repo: st, Queue: tasks, Logger: log, Grace: cfg.ReconcileGrace, Steps: []jobs.ReconcileStep{
+		webhook.ReconcileStep(st, tasks, cfg.ReconcileGrace),
 		regression.ReconcileStep(st, tasks),
 	}}
 	recCtx, stopRec := context.WithCancel(ctx)
 	defer stopRec()
-	go rec.Run(recCtx, reconcileEvery)
+	go rec.Run(recCtx, cfg.ReconcileInterval)
 
 	// Suite schedules: read from Postgres every SNAPQ_SCHEDULE_SYNC, so changes
 	// need no restart; replicas dedupe activations (jobs/schedule.go).
 	sched, err := asynq.NewPeriodicTaskManager(asynq.PeriodicTaskManagerOpts{
 		RedisConnOpt:               redisOpt,
 		PeriodicTaskConfigProvider: &regression.ScheduleProvider{Repo: st},
-		SyncInterval:               scheduleSync,
+		SyncInterval:               cfg.ScheduleSync,
 		SchedulerOpts:              &asynq.SchedulerOpts{Logger: env.AsynqLogger{L: log}, LogLevel: asynq.WarnLevel},
 	})
 	if err != nil {

@@ -4,13 +4,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/hibiken/asynq"
 
@@ -35,53 +33,21 @@ func main() {
 }
 
 func run(ctx context.Context) error {
-	var r env.Reader
-	log := env.Logger(&r, "worker")
-	dbURL := env.DatabaseURL(&r)
-	redisOpt := env.Redis(&r)
-	s3cfg := env.S3(&r)
-	concurrency := r.Int("SNAPQ_WORKER_CONCURRENCY", 2)
-	// Jobs in flight beyond the browser tabs upload and write results while
-	// the tabs render the next pages.
-	inflight := r.Int("SNAPQ_WORKER_JOBS", 2*concurrency)
-	shutdownTimeout := r.Duration("SNAPQ_SHUTDOWN_TIMEOUT", 30*time.Second)
-	retryBase := r.Duration("SNAPQ_RETRY_BASE_DELAY", 10*time.Second)
-	maxRetry := r.Int("SNAPQ_MAX_RETRY", 3) // for the capture jobs of scheduled runs
-	wcfg := webhook.DefaultConfig()
-	wcfg.MaxRetry = r.Int("SNAPQ_WEBHOOK_MAX_RETRY", wcfg.MaxRetry)
-	wcfg.Timeout = r.Duration("SNAPQ_WEBHOOK_TIMEOUT", wcfg.Timeout)
-	ccfg := capture.DefaultConfig()
-	ccfg.ChromeBin = r.String("SNAPQ_CHROME_BIN", ccfg.ChromeBin)
-	ccfg.RemoteURL = r.String("SNAPQ_CHROME_URL", "")
-	ccfg.Tabs = concurrency
-	ccfg.BrowserRecycleAfter = r.Int("SNAPQ_BROWSER_RECYCLE_AFTER", ccfg.BrowserRecycleAfter)
-	ccfg.TabRecycleAfter = r.Int("SNAPQ_TAB_RECYCLE_AFTER", ccfg.TabRecycleAfter)
-	ccfg.CallTimeout = r.Duration("SNAPQ_CAPTURE_CALL_TIMEOUT", ccfg.CallTimeout)
-	ccfg.NoSandbox = r.Bool("SNAPQ_CHROME_NO_SANDBOX", false)
-	allow, allowErr := egress.ParseCIDRs(r.String("SNAPQ_EGRESS_ALLOW_CIDRS", ""))
-	if allowErr != nil {
-		allowErr = fmt.Errorf("SNAPQ_EGRESS_ALLOW_CIDRS: %w", allowErr)
-	}
-	ecfg := egress.DefaultConfig()
-	ecfg.Policy = egress.NewPolicy(allow)
-	ecfg.Logger = log.With("component", "egress")
-	ccfg.Logger = log
-	if concurrency < 1 || concurrency > 64 {
-		return fmt.Errorf("SNAPQ_WORKER_CONCURRENCY=%d: want 1 to 64", concurrency)
-	}
-	if inflight < concurrency {
-		return fmt.Errorf("SNAPQ_WORKER_JOBS=%d: want at least SNAPQ_WORKER_CONCURRENCY (%d)", inflight, concurrency)
-	}
-	if err := errors.Join(r.Err(), allowErr, s3cfg.Validate(), ccfg.Validate(), ecfg.Validate(), wcfg.Validate()); err != nil {
+	cfg, err := loadWorkerConfig()
+	if err != nil {
 		return err
 	}
+	log := env.Logger(cfg.LogLevel, "worker")
+	redisOpt, wcfg, ccfg, ecfg := cfg.Redis, cfg.Webhook, cfg.Capture, cfg.Egress
+	ecfg.Logger = log.With("component", "egress")
+	ccfg.Logger = log
 
-	st, err := store.Open(ctx, dbURL)
+	st, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	objects, err := artifacts.New(ctx, s3cfg)
+	objects, err := artifacts.New(ctx, cfg.S3)
 	if err != nil {
 		return err
 	}
@@ -104,7 +70,7 @@ func run(ctx context.Context) error {
 
 	// The worker that completes a batch enqueues its webhook delivery, and a run
 	// capture's comparison, at once; scheduled runs enqueue their capture jobs.
-	tasks := queue.NewAsynqQueue(redisOpt, queue.Config{MaxRetry: maxRetry, WebhookMaxRetry: wcfg.MaxRetry})
+	tasks := queue.NewAsynqQueue(redisOpt, queue.Config{MaxRetry: cfg.MaxRetry, WebhookMaxRetry: wcfg.MaxRetry})
 	defer tasks.Close()
 	announce := &webhook.Announcer{Repo: st, Queue: tasks, Logger: log.With("component", "webhooks")}
 	regLog := log.With("component", "regression")
@@ -118,10 +84,10 @@ func run(ctx context.Context) error {
 		Logger: log.With("component", "webhooks"),
 		Events: map[string]webhook.EventData{regression.EventRunCompleted: regression.RunCompletedEvent(st)}}
 	srv := asynq.NewServer(redisOpt, asynq.Config{
-		Concurrency:     inflight,
+		Concurrency:     cfg.Jobs,
 		Queues:          queue.Weights,
-		RetryDelayFunc:  queue.RetryDelay(retryBase),
-		ShutdownTimeout: shutdownTimeout,
+		RetryDelayFunc:  queue.RetryDelay(cfg.RetryBaseDelay),
+		ShutdownTimeout: cfg.ShutdownTimeout,
 		Logger:          env.AsynqLogger{L: log},
 		LogLevel:        asynq.WarnLevel,
 	})
@@ -132,7 +98,7 @@ func run(ctx context.Context) error {
 	queue.Register(mux, cmp.Run, metrics.comparisons)
 	queue.Register(mux, runner.Run)
 	var metricsLn net.Listener
-	if addr := r.String("SNAPQ_METRICS_ADDR", ""); addr != "" {
+	if addr := cfg.MetricsAddr; addr != "" {
 		if metricsLn, err = net.Listen("tcp", addr); err != nil {
 			return fmt.Errorf("listen on SNAPQ_METRICS_ADDR=%s: %w", addr, err)
 		}
@@ -144,12 +110,12 @@ func run(ctx context.Context) error {
 	if metricsLn != nil {
 		go metrics.serve(ctx, metricsLn, log)
 	}
-	if addr := r.String("SNAPQ_PPROF_ADDR", ""); addr != "" {
+	if addr := cfg.PprofAddr; addr != "" {
 		go servePprof(addr, log)
 	}
-	log.Info("worker started", "egress_allow", allow, "tabs", concurrency, "jobs", inflight, "chrome", ccfg.ChromeBin)
+	log.Info("worker started", "egress_allow", cfg.EgressAllow, "tabs", cfg.Concurrency, "jobs", cfg.Jobs, "chrome", ccfg.ChromeBin)
 	<-ctx.Done()
-	log.Info("shutting down: finishing running jobs", "timeout", shutdownTimeout)
+	log.Info("shutting down: finishing running jobs", "timeout", cfg.ShutdownTimeout)
 	srv.Shutdown()
 	return nil
 }

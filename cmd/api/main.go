@@ -92,52 +92,92 @@ func migrate(ctx context.Context) error {
 	return err
 }
 
+// serve runs the API until ctx ends: migrations, then the HTTP server, the
+// reconciler and the suite scheduler; on shutdown it drains HTTP requests for
+// up to 15 s and closes everything in reverse order.
 func serve(ctx context.Context) error {
 	cfg, err := loadAPIConfig()
 	if err != nil {
 		return err
 	}
 	log := env.Logger(cfg.LogLevel, "api")
-	addr, redisOpt, webCfg, metricsMode, queuesUI := cfg.Addr, cfg.Redis, cfg.Web, cfg.Metrics, cfg.AdminQueues
-	maxTargets, maxInFlight, rate, burst := cfg.MaxTargets, cfg.MaxJobsInFlight, cfg.RateLimit, cfg.RateBurst
-
-	st, err := store.Open(ctx, cfg.DatabaseURL)
+	d, err := openDeps(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	if applied, err := st.Migrate(ctx); err != nil {
+	defer d.close()
+	srv, closeServer, err := newServer(cfg, d, log)
+	if err != nil {
 		return err
+	}
+	defer closeServer()
+	stopLoops, err := startLoops(ctx, cfg, d, log)
+	if err != nil {
+		return err
+	}
+	defer stopLoops()
+	return listenAndServe(ctx, cfg, srv.Handler(), log)
+}
+
+// deps are the api's connections: Postgres (migrated), S3, the task queue and
+// a Redis client for rate limits, health checks and queue metrics.
+type deps struct {
+	store   *store.Store
+	objects *artifacts.Store
+	tasks   *queue.AsynqQueue
+	rdb     redis.UniversalClient
+}
+
+// openDeps connects to every dependency and applies pending migrations; on
+// error it closes what it had opened.
+func openDeps(ctx context.Context, cfg apiConfig, log *slog.Logger) (_ *deps, err error) {
+	d := &deps{}
+	if d.store, err = store.Open(ctx, cfg.DatabaseURL); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			d.close()
+		}
+	}()
+	if applied, err := d.store.Migrate(ctx); err != nil {
+		return nil, err
 	} else if len(applied) > 0 {
 		log.Info("migrations applied", "versions", applied)
 	}
-	objects, err := artifacts.New(ctx, cfg.S3)
-	if err != nil {
-		return err
+	if d.objects, err = artifacts.New(ctx, cfg.S3); err != nil {
+		return nil, err
 	}
-	tasks := queue.NewAsynqQueue(redisOpt, cfg.Queue)
-	defer tasks.Close()
-	rdb, ok := redisOpt.MakeRedisClient().(redis.UniversalClient)
+	d.tasks = queue.NewAsynqQueue(cfg.Redis, cfg.Queue)
+	rdb, ok := cfg.Redis.MakeRedisClient().(redis.UniversalClient)
 	if !ok {
-		return errors.New("unexpected redis client type")
+		return nil, errors.New("unexpected redis client type")
 	}
-	defer rdb.Close()
+	d.rdb = rdb
+	return d, nil
+}
 
-	var queues http.Handler
-	if queuesUI != "off" {
-		// asynqmon, on the same Redis as the queue; web guards it with API keys when auth is on.
-		mon := asynqmon.New(asynqmon.Options{RootPath: web.QueuesPath, RedisConnOpt: redisOpt, ReadOnly: queuesUI == "readonly"})
-		defer mon.Close()
-		queues = mon
+// close closes what openDeps opened, last opened first.
+func (d *deps) close() {
+	if d.rdb != nil {
+		d.rdb.Close()
 	}
+	if d.tasks != nil {
+		d.tasks.Close()
+	}
+	d.store.Close()
+}
 
-	var metrics *web.Metrics
-	if metricsMode != web.MetricsOff {
-		inspector := asynq.NewInspectorFromRedisClient(rdb)
-		metrics, err = web.NewMetrics(web.MetricsConfig{Mode: metricsMode, Counts: st, Queues: inspector})
-		if err != nil {
-			return err
-		}
+// newServer builds the HTTP API on d, with the queue UI and metrics as
+// configured; closeServer closes the queue UI.
+func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeServer func(), err error) {
+	st, tasks, rdb, objects := d.store, d.tasks, d.rdb, d.objects
+	maxTargets, maxInFlight, rate, burst, webCfg := cfg.MaxTargets, cfg.MaxJobsInFlight, cfg.RateLimit, cfg.RateBurst, cfg.Web
+	queues, closeServer := queuesUI(cfg)
+	metrics, err := newMetrics(cfg, d)
+	if err != nil {
+		closeServer()
+		return nil, nil, err
 	}
 
 	srv := &web.Server{
@@ -157,43 +197,77 @@ func serve(ctx context.Context) error {
 			{Name: "s3", Ping: objects.Ping},
 		},
 	}
+	return srv, closeServer, nil
+}
+
+// queuesUI is asynqmon on the queue's Redis (SNAPQ_ADMIN_QUEUES), or nil when
+// off; web guards it with API keys when auth is on. closeUI closes it.
+func queuesUI(cfg apiConfig) (_ http.Handler, closeUI func()) {
+	if cfg.AdminQueues == queuesOff {
+		return nil, func() {}
+	}
+	mon := asynqmon.New(asynqmon.Options{RootPath: web.QueuesPath, RedisConnOpt: cfg.Redis, ReadOnly: cfg.AdminQueues == queuesReadOnly})
+	return mon, func() { mon.Close() }
+}
+
+// newMetrics builds the /metrics registry (SNAPQ_METRICS), or nil when off.
+func newMetrics(cfg apiConfig, d *deps) (*web.Metrics, error) {
+	if cfg.Metrics == web.MetricsOff {
+		return nil, nil
+	}
+	inspector := asynq.NewInspectorFromRedisClient(d.rdb)
+	return web.NewMetrics(web.MetricsConfig{Mode: cfg.Metrics, Counts: d.store, Queues: inspector})
+}
+
+// startLoops starts the reconciler, which re-enqueues accepted jobs whose task
+// went missing, and the suite scheduler; stop ends both, scheduler first.
+func startLoops(ctx context.Context, cfg apiConfig, d *deps, log *slog.Logger) (stop func(), err error) {
+	st, tasks := d.store, d.tasks
 	rec := &jobs.Reconciler{Repo: st, Queue: tasks, Logger: log, Grace: cfg.ReconcileGrace, Steps: []jobs.ReconcileStep{
 		webhook.ReconcileStep(st, tasks, cfg.ReconcileGrace),
 		regression.ReconcileStep(st, tasks),
 	}}
 	recCtx, stopRec := context.WithCancel(ctx)
-	defer stopRec()
 	go rec.Run(recCtx, cfg.ReconcileInterval)
 
 	// Suite schedules: read from Postgres every SNAPQ_SCHEDULE_SYNC, so changes
 	// need no restart; replicas dedupe activations (jobs/schedule.go).
 	sched, err := asynq.NewPeriodicTaskManager(asynq.PeriodicTaskManagerOpts{
-		RedisConnOpt:               redisOpt,
+		RedisConnOpt:               cfg.Redis,
 		PeriodicTaskConfigProvider: &regression.ScheduleProvider{Repo: st},
 		SyncInterval:               cfg.ScheduleSync,
 		SchedulerOpts:              &asynq.SchedulerOpts{Logger: env.AsynqLogger{L: log}, LogLevel: asynq.WarnLevel},
 	})
 	if err != nil {
-		return fmt.Errorf("suite scheduler: %w", err)
+		stopRec()
+		return nil, fmt.Errorf("suite scheduler: %w", err)
 	}
 	if err := sched.Start(); err != nil {
-		return fmt.Errorf("start suite scheduler: %w", err)
+		stopRec()
+		return nil, fmt.Errorf("start suite scheduler: %w", err)
 	}
-	defer sched.Shutdown()
+	return func() {
+		sched.Shutdown()
+		stopRec()
+	}, nil
+}
 
-	ln, err := net.Listen("tcp", addr)
+// listenAndServe serves h on SNAPQ_HTTP_ADDR until ctx ends, then gives
+// requests in progress up to 15 s to finish.
+func listenAndServe(ctx context.Context, cfg apiConfig, h http.Handler, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return fmt.Errorf("listen on SNAPQ_HTTP_ADDR=%s: %w", addr, err)
+		return fmt.Errorf("listen on SNAPQ_HTTP_ADDR=%s: %w", cfg.Addr, err)
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
 		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	log.Info("api listening", "addr", ln.Addr().String(), "auth", webCfg.Auth, "metrics", metricsMode)
-	if !webCfg.Auth {
+	log.Info("api listening", "addr", ln.Addr().String(), "auth", cfg.Web.Auth, "metrics", cfg.Metrics)
+	if !cfg.Web.Auth {
 		log.Warn("SNAPQ_AUTH=off: the API accepts requests without a key (loopback only)")
 	}
-	if webCfg.Auth && metricsMode == web.MetricsPublic {
+	if cfg.Web.Auth && cfg.Metrics == web.MetricsPublic {
 		log.Warn("SNAPQ_METRICS=public: /metrics answers without an API key; keep the port on a private network")
 	}
 

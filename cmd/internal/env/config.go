@@ -1,6 +1,7 @@
 package env
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -35,7 +36,7 @@ func Redis(r *Reader) asynq.RedisConnOpt {
 	raw := r.String("SNAPQ_REDIS_URL", "redis://127.0.0.1:6379/0")
 	opt, err := asynq.ParseRedisURI(raw)
 	if err != nil {
-		r.errs = append(r.errs, err)
+		r.errs = append(r.errs, fmt.Errorf("SNAPQ_REDIS_URL: %w", err))
 		return asynq.RedisClientOpt{Addr: "127.0.0.1:6379"}
 	}
 	return opt

@@ -69,9 +69,8 @@ configuration: SNAPQ_* environment variables, see README.md`
 
 // openStore connects to SNAPQ_DATABASE_URL.
 func openStore(ctx context.Context) (*store.Store, error) {
-	var r env.Reader
-	dbURL := env.DatabaseURL(&r)
-	if err := r.Err(); err != nil {
+	dbURL, err := loadDatabaseURL()
+	if err != nil {
 		return nil, err
 	}
 	return store.Open(ctx, dbURL)
@@ -93,81 +92,92 @@ func migrate(ctx context.Context) error {
 	return err
 }
 
+// serve runs the API until ctx ends: migrations, then the HTTP server, the
+// reconciler and the suite scheduler; on shutdown it drains HTTP requests for
+// up to 15 s and closes everything in reverse order.
 func serve(ctx context.Context) error {
-	var r env.Reader
-	log := env.Logger(&r, "api")
-	addr := r.String("SNAPQ_HTTP_ADDR", "127.0.0.1:8080")
-	dbURL := env.DatabaseURL(&r)
-	redisOpt := env.Redis(&r)
-	s3cfg := env.S3(&r)
-	maxRetry := r.Int("SNAPQ_MAX_RETRY", 3)
-	webhookMaxRetry := r.Int("SNAPQ_WEBHOOK_MAX_RETRY", webhook.DefaultMaxRetry) // for deliveries the reconciler enqueues
-	reconcileEvery := r.Duration("SNAPQ_RECONCILE_INTERVAL", time.Minute)
-	reconcileGrace := r.Duration("SNAPQ_RECONCILE_GRACE", 30*time.Second)
-	scheduleSync := r.Duration("SNAPQ_SCHEDULE_SYNC", 30*time.Second)
-	webCfg := web.Config{
-		MaxBodyBytes: int64(r.Int("SNAPQ_MAX_BODY_BYTES", 1<<20)),
-		PublicURL:    r.String("SNAPQ_PUBLIC_URL", ""),
-		Auth:         r.String("SNAPQ_AUTH", "on") != "off",
-		CORSOrigins:  splitList(r.String("SNAPQ_CORS_ORIGINS", "")),
-	}
-	rate := r.Float("SNAPQ_RATE_LIMIT", 10)
-	burst := r.Int("SNAPQ_RATE_BURST", 20)
-	maxTargets := r.Int("SNAPQ_MAX_TARGETS", jobs.MaxTargets)
-	maxInFlight := r.Int("SNAPQ_MAX_JOBS_IN_FLIGHT", 10000)
-	queuesUI := r.String("SNAPQ_ADMIN_QUEUES", "readonly")
-	metricsMode, metricsErr := web.ParseMetricsMode(r.String("SNAPQ_METRICS", web.MetricsOn))
-	var authErr error
-	if auth := r.String("SNAPQ_AUTH", "on"); auth != "on" && auth != "off" {
-		authErr = fmt.Errorf("SNAPQ_AUTH=%q: want on or off", auth)
-	} else if !webCfg.Auth && !loopback(addr) {
-		authErr = fmt.Errorf("SNAPQ_AUTH=off is only allowed when SNAPQ_HTTP_ADDR listens on loopback (it is %s): create keys with `api keys create --name NAME` instead", addr)
-	}
-	var queuesErr error
-	if queuesUI != "readonly" && queuesUI != "on" && queuesUI != "off" {
-		queuesErr = fmt.Errorf("SNAPQ_ADMIN_QUEUES=%q: want readonly, on or off", queuesUI)
-	}
-	if err := errors.Join(r.Err(), authErr, queuesErr, metricsErr, s3cfg.Validate()); err != nil {
-		return err
-	}
-
-	st, err := store.Open(ctx, dbURL)
+	cfg, err := loadAPIConfig()
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	if applied, err := st.Migrate(ctx); err != nil {
+	log := env.Logger(cfg.LogLevel, "api")
+	d, err := openDeps(ctx, cfg, log)
+	if err != nil {
 		return err
+	}
+	defer d.close()
+	srv, closeServer, err := newServer(cfg, d, log)
+	if err != nil {
+		return err
+	}
+	defer closeServer()
+	stopLoops, err := startLoops(ctx, cfg, d, log)
+	if err != nil {
+		return err
+	}
+	defer stopLoops()
+	return listenAndServe(ctx, cfg, srv.Handler(), log)
+}
+
+// deps are the api's connections: Postgres (migrated), S3, the task queue and
+// a Redis client for rate limits, health checks and queue metrics.
+type deps struct {
+	store   *store.Store
+	objects *artifacts.Store
+	tasks   *queue.AsynqQueue
+	rdb     redis.UniversalClient
+}
+
+// openDeps connects to every dependency and applies pending migrations; on
+// error it closes what it had opened.
+func openDeps(ctx context.Context, cfg apiConfig, log *slog.Logger) (_ *deps, err error) {
+	d := &deps{}
+	if d.store, err = store.Open(ctx, cfg.DatabaseURL); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			d.close()
+		}
+	}()
+	if applied, err := d.store.Migrate(ctx); err != nil {
+		return nil, err
 	} else if len(applied) > 0 {
 		log.Info("migrations applied", "versions", applied)
 	}
-	objects, err := artifacts.New(ctx, s3cfg)
-	if err != nil {
-		return err
+	if d.objects, err = artifacts.New(ctx, cfg.S3); err != nil {
+		return nil, err
 	}
-	tasks := queue.NewAsynqQueue(redisOpt, queue.Config{MaxRetry: maxRetry, WebhookMaxRetry: webhookMaxRetry})
-	defer tasks.Close()
-	rdb, ok := redisOpt.MakeRedisClient().(redis.UniversalClient)
+	d.tasks = queue.NewAsynqQueue(cfg.Redis, cfg.Queue)
+	rdb, ok := cfg.Redis.MakeRedisClient().(redis.UniversalClient)
 	if !ok {
-		return errors.New("unexpected redis client type")
+		return nil, errors.New("unexpected redis client type")
 	}
-	defer rdb.Close()
+	d.rdb = rdb
+	return d, nil
+}
 
-	var queues http.Handler
-	if queuesUI != "off" {
-		// asynqmon, on the same Redis as the queue; web guards it with API keys when auth is on.
-		mon := asynqmon.New(asynqmon.Options{RootPath: web.QueuesPath, RedisConnOpt: redisOpt, ReadOnly: queuesUI == "readonly"})
-		defer mon.Close()
-		queues = mon
+// close closes what openDeps opened, last opened first.
+func (d *deps) close() {
+	if d.rdb != nil {
+		d.rdb.Close()
 	}
+	if d.tasks != nil {
+		d.tasks.Close()
+	}
+	d.store.Close()
+}
 
-	var metrics *web.Metrics
-	if metricsMode != web.MetricsOff {
-		inspector := asynq.NewInspectorFromRedisClient(rdb)
-		metrics, err = web.NewMetrics(web.MetricsConfig{Mode: metricsMode, Counts: st, Queues: inspector})
-		if err != nil {
-			return err
-		}
+// newServer builds the HTTP API on d, with the queue UI and metrics as
+// configured; closeServer closes the queue UI.
+func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeServer func(), err error) {
+	st, tasks, rdb, objects := d.store, d.tasks, d.rdb, d.objects
+	maxTargets, maxInFlight, rate, burst, webCfg := cfg.MaxTargets, cfg.MaxJobsInFlight, cfg.RateLimit, cfg.RateBurst, cfg.Web
+	queues, closeServer := queuesUI(cfg)
+	metrics, err := newMetrics(cfg, d)
+	if err != nil {
+		closeServer()
+		return nil, nil, err
 	}
 
 	srv := &web.Server{
@@ -187,43 +197,77 @@ func serve(ctx context.Context) error {
 			{Name: "s3", Ping: objects.Ping},
 		},
 	}
-	rec := &jobs.Reconciler{Repo: st, Queue: tasks, Logger: log, Grace: reconcileGrace, Steps: []jobs.ReconcileStep{
-		webhook.ReconcileStep(st, tasks, reconcileGrace),
+	return srv, closeServer, nil
+}
+
+// queuesUI is asynqmon on the queue's Redis (SNAPQ_ADMIN_QUEUES), or nil when
+// off; web guards it with API keys when auth is on. closeUI closes it.
+func queuesUI(cfg apiConfig) (_ http.Handler, closeUI func()) {
+	if cfg.AdminQueues == queuesOff {
+		return nil, func() {}
+	}
+	mon := asynqmon.New(asynqmon.Options{RootPath: web.QueuesPath, RedisConnOpt: cfg.Redis, ReadOnly: cfg.AdminQueues == queuesReadOnly})
+	return mon, func() { mon.Close() }
+}
+
+// newMetrics builds the /metrics registry (SNAPQ_METRICS), or nil when off.
+func newMetrics(cfg apiConfig, d *deps) (*web.Metrics, error) {
+	if cfg.Metrics == web.MetricsOff {
+		return nil, nil
+	}
+	inspector := asynq.NewInspectorFromRedisClient(d.rdb)
+	return web.NewMetrics(web.MetricsConfig{Mode: cfg.Metrics, Counts: d.store, Queues: inspector})
+}
+
+// startLoops starts the reconciler, which re-enqueues accepted jobs whose task
+// went missing, and the suite scheduler; stop ends both, scheduler first.
+func startLoops(ctx context.Context, cfg apiConfig, d *deps, log *slog.Logger) (stop func(), err error) {
+	st, tasks := d.store, d.tasks
+	rec := &jobs.Reconciler{Repo: st, Queue: tasks, Logger: log, Grace: cfg.ReconcileGrace, Steps: []jobs.ReconcileStep{
+		webhook.ReconcileStep(st, tasks, cfg.ReconcileGrace),
 		regression.ReconcileStep(st, tasks),
 	}}
 	recCtx, stopRec := context.WithCancel(ctx)
-	defer stopRec()
-	go rec.Run(recCtx, reconcileEvery)
+	go rec.Run(recCtx, cfg.ReconcileInterval)
 
 	// Suite schedules: read from Postgres every SNAPQ_SCHEDULE_SYNC, so changes
 	// need no restart; replicas dedupe activations (regression/schedule.go).
 	sched, err := asynq.NewPeriodicTaskManager(asynq.PeriodicTaskManagerOpts{
-		RedisConnOpt:               redisOpt,
+		RedisConnOpt:               cfg.Redis,
 		PeriodicTaskConfigProvider: &regression.ScheduleProvider{Repo: st},
-		SyncInterval:               scheduleSync,
+		SyncInterval:               cfg.ScheduleSync,
 		SchedulerOpts:              &asynq.SchedulerOpts{Logger: env.AsynqLogger{L: log}, LogLevel: asynq.WarnLevel},
 	})
 	if err != nil {
-		return fmt.Errorf("suite scheduler: %w", err)
+		stopRec()
+		return nil, fmt.Errorf("suite scheduler: %w", err)
 	}
 	if err := sched.Start(); err != nil {
-		return fmt.Errorf("start suite scheduler: %w", err)
+		stopRec()
+		return nil, fmt.Errorf("start suite scheduler: %w", err)
 	}
-	defer sched.Shutdown()
+	return func() {
+		sched.Shutdown()
+		stopRec()
+	}, nil
+}
 
-	ln, err := net.Listen("tcp", addr)
+// listenAndServe serves h on SNAPQ_HTTP_ADDR until ctx ends, then gives
+// requests in progress up to 15 s to finish.
+func listenAndServe(ctx context.Context, cfg apiConfig, h http.Handler, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return fmt.Errorf("listen on SNAPQ_HTTP_ADDR=%s: %w", addr, err)
+		return fmt.Errorf("listen on SNAPQ_HTTP_ADDR=%s: %w", cfg.Addr, err)
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
 		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	log.Info("api listening", "addr", ln.Addr().String(), "auth", webCfg.Auth, "metrics", metricsMode)
-	if !webCfg.Auth {
+	log.Info("api listening", "addr", ln.Addr().String(), "auth", cfg.Web.Auth, "metrics", cfg.Metrics)
+	if !cfg.Web.Auth {
 		log.Warn("SNAPQ_AUTH=off: the API accepts requests without a key (loopback only)")
 	}
-	if webCfg.Auth && metricsMode == web.MetricsPublic {
+	if cfg.Web.Auth && cfg.Metrics == web.MetricsPublic {
 		log.Warn("SNAPQ_METRICS=public: /metrics answers without an API key; keep the port on a private network")
 	}
 

@@ -4,13 +4,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/hibiken/asynq"
 
@@ -34,122 +33,146 @@ func main() {
 	}
 }
 
+// run works on tasks until ctx ends, then stops taking new ones and gives
+// running jobs SNAPQ_SHUTDOWN_TIMEOUT to finish before handing them back.
 func run(ctx context.Context) error {
-	var r env.Reader
-	log := env.Logger(&r, "worker")
-	dbURL := env.DatabaseURL(&r)
-	redisOpt := env.Redis(&r)
-	s3cfg := env.S3(&r)
-	concurrency := r.Int("SNAPQ_WORKER_CONCURRENCY", 2)
-	// Jobs in flight beyond the browser tabs upload and write results while
-	// the tabs render the next pages.
-	inflight := r.Int("SNAPQ_WORKER_JOBS", 2*concurrency)
-	shutdownTimeout := r.Duration("SNAPQ_SHUTDOWN_TIMEOUT", 30*time.Second)
-	retryBase := r.Duration("SNAPQ_RETRY_BASE_DELAY", 10*time.Second)
-	maxRetry := r.Int("SNAPQ_MAX_RETRY", 3) // for the capture jobs of scheduled runs
-	wcfg := webhook.DefaultConfig()
-	wcfg.MaxRetry = r.Int("SNAPQ_WEBHOOK_MAX_RETRY", wcfg.MaxRetry)
-	wcfg.Timeout = r.Duration("SNAPQ_WEBHOOK_TIMEOUT", wcfg.Timeout)
-	ccfg := capture.DefaultConfig()
-	ccfg.ChromeBin = r.String("SNAPQ_CHROME_BIN", ccfg.ChromeBin)
-	ccfg.RemoteURL = r.String("SNAPQ_CHROME_URL", "")
-	ccfg.Tabs = concurrency
-	ccfg.BrowserRecycleAfter = r.Int("SNAPQ_BROWSER_RECYCLE_AFTER", ccfg.BrowserRecycleAfter)
-	ccfg.TabRecycleAfter = r.Int("SNAPQ_TAB_RECYCLE_AFTER", ccfg.TabRecycleAfter)
-	ccfg.CallTimeout = r.Duration("SNAPQ_CAPTURE_CALL_TIMEOUT", ccfg.CallTimeout)
-	ccfg.NoSandbox = r.Bool("SNAPQ_CHROME_NO_SANDBOX", false)
-	allow, allowErr := egress.ParseCIDRs(r.String("SNAPQ_EGRESS_ALLOW_CIDRS", ""))
-	if allowErr != nil {
-		allowErr = fmt.Errorf("SNAPQ_EGRESS_ALLOW_CIDRS: %w", allowErr)
-	}
-	ecfg := egress.DefaultConfig()
-	ecfg.Policy = egress.NewPolicy(allow)
-	ecfg.Logger = log.With("component", "egress")
-	ccfg.Logger = log
-	if concurrency < 1 || concurrency > 64 {
-		return fmt.Errorf("SNAPQ_WORKER_CONCURRENCY=%d: want 1 to 64", concurrency)
-	}
-	if inflight < concurrency {
-		return fmt.Errorf("SNAPQ_WORKER_JOBS=%d: want at least SNAPQ_WORKER_CONCURRENCY (%d)", inflight, concurrency)
-	}
-	if err := errors.Join(r.Err(), allowErr, s3cfg.Validate(), ccfg.Validate(), ecfg.Validate(), wcfg.Validate()); err != nil {
-		return err
-	}
-
-	st, err := store.Open(ctx, dbURL)
+	cfg, err := loadWorkerConfig()
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	objects, err := artifacts.New(ctx, s3cfg)
+	log := env.Logger(cfg.LogLevel, "worker")
+	d, err := openDeps(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	// Chromium reaches the network only through the egress guard: private, loopback,
-	// link-local and reserved destinations are refused unless SNAPQ_EGRESS_ALLOW_CIDRS
-	// allows them.
-	guard := egress.New(ecfg)
-	ccfg.Egress = func() (capture.EgressSession, error) {
-		s, err := guard.NewSession()
-		if err != nil {
-			return nil, err
-		}
-		return s, nil
-	}
-	browser, err := capture.New(ctx, ccfg)
-	if err != nil {
-		return fmt.Errorf("start chromium: %w", err)
-	}
-	defer browser.Close()
-
-	// The worker that completes a batch enqueues its webhook delivery, and a run
-	// capture's comparison, at once; scheduled runs enqueue their capture jobs.
-	tasks := queue.NewAsynqQueue(redisOpt, queue.Config{MaxRetry: maxRetry, WebhookMaxRetry: wcfg.MaxRetry})
-	defer tasks.Close()
-	announce := &webhook.Announcer{Repo: st, Queue: tasks, Logger: log.With("component", "webhooks")}
-	regLog := log.With("component", "regression")
-	h := &jobs.Handler{Repo: st, Renderer: browser, Store: objects, Logger: log,
-		AfterFinal: []func(context.Context, *jobs.Job){announce.AfterFinal, regression.CompareWhenFinal(st, tasks, regLog)}}
-	cmp := &regression.Comparer{Repo: st, Store: objects, Logger: regLog,
-		RunFinished: []func(context.Context, *regression.Run){func(ctx context.Context, r *regression.Run) { announce.Batch(ctx, r.BatchID) }}}
-	runner := &regression.SuiteRunner{Regression: &regression.Service{Repo: st, Queue: tasks, Logger: regLog}}
-	// Webhook deliveries go through the same egress guard as Chromium.
-	wh := &webhook.Handler{Repo: st, Client: guard.HTTPClient(wcfg.Timeout), Timeout: wcfg.Timeout,
-		Logger: log.With("component", "webhooks"),
-		Events: map[string]webhook.EventData{regression.EventRunCompleted: regression.RunCompletedEvent(st)}}
-	srv := asynq.NewServer(redisOpt, asynq.Config{
-		Concurrency:     inflight,
-		Queues:          queue.Weights,
-		RetryDelayFunc:  queue.RetryDelay(retryBase),
-		ShutdownTimeout: shutdownTimeout,
-		Logger:          env.AsynqLogger{L: log},
-		LogLevel:        asynq.WarnLevel,
-	})
+	defer d.close()
 	metrics := newWorkerMetrics() // counted always, served only with SNAPQ_METRICS_ADDR
-	mux := asynq.NewServeMux()
-	queue.Register(mux, h.Capture, metrics.captures)
-	queue.Register(mux, wh.Run)
-	queue.Register(mux, cmp.Run, metrics.comparisons)
-	queue.Register(mux, runner.Run)
-	var metricsLn net.Listener
-	if addr := r.String("SNAPQ_METRICS_ADDR", ""); addr != "" {
-		if metricsLn, err = net.Listen("tcp", addr); err != nil {
-			return fmt.Errorf("listen on SNAPQ_METRICS_ADDR=%s: %w", addr, err)
-		}
+	metricsLn, err := listenMetrics(cfg)
+	if err != nil {
+		return err
+	}
+	if metricsLn != nil {
 		defer metricsLn.Close()
 	}
-	if err := srv.Start(mux); err != nil {
+	srv := newServer(cfg, log)
+	if err := srv.Start(newMux(cfg, d, metrics, log)); err != nil {
 		return fmt.Errorf("start asynq server: %w", err)
 	}
 	if metricsLn != nil {
 		go metrics.serve(ctx, metricsLn, log)
 	}
-	if addr := r.String("SNAPQ_PPROF_ADDR", ""); addr != "" {
-		go servePprof(addr, log)
+	if cfg.PprofAddr != "" {
+		go servePprof(cfg.PprofAddr, log)
 	}
-	log.Info("worker started", "egress_allow", allow, "tabs", concurrency, "jobs", inflight, "chrome", ccfg.ChromeBin)
+	log.Info("worker started", "egress_allow", cfg.EgressAllow, "tabs", cfg.Concurrency, "jobs", cfg.Jobs, "chrome", cfg.Capture.ChromeBin)
 	<-ctx.Done()
-	log.Info("shutting down: finishing running jobs", "timeout", shutdownTimeout)
+	log.Info("shutting down: finishing running jobs", "timeout", cfg.ShutdownTimeout)
 	srv.Shutdown()
 	return nil
+}
+
+// deps are the worker's connections and its browser.
+type deps struct {
+	store   *store.Store
+	objects *artifacts.Store
+	guard   *egress.Proxy
+	browser *capture.Browser
+	tasks   *queue.AsynqQueue
+}
+
+// openDeps connects to Postgres and S3, starts Chromium behind the egress
+// guard and opens the task queue; on error it closes what it had opened.
+func openDeps(ctx context.Context, cfg workerConfig, log *slog.Logger) (_ *deps, err error) {
+	d := &deps{}
+	if d.store, err = store.Open(ctx, cfg.DatabaseURL); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			d.close()
+		}
+	}()
+	if d.objects, err = artifacts.New(ctx, cfg.S3); err != nil {
+		return nil, err
+	}
+	// Chromium reaches the network only through the egress guard: private, loopback,
+	// link-local and reserved destinations are refused unless SNAPQ_EGRESS_ALLOW_CIDRS
+	// allows them.
+	ecfg, ccfg := cfg.Egress, cfg.Capture
+	ecfg.Logger = log.With("component", "egress")
+	d.guard = egress.New(ecfg)
+	ccfg.Logger = log
+	ccfg.Egress = func() (capture.EgressSession, error) {
+		s, err := d.guard.NewSession()
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	if d.browser, err = capture.New(ctx, ccfg); err != nil {
+		return nil, fmt.Errorf("start chromium: %w", err)
+	}
+	// The worker that completes a batch enqueues its webhook delivery, and a run
+	// capture's comparison, at once; scheduled runs enqueue their capture jobs.
+	d.tasks = queue.NewAsynqQueue(cfg.Redis, queue.Config{MaxRetry: cfg.MaxRetry, WebhookMaxRetry: cfg.Webhook.MaxRetry})
+	return d, nil
+}
+
+// close closes what openDeps opened, last opened first.
+func (d *deps) close() {
+	if d.tasks != nil {
+		d.tasks.Close()
+	}
+	if d.browser != nil {
+		d.browser.Close()
+	}
+	d.store.Close()
+}
+
+// newMux routes every task kind to its handler: captures and comparisons
+// counted in metrics.
+func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger) *asynq.ServeMux {
+	st, tasks := d.store, d.tasks
+	announce := &webhook.Announcer{Repo: st, Queue: tasks, Logger: log.With("component", "webhooks")}
+	regLog := log.With("component", "regression")
+	h := &jobs.Handler{Repo: st, Renderer: d.browser, Store: d.objects, Logger: log,
+		AfterFinal: []func(context.Context, *jobs.Job){announce.AfterFinal, regression.CompareWhenFinal(st, tasks, regLog)}}
+	cmp := &regression.Comparer{Repo: st, Store: d.objects, Logger: regLog,
+		RunFinished: []func(context.Context, *regression.Run){func(ctx context.Context, r *regression.Run) { announce.Batch(ctx, r.BatchID) }}}
+	runner := &regression.SuiteRunner{Regression: &regression.Service{Repo: st, Queue: tasks, Logger: regLog}}
+	// Webhook deliveries go through the same egress guard as Chromium.
+	wh := &webhook.Handler{Repo: st, Client: d.guard.HTTPClient(cfg.Webhook.Timeout), Timeout: cfg.Webhook.Timeout,
+		Logger: log.With("component", "webhooks"),
+		Events: map[string]webhook.EventData{regression.EventRunCompleted: regression.RunCompletedEvent(st)}}
+	mux := asynq.NewServeMux()
+	queue.Register(mux, h.Capture, metrics.captures)
+	queue.Register(mux, wh.Run)
+	queue.Register(mux, cmp.Run, metrics.comparisons)
+	queue.Register(mux, runner.Run)
+	return mux
+}
+
+// newServer is the asynq server: SNAPQ_WORKER_JOBS tasks at once, retries
+// backing off from SNAPQ_RETRY_BASE_DELAY.
+func newServer(cfg workerConfig, log *slog.Logger) *asynq.Server {
+	return asynq.NewServer(cfg.Redis, asynq.Config{
+		Concurrency:     cfg.Jobs,
+		Queues:          queue.Weights,
+		RetryDelayFunc:  queue.RetryDelay(cfg.RetryBaseDelay),
+		ShutdownTimeout: cfg.ShutdownTimeout,
+		Logger:          env.AsynqLogger{L: log},
+		LogLevel:        asynq.WarnLevel,
+	})
+}
+
+// listenMetrics listens on SNAPQ_METRICS_ADDR, or returns nil when it is unset.
+func listenMetrics(cfg workerConfig) (net.Listener, error) {
+	if cfg.MetricsAddr == "" {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", cfg.MetricsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on SNAPQ_METRICS_ADDR=%s: %w", cfg.MetricsAddr, err)
+	}
+	return ln, nil
 }

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/snapq/snapq/artifacts"
+	"github.com/snapq/snapq/cmd/internal/env"
+	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/queue"
+	"github.com/snapq/snapq/web"
+	"github.com/snapq/snapq/webhook"
+)
+
+// Values of SNAPQ_AUTH.
+const (
+	authOn  = "on"
+	authOff = "off"
+)
+
+// Values of SNAPQ_ADMIN_QUEUES.
+const (
+	queuesReadOnly = "readonly"
+	queuesOn       = "on"
+	queuesOff      = "off"
+)
+
+// apiConfig is everything `api serve` reads from the environment. The
+// README's configuration table documents each variable and its default.
+type apiConfig struct {
+	LogLevel    slog.Level         // SNAPQ_LOG_LEVEL, default info
+	Addr        string             // SNAPQ_HTTP_ADDR, default 127.0.0.1:8080
+	DatabaseURL string             // SNAPQ_DATABASE_URL
+	Redis       asynq.RedisConnOpt // SNAPQ_REDIS_URL
+	S3          artifacts.Config   // SNAPQ_S3_*, SNAPQ_PRESIGN_EXPIRY
+
+	// Queue holds SNAPQ_MAX_RETRY (default 3) and SNAPQ_WEBHOOK_MAX_RETRY
+	// (default 8), for the tasks the api and its reconciler enqueue.
+	Queue queue.Config
+
+	ReconcileInterval time.Duration // SNAPQ_RECONCILE_INTERVAL, default 1m
+	ReconcileGrace    time.Duration // SNAPQ_RECONCILE_GRACE, default 30s
+	ScheduleSync      time.Duration // SNAPQ_SCHEDULE_SYNC, default 30s
+
+	// Auth is SNAPQ_AUTH as given: on (default) or off. Web.Auth is true
+	// unless it is off.
+	Auth string
+	// Web holds SNAPQ_MAX_BODY_BYTES (default 1 MiB), SNAPQ_PUBLIC_URL,
+	// SNAPQ_CORS_ORIGINS (comma-separated) and Auth.
+	Web web.Config
+
+	RateLimit       float64 // SNAPQ_RATE_LIMIT, requests per second, default 10; 0 disables
+	RateBurst       int     // SNAPQ_RATE_BURST, default 20
+	MaxTargets      int     // SNAPQ_MAX_TARGETS, default jobs.MaxTargets (1000)
+	MaxJobsInFlight int     // SNAPQ_MAX_JOBS_IN_FLIGHT, default 10000
+
+	AdminQueues string // SNAPQ_ADMIN_QUEUES: readonly (default), on or off
+	Metrics     string // SNAPQ_METRICS: web.MetricsOn (default), MetricsOff or MetricsPublic
+}
+
+// loadAPIConfig reads every SNAPQ_* variable `api serve` uses and validates
+// them, returning one error that names each bad variable.
+func loadAPIConfig() (apiConfig, error) {
+	var r env.Reader
+	c := apiConfig{
+		LogLevel:    env.LogLevel(&r),
+		Addr:        r.String("SNAPQ_HTTP_ADDR", "127.0.0.1:8080"),
+		DatabaseURL: env.DatabaseURL(&r),
+		Redis:       env.Redis(&r),
+		S3:          env.S3(&r),
+		Queue: queue.Config{
+			MaxRetry:        r.Int("SNAPQ_MAX_RETRY", 3),
+			WebhookMaxRetry: r.Int("SNAPQ_WEBHOOK_MAX_RETRY", webhook.DefaultMaxRetry),
+		},
+		ReconcileInterval: r.Duration("SNAPQ_RECONCILE_INTERVAL", time.Minute),
+		ReconcileGrace:    r.Duration("SNAPQ_RECONCILE_GRACE", 30*time.Second),
+		ScheduleSync:      r.Duration("SNAPQ_SCHEDULE_SYNC", 30*time.Second),
+		Auth:              r.String("SNAPQ_AUTH", authOn),
+		Web: web.Config{
+			MaxBodyBytes: int64(r.Int("SNAPQ_MAX_BODY_BYTES", 1<<20)),
+			PublicURL:    r.String("SNAPQ_PUBLIC_URL", ""),
+			CORSOrigins:  splitList(r.String("SNAPQ_CORS_ORIGINS", "")),
+		},
+		RateLimit:       r.Float("SNAPQ_RATE_LIMIT", 10),
+		RateBurst:       r.Int("SNAPQ_RATE_BURST", 20),
+		MaxTargets:      r.Int("SNAPQ_MAX_TARGETS", jobs.MaxTargets),
+		MaxJobsInFlight: r.Int("SNAPQ_MAX_JOBS_IN_FLIGHT", 10000),
+		AdminQueues:     r.String("SNAPQ_ADMIN_QUEUES", queuesReadOnly),
+		Metrics:         r.String("SNAPQ_METRICS", web.MetricsOn),
+	}
+	c.Web.Auth = c.Auth != authOff
+	if err := errors.Join(r.Err(), c.validate()); err != nil {
+		return apiConfig{}, err
+	}
+	return c, nil
+}
+
+// validate reports the values that parsed but cannot be used.
+func (c apiConfig) validate() error {
+	var authErr error
+	if c.Auth != authOn && c.Auth != authOff {
+		authErr = fmt.Errorf("SNAPQ_AUTH=%q: want on or off", c.Auth)
+	} else if c.Auth == authOff && !loopback(c.Addr) {
+		authErr = fmt.Errorf("SNAPQ_AUTH=off is only allowed when SNAPQ_HTTP_ADDR listens on loopback (it is %s): create keys with `api keys create --name NAME` instead", c.Addr)
+	}
+	var queuesErr error
+	if c.AdminQueues != queuesReadOnly && c.AdminQueues != queuesOn && c.AdminQueues != queuesOff {
+		queuesErr = fmt.Errorf("SNAPQ_ADMIN_QUEUES=%q: want readonly, on or off", c.AdminQueues)
+	}
+	_, metricsErr := web.ParseMetricsMode(c.Metrics)
+	return errors.Join(authErr, queuesErr, metricsErr, c.S3.Validate())
+}
+
+// loadDatabaseURL reads SNAPQ_DATABASE_URL alone, for the commands that only
+// need Postgres (`api migrate`, `api keys`): they run without S3 settings.
+func loadDatabaseURL() (string, error) {
+	var r env.Reader
+	u := env.DatabaseURL(&r)
+	return u, r.Err()
+}
+
+// loopback reports whether a listen address only accepts local connections.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// splitList splits a comma-separated variable, dropping empty entries.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

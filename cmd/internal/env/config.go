@@ -1,0 +1,64 @@
+package env
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/snapq/snapq/artifacts"
+)
+
+// This file reads the variables both binaries share; cmd/api/config.go and
+// cmd/worker/config.go read the rest.
+
+// LogLevel reads SNAPQ_LOG_LEVEL (debug, info, warn, error; default info).
+// An unknown level is not an error: it means info.
+func LogLevel(r *Reader) slog.Level {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(strings.ToLower(r.String("SNAPQ_LOG_LEVEL", "info")))); err != nil {
+		level = slog.LevelInfo
+	}
+	return level
+}
+
+// Logger builds the process logger: JSON to stderr at level, every record
+// tagged with the service name.
+func Logger(level slog.Level, service string) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})).With("service", service)
+}
+
+// Redis parses SNAPQ_REDIS_URL (default redis://127.0.0.1:6379/0).
+func Redis(r *Reader) asynq.RedisConnOpt {
+	raw := r.String("SNAPQ_REDIS_URL", "redis://127.0.0.1:6379/0")
+	opt, err := asynq.ParseRedisURI(raw)
+	if err != nil {
+		r.errs = append(r.errs, fmt.Errorf("SNAPQ_REDIS_URL: %w", err))
+		return asynq.RedisClientOpt{Addr: "127.0.0.1:6379"}
+	}
+	return opt
+}
+
+// DatabaseURL reads SNAPQ_DATABASE_URL (default
+// postgres://postgres@127.0.0.1:5432/snapq?sslmode=disable).
+func DatabaseURL(r *Reader) string {
+	return r.String("SNAPQ_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/snapq?sslmode=disable")
+}
+
+// S3 reads the SNAPQ_S3_* variables and SNAPQ_PRESIGN_EXPIRY; the caller
+// validates the result (artifacts.Config.Validate).
+func S3(r *Reader) artifacts.Config {
+	c := artifacts.DefaultConfig()
+	c.Endpoint = r.String("SNAPQ_S3_ENDPOINT", "127.0.0.1:9000")
+	c.AccessKey = r.String("SNAPQ_S3_ACCESS_KEY", "")
+	c.SecretKey = r.String("SNAPQ_S3_SECRET_KEY", "")
+	c.Bucket = r.String("SNAPQ_S3_BUCKET", "snapq")
+	c.UseSSL = r.Bool("SNAPQ_S3_USE_SSL", false)
+	c.Region = r.String("SNAPQ_S3_REGION", c.Region)
+	c.PresignExpiry = r.Duration("SNAPQ_PRESIGN_EXPIRY", 15*time.Minute)
+	c.PublicURL = r.String("SNAPQ_S3_PUBLIC_URL", "")
+	return c
+}

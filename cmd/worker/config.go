@@ -1,0 +1,119 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/snapq/snapq/artifacts"
+	"github.com/snapq/snapq/capture"
+	"github.com/snapq/snapq/cmd/internal/env"
+	"github.com/snapq/snapq/egress"
+	"github.com/snapq/snapq/webhook"
+)
+
+// workerConfig is everything the worker reads from the environment. The
+// README's configuration table documents each variable and its default.
+type workerConfig struct {
+	LogLevel    slog.Level         // SNAPQ_LOG_LEVEL, default info
+	DatabaseURL string             // SNAPQ_DATABASE_URL
+	Redis       asynq.RedisConnOpt // SNAPQ_REDIS_URL
+	S3          artifacts.Config   // SNAPQ_S3_*, SNAPQ_PRESIGN_EXPIRY
+
+	// Concurrency is the browser tabs rendering at once
+	// (SNAPQ_WORKER_CONCURRENCY, default 2, at most 64).
+	Concurrency int
+	// Jobs is the tasks in flight (SNAPQ_WORKER_JOBS, default 2 × Concurrency,
+	// at least Concurrency): jobs beyond the tabs upload and write results
+	// while the tabs render the next pages.
+	Jobs int
+
+	ShutdownTimeout time.Duration // SNAPQ_SHUTDOWN_TIMEOUT, default 30s
+	RetryBaseDelay  time.Duration // SNAPQ_RETRY_BASE_DELAY, default 10s
+	// MaxRetry is for the capture jobs of scheduled runs (SNAPQ_MAX_RETRY,
+	// default 3).
+	MaxRetry int
+
+	// Webhook holds SNAPQ_WEBHOOK_MAX_RETRY and SNAPQ_WEBHOOK_TIMEOUT.
+	Webhook webhook.Config
+	// Capture holds SNAPQ_CHROME_BIN, SNAPQ_CHROME_URL, SNAPQ_BROWSER_RECYCLE_AFTER,
+	// SNAPQ_TAB_RECYCLE_AFTER, SNAPQ_CAPTURE_CALL_TIMEOUT, SNAPQ_CHROME_NO_SANDBOX,
+	// and Concurrency as Tabs. Logger and Egress are left to the wiring.
+	Capture capture.Config
+	// EgressAllow is SNAPQ_EGRESS_ALLOW_CIDRS; Egress.Policy allows it. The
+	// Logger is left to the wiring.
+	EgressAllow []netip.Prefix
+	Egress      egress.Config
+
+	MetricsAddr string // SNAPQ_METRICS_ADDR; empty (default): metrics are not served
+	PprofAddr   string // SNAPQ_PPROF_ADDR; empty (default): no profiler
+}
+
+// loadWorkerConfig reads every SNAPQ_* variable the worker uses and validates
+// them, returning one error that names each bad variable.
+func loadWorkerConfig() (workerConfig, error) {
+	var r env.Reader
+	c := workerConfig{
+		LogLevel:    env.LogLevel(&r),
+		DatabaseURL: env.DatabaseURL(&r),
+		Redis:       env.Redis(&r),
+		S3:          env.S3(&r),
+		Concurrency: r.Int("SNAPQ_WORKER_CONCURRENCY", 2),
+	}
+	c.Jobs = r.Int("SNAPQ_WORKER_JOBS", 2*c.Concurrency)
+	c.ShutdownTimeout = r.Duration("SNAPQ_SHUTDOWN_TIMEOUT", 30*time.Second)
+	c.RetryBaseDelay = r.Duration("SNAPQ_RETRY_BASE_DELAY", 10*time.Second)
+	c.MaxRetry = r.Int("SNAPQ_MAX_RETRY", 3)
+
+	c.Webhook = webhook.DefaultConfig()
+	c.Webhook.MaxRetry = r.Int("SNAPQ_WEBHOOK_MAX_RETRY", c.Webhook.MaxRetry)
+	c.Webhook.Timeout = r.Duration("SNAPQ_WEBHOOK_TIMEOUT", c.Webhook.Timeout)
+
+	c.Capture = capture.DefaultConfig()
+	c.Capture.ChromeBin = r.String("SNAPQ_CHROME_BIN", c.Capture.ChromeBin)
+	c.Capture.RemoteURL = r.String("SNAPQ_CHROME_URL", "")
+	c.Capture.Tabs = c.Concurrency
+	c.Capture.BrowserRecycleAfter = r.Int("SNAPQ_BROWSER_RECYCLE_AFTER", c.Capture.BrowserRecycleAfter)
+	c.Capture.TabRecycleAfter = r.Int("SNAPQ_TAB_RECYCLE_AFTER", c.Capture.TabRecycleAfter)
+	c.Capture.CallTimeout = r.Duration("SNAPQ_CAPTURE_CALL_TIMEOUT", c.Capture.CallTimeout)
+	c.Capture.NoSandbox = r.Bool("SNAPQ_CHROME_NO_SANDBOX", false)
+
+	allow, allowErr := egress.ParseCIDRs(r.String("SNAPQ_EGRESS_ALLOW_CIDRS", ""))
+	if allowErr != nil {
+		allowErr = fmt.Errorf("SNAPQ_EGRESS_ALLOW_CIDRS: %w", allowErr)
+	}
+	c.EgressAllow = allow
+	c.Egress = egress.DefaultConfig()
+	c.Egress.Policy = egress.NewPolicy(allow)
+
+	c.MetricsAddr = r.String("SNAPQ_METRICS_ADDR", "")
+	c.PprofAddr = r.String("SNAPQ_PPROF_ADDR", "")
+
+	concErr := c.validateConcurrency()
+	cc := c.Capture
+	if concErr != nil {
+		// Tabs is SNAPQ_WORKER_CONCURRENCY, reported already: not twice.
+		cc.Tabs = 0 // Validate reads 0 as the default
+	}
+	if err := errors.Join(concErr, r.Err(), allowErr, c.S3.Validate(),
+		cc.Validate(), c.Egress.Validate(), c.Webhook.Validate()); err != nil {
+		return workerConfig{}, err
+	}
+	return c, nil
+}
+
+// validateConcurrency checks SNAPQ_WORKER_CONCURRENCY and, when that is
+// usable, SNAPQ_WORKER_JOBS against it.
+func (c workerConfig) validateConcurrency() error {
+	if c.Concurrency < 1 || c.Concurrency > 64 {
+		return fmt.Errorf("SNAPQ_WORKER_CONCURRENCY=%d: want 1 to 64", c.Concurrency)
+	}
+	if c.Jobs < c.Concurrency {
+		return fmt.Errorf("SNAPQ_WORKER_JOBS=%d: want at least SNAPQ_WORKER_CONCURRENCY (%d)", c.Jobs, c.Concurrency)
+	}
+	return nil
+}

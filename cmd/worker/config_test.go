@@ -1,0 +1,224 @@
+package main
+
+import (
+	"log/slog"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/hibiken/asynq"
+
+	"github.com/snapq/snapq/artifacts"
+	"github.com/snapq/snapq/capture"
+	"github.com/snapq/snapq/egress"
+	"github.com/snapq/snapq/webhook"
+)
+
+// setup clears every SNAPQ_* variable the test process inherited, sets the
+// S3 credentials (required, no default), points SNAPQ_CHROME_BIN at an empty
+// executable file (the loader only checks that it exists), then sets env.
+// It returns that file's path. t.Setenv rules out t.Parallel.
+func setup(t *testing.T, env ...string) (chrome string) {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "SNAPQ_") {
+			t.Setenv(name, "") // empty reads as unset
+		}
+	}
+	chrome = filepath.Join(t.TempDir(), "chromium")
+	if err := os.WriteFile(chrome, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SNAPQ_CHROME_BIN", chrome)
+	t.Setenv("SNAPQ_S3_ACCESS_KEY", "key")
+	t.Setenv("SNAPQ_S3_SECRET_KEY", "secret")
+	for _, kv := range env {
+		name, value, _ := strings.Cut(kv, "=")
+		t.Setenv(name, value)
+	}
+	return chrome
+}
+
+// defaultWorkerConfig is what loadWorkerConfig returns with only the S3
+// credentials and the Chromium path set: the defaults the README documents.
+func defaultWorkerConfig(chrome string) workerConfig {
+	s3 := artifacts.DefaultConfig()
+	s3.AccessKey, s3.SecretKey = "key", "secret"
+	cc := capture.DefaultConfig()
+	cc.ChromeBin = chrome
+	return workerConfig{
+		LogLevel:        slog.LevelInfo,
+		DatabaseURL:     "postgres://postgres@127.0.0.1:5432/snapq?sslmode=disable",
+		Redis:           asynq.RedisClientOpt{Addr: "127.0.0.1:6379"},
+		S3:              s3,
+		Concurrency:     2,
+		Jobs:            4,
+		ShutdownTimeout: 30 * time.Second,
+		RetryBaseDelay:  10 * time.Second,
+		MaxRetry:        3,
+		Webhook:         webhook.Config{MaxRetry: 8, Timeout: 10 * time.Second},
+		Capture:         cc,
+		Egress:          egress.DefaultConfig(),
+	}
+}
+
+// policyAllows compares egress policies by the ranges they allow.
+var policyAllows = cmp.Options{
+	cmpopts.IgnoreFields(egress.Config{}, "Policy"),
+	cmp.Comparer(func(a, b netip.Prefix) bool { return a == b }),
+}
+
+func TestLoadWorkerConfig(t *testing.T) {
+	tests := []struct {
+		name string
+		env  []string
+		want func(*workerConfig) // applied to defaultWorkerConfig
+	}{
+		{name: "defaults", want: func(*workerConfig) {}},
+		{
+			name: "jobs default to twice the concurrency",
+			env:  []string{"SNAPQ_WORKER_CONCURRENCY=5"},
+			want: func(c *workerConfig) { c.Concurrency, c.Jobs, c.Capture.Tabs = 5, 10, 5 },
+		},
+		{
+			name: "jobs equal to the concurrency",
+			env:  []string{"SNAPQ_WORKER_CONCURRENCY=64", "SNAPQ_WORKER_JOBS=64"},
+			want: func(c *workerConfig) { c.Concurrency, c.Jobs, c.Capture.Tabs = 64, 64, 64 },
+		},
+		{
+			name: "every variable set",
+			env: []string{
+				"SNAPQ_LOG_LEVEL=warn", "SNAPQ_DATABASE_URL=postgres://u@db:5432/x", "SNAPQ_REDIS_URL=redis://:pw@10.0.0.5:6380/2",
+				"SNAPQ_S3_ENDPOINT=s3.example.com", "SNAPQ_S3_BUCKET=shots", "SNAPQ_S3_USE_SSL=1", "SNAPQ_S3_REGION=eu-west-1",
+				"SNAPQ_PRESIGN_EXPIRY=2h", "SNAPQ_S3_PUBLIC_URL=https://cdn.example.com",
+				"SNAPQ_WORKER_CONCURRENCY=3", "SNAPQ_WORKER_JOBS=12", "SNAPQ_SHUTDOWN_TIMEOUT=20s",
+				"SNAPQ_RETRY_BASE_DELAY=500ms", "SNAPQ_MAX_RETRY=0", "SNAPQ_WEBHOOK_MAX_RETRY=25", "SNAPQ_WEBHOOK_TIMEOUT=2m",
+				"SNAPQ_CHROME_URL=ws://127.0.0.1:9222/devtools/browser/x", "SNAPQ_BROWSER_RECYCLE_AFTER=50",
+				"SNAPQ_TAB_RECYCLE_AFTER=5", "SNAPQ_CAPTURE_CALL_TIMEOUT=1m", "SNAPQ_CHROME_NO_SANDBOX=true",
+				"SNAPQ_EGRESS_ALLOW_CIDRS=127.0.0.2/32, 10.1.0.0/16",
+				"SNAPQ_METRICS_ADDR=127.0.0.1:9101", "SNAPQ_PPROF_ADDR=127.0.0.1:6060",
+			},
+			want: func(c *workerConfig) {
+				c.LogLevel = slog.LevelWarn
+				c.DatabaseURL = "postgres://u@db:5432/x"
+				c.Redis = asynq.RedisClientOpt{Addr: "10.0.0.5:6380", Password: "pw", DB: 2}
+				c.S3.Endpoint, c.S3.Bucket, c.S3.UseSSL, c.S3.Region = "s3.example.com", "shots", true, "eu-west-1"
+				c.S3.PresignExpiry, c.S3.PublicURL = 2*time.Hour, "https://cdn.example.com"
+				c.Concurrency, c.Jobs = 3, 12
+				c.ShutdownTimeout, c.RetryBaseDelay, c.MaxRetry = 20*time.Second, 500*time.Millisecond, 0
+				c.Webhook = webhook.Config{MaxRetry: 25, Timeout: 2 * time.Minute}
+				c.Capture.RemoteURL = "ws://127.0.0.1:9222/devtools/browser/x"
+				c.Capture.Tabs, c.Capture.BrowserRecycleAfter, c.Capture.TabRecycleAfter = 3, 50, 5
+				c.Capture.CallTimeout, c.Capture.NoSandbox = time.Minute, true
+				c.EgressAllow = []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32"), netip.MustParsePrefix("10.1.0.0/16")}
+				c.MetricsAddr, c.PprofAddr = "127.0.0.1:9101", "127.0.0.1:6060"
+			},
+		},
+		{
+			name: "a remote browser needs no local chromium",
+			env:  []string{"SNAPQ_CHROME_BIN=/nonexistent/chromium", "SNAPQ_CHROME_URL=http://127.0.0.1:9222"},
+			want: func(c *workerConfig) {
+				c.Capture.ChromeBin, c.Capture.RemoteURL = "/nonexistent/chromium", "http://127.0.0.1:9222"
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			chrome := setup(t, tt.env...)
+			got, err := loadWorkerConfig()
+			if err != nil {
+				t.Fatalf("loadWorkerConfig: %v", err)
+			}
+			want := defaultWorkerConfig(chrome)
+			tt.want(&want)
+			if diff := cmp.Diff(want, got, policyAllows); diff != "" {
+				t.Errorf("loadWorkerConfig (-want +got):\n%s", diff)
+			}
+			// The policy allows exactly SNAPQ_EGRESS_ALLOW_CIDRS.
+			if got.Egress.Policy == nil {
+				t.Fatal("Egress.Policy is nil")
+			}
+			if diff := cmp.Diff(want.EgressAllow, got.Egress.Policy.AllowList(), policyAllows, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("Egress.Policy.AllowList() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLoadWorkerConfigErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		env  []string
+		want []string // the lines of the joined error: SNAPQ_WORKER_CONCURRENCY/JOBS, read errors, then each package's Validate
+	}{
+		{
+			name: "no tabs",
+			env:  []string{"SNAPQ_WORKER_CONCURRENCY=0"},
+			want: []string{"SNAPQ_WORKER_CONCURRENCY=0: want 1 to 64"},
+		},
+		{
+			name: "negative concurrency is reported once",
+			env:  []string{"SNAPQ_WORKER_CONCURRENCY=-1"},
+			want: []string{"SNAPQ_WORKER_CONCURRENCY=-1: want 1 to 64"},
+		},
+		{
+			name: "too many tabs",
+			env:  []string{"SNAPQ_WORKER_CONCURRENCY=65"},
+			want: []string{"SNAPQ_WORKER_CONCURRENCY=65: want 1 to 64"},
+		},
+		{
+			name: "fewer jobs than tabs",
+			env:  []string{"SNAPQ_WORKER_CONCURRENCY=4", "SNAPQ_WORKER_JOBS=3"},
+			want: []string{"SNAPQ_WORKER_JOBS=3: want at least SNAPQ_WORKER_CONCURRENCY (4)"},
+		},
+		{
+			name: "not numbers",
+			env:  []string{"SNAPQ_WORKER_JOBS=many", "SNAPQ_SHUTDOWN_TIMEOUT=30", "SNAPQ_CHROME_NO_SANDBOX=yes"},
+			want: []string{
+				`SNAPQ_WORKER_JOBS="many": want a whole number`,
+				`SNAPQ_SHUTDOWN_TIMEOUT="30": want a duration such as 30s or 15m`,
+				`SNAPQ_CHROME_NO_SANDBOX="yes": want true or false`,
+			},
+		},
+		{
+			name: "webhook out of range",
+			env:  []string{"SNAPQ_WEBHOOK_MAX_RETRY=26", "SNAPQ_WEBHOOK_TIMEOUT=500ms"},
+			want: []string{"SNAPQ_WEBHOOK_MAX_RETRY=26: want 0 to 25", "SNAPQ_WEBHOOK_TIMEOUT=500ms: want 1s to 2m0s"},
+		},
+		{
+			name: "chromium missing",
+			env:  []string{"SNAPQ_CHROME_BIN=/nonexistent/chromium"},
+			want: []string{"chromium not found at /nonexistent/chromium: install Debian's chromium package (apt-get install chromium) or set SNAPQ_CHROME_BIN (stat /nonexistent/chromium: no such file or directory)"},
+		},
+		{
+			name: "every bad variable at once",
+			env: []string{"SNAPQ_WORKER_CONCURRENCY=0", "SNAPQ_REDIS_URL=mysql://db", "SNAPQ_S3_BUCKET=No_Such",
+				"SNAPQ_EGRESS_ALLOW_CIDRS=10.0.0.0/33", "SNAPQ_TAB_RECYCLE_AFTER=-1", "SNAPQ_WEBHOOK_TIMEOUT=1h"},
+			want: []string{
+				"SNAPQ_WORKER_CONCURRENCY=0: want 1 to 64",
+				`SNAPQ_REDIS_URL: asynq: unsupported uri scheme: "mysql"`,
+				`SNAPQ_EGRESS_ALLOW_CIDRS: egress: allow-list entry 1 "10.0.0.0/33" is not a CIDR prefix: netip.ParsePrefix("10.0.0.0/33"): prefix length out of range`,
+				`SNAPQ_S3_BUCKET "No_Such" is not a valid bucket name (3-63 lowercase letters, digits, '.' or '-'): Bucket name contains invalid characters`,
+				"tab recycle-after must be at least 1, got -1",
+				"SNAPQ_WEBHOOK_TIMEOUT=1h0m0s: want 1s to 2m0s",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			setup(t, tt.env...)
+			_, err := loadWorkerConfig()
+			if err == nil {
+				t.Fatal("loadWorkerConfig: no error")
+			}
+			if diff := cmp.Diff(tt.want, strings.Split(err.Error(), "\n")); diff != "" {
+				t.Errorf("error lines (-want +got):\n%s\nerror: %v", diff, err)
+			}
+		})
+	}
+}

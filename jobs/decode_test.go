@@ -45,6 +45,13 @@ func TestParseBatchRequestDecodeErrors(t *testing.T) {
 			want: []jobs.FieldError{{Code: "invalid_type", Field: "labels", Message: "must be an object, not array"}}},
 		{name: "number as a map value", body: `{"urls": ["https://a.example/"], "labels": {"team": 5}}`,
 			want: []jobs.FieldError{{Code: "invalid_type", Field: "labels.team", Message: "must be a string, not number"}}},
+		{name: "map values named in key order", body: `{"urls": ["https://a.example/"], "labels": {"c": 1, "a": true, "d": [], "b": {}}}`,
+			want: []jobs.FieldError{
+				{Code: "invalid_type", Field: "labels.a", Message: "must be a string, not bool"},
+				{Code: "invalid_type", Field: "labels.b", Message: "must be a string, not object"},
+				{Code: "invalid_type", Field: "labels.c", Message: "must be a string, not number"},
+				{Code: "invalid_type", Field: "labels.d", Message: "must be a string, not array"},
+			}},
 		{name: "type errors and unknown keys together", body: `{"urls": [true], "extra": null}`,
 			want: []jobs.FieldError{
 				{Code: "unknown_field", Field: "extra", Message: `unknown field "extra"`},

@@ -183,6 +183,8 @@ func TestHandlerFailures(t *testing.T) {
 			wantStatus: jobs.StatusQueued, wantCode: jobs.CodeInternal, wantMsg: "cdp: websocket closed"},
 		{name: "interrupted job is recorded despite its done ctx", cancel: true, renderErr: errors.New("page closed"),
 			wantStatus: jobs.StatusQueued, wantCode: capture.CodeNavigationTimeout, wantMsg: "the job was interrupted: context canceled"},
+		{name: "interrupted last attempt is final and its hooks still run", cancel: true, lastAttempt: true, renderErr: errors.New("page closed"),
+			wantStatus: jobs.StatusFailed, wantCode: capture.CodeNavigationTimeout, wantMsg: "the job was interrupted: context canceled", wantNoRetry: true},
 		{name: "transient upload failure is retried", failOn: map[string]error{"p.html": artifacts.ErrUnavailable},
 			wantStatus: jobs.StatusQueued, wantCode: jobs.CodeUploadFailed},
 		{name: "permanent upload failure is final", failOn: map[string]error{"p.png": errors.New("AccessDenied")},

@@ -107,7 +107,11 @@ func (b *Browser) Capture(ctx context.Context, req Request) (*Result, error) {
 
 	t, err := inst.takeTab(ctx)
 	if err != nil {
-		if inst.alive() && ctx.Err() == nil {
+		if cause := context.Cause(inst.ctx); cause != nil {
+			// The browser went away (shut down, crashed, recycled) while the tab opened: the
+			// job fails for that reason, not for the broken connection it left behind.
+			err = fmt.Errorf("%w: %w", cause, err)
+		} else if ctx.Err() == nil {
 			// A browser that cannot open a tab is not worth keeping.
 			inst.cancel(fmt.Errorf("%w: open tab: %w", errBrowserGone, err))
 		}

@@ -12,25 +12,56 @@ import (
 	"github.com/snapq/snapq/jobs"
 )
 
-// storeAPI is what the api's store is to the Server and its jobs.Service.
-type storeAPI interface {
-	Repository
-	jobs.BatchStore
-}
-
-// fakeRepo records CreateBatch calls; other methods are not used by these
-// tests (the embedded nil interface panics if they are).
+// fakeRepo is an empty store that records CreateBatch calls: it is the
+// Server's batches and its jobs.Service's store, and knows no batch, job or
+// artifact.
 type fakeRepo struct {
-	storeAPI
 	created int
 }
+
+var (
+	_ jobs.BatchStore = (*fakeRepo)(nil)
+	_ BatchReader     = (*fakeRepo)(nil)
+)
 
 func (f *fakeRepo) CreateBatch(context.Context, *jobs.Batch, []*jobs.Job) error {
 	f.created++
 	return nil
 }
 
+func (f *fakeRepo) GetBatch(context.Context, string) (*jobs.Batch, error) {
+	return nil, jobs.ErrNotFound
+}
+
+func (f *fakeRepo) FindIdempotency(context.Context, string, string) (string, string, error) {
+	return "", "", jobs.ErrNotFound
+}
+
+func (f *fakeRepo) CountUnfinished(context.Context, string) (int, error) { return 0, nil }
+
+func (f *fakeRepo) ListJobs(context.Context, string, string, int, string) ([]*jobs.Job, string, error) {
+	return nil, "", nil
+}
+
+func (f *fakeRepo) CancelBatch(context.Context, string) ([]string, error) {
+	return nil, jobs.ErrNotFound
+}
+
+func (f *fakeRepo) ListBatches(context.Context, string, string, int, string) ([]*jobs.Batch, string, error) {
+	return nil, "", nil
+}
+
 func (f *fakeRepo) GetJob(context.Context, string) (*jobs.Job, error) { return nil, jobs.ErrNotFound }
+
+func (f *fakeRepo) ListArtifacts(context.Context, string) ([]*jobs.Artifact, error) { return nil, nil }
+
+func (f *fakeRepo) FirstScreenshots(context.Context, []string) (map[string]*jobs.Artifact, error) {
+	return map[string]*jobs.Artifact{}, nil
+}
+
+func (f *fakeRepo) GetArtifact(context.Context, string) (*jobs.Artifact, error) {
+	return nil, jobs.ErrNotFound
+}
 
 type fakeQueue struct{ enqueued int }
 
@@ -41,7 +72,7 @@ func (q *fakeQueue) Delete(context.Context, string) error                      {
 func setup(t *testing.T) (http.Handler, *fakeRepo, *fakeQueue) {
 	t.Helper()
 	repo, q := &fakeRepo{}, &fakeQueue{}
-	s := &Server{Service: &jobs.Service{Repo: repo, Queue: q}, Repo: repo, Config: Config{MaxBodyBytes: 1024}}
+	s := &Server{Service: &jobs.Service{Repo: repo, Queue: q}, Batches: repo, Config: Config{MaxBodyBytes: 1024}}
 	return s.Handler(), repo, q
 }
 

@@ -18,9 +18,10 @@ import (
 // so ids cannot be probed), and stores the resource in the gin context, where
 // the handler reads it with loaded.
 //
-// Request checks that answered before the resource was looked up (listQuery,
-// readJSON, readApproval) run as middleware in front of the loader, so a
-// request that is wrong twice gets the same answer as before loaders existed.
+// The order of answers is: the :id (validIDParam, for all of /v1), then the
+// request checks (listQuery, readJSON, readApproval, middleware in front of
+// the loader), then the resource, so a request that is wrong twice gets the
+// answer it got when each handler did all three itself.
 
 // Gin context keys of what the middleware stores.
 const (
@@ -62,6 +63,16 @@ func loader[T any](s *Server, key string, load func(c *gin.Context, id string) (
 		c.Set(key, v)
 		return nil
 	})
+}
+
+// validIDParam is /v1 middleware: a route's :id that is not an id is 404,
+// before any other check of the request.
+func validIDParam(c *gin.Context) error {
+	if _, ok := c.Params.Get("id"); !ok {
+		return nil
+	}
+	_, err := pathID(c)
+	return err
 }
 
 // pathID returns the lower-cased :id, or a not-found error when it is not an id.
@@ -172,7 +183,8 @@ type listQueryParams struct {
 }
 
 // listQuery is middleware that checks ?status (one of statuses, when given;
-// ignored when statuses is nil), then ?limit and ?cursor, for listParams.
+// ignored when statuses is nil), then ?limit and ?cursor, and stores them
+// under listKey.
 func listQuery(statuses []string) handler {
 	return func(c *gin.Context) error {
 		q := listQueryParams{limit: defaultPageSize}
@@ -198,15 +210,6 @@ func listQuery(statuses []string) handler {
 	}
 }
 
-// listParams returns what listQuery stored; defaults if it did not run.
-func listParams(c *gin.Context) listQueryParams {
-	stored, _ := c.Get(listKey)
-	if q, ok := stored.(listQueryParams); ok {
-		return q
-	}
-	return listQueryParams{limit: defaultPageSize}
-}
-
 func contains(list []string, s string) bool {
 	for _, v := range list {
 		if v == s {
@@ -217,8 +220,8 @@ func contains(list []string, s string) bool {
 }
 
 // readJSON is middleware that reads a JSON request body within the size
-// limit, for body; what names it in the error for another media type
-// ("the batch").
+// limit and stores it under bodyKey; what names it in the error for another
+// media type ("the batch").
 func (s *Server) readJSON(what string) handler {
 	return func(c *gin.Context) error {
 		if ct := c.ContentType(); ct != "" && ct != "application/json" {
@@ -231,11 +234,4 @@ func (s *Server) readJSON(what string) handler {
 		c.Set(bodyKey, b)
 		return nil
 	}
-}
-
-// body returns the request body readJSON read.
-func body(c *gin.Context) []byte {
-	stored, _ := c.Get(bodyKey)
-	b, _ := stored.([]byte)
-	return b
 }

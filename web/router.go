@@ -101,7 +101,7 @@ func (s *Server) Handler() http.Handler {
 	s.mountDashboard(r)
 	s.mountQueues(r)
 	s.mountMetrics(r)
-	v1 := r.Group("/v1", s.artifactKeyCookie, s.h(s.authenticate), s.h(s.rateLimit))
+	v1 := r.Group("/v1", s.artifactKeyCookie, s.h(s.authenticate), s.h(s.rateLimit), s.h(validIDParam))
 	v1.POST("/batches", s.h(s.readJSON("the batch")), s.h(s.createBatch))
 	v1.GET("/batches", s.h(listQuery(batchStatuses)), s.h(s.listBatches))
 	v1.GET("/batches/:id", s.loadBatch, s.h(s.getBatch))
@@ -163,7 +163,11 @@ func (s *Server) createBatch(c *gin.Context) error {
 	if len(idem) > jobs.MaxIdempotencyKey {
 		return badRequest("invalid_header", "Idempotency-Key", "must be at most 255 characters")
 	}
-	b, js, replayed, err := s.Service.Submit(c.Request.Context(), jobs.Submission{Body: body(c), Owner: owner(c), IdempotencyKey: idem})
+	body, err := loaded[[]byte](c, bodyKey)
+	if err != nil {
+		return err
+	}
+	b, js, replayed, err := s.Service.Submit(c.Request.Context(), jobs.Submission{Body: body, Owner: owner(c), IdempotencyKey: idem})
 	if err != nil {
 		return err
 	}
@@ -180,7 +184,10 @@ func (s *Server) createBatch(c *gin.Context) error {
 }
 
 func (s *Server) listBatches(c *gin.Context) error {
-	q := listParams(c)
+	q, err := loaded[listQueryParams](c, listKey)
+	if err != nil {
+		return err
+	}
 	bs, next, err := s.Batches.ListBatches(c.Request.Context(), s.listOwner(c), q.status, q.limit, q.cursor)
 	if err != nil {
 		return fmt.Errorf("list batches: %w", err)
@@ -221,7 +228,10 @@ func (s *Server) listJobs(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	q := listParams(c)
+	q, err := loaded[listQueryParams](c, listKey)
+	if err != nil {
+		return err
+	}
 	js, next, err := s.Batches.ListJobs(c.Request.Context(), b.ID, q.status, q.limit, q.cursor)
 	if err != nil {
 		return fmt.Errorf("list jobs of batch %s: %w", b.ID, err)

@@ -178,3 +178,39 @@ func TestNotFoundAndMethod(t *testing.T) {
 		}
 	}
 }
+
+// Request checks answer before the :id loader looks the resource up, so a
+// request for a missing resource that is also malformed gets the 4xx of its
+// form, as it did before the loaders.
+func TestChecksBeforeLoad(t *testing.T) {
+	t.Parallel()
+	h, _, _ := setup(t)
+	const missing = "/0190a0a0-0000-7000-8000-0000000000ff"
+	tests := []struct {
+		name, method, path, contentType, body string
+		want                                  int
+		code                                  string
+	}{
+		{name: "jobs of a missing batch", method: "GET", path: "/v1/batches" + missing + "/jobs", want: 404, code: "not_found"},
+		{name: "bad status of a missing batch", method: "GET", path: "/v1/batches" + missing + "/jobs?status=done",
+			want: 400, code: "invalid_query"},
+		{name: "bad id before bad status", method: "GET", path: "/v1/batches/nope/jobs?status=done", want: 404, code: "not_found"},
+		{name: "bad limit of a missing suite", method: "GET", path: "/v1/suites" + missing + "/runs?limit=0",
+			want: 400, code: "invalid_query"},
+		{name: "form approval of a missing run", method: "POST", path: "/v1/runs" + missing + "/approve",
+			contentType: "application/x-www-form-urlencoded", body: "all=true", want: 415, code: "unsupported_media_type"},
+		{name: "bad approval of a missing run", method: "POST", path: "/v1/runs" + missing + "/approve",
+			contentType: "application/json", body: `{"all": true, "targets": ["a"]}`, want: 400, code: "invalid_approval"},
+		{name: "form patch of a missing suite", method: "PATCH", path: "/v1/suites" + missing,
+			contentType: "text/plain", body: "x", want: 415, code: "unsupported_media_type"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			code, e, _ := send(t, h, tt.method, tt.path, tt.contentType, tt.body)
+			if code != tt.want || e.Error.Code != tt.code {
+				t.Errorf("%s %s = %d %+v, want %d %s", tt.method, tt.path, code, e.Error, tt.want, tt.code)
+			}
+		})
+	}
+}

@@ -15,22 +15,26 @@ import (
 // Visual regression endpoints: suites, runs, approval, baselines.
 
 func (s *Server) routeSuites(v1 *gin.RouterGroup) {
-	body := s.h(s.readJSON("the body"))
-	v1.POST("/suites", body, s.h(s.createSuite))
+	jsonBody := s.h(s.readJSON("the body"))
+	v1.POST("/suites", jsonBody, s.h(s.createSuite))
 	v1.GET("/suites", s.h(listQuery(nil)), s.h(s.listSuites))
 	v1.GET("/suites/:id", s.loadSuite, s.h(s.getSuite))
-	v1.PATCH("/suites/:id", body, s.loadSuite, s.h(s.updateSuite))
+	v1.PATCH("/suites/:id", jsonBody, s.loadSuite, s.h(s.updateSuite))
 	v1.DELETE("/suites/:id", s.loadSuite, s.h(s.deleteSuite))
 	v1.POST("/suites/:id/runs", s.loadSuite, s.h(s.startRun))
 	v1.GET("/suites/:id/runs", s.h(listQuery(nil)), s.loadSuite, s.h(s.listRuns))
 	v1.GET("/suites/:id/baselines", s.loadSuite, s.h(s.listBaselines))
 	v1.GET("/runs/:id", s.loadRun, s.h(s.getRun))
-	v1.POST("/runs/:id/approve", body, s.h(readApproval), s.loadRun, s.h(s.approveRun))
+	v1.POST("/runs/:id/approve", jsonBody, s.h(readApproval), s.loadRun, s.h(s.approveRun))
 	v1.POST("/baselines/:id/restore", s.loadBaseline, s.h(s.restoreBaseline))
 }
 
 func (s *Server) createSuite(c *gin.Context) error {
-	su, err := s.Regression.CreateSuite(c.Request.Context(), owner(c), body(c))
+	body, err := loaded[[]byte](c, bodyKey)
+	if err != nil {
+		return err
+	}
+	su, err := s.Regression.CreateSuite(c.Request.Context(), owner(c), body)
 	if err != nil {
 		return err
 	}
@@ -40,7 +44,10 @@ func (s *Server) createSuite(c *gin.Context) error {
 }
 
 func (s *Server) listSuites(c *gin.Context) error {
-	q := listParams(c)
+	q, err := loaded[listQueryParams](c, listKey)
+	if err != nil {
+		return err
+	}
 	list, next, err := s.Suites.ListSuites(c.Request.Context(), s.listOwner(c), q.limit, q.cursor)
 	if err != nil {
 		return fmt.Errorf("list suites: %w", err)
@@ -67,7 +74,11 @@ func (s *Server) updateSuite(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	su, err := s.Regression.UpdateSuite(c.Request.Context(), cur, body(c))
+	body, err := loaded[[]byte](c, bodyKey)
+	if err != nil {
+		return err
+	}
+	su, err := s.Regression.UpdateSuite(c.Request.Context(), cur, body)
 	if err != nil {
 		return err
 	}
@@ -106,7 +117,10 @@ func (s *Server) listRuns(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	q := listParams(c)
+	q, err := loaded[listQueryParams](c, listKey)
+	if err != nil {
+		return err
+	}
 	runs, next, err := s.Suites.ListRuns(c.Request.Context(), su.ID, q.limit, q.cursor)
 	if err != nil {
 		return fmt.Errorf("list runs of suite %s: %w", su.ID, err)
@@ -132,7 +146,11 @@ func (s *Server) getRun(c *gin.Context) error {
 // readApproval is middleware that parses the body readJSON read as an
 // approval, for approveRun.
 func readApproval(c *gin.Context) error {
-	a, err := parseApproval(body(c))
+	body, err := loaded[[]byte](c, bodyKey)
+	if err != nil {
+		return err
+	}
+	a, err := parseApproval(body)
 	if err != nil {
 		return err
 	}

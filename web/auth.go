@@ -20,49 +20,54 @@ type RateLimiter interface {
 	Allow(ctx context.Context, key string) (allowed bool, retryAfter time.Duration, err error)
 }
 
+// KeyReader checks API keys; store.Store implements it.
+type KeyReader interface {
+	// KeyBySHA256 returns the unrevoked key with that hash, or jobs.ErrNotFound.
+	KeyBySHA256(ctx context.Context, sum string) (*jobs.APIKey, error)
+	TouchKey(ctx context.Context, id string) error
+}
+
 const ownerKey = "snapq.owner" // gin context key: the caller's API key id, "" without auth
 
 // authenticate requires a valid API key unless auth is off.
-func (s *Server) authenticate(c *gin.Context) {
+func (s *Server) authenticate(c *gin.Context) error {
 	if !s.Config.Auth {
 		c.Set(ownerKey, "")
-		return
+		return nil
 	}
 	const bearer = "bearer "
 	h := c.GetHeader("Authorization")
 	if len(h) <= len(bearer) || !strings.EqualFold(h[:len(bearer)], bearer) {
-		s.unauthorized(c, "send your API key as Authorization: Bearer <key>")
-		return
+		return unauthorized("send your API key as Authorization: Bearer <key>")
 	}
 	secret := strings.TrimSpace(h[len(bearer):])
 	if !jobs.LooksLikeKey(secret) {
-		s.unauthorized(c, "the API key is not valid")
-		return
+		return unauthorized("the API key is not valid")
 	}
 	k, err := s.Keys.KeyBySHA256(c.Request.Context(), jobs.HashKey(secret))
 	if errors.Is(err, jobs.ErrNotFound) {
-		s.unauthorized(c, "the API key is not valid or was revoked")
-		return
+		return unauthorized("the API key is not valid or was revoked")
 	}
 	if err != nil {
-		writeError(c, err)
-		return
+		return fmt.Errorf("look up api key: %w", err)
 	}
 	if err := s.Keys.TouchKey(c.Request.Context(), k.ID); err != nil {
 		s.logger().Warn("record api key use", "key", k.Prefix, "err", err)
 	}
 	c.Set(ownerKey, k.ID)
+	return nil
 }
 
-func (s *Server) unauthorized(c *gin.Context, msg string) {
-	c.Header("WWW-Authenticate", `Bearer realm="snapq"`)
-	c.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{"error": apiError{Code: "unauthorized", Message: msg}})
+// unauthorized is the 401 of /v1, asking for a Bearer token.
+func unauthorized(msg string) error {
+	return &apiError{Status: http.StatusUnauthorized, Code: "unauthorized", Message: msg,
+		Header: http.Header{"Www-Authenticate": {`Bearer realm="snapq"`}}}
 }
 
 // rateLimit applies the per-key request rate (per client address without auth).
-func (s *Server) rateLimit(c *gin.Context) {
+func (s *Server) rateLimit(c *gin.Context) error {
 	if s.Limiter == nil {
-		return
+		return nil
 	}
 	key := owner(c)
 	if key == "" {
@@ -72,14 +77,15 @@ func (s *Server) rateLimit(c *gin.Context) {
 	if err != nil {
 		// Redis trouble must not take the read API down; log and let it pass.
 		s.logger().Warn("rate limiter unavailable; request allowed", "err", err)
-		return
+		return nil
 	}
-	if !ok {
-		secs := int(math.Ceil(retry.Seconds()))
-		c.Header("Retry-After", strconv.Itoa(max(secs, 1)))
-		c.AbortWithStatusJSON(http.StatusTooManyRequests, gin.H{"error": apiError{Code: "rate_limited",
-			Message: fmt.Sprintf("too many requests for this API key; retry after %d s", max(secs, 1))}})
+	if ok {
+		return nil
 	}
+	secs := max(int(math.Ceil(retry.Seconds())), 1)
+	return &apiError{Status: http.StatusTooManyRequests, Code: "rate_limited",
+		Message: fmt.Sprintf("too many requests for this API key; retry after %d s", secs),
+		Header:  http.Header{"Retry-After": {strconv.Itoa(secs)}}}
 }
 
 // owner returns the caller's API key id ("" without auth).

@@ -81,20 +81,19 @@ func mustLoadAssets() map[string]dashboardAsset {
 // "/assets/". Both are public: the page holds no data, every call it makes to
 // /v1 carries the user's API key.
 func (s *Server) mountDashboard(r *gin.Engine) {
-	r.GET("/", serveAsset)
-	r.HEAD("/", serveAsset)
-	r.GET("/assets/*file", serveAsset)
-	r.HEAD("/assets/*file", serveAsset)
+	r.GET("/", s.h(serveAsset))
+	r.HEAD("/", s.h(serveAsset))
+	r.GET("/assets/*file", s.h(serveAsset))
+	r.HEAD("/assets/*file", s.h(serveAsset))
 }
 
 // serveAsset answers with an embedded file. Files have no hashed names, so
 // browsers revalidate every time (Cache-Control: no-cache) and get a 304 when
 // the ETag still matches: a new binary's dashboard is never stale.
-func serveAsset(c *gin.Context) {
+func serveAsset(c *gin.Context) error {
 	a, ok := dashboardAssets[c.Request.URL.Path]
 	if !ok {
-		c.JSON(http.StatusNotFound, gin.H{"error": apiError{Code: "not_found", Message: "no such file: " + c.Request.URL.Path}})
-		return
+		return &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "no such file: " + c.Request.URL.Path}
 	}
 	h := c.Writer.Header()
 	h.Set("Cache-Control", "no-cache")
@@ -107,7 +106,8 @@ func serveAsset(c *gin.Context) {
 	}
 	if match := c.GetHeader("If-None-Match"); match != "" && strings.Contains(match, a.etag) {
 		c.Status(http.StatusNotModified)
-		return
+		return nil
 	}
 	c.Data(http.StatusOK, a.contentType, a.body)
+	return nil
 }

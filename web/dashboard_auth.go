@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -45,34 +46,32 @@ func (s *Server) mountQueues(r *gin.Engine) {
 		return
 	}
 	h := gin.WrapH(s.Queues)
-	r.Any(QueuesPath, s.guardQueues, h)
-	r.Any(QueuesPath+"/*path", s.guardQueues, h)
+	r.Any(QueuesPath, s.h(s.guardQueues), h)
+	r.Any(QueuesPath+"/*path", s.h(s.guardQueues), h)
 }
 
-func (s *Server) guardQueues(c *gin.Context) {
+func (s *Server) guardQueues(c *gin.Context) error {
 	if !sameOriginWrite(c.Request) {
 		// Browsers resend cached Basic credentials on cross-site requests too:
 		// a change (SNAPQ_ADMIN_QUEUES=on) must come from the queue page itself.
-		c.AbortWithStatusJSON(http.StatusForbidden, gin.H{"error": apiError{Code: "cross_origin",
-			Message: "queue changes are accepted only from the same origin"}})
-		return
+		return &apiError{Status: http.StatusForbidden, Code: "cross_origin",
+			Message: "queue changes are accepted only from the same origin"}
 	}
 	if !s.Config.Auth {
-		return
+		return nil
 	}
 	secret := queuesCredential(c)
 	if secret == "" {
-		s.queuesUnauthorized(c, "sign in with any user name and an API key as the password")
-		return
+		return queuesUnauthorized("sign in with any user name and an API key as the password")
 	}
 	ok, err := s.validKey(c.Request.Context(), secret)
 	if err != nil {
-		writeError(c, err)
-		return
+		return err
 	}
 	if !ok {
-		s.queuesUnauthorized(c, "the API key is not valid or was revoked")
+		return queuesUnauthorized("the API key is not valid or was revoked")
 	}
+	return nil
 }
 
 // sameOriginWrite reports whether r is a safe method, or an unsafe one sent
@@ -110,9 +109,9 @@ func queuesCredential(c *gin.Context) string {
 
 // queuesUnauthorized asks for Basic credentials, so a browser opening
 // /admin/queues directly shows its sign-in prompt.
-func (s *Server) queuesUnauthorized(c *gin.Context, msg string) {
-	c.Header("WWW-Authenticate", `Basic realm="snapq queues", charset="UTF-8"`)
-	c.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{"error": apiError{Code: "unauthorized", Message: msg}})
+func queuesUnauthorized(msg string) error {
+	return &apiError{Status: http.StatusUnauthorized, Code: "unauthorized", Message: msg,
+		Header: http.Header{"Www-Authenticate": {`Basic realm="snapq queues", charset="UTF-8"`}}}
 }
 
 // validKey reports whether secret is an unrevoked API key.
@@ -125,7 +124,7 @@ func (s *Server) validKey(ctx context.Context, secret string) (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("look up api key: %w", err)
 	}
 	if err := s.Keys.TouchKey(ctx, k.ID); err != nil {
 		s.logger().Warn("record api key use", "key", k.Prefix, "err", err)

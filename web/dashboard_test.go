@@ -12,9 +12,10 @@ import (
 
 // fakeKeys knows one key.
 type fakeKeys struct {
-	jobs.KeyStore
 	sum string
 }
+
+var _ KeyReader = (*fakeKeys)(nil)
 
 func (f *fakeKeys) KeyBySHA256(_ context.Context, sum string) (*jobs.APIKey, error) {
 	if sum != f.sum {
@@ -25,14 +26,6 @@ func (f *fakeKeys) KeyBySHA256(_ context.Context, sum string) (*jobs.APIKey, err
 
 func (f *fakeKeys) TouchKey(context.Context, string) error { return nil }
 
-// artifactRepo answers every artifact as missing, so a request that passes
-// authentication gets 404 and one that does not gets 401.
-type artifactRepo struct{ fakeRepo }
-
-func (artifactRepo) GetArtifact(context.Context, string) (*jobs.Artifact, error) {
-	return nil, jobs.ErrNotFound
-}
-
 // dashboardSetup builds a router with auth on or off and a stand-in queue UI
 // that answers 200 "queues".
 func dashboardSetup(t *testing.T, auth bool) (http.Handler, string) {
@@ -41,9 +34,9 @@ func dashboardSetup(t *testing.T, auth bool) (http.Handler, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	repo := &artifactRepo{}
+	repo := &fakeRepo{} // every artifact is missing: past authentication 404, before it 401
 	queues := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("queues " + r.URL.Path)) })
-	s := &Server{Service: &jobs.Service{Repo: repo, Queue: &fakeQueue{}}, Repo: repo, Keys: &fakeKeys{sum: jobs.HashKey(secret)},
+	s := &Server{Service: &jobs.Service{Repo: repo, Queue: &fakeQueue{}}, Batches: repo, Keys: &fakeKeys{sum: jobs.HashKey(secret)},
 		Queues: queues, Config: Config{Auth: auth}}
 	return s.Handler(), secret
 }

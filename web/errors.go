@@ -9,24 +9,69 @@ import (
 	"github.com/snapq/snapq/jobs"
 )
 
-// apiError is the body of every error response:
-// {"error": {"code", "message", "field", "fields"?}}.
+// apiError is an error that knows its HTTP answer: Status, and the body
+// {"error": {"code", "message", "field", "fields"?}}. Handlers return it for
+// the answers that are the edge's own (401, 404 of a route, 415, 429, …);
+// domain errors are mapped to one by toAPIError.
 type apiError struct {
+	Status  int               `json:"-"`
+	Header  http.Header       `json:"-"` // set on the response (Retry-After, WWW-Authenticate)
 	Code    string            `json:"code"`
 	Message string            `json:"message"`
 	Field   string            `json:"field"`
 	Fields  []jobs.FieldError `json:"fields,omitempty"`
 }
 
+func (e *apiError) Error() string { return e.Code + ": " + e.Message }
+
+// errorResponse is the body of every error response.
+type errorResponse struct {
+	Error *apiError `json:"error"`
+}
+
 // errBodyTooLarge is returned when a request body passes the limit.
 var errBodyTooLarge = errors.New("request body too large")
 
-// writeError maps an error to its HTTP status and JSON body. It is the only
-// place that decides statuses for domain errors.
+// handler is a gin handler or middleware that returns its error instead of
+// writing it.
+type handler func(c *gin.Context) error
+
+// h adapts fn to gin: a returned error is written by writeError, which also
+// aborts the rest of the chain.
+func (s *Server) h(fn handler) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if err := fn(c); err != nil {
+			writeError(c, err)
+		}
+	}
+}
+
+// writeError writes err as the error response and aborts the chain. It is the
+// only place that writes error responses.
 func writeError(c *gin.Context, err error) {
-	var ve *jobs.ValidationError
+	e := toAPIError(err)
+	if e.Status == http.StatusInternalServerError {
+		_ = c.Error(err) // logged by accessLog
+	}
+	for k, vs := range e.Header {
+		for _, v := range vs {
+			c.Header(k, v)
+		}
+	}
+	c.AbortWithStatusJSON(e.Status, errorResponse{Error: e})
+}
+
+// toAPIError maps an error to its status and body. It is the only place that
+// decides statuses for domain errors.
+func toAPIError(err error) *apiError {
+	var (
+		ae *apiError
+		ve *jobs.ValidationError
+	)
 	switch {
-	case errors.As(err, &ve):
+	case errors.As(err, &ae):
+		return ae
+	case errors.As(err, &ve) && len(ve.Fields) > 0:
 		first := ve.Fields[0]
 		status := http.StatusBadRequest
 		if first.Code == jobs.CodeTooManyTargets {
@@ -36,31 +81,24 @@ func writeError(c *gin.Context, err error) {
 		if len(ve.Fields) > 1 {
 			msg = first.Field + ": " + first.Message + " (and " + itoa(len(ve.Fields)-1) + " more problems, see fields)"
 		}
-		c.AbortWithStatusJSON(status, gin.H{"error": apiError{
-			Code: first.Code, Message: msg, Field: first.Field, Fields: ve.Fields}})
+		return &apiError{Status: status, Code: first.Code, Message: msg, Field: first.Field, Fields: ve.Fields}
 	case errors.Is(err, errBodyTooLarge):
-		c.AbortWithStatusJSON(http.StatusRequestEntityTooLarge, gin.H{"error": apiError{
-			Code: "body_too_large", Message: err.Error(), Field: ""}})
+		return &apiError{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: err.Error()}
 	case errors.Is(err, jobs.ErrNotFound):
-		c.AbortWithStatusJSON(http.StatusNotFound, gin.H{"error": apiError{
-			Code: "not_found", Message: err.Error()}})
+		return &apiError{Status: http.StatusNotFound, Code: "not_found", Message: err.Error()}
 	case errors.Is(err, jobs.ErrIdempotencyConflict):
-		c.AbortWithStatusJSON(http.StatusConflict, gin.H{"error": apiError{
-			Code: "idempotency_conflict", Message: err.Error(), Field: "Idempotency-Key"}})
+		return &apiError{Status: http.StatusConflict, Code: "idempotency_conflict", Message: err.Error(), Field: "Idempotency-Key"}
 	case errors.Is(err, jobs.ErrTooManyInFlight):
-		c.Header("Retry-After", "30")
-		c.AbortWithStatusJSON(http.StatusTooManyRequests, gin.H{"error": apiError{
-			Code: "too_many_jobs_in_flight", Message: err.Error()}})
+		return &apiError{Status: http.StatusTooManyRequests, Code: "too_many_jobs_in_flight", Message: err.Error(),
+			Header: http.Header{"Retry-After": {"30"}}}
 	case errors.Is(err, jobs.ErrConflict):
-		c.AbortWithStatusJSON(http.StatusConflict, gin.H{"error": apiError{
-			Code: "conflict", Message: err.Error()}})
+		return &apiError{Status: http.StatusConflict, Code: "conflict", Message: err.Error()}
 	default:
-		_ = c.Error(err)
-		c.AbortWithStatusJSON(http.StatusInternalServerError, gin.H{"error": apiError{
-			Code: "internal", Message: "internal error; see the api log"}})
+		return &apiError{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error; see the api log"}
 	}
 }
 
-func badRequest(c *gin.Context, code, field, msg string) {
-	writeError(c, &jobs.ValidationError{Fields: []jobs.FieldError{{Code: code, Field: field, Message: msg}}})
+// badRequest is a 400 for one field, in the shape of a validation error.
+func badRequest(code, field, msg string) error {
+	return &jobs.ValidationError{Fields: []jobs.FieldError{{Code: code, Field: field, Message: msg}}}
 }

@@ -165,7 +165,7 @@ func (s *Server) mountMetrics(r *gin.Engine) {
 		r.GET(MetricsPath, h)
 		return
 	}
-	r.GET(MetricsPath, s.authenticate, h)
+	r.GET(MetricsPath, s.h(s.authenticate), h)
 }
 
 var (

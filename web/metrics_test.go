@@ -59,7 +59,7 @@ func metricsSetup(t *testing.T, auth bool, cfg MetricsConfig) (http.Handler, str
 		t.Fatal(err)
 	}
 	repo := &fakeRepo{}
-	s := &Server{Service: &jobs.Service{Repo: repo, Queue: &fakeQueue{}}, Repo: repo,
+	s := &Server{Service: &jobs.Service{Repo: repo, Queue: &fakeQueue{}}, Batches: repo,
 		Keys: &fakeKeys{sum: jobs.HashKey(secret)}, Metrics: m, Config: Config{Auth: auth}}
 	return s.Handler(), secret
 }

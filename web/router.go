@@ -46,13 +46,6 @@ type WebhookReader interface {
 	GetBatchWebhook(ctx context.Context, batchID string) (*jobs.Webhook, error)
 }
 
-// Repository is everything the API reads; store.Store implements it.
-type Repository interface {
-	BatchReader
-	WebhookReader
-	regression.Reader
-}
-
 // Check is one readiness probe (Postgres, Redis, object storage).
 type Check struct {
 	Name string
@@ -78,9 +71,11 @@ type Server struct {
 	Service *jobs.Service
 	// Regression serves suites and runs (suites.go).
 	Regression *regression.Service
-	Repo       Repository
+	Batches    BatchReader       // batches, jobs and artifacts; store.Store
+	Suites     regression.Reader // suites, runs and baselines; store.Store
+	Webhooks   WebhookReader     // a batch's webhook and deliveries; store.Store
 	Presigner  Presigner
-	Keys       jobs.KeyStore
+	Keys       KeyReader
 	Limiter    RateLimiter // nil: no rate limit
 	Checks     []Check
 	Queues     http.Handler // queue-health UI (asynqmon) mounted at QueuesPath; nil: none
@@ -101,28 +96,28 @@ func (s *Server) Handler() http.Handler {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.Use(s.observeRequests, gin.Recovery(), s.accessLog(), s.cors) // observe outside Recovery: panics count as 500
-	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, healthResponse{Status: "ok"}) })
 	r.GET("/readyz", s.ready)
 	s.mountDashboard(r)
 	s.mountQueues(r)
 	s.mountMetrics(r)
-	v1 := r.Group("/v1", s.artifactKeyCookie, s.authenticate, s.rateLimit)
-	v1.POST("/batches", s.createBatch)
-	v1.GET("/batches", s.listBatches)
-	v1.GET("/batches/:id", s.getBatch)
-	v1.GET("/batches/:id/jobs", s.listJobs)
-	v1.GET("/batches/:id/webhooks", s.listWebhooks)
-	v1.POST("/batches/:id/cancel", s.cancelBatch)
-	v1.GET("/jobs/:id", s.getJob)
-	v1.GET("/artifacts/:id", s.getArtifact)
+	v1 := r.Group("/v1", s.artifactKeyCookie, s.h(s.authenticate), s.h(s.rateLimit), s.h(validIDParam))
+	v1.POST("/batches", s.h(s.readJSON("the batch")), s.h(s.createBatch))
+	v1.GET("/batches", s.h(listQuery(batchStatuses)), s.h(s.listBatches))
+	v1.GET("/batches/:id", s.loadBatch, s.h(s.getBatch))
+	v1.GET("/batches/:id/jobs", s.h(listQuery(jobStatuses)), s.loadBatch, s.h(s.listJobs))
+	v1.GET("/batches/:id/webhooks", s.loadBatch, s.h(s.listWebhooks))
+	v1.POST("/batches/:id/cancel", s.loadBatch, s.h(s.cancelBatch))
+	v1.GET("/jobs/:id", s.loadJob, s.h(s.getJob))
+	v1.GET("/artifacts/:id", s.loadArtifact, s.h(s.getArtifact))
 	s.routeSuites(v1) // suites.go
-	r.NoRoute(func(c *gin.Context) {
-		c.JSON(http.StatusNotFound, gin.H{"error": apiError{Code: "not_found", Message: "no such endpoint: " + c.Request.URL.Path}})
-	})
-	r.NoMethod(func(c *gin.Context) {
-		c.JSON(http.StatusMethodNotAllowed, gin.H{"error": apiError{Code: "method_not_allowed",
-			Message: c.Request.Method + " is not allowed on " + c.Request.URL.Path}})
-	})
+	r.NoRoute(s.h(func(c *gin.Context) error {
+		return &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "no such endpoint: " + c.Request.URL.Path}
+	}))
+	r.NoMethod(s.h(func(c *gin.Context) error {
+		return &apiError{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
+			Message: c.Request.Method + " is not allowed on " + c.Request.URL.Path}
+	}))
 	return r
 }
 
@@ -142,52 +137,154 @@ func (s *Server) accessLog() gin.HandlerFunc {
 	}
 }
 
+// ready answers 200 when every check passes and 503 otherwise; its body is a
+// probe report, not an error, so it is written here.
 func (s *Server) ready(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 3*time.Second)
 	defer cancel()
-	status := http.StatusOK
-	checks := gin.H{}
+	out := readyResponse{Status: "ready", Checks: map[string]string{}}
 	for _, ch := range s.Checks {
 		if err := ch.Ping(ctx); err != nil {
-			status = http.StatusServiceUnavailable
-			checks[ch.Name] = err.Error()
+			out.Status = "unavailable"
+			out.Checks[ch.Name] = err.Error()
 			continue
 		}
-		checks[ch.Name] = "ok"
+		out.Checks[ch.Name] = "ok"
 	}
-	state := "ready"
-	if status != http.StatusOK {
-		state = "unavailable"
+	status := http.StatusOK
+	if out.Status != "ready" {
+		status = http.StatusServiceUnavailable
 	}
-	c.JSON(status, gin.H{"status": state, "checks": checks})
+	c.JSON(status, out)
 }
 
-func (s *Server) createBatch(c *gin.Context) {
-	body, ok := s.jsonBody(c, "the batch")
-	if !ok {
-		return
-	}
+func (s *Server) createBatch(c *gin.Context) error {
 	idem := c.GetHeader("Idempotency-Key")
 	if len(idem) > jobs.MaxIdempotencyKey {
-		badRequest(c, "invalid_header", "Idempotency-Key", "must be at most 255 characters")
-		return
+		return badRequest("invalid_header", "Idempotency-Key", "must be at most 255 characters")
+	}
+	body, err := loaded[[]byte](c, bodyKey)
+	if err != nil {
+		return err
 	}
 	b, js, replayed, err := s.Service.Submit(c.Request.Context(), jobs.Submission{Body: body, Owner: owner(c), IdempotencyKey: idem})
 	if err != nil {
-		writeError(c, err)
-		return
+		return err
 	}
 	if replayed {
 		c.Header("Idempotent-Replayed", "true")
 	}
-	out := batchJSON(b)
-	list := make([]gin.H, len(js))
+	out := batchCreated{BatchView: b.View(), Jobs: make([]jobSummary, len(js))}
 	for i, j := range js {
-		list[i] = gin.H{"id": j.ID, "url": j.URL, "name": j.Name, "status": j.Status}
+		out.Jobs[i] = jobSummary{ID: j.ID, URL: j.URL, Name: j.Name, Status: j.Status}
 	}
-	out["jobs"] = list
 	c.Header("Location", "/v1/batches/"+b.ID)
 	c.JSON(http.StatusAccepted, out)
+	return nil
+}
+
+func (s *Server) listBatches(c *gin.Context) error {
+	q, err := loaded[listQueryParams](c, listKey)
+	if err != nil {
+		return err
+	}
+	bs, next, err := s.Batches.ListBatches(c.Request.Context(), s.listOwner(c), q.status, q.limit, q.cursor)
+	if err != nil {
+		return fmt.Errorf("list batches: %w", err)
+	}
+	out := batchList{Batches: make([]jobs.BatchView, len(bs)), NextCursor: nullable(next)}
+	for i, b := range bs {
+		out.Batches[i] = b.View()
+	}
+	c.JSON(http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) getBatch(c *gin.Context) error {
+	b, err := loaded[*jobs.Batch](c, batchKey)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, b.View())
+	return nil
+}
+
+func (s *Server) cancelBatch(c *gin.Context) error {
+	b, err := loaded[*jobs.Batch](c, batchKey)
+	if err != nil {
+		return err
+	}
+	id := b.ID
+	b, err = s.Service.Cancel(c.Request.Context(), id)
+	if err != nil {
+		return fmt.Errorf("batch %s: %w", id, err)
+	}
+	c.JSON(http.StatusOK, b.View())
+	return nil
+}
+
+func (s *Server) listJobs(c *gin.Context) error {
+	b, err := loaded[*jobs.Batch](c, batchKey)
+	if err != nil {
+		return err
+	}
+	q, err := loaded[listQueryParams](c, listKey)
+	if err != nil {
+		return err
+	}
+	js, next, err := s.Batches.ListJobs(c.Request.Context(), b.ID, q.status, q.limit, q.cursor)
+	if err != nil {
+		return fmt.Errorf("list jobs of batch %s: %w", b.ID, err)
+	}
+	ids := make([]string, len(js))
+	for i, j := range js {
+		ids[i] = j.ID
+	}
+	previews, err := s.Batches.FirstScreenshots(c.Request.Context(), ids)
+	if err != nil {
+		return fmt.Errorf("previews of batch %s: %w", b.ID, err)
+	}
+	base := s.baseURL(c)
+	out := jobList{Jobs: make([]jobWithPreview, len(js)), NextCursor: nullable(next)}
+	for i, j := range js {
+		// The preview is the first screenshot, for thumbnails.
+		out.Jobs[i] = jobWithPreview{jobView: newJobView(j), Preview: newImageRef(previews[j.ID], base)}
+	}
+	c.JSON(http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) getJob(c *gin.Context) error {
+	j, err := loaded[*jobs.Job](c, jobKey)
+	if err != nil {
+		return err
+	}
+	arts, err := s.Batches.ListArtifacts(c.Request.Context(), j.ID)
+	if err != nil {
+		return fmt.Errorf("artifacts of job %s: %w", j.ID, err)
+	}
+	base := s.baseURL(c)
+	out := jobWithArtifacts{jobView: newJobView(j), Artifacts: make([]artifactView, len(arts))}
+	for i, a := range arts {
+		out.Artifacts[i] = artifactView{ID: a.ID, Kind: a.Kind, Name: a.Name, ContentType: a.ContentType, Bytes: a.Bytes,
+			Width: a.Width, Height: a.Height, SHA256: a.SHA256, URL: base + "/v1/artifacts/" + a.ID}
+	}
+	c.JSON(http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) getArtifact(c *gin.Context) error {
+	a, err := loaded[*jobs.Artifact](c, artifactKey)
+	if err != nil {
+		return err
+	}
+	u, err := s.Presigner.PresignGet(c.Request.Context(), a.ObjectKey, a.Name)
+	if err != nil {
+		return fmt.Errorf("presign artifact %s: %w", a.ID, err)
+	}
+	c.Header("Cache-Control", "no-store")
+	c.Redirect(http.StatusFound, u)
+	return nil
 }
 
 // readBody reads at most limit bytes; anything beyond, including bytes after
@@ -201,197 +298,6 @@ func readBody(r io.Reader, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%w: the limit is %d bytes", errBodyTooLarge, limit)
 	}
 	return body, nil
-}
-
-func (s *Server) listBatches(c *gin.Context) {
-	status := c.Query("status")
-	switch status {
-	case "", jobs.BatchQueued, jobs.BatchRunning, jobs.BatchCompleted:
-	default:
-		badRequest(c, "invalid_query", "status", "must be one of queued, running, completed")
-		return
-	}
-	limit, cursor, ok := s.page(c)
-	if !ok {
-		return
-	}
-	bs, next, err := s.Repo.ListBatches(c.Request.Context(), s.listOwner(c), status, limit, cursor)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	out := make([]gin.H, len(bs))
-	for i, b := range bs {
-		out[i] = batchJSON(b)
-	}
-	c.JSON(http.StatusOK, gin.H{"batches": out, "next_cursor": nullable(next)})
-}
-
-func (s *Server) getBatch(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
-	}
-	b, ok := s.batch(c, id)
-	if !ok {
-		return
-	}
-	c.JSON(http.StatusOK, batchJSON(b))
-}
-
-// batch loads a batch the caller may see; otherwise it answers 404 and
-// returns false.
-func (s *Server) batch(c *gin.Context, id string) (*jobs.Batch, bool) {
-	b, err := s.Repo.GetBatch(c.Request.Context(), id)
-	if err == nil && !s.visible(c, b) {
-		err = jobs.ErrNotFound
-	}
-	if err != nil {
-		writeError(c, fmt.Errorf("batch %s: %w", id, err))
-		return nil, false
-	}
-	return b, true
-}
-
-func (s *Server) cancelBatch(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
-	}
-	if _, ok := s.batch(c, id); !ok {
-		return
-	}
-	b, err := s.Service.Cancel(c.Request.Context(), id)
-	if err != nil {
-		writeError(c, fmt.Errorf("batch %s: %w", id, err))
-		return
-	}
-	c.JSON(http.StatusOK, batchJSON(b))
-}
-
-func (s *Server) listJobs(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
-	}
-	status := c.Query("status")
-	switch status {
-	case "", jobs.StatusQueued, jobs.StatusRunning, jobs.StatusSucceeded, jobs.StatusFailed, jobs.StatusCanceled:
-	default:
-		badRequest(c, "invalid_query", "status", "must be one of queued, running, succeeded, failed, canceled")
-		return
-	}
-	limit, cursor, ok := s.page(c)
-	if !ok {
-		return
-	}
-	if _, ok := s.batch(c, id); !ok {
-		return
-	}
-	js, next, err := s.Repo.ListJobs(c.Request.Context(), id, status, limit, cursor)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	ids := make([]string, len(js))
-	for i, j := range js {
-		ids[i] = j.ID
-	}
-	previews, err := s.Repo.FirstScreenshots(c.Request.Context(), ids)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	base := s.baseURL(c)
-	out := make([]gin.H, len(js))
-	for i, j := range js {
-		out[i] = jobJSON(j)
-		out[i]["preview"] = imageRef(previews[j.ID], base) // the first screenshot, for thumbnails
-	}
-	c.JSON(http.StatusOK, gin.H{"jobs": out, "next_cursor": nullable(next)})
-}
-
-func (s *Server) getJob(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
-	}
-	j, err := s.Repo.GetJob(c.Request.Context(), id)
-	if err != nil {
-		writeError(c, fmt.Errorf("job %s: %w", id, err))
-		return
-	}
-	if _, ok := s.batch(c, j.BatchID); !ok {
-		return
-	}
-	arts, err := s.Repo.ListArtifacts(c.Request.Context(), id)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	out := jobJSON(j)
-	base := s.baseURL(c)
-	list := make([]gin.H, len(arts))
-	for i, a := range arts {
-		list[i] = gin.H{"id": a.ID, "kind": a.Kind, "name": a.Name, "content_type": a.ContentType, "bytes": a.Bytes,
-			"width": a.Width, "height": a.Height, "sha256": a.SHA256, "url": base + "/v1/artifacts/" + a.ID}
-	}
-	out["artifacts"] = list
-	c.JSON(http.StatusOK, out)
-}
-
-func (s *Server) getArtifact(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
-	}
-	a, err := s.Repo.GetArtifact(c.Request.Context(), id)
-	if err != nil {
-		writeError(c, fmt.Errorf("artifact %s: %w", id, err))
-		return
-	}
-	j, err := s.Repo.GetJob(c.Request.Context(), a.JobID)
-	if err != nil {
-		writeError(c, fmt.Errorf("artifact %s: %w", id, err))
-		return
-	}
-	if _, ok := s.batch(c, j.BatchID); !ok {
-		return
-	}
-	u, err := s.Presigner.PresignGet(c.Request.Context(), a.ObjectKey, a.Name)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	c.Header("Cache-Control", "no-store")
-	c.Redirect(http.StatusFound, u)
-}
-
-func (s *Server) page(c *gin.Context) (int, string, bool) {
-	limit := defaultPageSize
-	if v := c.Query("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxPageSize {
-			badRequest(c, "invalid_query", "limit", "must be a whole number from 1 to "+itoa(maxPageSize))
-			return 0, "", false
-		}
-		limit = n
-	}
-	cursor := c.Query("cursor")
-	if cursor != "" && !jobs.ValidID(cursor) {
-		badRequest(c, "invalid_query", "cursor", "is not a cursor returned by this API")
-		return 0, "", false
-	}
-	return limit, cursor, true
-}
-
-func pathID(c *gin.Context) (string, bool) {
-	id := c.Param("id")
-	if !jobs.ValidID(id) {
-		writeError(c, fmt.Errorf("%q is not a valid id: %w", id, jobs.ErrNotFound))
-		return "", false
-	}
-	return strings.ToLower(id), true
 }
 
 func (s *Server) baseURL(c *gin.Context) string {
@@ -417,28 +323,6 @@ func (s *Server) logger() *slog.Logger {
 		return s.Logger
 	}
 	return slog.Default()
-}
-
-func batchJSON(b *jobs.Batch) gin.H {
-	return gin.H{"id": b.ID, "status": b.Status(), "total": b.Total, "counts": b.Counts, "labels": b.Labels,
-		"created_at": b.CreatedAt, "finished_at": b.FinishedAt}
-}
-
-func jobJSON(j *jobs.Job) gin.H {
-	var jerr any
-	if j.ErrorCode != "" {
-		jerr = jobs.JobError{Code: j.ErrorCode, Message: j.ErrorMessage}
-	}
-	return gin.H{"id": j.ID, "batch_id": j.BatchID, "url": j.URL, "name": j.Name, "status": j.Status,
-		"attempts": j.Attempts, "error": jerr, "result": j.Result, "options": j.Options,
-		"created_at": j.CreatedAt, "started_at": j.StartedAt, "finished_at": j.FinishedAt}
-}
-
-func nullable(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -12,25 +12,56 @@ import (
 	"github.com/snapq/snapq/jobs"
 )
 
-// storeAPI is what the api's store is to the Server and its jobs.Service.
-type storeAPI interface {
-	Repository
-	jobs.BatchStore
-}
-
-// fakeRepo records CreateBatch calls; other methods are not used by these
-// tests (the embedded nil interface panics if they are).
+// fakeRepo is an empty store that records CreateBatch calls: it is the
+// Server's batches and its jobs.Service's store, and knows no batch, job or
+// artifact.
 type fakeRepo struct {
-	storeAPI
 	created int
 }
+
+var (
+	_ jobs.BatchStore = (*fakeRepo)(nil)
+	_ BatchReader     = (*fakeRepo)(nil)
+)
 
 func (f *fakeRepo) CreateBatch(context.Context, *jobs.Batch, []*jobs.Job) error {
 	f.created++
 	return nil
 }
 
+func (f *fakeRepo) GetBatch(context.Context, string) (*jobs.Batch, error) {
+	return nil, jobs.ErrNotFound
+}
+
+func (f *fakeRepo) FindIdempotency(context.Context, string, string) (string, string, error) {
+	return "", "", jobs.ErrNotFound
+}
+
+func (f *fakeRepo) CountUnfinished(context.Context, string) (int, error) { return 0, nil }
+
+func (f *fakeRepo) ListJobs(context.Context, string, string, int, string) ([]*jobs.Job, string, error) {
+	return nil, "", nil
+}
+
+func (f *fakeRepo) CancelBatch(context.Context, string) ([]string, error) {
+	return nil, jobs.ErrNotFound
+}
+
+func (f *fakeRepo) ListBatches(context.Context, string, string, int, string) ([]*jobs.Batch, string, error) {
+	return nil, "", nil
+}
+
 func (f *fakeRepo) GetJob(context.Context, string) (*jobs.Job, error) { return nil, jobs.ErrNotFound }
+
+func (f *fakeRepo) ListArtifacts(context.Context, string) ([]*jobs.Artifact, error) { return nil, nil }
+
+func (f *fakeRepo) FirstScreenshots(context.Context, []string) (map[string]*jobs.Artifact, error) {
+	return map[string]*jobs.Artifact{}, nil
+}
+
+func (f *fakeRepo) GetArtifact(context.Context, string) (*jobs.Artifact, error) {
+	return nil, jobs.ErrNotFound
+}
 
 type fakeQueue struct{ enqueued int }
 
@@ -41,7 +72,7 @@ func (q *fakeQueue) Delete(context.Context, string) error                      {
 func setup(t *testing.T) (http.Handler, *fakeRepo, *fakeQueue) {
 	t.Helper()
 	repo, q := &fakeRepo{}, &fakeQueue{}
-	s := &Server{Service: &jobs.Service{Repo: repo, Queue: q}, Repo: repo, Config: Config{MaxBodyBytes: 1024}}
+	s := &Server{Service: &jobs.Service{Repo: repo, Queue: q}, Batches: repo, Config: Config{MaxBodyBytes: 1024}}
 	return s.Handler(), repo, q
 }
 
@@ -145,5 +176,41 @@ func TestNotFoundAndMethod(t *testing.T) {
 		if code != tt.want || e.Error.Code != tt.code {
 			t.Errorf("%s %s = %d %+v, want %d %s", tt.method, tt.path, code, e.Error, tt.want, tt.code)
 		}
+	}
+}
+
+// Request checks answer before the :id loader looks the resource up, so a
+// request for a missing resource that is also malformed gets the 4xx of its
+// form, as it did before the loaders.
+func TestChecksBeforeLoad(t *testing.T) {
+	t.Parallel()
+	h, _, _ := setup(t)
+	const missing = "/0190a0a0-0000-7000-8000-0000000000ff"
+	tests := []struct {
+		name, method, path, contentType, body string
+		want                                  int
+		code                                  string
+	}{
+		{name: "jobs of a missing batch", method: "GET", path: "/v1/batches" + missing + "/jobs", want: 404, code: "not_found"},
+		{name: "bad status of a missing batch", method: "GET", path: "/v1/batches" + missing + "/jobs?status=done",
+			want: 400, code: "invalid_query"},
+		{name: "bad id before bad status", method: "GET", path: "/v1/batches/nope/jobs?status=done", want: 404, code: "not_found"},
+		{name: "bad limit of a missing suite", method: "GET", path: "/v1/suites" + missing + "/runs?limit=0",
+			want: 400, code: "invalid_query"},
+		{name: "form approval of a missing run", method: "POST", path: "/v1/runs" + missing + "/approve",
+			contentType: "application/x-www-form-urlencoded", body: "all=true", want: 415, code: "unsupported_media_type"},
+		{name: "bad approval of a missing run", method: "POST", path: "/v1/runs" + missing + "/approve",
+			contentType: "application/json", body: `{"all": true, "targets": ["a"]}`, want: 400, code: "invalid_approval"},
+		{name: "form patch of a missing suite", method: "PATCH", path: "/v1/suites" + missing,
+			contentType: "text/plain", body: "x", want: 415, code: "unsupported_media_type"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			code, e, _ := send(t, h, tt.method, tt.path, tt.contentType, tt.body)
+			if code != tt.want || e.Error.Code != tt.code {
+				t.Errorf("%s %s = %d %+v, want %d %s", tt.method, tt.path, code, e.Error, tt.want, tt.code)
+			}
+		})
 	}
 }

@@ -15,214 +15,165 @@ import (
 // Visual regression endpoints: suites, runs, approval, baselines.
 
 func (s *Server) routeSuites(v1 *gin.RouterGroup) {
-	v1.POST("/suites", s.createSuite)
-	v1.GET("/suites", s.listSuites)
-	v1.GET("/suites/:id", s.getSuite)
-	v1.PATCH("/suites/:id", s.updateSuite)
-	v1.DELETE("/suites/:id", s.deleteSuite)
-	v1.POST("/suites/:id/runs", s.startRun)
-	v1.GET("/suites/:id/runs", s.listRuns)
-	v1.GET("/suites/:id/baselines", s.listBaselines)
-	v1.GET("/runs/:id", s.getRun)
-	v1.POST("/runs/:id/approve", s.approveRun)
-	v1.POST("/baselines/:id/restore", s.restoreBaseline)
+	jsonBody := s.h(s.readJSON("the body"))
+	v1.POST("/suites", jsonBody, s.h(s.createSuite))
+	v1.GET("/suites", s.h(listQuery(nil)), s.h(s.listSuites))
+	v1.GET("/suites/:id", s.loadSuite, s.h(s.getSuite))
+	v1.PATCH("/suites/:id", jsonBody, s.loadSuite, s.h(s.updateSuite))
+	v1.DELETE("/suites/:id", s.loadSuite, s.h(s.deleteSuite))
+	v1.POST("/suites/:id/runs", s.loadSuite, s.h(s.startRun))
+	v1.GET("/suites/:id/runs", s.h(listQuery(nil)), s.loadSuite, s.h(s.listRuns))
+	v1.GET("/suites/:id/baselines", s.loadSuite, s.h(s.listBaselines))
+	v1.GET("/runs/:id", s.loadRun, s.h(s.getRun))
+	v1.POST("/runs/:id/approve", jsonBody, s.h(readApproval), s.loadRun, s.h(s.approveRun))
+	v1.POST("/baselines/:id/restore", s.loadBaseline, s.h(s.restoreBaseline))
 }
 
-// jsonBody reads a JSON request body within the size limit; what names it in
-// the error for another media type ("the batch").
-func (s *Server) jsonBody(c *gin.Context, what string) ([]byte, bool) {
-	if ct := c.ContentType(); ct != "" && ct != "application/json" {
-		c.AbortWithStatusJSON(http.StatusUnsupportedMediaType, gin.H{"error": apiError{Code: "unsupported_media_type",
-			Message: "send " + what + " as application/json"}})
-		return nil, false
-	}
-	body, err := readBody(c.Request.Body, s.maxBody())
+func (s *Server) createSuite(c *gin.Context) error {
+	body, err := loaded[[]byte](c, bodyKey)
 	if err != nil {
-		writeError(c, err)
-		return nil, false
-	}
-	return body, true
-}
-
-// suite loads a suite the caller may see; otherwise it answers 404.
-func (s *Server) suite(c *gin.Context, id string) (*regression.Suite, bool) {
-	su, err := s.Repo.GetSuite(c.Request.Context(), id)
-	if err == nil && s.Config.Auth && su.OwnerKeyID != owner(c) {
-		err = jobs.ErrNotFound
-	}
-	if err != nil {
-		writeError(c, fmt.Errorf("suite %s: %w", id, err))
-		return nil, false
-	}
-	return su, true
-}
-
-// run loads a run whose suite the caller may see.
-func (s *Server) run(c *gin.Context, id string) (*regression.Run, bool) {
-	r, err := s.Repo.GetRun(c.Request.Context(), id)
-	if err != nil {
-		writeError(c, fmt.Errorf("run %s: %w", id, err))
-		return nil, false
-	}
-	if _, ok := s.suite(c, r.SuiteID); !ok {
-		return nil, false
-	}
-	return r, true
-}
-
-func (s *Server) createSuite(c *gin.Context) {
-	body, ok := s.jsonBody(c, "the body")
-	if !ok {
-		return
+		return err
 	}
 	su, err := s.Regression.CreateSuite(c.Request.Context(), owner(c), body)
 	if err != nil {
-		writeError(c, err)
-		return
+		return err
 	}
 	c.Header("Location", "/v1/suites/"+su.ID)
-	c.JSON(http.StatusCreated, suiteJSON(su))
+	c.JSON(http.StatusCreated, newSuiteView(su))
+	return nil
 }
 
-func (s *Server) listSuites(c *gin.Context) {
-	limit, cursor, ok := s.page(c)
-	if !ok {
-		return
-	}
-	list, next, err := s.Repo.ListSuites(c.Request.Context(), s.listOwner(c), limit, cursor)
+func (s *Server) listSuites(c *gin.Context) error {
+	q, err := loaded[listQueryParams](c, listKey)
 	if err != nil {
-		writeError(c, err)
-		return
+		return err
 	}
-	out := make([]gin.H, len(list))
+	list, next, err := s.Suites.ListSuites(c.Request.Context(), s.listOwner(c), q.limit, q.cursor)
+	if err != nil {
+		return fmt.Errorf("list suites: %w", err)
+	}
+	out := suiteList{Suites: make([]suiteView, len(list)), NextCursor: nullable(next)}
 	for i, su := range list {
-		out[i] = suiteJSON(su)
+		out.Suites[i] = newSuiteView(su)
 	}
-	c.JSON(http.StatusOK, gin.H{"suites": out, "next_cursor": nullable(next)})
+	c.JSON(http.StatusOK, out)
+	return nil
 }
 
-func (s *Server) getSuite(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
+func (s *Server) getSuite(c *gin.Context) error {
+	su, err := loaded[*regression.Suite](c, suiteKey)
+	if err != nil {
+		return err
 	}
-	if su, ok := s.suite(c, id); ok {
-		c.JSON(http.StatusOK, suiteJSON(su))
-	}
+	c.JSON(http.StatusOK, newSuiteView(su))
+	return nil
 }
 
-func (s *Server) updateSuite(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
+func (s *Server) updateSuite(c *gin.Context) error {
+	cur, err := loaded[*regression.Suite](c, suiteKey)
+	if err != nil {
+		return err
 	}
-	body, ok := s.jsonBody(c, "the body")
-	if !ok {
-		return
-	}
-	cur, ok := s.suite(c, id)
-	if !ok {
-		return
+	body, err := loaded[[]byte](c, bodyKey)
+	if err != nil {
+		return err
 	}
 	su, err := s.Regression.UpdateSuite(c.Request.Context(), cur, body)
 	if err != nil {
-		writeError(c, err)
-		return
+		return err
 	}
-	c.JSON(http.StatusOK, suiteJSON(su))
+	c.JSON(http.StatusOK, newSuiteView(su))
+	return nil
 }
 
-func (s *Server) deleteSuite(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
+func (s *Server) deleteSuite(c *gin.Context) error {
+	su, err := loaded[*regression.Suite](c, suiteKey)
+	if err != nil {
+		return err
 	}
-	if _, ok := s.suite(c, id); !ok {
-		return
-	}
-	if err := s.Repo.DeleteSuite(c.Request.Context(), id); err != nil {
-		writeError(c, fmt.Errorf("suite %s: %w", id, err))
-		return
+	if err := s.Suites.DeleteSuite(c.Request.Context(), su.ID); err != nil {
+		return fmt.Errorf("suite %s: %w", su.ID, err)
 	}
 	c.Status(http.StatusNoContent)
+	return nil
 }
 
-func (s *Server) startRun(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
-	}
-	su, ok := s.suite(c, id)
-	if !ok {
-		return
+func (s *Server) startRun(c *gin.Context) error {
+	su, err := loaded[*regression.Suite](c, suiteKey)
+	if err != nil {
+		return err
 	}
 	r, err := s.Regression.StartRun(c.Request.Context(), su, regression.TriggerManual, nil)
 	if err != nil {
-		writeError(c, err)
-		return
+		return err
 	}
 	c.Header("Location", "/v1/runs/"+r.ID)
-	c.JSON(http.StatusAccepted, runJSON(r, s.baseURL(c)))
+	c.JSON(http.StatusAccepted, newRunView(r, s.baseURL(c)))
+	return nil
 }
 
-func (s *Server) listRuns(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
-	}
-	limit, cursor, ok := s.page(c)
-	if !ok {
-		return
-	}
-	if _, ok := s.suite(c, id); !ok {
-		return
-	}
-	runs, next, err := s.Repo.ListRuns(c.Request.Context(), id, limit, cursor)
+func (s *Server) listRuns(c *gin.Context) error {
+	su, err := loaded[*regression.Suite](c, suiteKey)
 	if err != nil {
-		writeError(c, err)
-		return
+		return err
+	}
+	q, err := loaded[listQueryParams](c, listKey)
+	if err != nil {
+		return err
+	}
+	runs, next, err := s.Suites.ListRuns(c.Request.Context(), su.ID, q.limit, q.cursor)
+	if err != nil {
+		return fmt.Errorf("list runs of suite %s: %w", su.ID, err)
 	}
 	base := s.baseURL(c)
-	out := make([]gin.H, len(runs))
+	out := runList{Runs: make([]runView, len(runs)), NextCursor: nullable(next)}
 	for i, r := range runs {
-		out[i] = runJSON(r, base)
+		out.Runs[i] = newRunView(r, base)
 	}
-	c.JSON(http.StatusOK, gin.H{"runs": out, "next_cursor": nullable(next)})
+	c.JSON(http.StatusOK, out)
+	return nil
 }
 
-func (s *Server) getRun(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
+func (s *Server) getRun(c *gin.Context) error {
+	r, err := loaded[*regression.Run](c, runKey)
+	if err != nil {
+		return err
 	}
-	if r, ok := s.run(c, id); ok {
-		c.JSON(http.StatusOK, runJSON(r, s.baseURL(c)))
-	}
+	c.JSON(http.StatusOK, newRunView(r, s.baseURL(c)))
+	return nil
 }
 
-func (s *Server) approveRun(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
-	}
-	body, ok := s.jsonBody(c, "the body")
-	if !ok {
-		return
+// readApproval is middleware that parses the body readJSON read as an
+// approval, for approveRun.
+func readApproval(c *gin.Context) error {
+	body, err := loaded[[]byte](c, bodyKey)
+	if err != nil {
+		return err
 	}
 	a, err := parseApproval(body)
 	if err != nil {
-		writeError(c, err)
-		return
+		return err
 	}
-	if _, ok := s.run(c, id); !ok {
-		return
-	}
-	r, err := s.Repo.Approve(c.Request.Context(), id, a, approver(c))
+	c.Set(approvalKey, a)
+	return nil
+}
+
+func (s *Server) approveRun(c *gin.Context) error {
+	a, err := loaded[regression.Approval](c, approvalKey)
 	if err != nil {
-		writeError(c, fmt.Errorf("run %s: %w", id, err))
-		return
+		return err
 	}
-	c.JSON(http.StatusOK, runJSON(r, s.baseURL(c)))
+	r, err := loaded[*regression.Run](c, runKey)
+	if err != nil {
+		return err
+	}
+	id := r.ID
+	r, err = s.Suites.Approve(c.Request.Context(), id, a, approver(c))
+	if err != nil {
+		return fmt.Errorf("run %s: %w", id, err)
+	}
+	c.JSON(http.StatusOK, newRunView(r, s.baseURL(c)))
+	return nil
 }
 
 // parseApproval accepts exactly one of {"all": true}, {"targets": [...]},
@@ -266,100 +217,38 @@ func approver(c *gin.Context) string {
 	return "anonymous"
 }
 
-func (s *Server) listBaselines(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
-	}
-	if _, ok := s.suite(c, id); !ok {
-		return
+func (s *Server) listBaselines(c *gin.Context) error {
+	su, err := loaded[*regression.Suite](c, suiteKey)
+	if err != nil {
+		return err
 	}
 	history := c.Query("history") == "true"
-	bs, err := s.Repo.ListBaselines(c.Request.Context(), id, history)
+	bs, err := s.Suites.ListBaselines(c.Request.Context(), su.ID, history)
 	if err != nil {
-		writeError(c, err)
-		return
+		return fmt.Errorf("list baselines of suite %s: %w", su.ID, err)
 	}
 	base := s.baseURL(c)
-	out := make([]gin.H, len(bs))
+	out := baselineList{Baselines: make([]baselineView, len(bs))}
 	for i, b := range bs {
-		out[i] = baselineJSON(b, base)
+		out.Baselines[i] = newBaselineView(b, base)
 	}
-	c.JSON(http.StatusOK, gin.H{"baselines": out})
+	c.JSON(http.StatusOK, out)
+	return nil
 }
 
-func (s *Server) restoreBaseline(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
-	}
-	b, err := s.Repo.GetBaseline(c.Request.Context(), id)
+func (s *Server) restoreBaseline(c *gin.Context) error {
+	b, err := loaded[*regression.Baseline](c, baselineKey)
 	if err != nil {
-		writeError(c, fmt.Errorf("baseline %s: %w", id, err))
-		return
-	}
-	if _, ok := s.suite(c, b.SuiteID); !ok {
-		return
+		return err
 	}
 	if b.Artifact == nil {
-		writeError(c, fmt.Errorf("%w: baseline version %d removed its segment; restore a version with an image", jobs.ErrConflict, b.Version))
-		return
+		return fmt.Errorf("%w: baseline version %d removed its segment; restore a version with an image", jobs.ErrConflict, b.Version)
 	}
-	nb, err := s.Repo.RestoreBaseline(c.Request.Context(), id, approver(c))
+	// Not wrapped: the message of a not-found or conflict error is the answer's.
+	nb, err := s.Suites.RestoreBaseline(c.Request.Context(), b.ID, approver(c))
 	if err != nil {
-		writeError(c, err)
-		return
+		return err
 	}
-	c.JSON(http.StatusOK, baselineJSON(nb, s.baseURL(c)))
-}
-
-func suiteJSON(su *regression.Suite) gin.H {
-	var webhook any
-	if su.Webhook != nil {
-		webhook = gin.H{"url": su.Webhook.URL}
-	}
-	var last any
-	if r := su.LastRun; r != nil {
-		last = gin.H{"id": r.ID, "status": r.Status, "created_at": r.CreatedAt, "finished_at": r.FinishedAt}
-	}
-	return gin.H{"id": su.ID, "name": su.Name, "targets": su.Spec.Targets, "options": su.Spec.Options,
-		"schedule": su.Schedule, "threshold": su.Spec.Threshold, "pixel_threshold": su.Spec.PixelThreshold,
-		"ignore": su.Spec.Ignore, "enabled": su.Enabled, "webhook": webhook,
-		"created_at": su.CreatedAt, "updated_at": su.UpdatedAt, "last_run": last}
-}
-
-func runJSON(r *regression.Run, base string) gin.H {
-	out := gin.H{"id": r.ID, "suite_id": r.SuiteID, "batch_id": r.BatchID, "trigger": r.Trigger,
-		"scheduled_for": r.ScheduledFor, "status": r.Status, "counts": r.Counts,
-		"created_at": r.CreatedAt, "finished_at": r.FinishedAt}
-	if r.Comparisons != nil {
-		cs := make([]gin.H, len(r.Comparisons))
-		for i, cmp := range r.Comparisons {
-			cs[i] = gin.H{"id": cmp.ID, "job_id": cmp.JobID, "target": cmp.Target, "viewport": cmp.Viewport,
-				"segment": cmp.Segment, "status": cmp.Status, "diff_pixels": cmp.DiffPixels,
-				"diff_ratio": cmp.DiffRatio, "threshold": cmp.Threshold, "message": cmp.Message,
-				"baseline": imageRef(cmp.BaselineArtifact, base), "current": imageRef(cmp.CurrentArtifact, base),
-				"diff": imageRef(cmp.DiffArtifact, base), "approved": cmp.ApprovedAt != nil, "approved_at": cmp.ApprovedAt}
-		}
-		out["comparisons"] = cs
-	}
-	return out
-}
-
-func imageRef(a *jobs.Artifact, base string) any {
-	if a == nil {
-		return nil
-	}
-	return gin.H{"artifact_id": a.ID, "url": base + "/v1/artifacts/" + a.ID, "width": a.Width, "height": a.Height}
-}
-
-func baselineJSON(b *regression.Baseline, base string) gin.H {
-	var artID, url any
-	if b.Artifact != nil {
-		artID, url = b.Artifact.ID, base+"/v1/artifacts/"+b.Artifact.ID
-	}
-	return gin.H{"id": b.ID, "suite_id": b.SuiteID, "target": b.Target, "viewport": b.Viewport,
-		"segment": b.Segment, "version": b.Version, "artifact_id": artID, "url": url, "run_id": nullable(b.RunID),
-		"restored_from": nullable(b.RestoredFrom), "approved_by": b.ApprovedBy, "approved_at": b.ApprovedAt,
-		"active": b.Active}
+	c.JSON(http.StatusOK, newBaselineView(nb, s.baseURL(c)))
+	return nil
 }

@@ -12,37 +12,33 @@ import (
 
 // listWebhooks answers GET /v1/batches/:id/webhooks: the batch's webhook URL
 // (never its secret) and every delivery with its outcome so far.
-func (s *Server) listWebhooks(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
+func (s *Server) listWebhooks(c *gin.Context) error {
+	b, err := loaded[*jobs.Batch](c, batchKey)
+	if err != nil {
+		return err
 	}
-	if _, ok := s.batch(c, id); !ok {
-		return
-	}
-	var hook any
-	wh, err := s.Repo.GetBatchWebhook(c.Request.Context(), id)
+	var out webhookList
+	wh, err := s.Webhooks.GetBatchWebhook(c.Request.Context(), b.ID)
 	switch {
 	case err == nil:
-		hook = gin.H{"url": wh.URL}
+		out.Webhook = &webhookRef{URL: wh.URL}
 	case !errors.Is(err, jobs.ErrNotFound):
-		writeError(c, fmt.Errorf("webhook of batch %s: %w", id, err))
-		return
+		return fmt.Errorf("webhook of batch %s: %w", b.ID, err)
 	}
-	ds, err := s.Repo.ListWebhookDeliveries(c.Request.Context(), id)
+	ds, err := s.Webhooks.ListWebhookDeliveries(c.Request.Context(), b.ID)
 	if err != nil {
-		writeError(c, err)
-		return
+		return fmt.Errorf("webhook deliveries of batch %s: %w", b.ID, err)
 	}
-	out := make([]gin.H, len(ds))
+	out.Deliveries = make([]deliveryView, len(ds))
 	for i, d := range ds {
-		var lastStatus any
+		v := deliveryView{ID: d.ID, Event: d.Event, Status: d.Status, Attempts: d.Attempts,
+			LastError: nullable(d.LastError), CreatedAt: d.CreatedAt, DeliveredAt: d.DeliveredAt}
 		if d.LastStatus != 0 {
-			lastStatus = d.LastStatus
+			status := d.LastStatus
+			v.LastStatus = &status
 		}
-		out[i] = gin.H{"id": d.ID, "event": d.Event, "status": d.Status, "attempts": d.Attempts,
-			"last_status": lastStatus, "last_error": nullable(d.LastError), "created_at": d.CreatedAt,
-			"delivered_at": d.DeliveredAt}
+		out.Deliveries[i] = v
 	}
-	c.JSON(http.StatusOK, gin.H{"webhook": hook, "deliveries": out})
+	c.JSON(http.StatusOK, out)
+	return nil
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -25,25 +26,31 @@ const (
 	missingBatch = "01a22b19-0000-7000-8000-0000000000ff"
 )
 
+// webhookRepo knows two batches, one of them with a webhook and a delivery.
 type webhookRepo struct {
-	storeAPI
+	fakeRepo
 }
 
-func (webhookRepo) GetBatch(_ context.Context, id string) (*jobs.Batch, error) {
+var (
+	_ BatchReader   = (*webhookRepo)(nil)
+	_ WebhookReader = (*webhookRepo)(nil)
+)
+
+func (*webhookRepo) GetBatch(_ context.Context, id string) (*jobs.Batch, error) {
 	if id != hookBatch && id != plainBatch {
 		return nil, jobs.ErrNotFound
 	}
 	return &jobs.Batch{ID: id, Total: 1, Counts: jobs.Counts{Succeeded: 1}}, nil
 }
 
-func (webhookRepo) GetBatchWebhook(_ context.Context, id string) (*jobs.Webhook, error) {
+func (*webhookRepo) GetBatchWebhook(_ context.Context, id string) (*jobs.Webhook, error) {
 	if id != hookBatch {
 		return nil, jobs.ErrNotFound
 	}
 	return &jobs.Webhook{URL: hookURL, Secret: hookSecret}, nil
 }
 
-func (webhookRepo) ListWebhookDeliveries(_ context.Context, id string) ([]*webhook.Delivery, error) {
+func (*webhookRepo) ListWebhookDeliveries(_ context.Context, id string) ([]*webhook.Delivery, error) {
 	if id != hookBatch {
 		return nil, nil
 	}
@@ -54,7 +61,8 @@ func (webhookRepo) ListWebhookDeliveries(_ context.Context, id string) ([]*webho
 
 func TestWebhookListEndpoint(t *testing.T) {
 	t.Parallel()
-	s := &Server{Repo: webhookRepo{}}
+	repo := &webhookRepo{}
+	s := &Server{Batches: repo, Webhooks: repo}
 	h := s.Handler()
 	get := func(path string) (int, string) {
 		rec := httptest.NewRecorder()
@@ -95,30 +103,38 @@ func TestWebhookListEndpoint(t *testing.T) {
 	}
 }
 
-// Webhook events carry jobs.BatchView as "data"; it must keep the fields of
-// GET /v1/batches/:id. If this fails, update jobs.BatchView with batchJSON.
-func TestWebhookBatchViewMatchesBatchJSON(t *testing.T) {
+// Webhook events carry jobs.BatchView as "data"; GET /v1/batches/:id must
+// answer exactly that JSON.
+func TestBatchJSONIsBatchView(t *testing.T) {
 	t.Parallel()
-	now := time.Now()
-	b := &jobs.Batch{ID: hookBatch, Total: 2, Counts: jobs.Counts{Queued: 1, Succeeded: 1},
-		Labels: map[string]string{"a": "b"}, CreatedAt: now, FinishedAt: &now}
-	keys := func(v any) []string {
-		raw, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &m); err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for k := range m {
-			out = append(out, k)
-		}
-		slices.Sort(out)
-		return out
+	repo := &webhookRepo{}
+	s := &Server{Batches: repo, Webhooks: repo}
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/batches/"+hookBatch, nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
 	}
-	if diff := cmp.Diff(keys(batchJSON(b)), keys(b.View())); diff != "" {
-		t.Errorf("jobs.BatchView fields differ from batchJSON (-batchJSON +BatchView):\n%s", diff)
+	b, err := repo.GetBatch(context.Background(), hookBatch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want map[string]any
+	raw, err := json.Marshal(b.View())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	wantKeys := []string{"counts", "created_at", "finished_at", "id", "labels", "status", "total"}
+	gotKeys := slices.Sorted(maps.Keys(got))
+	if diff := cmp.Diff(wantKeys, gotKeys); diff != "" {
+		t.Errorf("GET /v1/batches/:id fields (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("GET /v1/batches/:id differs from jobs.BatchView (-BatchView +response):\n%s", diff)
 	}
 }

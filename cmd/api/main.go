@@ -183,7 +183,9 @@ func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeSe
 	srv := &web.Server{
 		Service:    &jobs.Service{Repo: st, Queue: tasks, Logger: log, MaxTargets: maxTargets, MaxInFlight: maxInFlight},
 		Regression: &regression.Service{Repo: st, Queue: tasks, Logger: log},
-		Repo:       st,
+		Batches:    st,
+		Suites:     st,
+		Webhooks:   st,
 		Keys:       st,
 		Limiter:    ratelimit.New(rdb, rate, burst),
 		Presigner:  objects,

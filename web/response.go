@@ -1,0 +1,269 @@
+package web
+
+import (
+	"time"
+
+	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/regression"
+)
+
+// The JSON bodies of the API's successful answers. A batch is jobs.BatchView,
+// the same value webhook events carry as "data". Fields that are null when
+// empty are pointers; lists are never nil, so they encode as [], not null.
+
+type healthResponse struct {
+	Status string `json:"status"`
+}
+
+type readyResponse struct {
+	Status string            `json:"status"` // ready or unavailable
+	Checks map[string]string `json:"checks"` // check name: "ok" or its error
+}
+
+// batchCreated answers POST /v1/batches: the batch and its jobs.
+type batchCreated struct {
+	jobs.BatchView
+	Jobs []jobSummary `json:"jobs"`
+}
+
+type jobSummary struct {
+	ID     string `json:"id"`
+	URL    string `json:"url"`
+	Name   string `json:"name"`
+	Status string `json:"status"`
+}
+
+type batchList struct {
+	Batches    []jobs.BatchView `json:"batches"`
+	NextCursor *string          `json:"next_cursor"`
+}
+
+// jobView is a job as GET /v1/jobs/:id and its list show it.
+type jobView struct {
+	ID         string         `json:"id"`
+	BatchID    string         `json:"batch_id"`
+	URL        string         `json:"url"`
+	Name       string         `json:"name"`
+	Status     string         `json:"status"`
+	Attempts   int            `json:"attempts"`
+	Error      *jobs.JobError `json:"error"`
+	Result     *jobs.Result   `json:"result"`
+	Options    jobs.Options   `json:"options"`
+	CreatedAt  time.Time      `json:"created_at"`
+	StartedAt  *time.Time     `json:"started_at"`
+	FinishedAt *time.Time     `json:"finished_at"`
+}
+
+func newJobView(j *jobs.Job) jobView {
+	var jerr *jobs.JobError
+	if j.ErrorCode != "" {
+		jerr = &jobs.JobError{Code: j.ErrorCode, Message: j.ErrorMessage}
+	}
+	return jobView{ID: j.ID, BatchID: j.BatchID, URL: j.URL, Name: j.Name, Status: j.Status,
+		Attempts: j.Attempts, Error: jerr, Result: j.Result, Options: j.Options,
+		CreatedAt: j.CreatedAt, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt}
+}
+
+// jobWithPreview is a job in GET /v1/batches/:id/jobs, with its first
+// screenshot for thumbnails.
+type jobWithPreview struct {
+	jobView
+	Preview *imageRef `json:"preview"`
+}
+
+type jobList struct {
+	Jobs       []jobWithPreview `json:"jobs"`
+	NextCursor *string          `json:"next_cursor"`
+}
+
+// jobWithArtifacts answers GET /v1/jobs/:id.
+type jobWithArtifacts struct {
+	jobView
+	Artifacts []artifactView `json:"artifacts"`
+}
+
+type artifactView struct {
+	ID          string `json:"id"`
+	Kind        string `json:"kind"`
+	Name        string `json:"name"`
+	ContentType string `json:"content_type"`
+	Bytes       int64  `json:"bytes"`
+	Width       int    `json:"width"`
+	Height      int    `json:"height"`
+	SHA256      string `json:"sha256"`
+	URL         string `json:"url"`
+}
+
+// imageRef points at an image artifact: previews, baselines, diffs.
+type imageRef struct {
+	ArtifactID string `json:"artifact_id"`
+	URL        string `json:"url"`
+	Width      int    `json:"width"`
+	Height     int    `json:"height"`
+}
+
+// newImageRef returns nil (JSON null) for no artifact.
+func newImageRef(a *jobs.Artifact, base string) *imageRef {
+	if a == nil {
+		return nil
+	}
+	return &imageRef{ArtifactID: a.ID, URL: base + "/v1/artifacts/" + a.ID, Width: a.Width, Height: a.Height}
+}
+
+// webhookRef shows a webhook's URL, never its secret.
+type webhookRef struct {
+	URL string `json:"url"`
+}
+
+type deliveryView struct {
+	ID          string     `json:"id"`
+	Event       string     `json:"event"`
+	Status      string     `json:"status"`
+	Attempts    int        `json:"attempts"`
+	LastStatus  *int       `json:"last_status"` // null when there was no response
+	LastError   *string    `json:"last_error"`
+	CreatedAt   time.Time  `json:"created_at"`
+	DeliveredAt *time.Time `json:"delivered_at"`
+}
+
+// webhookList answers GET /v1/batches/:id/webhooks.
+type webhookList struct {
+	Webhook    *webhookRef    `json:"webhook"`
+	Deliveries []deliveryView `json:"deliveries"`
+}
+
+type suiteView struct {
+	ID             string                   `json:"id"`
+	Name           string                   `json:"name"`
+	Targets        []regression.SuiteTarget `json:"targets"`
+	Options        *jobs.OptionsInput       `json:"options"`
+	Schedule       *regression.Schedule     `json:"schedule"`
+	Threshold      float64                  `json:"threshold"`
+	PixelThreshold float64                  `json:"pixel_threshold"`
+	Ignore         regression.Ignore        `json:"ignore"`
+	Enabled        bool                     `json:"enabled"`
+	Webhook        *webhookRef              `json:"webhook"`
+	CreatedAt      time.Time                `json:"created_at"`
+	UpdatedAt      time.Time                `json:"updated_at"`
+	LastRun        *lastRun                 `json:"last_run"`
+}
+
+type lastRun struct {
+	ID         string     `json:"id"`
+	Status     string     `json:"status"`
+	CreatedAt  time.Time  `json:"created_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+}
+
+func newSuiteView(su *regression.Suite) suiteView {
+	out := suiteView{ID: su.ID, Name: su.Name, Targets: su.Spec.Targets, Options: su.Spec.Options,
+		Schedule: su.Schedule, Threshold: su.Spec.Threshold, PixelThreshold: su.Spec.PixelThreshold,
+		Ignore: su.Spec.Ignore, Enabled: su.Enabled, CreatedAt: su.CreatedAt, UpdatedAt: su.UpdatedAt}
+	if su.Webhook != nil {
+		out.Webhook = &webhookRef{URL: su.Webhook.URL}
+	}
+	if r := su.LastRun; r != nil {
+		out.LastRun = &lastRun{ID: r.ID, Status: r.Status, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt}
+	}
+	return out
+}
+
+type suiteList struct {
+	Suites     []suiteView `json:"suites"`
+	NextCursor *string     `json:"next_cursor"`
+}
+
+type runView struct {
+	ID           string               `json:"id"`
+	SuiteID      string               `json:"suite_id"`
+	BatchID      string               `json:"batch_id"`
+	Trigger      string               `json:"trigger"`
+	ScheduledFor *time.Time           `json:"scheduled_for"`
+	Status       string               `json:"status"`
+	Counts       regression.RunCounts `json:"counts"`
+	CreatedAt    time.Time            `json:"created_at"`
+	FinishedAt   *time.Time           `json:"finished_at"`
+	// Comparisons is left out of lists (the run was loaded without them),
+	// and [] for a run that has none.
+	Comparisons *[]comparisonView `json:"comparisons,omitempty"`
+}
+
+type comparisonView struct {
+	ID         string     `json:"id"`
+	JobID      string     `json:"job_id"`
+	Target     string     `json:"target"`
+	Viewport   string     `json:"viewport"`
+	Segment    int        `json:"segment"`
+	Status     string     `json:"status"`
+	DiffPixels int64      `json:"diff_pixels"`
+	DiffRatio  float64    `json:"diff_ratio"`
+	Threshold  float64    `json:"threshold"`
+	Message    string     `json:"message"`
+	Baseline   *imageRef  `json:"baseline"`
+	Current    *imageRef  `json:"current"`
+	Diff       *imageRef  `json:"diff"`
+	Approved   bool       `json:"approved"`
+	ApprovedAt *time.Time `json:"approved_at"`
+}
+
+func newRunView(r *regression.Run, base string) runView {
+	out := runView{ID: r.ID, SuiteID: r.SuiteID, BatchID: r.BatchID, Trigger: r.Trigger,
+		ScheduledFor: r.ScheduledFor, Status: r.Status, Counts: r.Counts,
+		CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt}
+	if r.Comparisons != nil {
+		cs := make([]comparisonView, len(r.Comparisons))
+		for i, cmp := range r.Comparisons {
+			cs[i] = comparisonView{ID: cmp.ID, JobID: cmp.JobID, Target: cmp.Target, Viewport: cmp.Viewport,
+				Segment: cmp.Segment, Status: cmp.Status, DiffPixels: cmp.DiffPixels,
+				DiffRatio: cmp.DiffRatio, Threshold: cmp.Threshold, Message: cmp.Message,
+				Baseline: newImageRef(cmp.BaselineArtifact, base), Current: newImageRef(cmp.CurrentArtifact, base),
+				Diff: newImageRef(cmp.DiffArtifact, base), Approved: cmp.ApprovedAt != nil, ApprovedAt: cmp.ApprovedAt}
+		}
+		out.Comparisons = &cs
+	}
+	return out
+}
+
+type runList struct {
+	Runs       []runView `json:"runs"`
+	NextCursor *string   `json:"next_cursor"`
+}
+
+type baselineView struct {
+	ID           string    `json:"id"`
+	SuiteID      string    `json:"suite_id"`
+	Target       string    `json:"target"`
+	Viewport     string    `json:"viewport"`
+	Segment      int       `json:"segment"`
+	Version      int       `json:"version"`
+	ArtifactID   *string   `json:"artifact_id"` // null: this version removed the segment
+	URL          *string   `json:"url"`
+	RunID        *string   `json:"run_id"`
+	RestoredFrom *string   `json:"restored_from"`
+	ApprovedBy   string    `json:"approved_by"`
+	ApprovedAt   time.Time `json:"approved_at"`
+	Active       bool      `json:"active"`
+}
+
+func newBaselineView(b *regression.Baseline, base string) baselineView {
+	out := baselineView{ID: b.ID, SuiteID: b.SuiteID, Target: b.Target, Viewport: b.Viewport,
+		Segment: b.Segment, Version: b.Version, RunID: nullable(b.RunID), RestoredFrom: nullable(b.RestoredFrom),
+		ApprovedBy: b.ApprovedBy, ApprovedAt: b.ApprovedAt, Active: b.Active}
+	if b.Artifact != nil {
+		id, url := b.Artifact.ID, base+"/v1/artifacts/"+b.Artifact.ID
+		out.ArtifactID, out.URL = &id, &url
+	}
+	return out
+}
+
+type baselineList struct {
+	Baselines []baselineView `json:"baselines"`
+}
+
+// nullable is nil (JSON null) for "".
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

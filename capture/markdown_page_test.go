@@ -6,29 +6,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/snapq/snapq/capture/internal/markdown/mdpage"
 )
-
-// The page chrome and prose below are also in capture/internal/markdown's tests, which check
-// the conversion itself; this copy lets the end-to-end test build the same page through
-// Chromium without capture importing a test-only helper from the codec.
-
-// para returns n distinct sentences of prose, long enough for readability to score.
-func para(tag string, n int) string {
-	var b strings.Builder
-	for i := range n {
-		fmt.Fprintf(&b, "<p>%s paragraph %d holds the story: the committee met on a wet Tuesday, weighed the budget, "+
-			"argued about the bridge, and agreed, after a long and careful debate, to fund the repairs.</p>\n", tag, i)
-	}
-	return b.String()
-}
-
-const noiseNav = `<nav class="menu"><ul><li><a href="/">Home</a></li><li><a href="/world">NAVWORLD</a></li>
-<li><a href="/sport">NAVSPORT</a></li><li><a href="/weather">NAVWEATHER</a></li></ul></nav>`
-
-const noiseAside = `<aside class="sidebar"><h3>Popular</h3><ul><li><a href="/p1">SIDEBAR one</a></li>
-<li><a href="/p2">SIDEBAR two</a></li></ul></aside>`
-
-const noiseFooter = `<footer class="footer"><a href="/terms">FOOTERTERMS</a> <a href="/privacy">Privacy</a> © 2026</footer>`
 
 // markdownPage has an article between page chrome, a stylesheet, and a runtime script that
 // writes JSON holding "</script>" into a data script (serialized html must not let it escape).
@@ -37,8 +17,8 @@ var markdownPage = `<!doctype html><html><head><title>Bridge repairs funded</tit
 <script type="application/json" id="state">{}</script>
 <script>
 document.getElementById("state").textContent = JSON.stringify({payload: "JSONPAYLOAD </script><p>INJECTED</p>"});
-</script></head><body>` + noiseNav + noiseAside +
-	`<main><article><h1>Bridge repairs funded</h1>` + para("PAGEARTICLE", 6) + `</article></main>` + noiseFooter + `</body></html>`
+</script></head><body>` + mdpage.Nav + mdpage.Aside +
+	`<main><article><h1>Bridge repairs funded</h1>` + mdpage.Para("PAGEARTICLE", 6) + `</article></main>` + mdpage.Footer + `</body></html>`
 
 func TestMarkdownOutputFromPage(t *testing.T) {
 	b := sharedBrowser(t)

@@ -6,26 +6,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/snapq/snapq/capture/internal/markdown/mdpage"
 	"golang.org/x/net/html"
 )
-
-// para returns n distinct sentences of prose, long enough for readability to score.
-func para(tag string, n int) string {
-	var b strings.Builder
-	for i := range n {
-		fmt.Fprintf(&b, "<p>%s paragraph %d holds the story: the committee met on a wet Tuesday, weighed the budget, "+
-			"argued about the bridge, and agreed, after a long and careful debate, to fund the repairs.</p>\n", tag, i)
-	}
-	return b.String()
-}
-
-const noiseNav = `<nav class="menu"><ul><li><a href="/">Home</a></li><li><a href="/world">NAVWORLD</a></li>
-<li><a href="/sport">NAVSPORT</a></li><li><a href="/weather">NAVWEATHER</a></li></ul></nav>`
-
-const noiseAside = `<aside class="sidebar"><h3>Popular</h3><ul><li><a href="/p1">SIDEBAR one</a></li>
-<li><a href="/p2">SIDEBAR two</a></li></ul></aside>`
-
-const noiseFooter = `<footer class="footer"><a href="/terms">FOOTERTERMS</a> <a href="/privacy">Privacy</a> © 2026</footer>`
 
 func page(body string) string {
 	return `<!doctype html><html><head><title>The bridge story</title></head><body>` + body + `</body></html>`
@@ -53,8 +36,8 @@ func convert(t *testing.T, doc string, maxChars int) Result {
 
 func TestMarkdownArticleWithoutNoise(t *testing.T) {
 	t.Parallel()
-	doc := page(noiseNav + noiseAside + `<main><article><h1>The bridge story</h1>` + para("ARTICLE", 8) +
-		`</article></main>` + noiseFooter)
+	doc := page(mdpage.Nav + mdpage.Aside + `<main><article><h1>The bridge story</h1>` + mdpage.Para("ARTICLE", 8) +
+		`</article></main>` + mdpage.Footer)
 	out := convert(t, doc, 0)
 	if !out.Article {
 		t.Errorf("the extraction was not used:\n%s", out.Text)
@@ -75,11 +58,11 @@ func TestMarkdownPortalKeepsLinks(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
 	// A short featured story is what readability picks; it is far under 10% of the page.
-	b.WriteString(noiseNav + `<h1>Front page</h1><article class="featured">` + para("FEATURED", 2) + `</article><div class="grid">`)
+	b.WriteString(mdpage.Nav + `<h1>Front page</h1><article class="featured">` + mdpage.Para("FEATURED", 2) + `</article><div class="grid">`)
 	for i := range 300 {
 		fmt.Fprintf(&b, `<div class="card"><a href="/story/%d">Headline number %d about the news</a></div>`, i, i)
 	}
-	b.WriteString(`</div>` + noiseFooter)
+	b.WriteString(`</div>` + mdpage.Footer)
 	out := convert(t, page(b.String()), 0)
 	if out.Article {
 		t.Errorf("a portal page used the extraction (coverage gate did not fire)")
@@ -98,8 +81,8 @@ func TestMarkdownPortalKeepsLinks(t *testing.T) {
 func TestMarkdownDataImagePlaceholder(t *testing.T) {
 	t.Parallel()
 	payload := strings.Repeat("A", 2<<20*4/3) // base64 of 2 MiB
-	doc := page(`<article><h1>Shot</h1>` + para("DATAIMG", 4) +
-		`<p><img alt="screenshot" src="data:image/png;base64,` + payload + `"></p>` + para("AFTER", 2) + `</article>`)
+	doc := page(`<article><h1>Shot</h1>` + mdpage.Para("DATAIMG", 4) +
+		`<p><img alt="screenshot" src="data:image/png;base64,` + payload + `"></p>` + mdpage.Para("AFTER", 2) + `</article>`)
 	out := convert(t, doc, 1_000_000)
 	if len(out.Text) > 10_000 {
 		t.Errorf("markdown is %d bytes; the data: image leaked into it", len(out.Text))
@@ -114,8 +97,8 @@ func TestMarkdownDataImagePlaceholder(t *testing.T) {
 
 func TestMarkdownTable(t *testing.T) {
 	t.Parallel()
-	doc := page(`<article><h1>Prices</h1>` + para("TABLE", 4) + `<table><thead><tr><th>Fruit</th><th>Price</th></tr></thead>
-<tbody><tr><td>Apple</td><td>1.20</td></tr><tr><td>Pear</td><td>0.90</td></tr></tbody></table>` + para("MORE", 2) + `</article>`)
+	doc := page(`<article><h1>Prices</h1>` + mdpage.Para("TABLE", 4) + `<table><thead><tr><th>Fruit</th><th>Price</th></tr></thead>
+<tbody><tr><td>Apple</td><td>1.20</td></tr><tr><td>Pear</td><td>0.90</td></tr></tbody></table>` + mdpage.Para("MORE", 2) + `</article>`)
 	out := convert(t, doc, 0)
 	for _, want := range []string{"| Fruit | Price |", "| Apple | 1.20  |", "|---"} {
 		if !strings.Contains(strings.ReplaceAll(out.Text, "| ---", "|---"), want) {
@@ -132,7 +115,7 @@ func TestMarkdownTrailingRelatedLinksPruned(t *testing.T) {
 		`<li><a href="/r3">RELATED council elects a new chair for the year</a></li></ul></div>`
 	t.Run("end to end", func(t *testing.T) {
 		t.Parallel()
-		out := convert(t, page(`<article><h1>The bridge story</h1>`+para("BODY", 6)+related+`</article>`), 0)
+		out := convert(t, page(`<article><h1>The bridge story</h1>`+mdpage.Para("BODY", 6)+related+`</article>`), 0)
 		if !strings.Contains(out.Text, "BODY paragraph 5") || strings.Contains(out.Text, "RELATED") {
 			t.Errorf("want the body without the related links:\n%s", out.Text)
 		}
@@ -143,11 +126,11 @@ func TestMarkdownTrailingRelatedLinksPruned(t *testing.T) {
 			name, body string
 			want, gone []string
 		}{
-			{name: "trailing link list dropped", body: para("BODY", 6) + related,
+			{name: "trailing link list dropped", body: mdpage.Para("BODY", 6) + related,
 				want: []string{"BODY paragraph 5"}, gone: []string{"RELATED"}},
-			{name: "links in the middle kept", body: para("BODY", 3) + related + para("TAIL", 3),
+			{name: "links in the middle kept", body: mdpage.Para("BODY", 3) + related + mdpage.Para("TAIL", 3),
 				want: []string{"RELATED", "TAIL paragraph 2"}},
-			{name: "mostly links kept (at most a third dropped)", body: para("BODY", 1) + related,
+			{name: "mostly links kept (at most a third dropped)", body: mdpage.Para("BODY", 1) + related,
 				want: []string{"RELATED"}},
 			{name: "linky body keeps its links", body: strings.Repeat(`<p><a href="/x">LINKY prose with a link</a> and words</p>`, 6) + related,
 				want: []string{"RELATED"}},
@@ -177,7 +160,7 @@ func TestMarkdownTrailingRelatedLinksPruned(t *testing.T) {
 
 func TestMarkdownCap(t *testing.T) {
 	t.Parallel()
-	doc := page(`<article><h1>Long</h1>` + para("CAP", 200) + `</article>`)
+	doc := page(`<article><h1>Long</h1>` + mdpage.Para("CAP", 200) + `</article>`)
 	full := convert(t, doc, 0)
 	if full.Truncated || utf8.RuneCountInString(full.Text) < 20_000 {
 		t.Fatalf("uncapped: %d characters, truncated %v", utf8.RuneCountInString(full.Text), full.Truncated)

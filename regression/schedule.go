@@ -1,9 +1,11 @@
 package regression
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -22,6 +24,12 @@ import (
 // ScheduleProvider implements asynq.PeriodicTaskConfigProvider on the suites table.
 type ScheduleProvider struct {
 	Repo Schedules
+	// MinInterval is the shortest time allowed between two activations
+	// (0: DefaultMinScheduleInterval; negative: no minimum). A suite stored
+	// with a schedule that fires more often (before the minimum existed, or
+	// under a lower one) is left out and logged.
+	MinInterval time.Duration
+	Logger      *slog.Logger
 }
 
 // GetConfigs implements asynq.PeriodicTaskConfigProvider.
@@ -35,6 +43,10 @@ func (p *ScheduleProvider) GetConfigs() ([]*asynq.PeriodicTaskConfig, error) {
 	out := make([]*asynq.PeriodicTaskConfig, 0, len(suites))
 	for _, s := range suites {
 		if s.Schedule == nil || !s.Enabled {
+			continue
+		}
+		if err := s.Schedule.checkInterval(time.Now(), cmp.Or(p.MinInterval, DefaultMinScheduleInterval)); err != nil {
+			jobs.Log(p.Logger).Warn("suite schedule not scheduled", "suite_id", s.ID, "err", err)
 			continue
 		}
 		task, opts, err := queue.NewTask(jobs.SuiteRunPayload{SuiteID: s.ID}, 0, queue.Config{})

@@ -1,6 +1,7 @@
 package regression
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,11 +36,19 @@ type Service struct {
 	Repo   SuiteStore
 	Queue  jobs.Queue
 	Logger *slog.Logger
+	// MinScheduleInterval is the shortest time allowed between two
+	// activations of a suite's schedule (0: DefaultMinScheduleInterval;
+	// negative: no minimum).
+	MinScheduleInterval time.Duration
+}
+
+func (g *Service) minScheduleInterval() time.Duration {
+	return cmp.Or(g.MinScheduleInterval, DefaultMinScheduleInterval)
 }
 
 // CreateSuite validates and stores a new suite.
 func (g *Service) CreateSuite(ctx context.Context, owner string, body []byte) (*Suite, error) {
-	s, err := ParseSuite(body)
+	s, err := parseSuite(body, g.minScheduleInterval())
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +87,7 @@ func (g *Service) UpdateSuite(ctx context.Context, cur *Suite, body []byte) (*Su
 	if err != nil {
 		return nil, err
 	}
-	s, err := ParseSuite(merged)
+	s, err := parseSuite(merged, g.minScheduleInterval())
 	if err != nil {
 		return nil, err
 	}

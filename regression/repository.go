@@ -19,8 +19,11 @@ type SuiteStore interface {
 	UpdateSuite(ctx context.Context, s *Suite) error
 	// CreateRun writes the run's batch, its jobs, the run and its capture rows
 	// in one transaction. A scheduled run whose activation already has a run is
-	// ErrRunExists and writes nothing.
-	CreateRun(ctx context.Context, r *Run, b *jobs.Batch, jobs []*jobs.Job, keys []CaptureKey) error
+	// ErrRunExists and writes nothing. The jobs count against the batch
+	// owner's maxInFlight as jobs.InFlightLimiter's do (counted under the same
+	// per-owner lock): over it, the error wraps jobs.ErrTooManyInFlight and
+	// nothing is written.
+	CreateRun(ctx context.Context, r *Run, b *jobs.Batch, jobs []*jobs.Job, keys []CaptureKey, maxInFlight int) error
 }
 
 // Schedules is what ScheduleProvider needs.

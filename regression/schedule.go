@@ -66,7 +66,8 @@ type SuiteRunner struct {
 
 // Run is the asynq handler of jobs.KindSuiteRun (see queue.Register): it starts the run of the
 // schedule's latest activation, unless the suite was disabled, unscheduled or
-// deleted since, or that activation already has a run.
+// deleted since, that activation already has a run, or the run would take
+// the suite's owner past its in-flight cap (skipped and logged, not retried).
 func (r *SuiteRunner) Run(ctx context.Context, p jobs.SuiteRunPayload) error {
 	log := r.Regression.logger().With("suite_id", p.SuiteID)
 	s, err := r.Regression.Repo.GetSuite(ctx, p.SuiteID)
@@ -93,6 +94,10 @@ func (r *SuiteRunner) Run(ctx context.Context, p jobs.SuiteRunPayload) error {
 	run, err := r.Regression.StartRun(ctx, s, TriggerSchedule, &at)
 	if errors.Is(err, ErrRunExists) {
 		log.Info("scheduled run already started", "activation", at)
+		return nil
+	}
+	if errors.Is(err, jobs.ErrTooManyInFlight) {
+		log.Warn("scheduled run skipped: its owner has too many jobs in flight", "activation", at, "err", err)
 		return nil
 	}
 	if err != nil {

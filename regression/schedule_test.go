@@ -107,7 +107,7 @@ func (m *memSuites) GetSuite(_ context.Context, id string) (*Suite, error) {
 
 func (m *memSuites) UpdateSuite(context.Context, *Suite) error { return nil }
 
-func (m *memSuites) CreateRun(context.Context, *Run, *jobs.Batch, []*jobs.Job, []CaptureKey) error {
+func (m *memSuites) CreateRun(context.Context, *Run, *jobs.Batch, []*jobs.Job, []CaptureKey, int) error {
 	return nil
 }
 

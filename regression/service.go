@@ -40,7 +40,14 @@ type Service struct {
 	// activations of a suite's schedule (0: DefaultMinScheduleInterval;
 	// negative: no minimum).
 	MinScheduleInterval time.Duration
+	// MaxInFlight caps the owner key's queued and running jobs, batches' and
+	// runs' together, as jobs.Service.MaxInFlight does (0:
+	// jobs.DefaultMaxInFlight; negative: no cap). A run over it is
+	// jobs.ErrTooManyInFlight and writes nothing.
+	MaxInFlight int
 }
+
+func (g *Service) maxInFlight() int { return cmp.Or(g.MaxInFlight, jobs.DefaultMaxInFlight) }
 
 func (g *Service) minScheduleInterval() time.Duration {
 	return cmp.Or(g.MinScheduleInterval, DefaultMinScheduleInterval)
@@ -100,7 +107,8 @@ func (g *Service) UpdateSuite(ctx context.Context, cur *Suite, body []byte) (*Su
 }
 
 // StartRun creates a run of the suite (a batch of capture jobs) and enqueues
-// its jobs. scheduledFor is the schedule activation of a scheduled run.
+// its jobs. scheduledFor is the schedule activation of a scheduled run. A run
+// that would take the owner past MaxInFlight is jobs.ErrTooManyInFlight.
 func (g *Service) StartRun(ctx context.Context, s *Suite, trigger string, scheduledFor *time.Time) (*Run, error) {
 	newJobs, keys, err := s.Spec.Captures()
 	if err != nil {
@@ -120,7 +128,7 @@ func (g *Service) StartRun(ctx context.Context, s *Suite, trigger string, schedu
 		js[i] = &jobs.Job{ID: jobs.NewID(), BatchID: b.ID, Seq: i, URL: nj.URL, Name: nj.Name, Options: nj.Options,
 			Status: jobs.StatusQueued, CreatedAt: now, UpdatedAt: now}
 	}
-	if err := g.Repo.CreateRun(ctx, r, b, js, keys); err != nil {
+	if err := g.Repo.CreateRun(ctx, r, b, js, keys, g.maxInFlight()); err != nil {
 		return nil, err
 	}
 	for _, j := range js {

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/regression"
 	"github.com/snapq/snapq/store"
 )
 
@@ -76,5 +78,51 @@ func TestSubmitInFlightLimitIsAtomic(t *testing.T) {
 	if n > maxInFlight || accepted != maxInFlight/perBatch {
 		t.Fatalf("%d concurrent batches of %d: %d accepted, %d jobs in flight; want %d accepted, at most %d in flight",
 			submitters, perBatch, accepted, n, maxInFlight/perBatch, maxInFlight)
+	}
+}
+
+const twoTargetSuite = `{"name": "site", "schedule": {"cron": "*/5 * * * *"}, "targets": [
+	{"url": "https://example.com/", "name": "home"}, {"url": "https://example.com/pricing", "name": "pricing"}]}`
+
+// A run's jobs count against its owner's in-flight cap like a batch's: a
+// manual run over it is ErrTooManyInFlight (429 at the api), a scheduled one
+// is skipped; neither writes a run or a batch.
+func TestSuiteRunsCountAgainstInFlightLimit(t *testing.T) {
+	st := setup(t)
+	ctx := context.Background()
+	owner := newKey(t, st)
+	g := &regression.Service{Repo: st, Queue: nopQueue{}, MaxInFlight: 3}
+	s, err := g.CreateSuite(ctx, owner, []byte(twoTargetSuite))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := &jobs.Service{Repo: st, Queue: nopQueue{}, MaxInFlight: 3}
+	if _, _, _, err := svc.Submit(ctx, jobs.Submission{Body: urlsBody(2), Owner: owner}); err != nil {
+		t.Fatal(err)
+	}
+
+	// 2 in flight + 2 captures > 3.
+	if _, err := g.StartRun(ctx, s, regression.TriggerManual, nil); !errors.Is(err, jobs.ErrTooManyInFlight) {
+		t.Fatalf("manual run over the cap: %v, want ErrTooManyInFlight", err)
+	}
+	now := time.Date(2026, 11, 30, 8, 7, 31, 0, time.UTC)
+	runner := &regression.SuiteRunner{Regression: g, Now: func() time.Time { return now }}
+	if err := runner.Run(ctx, jobs.SuiteRunPayload{SuiteID: s.ID}); err != nil {
+		t.Fatalf("scheduled run over the cap: %v, want it skipped without an error", err)
+	}
+	if runs, _, err := st.ListRuns(ctx, s.ID, 10, ""); err != nil || len(runs) != 0 {
+		t.Fatalf("runs over the cap: %d, %v; want none", len(runs), err)
+	}
+	if n, err := st.CountUnfinished(ctx, owner); err != nil || n != 2 {
+		t.Fatalf("jobs in flight: %d, %v; want the batch's 2", n, err)
+	}
+
+	// Under the cap, a run starts and its jobs count in turn.
+	g.MaxInFlight = 4
+	if _, err := g.StartRun(ctx, s, regression.TriggerManual, nil); err != nil {
+		t.Fatalf("manual run under the cap: %v", err)
+	}
+	if _, _, _, err := svc.Submit(ctx, jobs.Submission{Body: urlsBody(1), Owner: owner}); !errors.Is(err, jobs.ErrTooManyInFlight) {
+		t.Fatalf("batch after the run filled the cap: %v, want ErrTooManyInFlight", err)
 	}
 }

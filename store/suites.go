@@ -170,12 +170,15 @@ func (s *Store) ScheduledSuites(ctx context.Context) ([]*regression.Suite, error
 }
 
 // CreateRun implements jobs.SuiteRepository.
-func (s *Store) CreateRun(ctx context.Context, r *regression.Run, b *jobs.Batch, js []*jobs.Job, keys []regression.CaptureKey) error {
+func (s *Store) CreateRun(ctx context.Context, r *regression.Run, b *jobs.Batch, js []*jobs.Job, keys []regression.CaptureKey, maxInFlight int) error {
 	spec, err := json.Marshal(r.Spec)
 	if err != nil {
 		return err
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := checkInFlight(ctx, tx, b.OwnerKeyID, len(js), maxInFlight); err != nil {
+			return err
+		}
 		if err := insertBatch(ctx, tx, b, js); err != nil {
 			return err
 		}

@@ -12,7 +12,11 @@ import (
 
 // SuiteStore is what Service (and the scheduled SuiteRunner) needs.
 type SuiteStore interface {
-	CreateSuite(ctx context.Context, s *Suite) error
+	// CreateSuite writes a new suite, unless its owner already holds
+	// maxPerOwner suites (counted under a lock held per owner until the
+	// write commits): then the error wraps ErrTooManySuites and nothing is
+	// written. No cap when maxPerOwner <= 0 or the suite has no owner.
+	CreateSuite(ctx context.Context, s *Suite, maxPerOwner int) error
 	// GetSuite returns a suite with its newest run (LastRun).
 	GetSuite(ctx context.Context, id string) (*Suite, error)
 	// UpdateSuite replaces a suite's name, spec, schedule, enabled flag and webhook.

@@ -91,7 +91,7 @@ type memSuites struct {
 	suites []*Suite
 }
 
-func (m *memSuites) CreateSuite(_ context.Context, s *Suite) error {
+func (m *memSuites) CreateSuite(_ context.Context, s *Suite, _ int) error {
 	m.suites = append(m.suites, s)
 	return nil
 }

@@ -15,6 +15,14 @@ import (
 // ErrRunExists is CreateRun's answer for a schedule activation that already has a run.
 var ErrRunExists = errors.New("a run for this schedule activation exists")
 
+// ErrTooManySuites is CreateSuite's answer when the API key already holds
+// MaxSuitesPerKey suites. The api answers 409 too_many_suites: waiting does
+// not help, deleting a suite does.
+var ErrTooManySuites = errors.New("too many suites for this API key")
+
+// DefaultMaxSuitesPerKey is Service.MaxSuitesPerKey's default.
+const DefaultMaxSuitesPerKey = 100
+
 // RunStatusOf derives a finished run's status from its comparison counts:
 // any failure fails it; otherwise an error makes it error; new or missing
 // segments need review; all passed passes.
@@ -45,7 +53,13 @@ type Service struct {
 	// jobs.DefaultMaxInFlight; negative: no cap). A run over it is
 	// jobs.ErrTooManyInFlight and writes nothing.
 	MaxInFlight int
+	// MaxSuitesPerKey caps the suites one API key holds (0:
+	// DefaultMaxSuitesPerKey; negative: no cap). Suites made without auth
+	// have no owner and no cap.
+	MaxSuitesPerKey int
 }
+
+func (g *Service) maxSuitesPerKey() int { return cmp.Or(g.MaxSuitesPerKey, DefaultMaxSuitesPerKey) }
 
 func (g *Service) maxInFlight() int { return cmp.Or(g.MaxInFlight, jobs.DefaultMaxInFlight) }
 
@@ -53,7 +67,8 @@ func (g *Service) minScheduleInterval() time.Duration {
 	return cmp.Or(g.MinScheduleInterval, DefaultMinScheduleInterval)
 }
 
-// CreateSuite validates and stores a new suite.
+// CreateSuite validates and stores a new suite; one more than
+// MaxSuitesPerKey for owner is ErrTooManySuites.
 func (g *Service) CreateSuite(ctx context.Context, owner string, body []byte) (*Suite, error) {
 	s, err := parseSuite(body, g.minScheduleInterval())
 	if err != nil {
@@ -61,7 +76,9 @@ func (g *Service) CreateSuite(ctx context.Context, owner string, body []byte) (*
 	}
 	now := time.Now().UTC()
 	s.ID, s.OwnerKeyID, s.CreatedAt, s.UpdatedAt = jobs.NewID(), owner, now, now
-	if err := g.Repo.CreateSuite(ctx, s); err != nil {
+	if err := g.Repo.CreateSuite(ctx, s, g.maxSuitesPerKey()); errors.Is(err, ErrTooManySuites) {
+		return nil, err
+	} else if err != nil {
 		return nil, fmt.Errorf("store suite: %w", err)
 	}
 	return s, nil

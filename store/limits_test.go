@@ -126,3 +126,50 @@ func TestSuiteRunsCountAgainstInFlightLimit(t *testing.T) {
 		t.Fatalf("batch after the run filled the cap: %v, want ErrTooManyInFlight", err)
 	}
 }
+
+// A key holds at most MaxSuitesPerKey suites, even when it creates them
+// concurrently; another key is not affected.
+func TestSuitesPerKeyLimit(t *testing.T) {
+	st := setup(t)
+	ctx := context.Background()
+	owner, other := newKey(t, st), newKey(t, st)
+	const maxSuites, creators = 3, 10
+	g := &regression.Service{Repo: st, Queue: nopQueue{}, MaxSuitesPerKey: maxSuites}
+
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	errs := make([]error, creators)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			_, errs[i] = g.CreateSuite(ctx, owner, []byte(twoTargetSuite))
+		}()
+	}
+	close(start)
+	wg.Wait()
+	created := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			created++
+		case !errors.Is(err, regression.ErrTooManySuites):
+			t.Fatalf("CreateSuite: %v", err)
+		}
+	}
+	suites, _, err := st.ListSuites(ctx, owner, 100, "")
+	if err != nil || created != maxSuites || len(suites) != maxSuites {
+		t.Fatalf("%d concurrent creations with a cap of %d: %d created, %d stored (%v)", creators, maxSuites, created, len(suites), err)
+	}
+	if _, err := g.CreateSuite(ctx, other, []byte(twoTargetSuite)); err != nil {
+		t.Fatalf("another key's first suite: %v", err)
+	}
+	// Deleting one makes room.
+	if err := st.DeleteSuite(ctx, suites[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.CreateSuite(ctx, owner, []byte(twoTargetSuite)); err != nil {
+		t.Fatalf("after a delete: %v", err)
+	}
+}

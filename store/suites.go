@@ -69,19 +69,33 @@ func suiteArgs(s *regression.Suite) (spec []byte, cron, tz, hookURL, hookSecret 
 }
 
 // CreateSuite implements jobs.SuiteRepository.
-func (s *Store) CreateSuite(ctx context.Context, su *regression.Suite) error {
+func (s *Store) CreateSuite(ctx context.Context, su *regression.Suite, maxPerOwner int) error {
 	spec, cron, tz, hookURL, hookSecret, err := suiteArgs(su)
 	if err != nil {
 		return err
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO suites (id, api_key_id, name, spec, schedule_cron, schedule_tz, enabled,
-		webhook_url, webhook_secret, created_at, updated_at)
-		VALUES ($1, NULLIF($2, '')::uuid, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		su.ID, su.OwnerKeyID, su.Name, spec, cron, tz, su.Enabled, hookURL, hookSecret, su.CreatedAt, su.UpdatedAt)
-	if err != nil {
-		return fmt.Errorf("insert suite: %w", err)
-	}
-	return nil
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if maxPerOwner > 0 && su.OwnerKeyID != "" {
+			if err := lockOwner(ctx, tx, su.OwnerKeyID); err != nil {
+				return err
+			}
+			var n int
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM suites WHERE api_key_id = $1`, su.OwnerKeyID).Scan(&n); err != nil {
+				return fmt.Errorf("count suites: %w", err)
+			}
+			if n >= maxPerOwner {
+				return fmt.Errorf("%w: it has %d, the limit is %d; delete one first", regression.ErrTooManySuites, n, maxPerOwner)
+			}
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO suites (id, api_key_id, name, spec, schedule_cron, schedule_tz, enabled,
+			webhook_url, webhook_secret, created_at, updated_at)
+			VALUES ($1, NULLIF($2, '')::uuid, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			su.ID, su.OwnerKeyID, su.Name, spec, cron, tz, su.Enabled, hookURL, hookSecret, su.CreatedAt, su.UpdatedAt)
+		if err != nil {
+			return fmt.Errorf("insert suite: %w", err)
+		}
+		return nil
+	})
 }
 
 // GetSuite implements jobs.SuiteRepository.

@@ -32,7 +32,8 @@ type SuiteStore interface {
 
 // Schedules is what ScheduleProvider needs.
 type Schedules interface {
-	// ScheduledSuites lists enabled suites that have a schedule.
+	// ScheduledSuites lists enabled suites that have a schedule, except those
+	// whose owner key is revoked.
 	ScheduledSuites(ctx context.Context) ([]*Suite, error)
 }
 

@@ -42,7 +42,7 @@ func (p *ScheduleProvider) GetConfigs() ([]*asynq.PeriodicTaskConfig, error) {
 	}
 	out := make([]*asynq.PeriodicTaskConfig, 0, len(suites))
 	for _, s := range suites {
-		if s.Schedule == nil || !s.Enabled {
+		if s.Schedule == nil || !s.Enabled || s.OwnerRevoked {
 			continue
 		}
 		if err := s.Schedule.checkInterval(time.Now(), cmp.Or(p.MinInterval, DefaultMinScheduleInterval)); err != nil {
@@ -66,7 +66,7 @@ type SuiteRunner struct {
 
 // Run is the asynq handler of jobs.KindSuiteRun (see queue.Register): it starts the run of the
 // schedule's latest activation, unless the suite was disabled, unscheduled or
-// deleted since, that activation already has a run, or the run would take
+// deleted or its owner key revoked since, that activation already has a run, or the run would take
 // the suite's owner past its in-flight cap (skipped and logged, not retried).
 func (r *SuiteRunner) Run(ctx context.Context, p jobs.SuiteRunPayload) error {
 	log := r.Regression.logger().With("suite_id", p.SuiteID)
@@ -80,6 +80,10 @@ func (r *SuiteRunner) Run(ctx context.Context, p jobs.SuiteRunPayload) error {
 	}
 	if !s.Enabled || s.Schedule == nil {
 		log.Info("scheduled run skipped: the suite is disabled or has no schedule")
+		return nil
+	}
+	if s.OwnerRevoked {
+		log.Info("scheduled run skipped: the suite's API key is revoked")
 		return nil
 	}
 	now := time.Now()

@@ -80,6 +80,9 @@ type Suite struct {
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
 	LastRun    *Run // newest run, without comparisons; nil before the first
+	// OwnerRevoked is read, never written: the owner's API key is revoked, so
+	// the schedule no longer fires.
+	OwnerRevoked bool
 }
 
 // SuiteSpec is what a run captures and how it compares; it is stored as JSON

@@ -173,3 +173,56 @@ func TestSuitesPerKeyLimit(t *testing.T) {
 		t.Fatalf("after a delete: %v", err)
 	}
 }
+
+// Revoking a key stops its suites' schedules: they leave the scheduler's
+// list, and an activation already queued starts no run.
+func TestRevokedKeysSuitesDoNotRun(t *testing.T) {
+	st := setup(t)
+	ctx := context.Background()
+	owner, other := newKey(t, st), newKey(t, st)
+	g := &regression.Service{Repo: st, Queue: nopQueue{}}
+	s, err := g.CreateSuite(ctx, owner, []byte(twoTargetSuite))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := g.CreateSuite(ctx, other, []byte(twoTargetSuite))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheduled := func() []string {
+		t.Helper()
+		sched, err := st.ScheduledSuites(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, su := range sched {
+			ids = append(ids, su.ID)
+		}
+		return ids
+	}
+	if got := scheduled(); len(got) != 2 {
+		t.Fatalf("scheduled suites before revoking: %v", got)
+	}
+	if err := st.RevokeKey(ctx, owner); err != nil {
+		t.Fatal(err)
+	}
+	if got := scheduled(); len(got) != 1 || got[0] != kept.ID {
+		t.Fatalf("scheduled suites after revoking %s's key: %v, want only %s", s.ID, got, kept.ID)
+	}
+
+	now := time.Date(2026, 11, 30, 8, 7, 31, 0, time.UTC)
+	runner := &regression.SuiteRunner{Regression: g, Now: func() time.Time { return now }}
+	if err := runner.Run(ctx, jobs.SuiteRunPayload{SuiteID: s.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if runs, _, err := st.ListRuns(ctx, s.ID, 10, ""); err != nil || len(runs) != 0 {
+		t.Fatalf("runs of a revoked key's suite: %d, %v; want none", len(runs), err)
+	}
+	if err := runner.Run(ctx, jobs.SuiteRunPayload{SuiteID: kept.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if runs, _, err := st.ListRuns(ctx, kept.ID, 10, ""); err != nil || len(runs) != 1 {
+		t.Fatalf("runs of the other key's suite: %d, %v; want 1", len(runs), err)
+	}
+}

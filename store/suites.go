@@ -19,10 +19,11 @@ import (
 
 const suiteColumns = `s.id, coalesce(s.api_key_id::text, ''), s.name, s.spec, s.schedule_cron, s.schedule_tz,
 	s.enabled, s.webhook_url, s.webhook_secret, s.created_at, s.updated_at,
-	lr.id, lr.status, lr.created_at, lr.finished_at`
+	lr.id, lr.status, lr.created_at, lr.finished_at, k.revoked_at IS NOT NULL`
 
 const suiteFrom = ` FROM suites s LEFT JOIN LATERAL (SELECT id, status, created_at, finished_at FROM runs
-	WHERE suite_id = s.id ORDER BY id DESC LIMIT 1) lr ON true`
+	WHERE suite_id = s.id ORDER BY id DESC LIMIT 1) lr ON true
+	LEFT JOIN api_keys k ON k.id = s.api_key_id`
 
 func scanSuite(row pgx.Row) (*regression.Suite, error) {
 	var s regression.Suite
@@ -31,7 +32,7 @@ func scanSuite(row pgx.Row) (*regression.Suite, error) {
 	var runCreated *time.Time
 	var runFinished *time.Time
 	err := row.Scan(&s.ID, &s.OwnerKeyID, &s.Name, &spec, &cron, &tz, &s.Enabled, &hookURL, &hookSecret,
-		&s.CreatedAt, &s.UpdatedAt, &runID, &runStatus, &runCreated, &runFinished)
+		&s.CreatedAt, &s.UpdatedAt, &runID, &runStatus, &runCreated, &runFinished, &s.OwnerRevoked)
 	if err != nil {
 		return nil, err
 	}
@@ -173,10 +174,11 @@ func (s *Store) DeleteSuite(ctx context.Context, id string) error {
 	return nil
 }
 
-// ScheduledSuites implements jobs.SuiteRepository.
+// ScheduledSuites implements regression.Schedules: a revoked key's suites
+// are left out.
 func (s *Store) ScheduledSuites(ctx context.Context) ([]*regression.Suite, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+suiteColumns+suiteFrom+
-		` WHERE s.enabled AND s.schedule_cron IS NOT NULL ORDER BY s.id`)
+		` WHERE s.enabled AND s.schedule_cron IS NOT NULL AND k.revoked_at IS NULL ORDER BY s.id`)
 	if err != nil {
 		return nil, fmt.Errorf("list scheduled suites: %w", err)
 	}

@@ -114,7 +114,9 @@ func serve(ctx context.Context) error {
 	rate := r.Float("SNAPQ_RATE_LIMIT", 10)
 	burst := r.Int("SNAPQ_RATE_BURST", 20)
 	maxTargets := r.Int("SNAPQ_MAX_TARGETS", jobs.MaxTargets)
-	maxInFlight := r.Int("SNAPQ_MAX_JOBS_IN_FLIGHT", 10000)
+	maxInFlight := r.Int("SNAPQ_MAX_JOBS_IN_FLIGHT", jobs.DefaultMaxInFlight)
+	maxSuites := r.Int("SNAPQ_MAX_SUITES_PER_KEY", regression.DefaultMaxSuitesPerKey)
+	minScheduleInterval := r.Duration("SNAPQ_MIN_SCHEDULE_INTERVAL", regression.DefaultMinScheduleInterval)
 	queuesUI := r.String("SNAPQ_ADMIN_QUEUES", "readonly")
 	metricsMode, metricsErr := web.ParseMetricsMode(r.String("SNAPQ_METRICS", web.MetricsOn))
 	var authErr error
@@ -172,7 +174,7 @@ func serve(ctx context.Context) error {
 
 	srv := &web.Server{
 		Service:    &jobs.Service{Repo: st, Queue: tasks, Logger: log, MaxTargets: maxTargets, MaxInFlight: maxInFlight},
-		Regression: &regression.Service{Repo: st, Queue: tasks, Logger: log},
+		Regression: &regression.Service{Repo: st, Queue: tasks, Logger: log, MaxInFlight: maxInFlight, MaxSuitesPerKey: maxSuites, MinScheduleInterval: minScheduleInterval},
 		Repo:       st,
 		Keys:       st,
 		Limiter:    ratelimit.New(rdb, rate, burst),
@@ -199,7 +201,7 @@ func serve(ctx context.Context) error {
 	// need no restart; replicas dedupe activations (jobs/schedule.go).
 	sched, err := asynq.NewPeriodicTaskManager(asynq.PeriodicTaskManagerOpts{
 		RedisConnOpt:               redisOpt,
-		PeriodicTaskConfigProvider: &regression.ScheduleProvider{Repo: st},
+		PeriodicTaskConfigProvider: &regression.ScheduleProvider{Repo: st, MinInterval: minScheduleInterval, Logger: log},
 		SyncInterval:               scheduleSync,
 		SchedulerOpts:              &asynq.SchedulerOpts{Logger: env.AsynqLogger{L: log}, LogLevel: asynq.WarnLevel},
 	})

@@ -18,12 +18,34 @@ type Service struct {
 	Repo   BatchStore
 	Queue  Queue
 	Logger *slog.Logger
-	// MaxInFlight caps an API key's queued and running jobs (0: no cap). The
-	// check is made before the batch is written, so concurrent submissions
-	// can overshoot it by one batch.
+	// MaxInFlight caps an API key's queued and running jobs (0: no cap). With
+	// a Repo that is an InFlightLimiter (store.Store) the count and the write
+	// are one step per key, so concurrent submissions cannot overshoot it;
+	// otherwise it is checked before the batch is written.
 	MaxInFlight int
 	// MaxTargets caps the targets of one batch (default MaxTargets).
 	MaxTargets int
+}
+
+// DefaultMaxInFlight is the api's default MaxInFlight (SNAPQ_MAX_JOBS_IN_FLIGHT).
+const DefaultMaxInFlight = 10_000
+
+// InFlightLimiter is a BatchStore that enforces an in-flight cap in the
+// transaction that writes a batch. store.Store implements it; Submit uses it
+// when Repo does.
+type InFlightLimiter interface {
+	// CreateBatchLimited is CreateBatch, except that it first counts the
+	// unfinished jobs of b's owner under a lock held per owner until the
+	// batch is committed; if they and jobs would exceed maxInFlight it writes
+	// nothing and returns TooManyInFlight. No cap when maxInFlight <= 0 or b
+	// has no owner.
+	CreateBatchLimited(ctx context.Context, b *Batch, jobs []*Job, maxInFlight int) error
+}
+
+// TooManyInFlight is the refusal of add new jobs for an owner that has
+// unfinished ones under limit; it wraps ErrTooManyInFlight.
+func TooManyInFlight(unfinished, add, limit int) error {
+	return fmt.Errorf("%w: %d unfinished and %d new, the limit is %d", ErrTooManyInFlight, unfinished, add, limit)
 }
 
 // Submission is one POST /v1/batches.
@@ -53,13 +75,14 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (b *Batch, jobs []
 	if err != nil {
 		return nil, nil, false, err
 	}
-	if s.MaxInFlight > 0 && sub.Owner != "" {
+	limiter, atomic := s.Repo.(InFlightLimiter)
+	if s.MaxInFlight > 0 && sub.Owner != "" && !atomic {
 		n, err := s.Repo.CountUnfinished(ctx, sub.Owner)
 		if err != nil {
 			return nil, nil, false, err
 		}
 		if n+len(newJobs) > s.MaxInFlight {
-			return nil, nil, false, fmt.Errorf("%w: %d unfinished and %d new, the limit is %d", ErrTooManyInFlight, n, len(newJobs), s.MaxInFlight)
+			return nil, nil, false, TooManyInFlight(n, len(newJobs), s.MaxInFlight)
 		}
 	}
 	now := time.Now().UTC()
@@ -77,10 +100,18 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (b *Batch, jobs []
 		jobs[i] = &Job{ID: NewID(), BatchID: b.ID, Seq: i, URL: nj.URL, Name: nj.Name, Options: nj.Options,
 			Status: StatusQueued, CreatedAt: now, UpdatedAt: now}
 	}
-	if err := s.Repo.CreateBatch(ctx, b, jobs); errors.Is(err, ErrIdempotencyTaken) {
+	create := s.Repo.CreateBatch
+	if atomic {
+		create = func(ctx context.Context, b *Batch, jobs []*Job) error {
+			return limiter.CreateBatchLimited(ctx, b, jobs, s.MaxInFlight)
+		}
+	}
+	if err := create(ctx, b, jobs); errors.Is(err, ErrIdempotencyTaken) {
 		// A concurrent request with the same key won the race.
 		b, jobs, err := s.replay(ctx, sub, hash)
 		return b, jobs, err == nil, err
+	} else if errors.Is(err, ErrTooManyInFlight) {
+		return nil, nil, false, err
 	} else if err != nil {
 		return nil, nil, false, fmt.Errorf("store batch: %w", err)
 	}

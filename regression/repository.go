@@ -12,20 +12,28 @@ import (
 
 // SuiteStore is what Service (and the scheduled SuiteRunner) needs.
 type SuiteStore interface {
-	CreateSuite(ctx context.Context, s *Suite) error
+	// CreateSuite writes a new suite, unless its owner already holds
+	// maxPerOwner suites (counted under a lock held per owner until the
+	// write commits): then the error wraps ErrTooManySuites and nothing is
+	// written. No cap when maxPerOwner <= 0 or the suite has no owner.
+	CreateSuite(ctx context.Context, s *Suite, maxPerOwner int) error
 	// GetSuite returns a suite with its newest run (LastRun).
 	GetSuite(ctx context.Context, id string) (*Suite, error)
 	// UpdateSuite replaces a suite's name, spec, schedule, enabled flag and webhook.
 	UpdateSuite(ctx context.Context, s *Suite) error
 	// CreateRun writes the run's batch, its jobs, the run and its capture rows
 	// in one transaction. A scheduled run whose activation already has a run is
-	// ErrRunExists and writes nothing.
-	CreateRun(ctx context.Context, r *Run, b *jobs.Batch, jobs []*jobs.Job, keys []CaptureKey) error
+	// ErrRunExists and writes nothing. The jobs count against the batch
+	// owner's maxInFlight as jobs.InFlightLimiter's do (counted under the same
+	// per-owner lock): over it, the error wraps jobs.ErrTooManyInFlight and
+	// nothing is written.
+	CreateRun(ctx context.Context, r *Run, b *jobs.Batch, jobs []*jobs.Job, keys []CaptureKey, maxInFlight int) error
 }
 
 // Schedules is what ScheduleProvider needs.
 type Schedules interface {
-	// ScheduledSuites lists enabled suites that have a schedule.
+	// ScheduledSuites lists enabled suites that have a schedule, except those
+	// whose owner key is revoked.
 	ScheduledSuites(ctx context.Context) ([]*Suite, error)
 }
 

@@ -1,9 +1,11 @@
 package regression
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -22,6 +24,12 @@ import (
 // ScheduleProvider implements asynq.PeriodicTaskConfigProvider on the suites table.
 type ScheduleProvider struct {
 	Repo Schedules
+	// MinInterval is the shortest time allowed between two activations
+	// (0: DefaultMinScheduleInterval; negative: no minimum). A suite stored
+	// with a schedule that fires more often (before the minimum existed, or
+	// under a lower one) is left out and logged.
+	MinInterval time.Duration
+	Logger      *slog.Logger
 }
 
 // GetConfigs implements asynq.PeriodicTaskConfigProvider.
@@ -34,7 +42,11 @@ func (p *ScheduleProvider) GetConfigs() ([]*asynq.PeriodicTaskConfig, error) {
 	}
 	out := make([]*asynq.PeriodicTaskConfig, 0, len(suites))
 	for _, s := range suites {
-		if s.Schedule == nil || !s.Enabled {
+		if s.Schedule == nil || !s.Enabled || s.OwnerRevoked {
+			continue
+		}
+		if err := s.Schedule.checkInterval(time.Now(), cmp.Or(p.MinInterval, DefaultMinScheduleInterval)); err != nil {
+			jobs.Log(p.Logger).Warn("suite schedule not scheduled", "suite_id", s.ID, "err", err)
 			continue
 		}
 		task, opts, err := queue.NewTask(jobs.SuiteRunPayload{SuiteID: s.ID}, 0, queue.Config{})
@@ -54,7 +66,8 @@ type SuiteRunner struct {
 
 // Run is the asynq handler of jobs.KindSuiteRun (see queue.Register): it starts the run of the
 // schedule's latest activation, unless the suite was disabled, unscheduled or
-// deleted since, or that activation already has a run.
+// deleted or its owner key revoked since, that activation already has a run, or the run would take
+// the suite's owner past its in-flight cap (skipped and logged, not retried).
 func (r *SuiteRunner) Run(ctx context.Context, p jobs.SuiteRunPayload) error {
 	log := r.Regression.logger().With("suite_id", p.SuiteID)
 	s, err := r.Regression.Repo.GetSuite(ctx, p.SuiteID)
@@ -69,6 +82,10 @@ func (r *SuiteRunner) Run(ctx context.Context, p jobs.SuiteRunPayload) error {
 		log.Info("scheduled run skipped: the suite is disabled or has no schedule")
 		return nil
 	}
+	if s.OwnerRevoked {
+		log.Info("scheduled run skipped: the suite's API key is revoked")
+		return nil
+	}
 	now := time.Now()
 	if r.Now != nil {
 		now = r.Now()
@@ -81,6 +98,10 @@ func (r *SuiteRunner) Run(ctx context.Context, p jobs.SuiteRunPayload) error {
 	run, err := r.Regression.StartRun(ctx, s, TriggerSchedule, &at)
 	if errors.Is(err, ErrRunExists) {
 		log.Info("scheduled run already started", "activation", at)
+		return nil
+	}
+	if errors.Is(err, jobs.ErrTooManyInFlight) {
+		log.Warn("scheduled run skipped: its owner has too many jobs in flight", "activation", at, "err", err)
 		return nil
 	}
 	if err != nil {

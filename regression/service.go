@@ -1,6 +1,7 @@
 package regression
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,14 @@ import (
 
 // ErrRunExists is CreateRun's answer for a schedule activation that already has a run.
 var ErrRunExists = errors.New("a run for this schedule activation exists")
+
+// ErrTooManySuites is CreateSuite's answer when the API key already holds
+// MaxSuitesPerKey suites. The api answers 409 too_many_suites: waiting does
+// not help, deleting a suite does.
+var ErrTooManySuites = errors.New("too many suites for this API key")
+
+// DefaultMaxSuitesPerKey is Service.MaxSuitesPerKey's default.
+const DefaultMaxSuitesPerKey = 100
 
 // RunStatusOf derives a finished run's status from its comparison counts:
 // any failure fails it; otherwise an error makes it error; new or missing
@@ -35,17 +44,41 @@ type Service struct {
 	Repo   SuiteStore
 	Queue  jobs.Queue
 	Logger *slog.Logger
+	// MinScheduleInterval is the shortest time allowed between two
+	// activations of a suite's schedule (0: DefaultMinScheduleInterval;
+	// negative: no minimum).
+	MinScheduleInterval time.Duration
+	// MaxInFlight caps the owner key's queued and running jobs, batches' and
+	// runs' together, as jobs.Service.MaxInFlight does (0:
+	// jobs.DefaultMaxInFlight; negative: no cap). A run over it is
+	// jobs.ErrTooManyInFlight and writes nothing.
+	MaxInFlight int
+	// MaxSuitesPerKey caps the suites one API key holds (0:
+	// DefaultMaxSuitesPerKey; negative: no cap). Suites made without auth
+	// have no owner and no cap.
+	MaxSuitesPerKey int
 }
 
-// CreateSuite validates and stores a new suite.
+func (g *Service) maxSuitesPerKey() int { return cmp.Or(g.MaxSuitesPerKey, DefaultMaxSuitesPerKey) }
+
+func (g *Service) maxInFlight() int { return cmp.Or(g.MaxInFlight, jobs.DefaultMaxInFlight) }
+
+func (g *Service) minScheduleInterval() time.Duration {
+	return cmp.Or(g.MinScheduleInterval, DefaultMinScheduleInterval)
+}
+
+// CreateSuite validates and stores a new suite; one more than
+// MaxSuitesPerKey for owner is ErrTooManySuites.
 func (g *Service) CreateSuite(ctx context.Context, owner string, body []byte) (*Suite, error) {
-	s, err := ParseSuite(body)
+	s, err := parseSuite(body, g.minScheduleInterval())
 	if err != nil {
 		return nil, err
 	}
 	now := time.Now().UTC()
 	s.ID, s.OwnerKeyID, s.CreatedAt, s.UpdatedAt = jobs.NewID(), owner, now, now
-	if err := g.Repo.CreateSuite(ctx, s); err != nil {
+	if err := g.Repo.CreateSuite(ctx, s, g.maxSuitesPerKey()); errors.Is(err, ErrTooManySuites) {
+		return nil, err
+	} else if err != nil {
 		return nil, fmt.Errorf("store suite: %w", err)
 	}
 	return s, nil
@@ -78,7 +111,7 @@ func (g *Service) UpdateSuite(ctx context.Context, cur *Suite, body []byte) (*Su
 	if err != nil {
 		return nil, err
 	}
-	s, err := ParseSuite(merged)
+	s, err := parseSuite(merged, g.minScheduleInterval())
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +124,8 @@ func (g *Service) UpdateSuite(ctx context.Context, cur *Suite, body []byte) (*Su
 }
 
 // StartRun creates a run of the suite (a batch of capture jobs) and enqueues
-// its jobs. scheduledFor is the schedule activation of a scheduled run.
+// its jobs. scheduledFor is the schedule activation of a scheduled run. A run
+// that would take the owner past MaxInFlight is jobs.ErrTooManyInFlight.
 func (g *Service) StartRun(ctx context.Context, s *Suite, trigger string, scheduledFor *time.Time) (*Run, error) {
 	newJobs, keys, err := s.Spec.Captures()
 	if err != nil {
@@ -111,7 +145,7 @@ func (g *Service) StartRun(ctx context.Context, s *Suite, trigger string, schedu
 		js[i] = &jobs.Job{ID: jobs.NewID(), BatchID: b.ID, Seq: i, URL: nj.URL, Name: nj.Name, Options: nj.Options,
 			Status: jobs.StatusQueued, CreatedAt: now, UpdatedAt: now}
 	}
-	if err := g.Repo.CreateRun(ctx, r, b, js, keys); err != nil {
+	if err := g.Repo.CreateRun(ctx, r, b, js, keys, g.maxInFlight()); err != nil {
 		return nil, err
 	}
 	for _, j := range js {

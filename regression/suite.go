@@ -30,7 +30,15 @@ const (
 	// StabilizeRetakes bounds the captures a regression job takes until two
 	// consecutive ones match.
 	StabilizeRetakes = 3
+	// DefaultMinScheduleInterval is the shortest time allowed between two
+	// activations of a suite's schedule (Service.MinScheduleInterval): every
+	// run captures every target, so a schedule of "@every 1s" is a flood.
+	DefaultMinScheduleInterval = 5 * time.Minute
 )
+
+// CodeScheduleTooFrequent is the field error of a schedule that would fire
+// more often than the minimum interval.
+const CodeScheduleTooFrequent = "schedule_too_frequent"
 
 // Run statuses. They are part of the public API.
 const (
@@ -72,6 +80,9 @@ type Suite struct {
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
 	LastRun    *Run // newest run, without comparisons; nil before the first
+	// OwnerRevoked is read, never written: the owner's API key is revoked, so
+	// the schedule no longer fires.
+	OwnerRevoked bool
 }
 
 // SuiteSpec is what a run captures and how it compares; it is stored as JSON
@@ -129,6 +140,38 @@ func (s Schedule) Spec() string { return "CRON_TZ=" + s.Timezone + " " + s.Cron 
 // cronParser accepts standard five-field expressions and descriptors (@hourly).
 var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
+// ShortestGap is the shortest time between two consecutive activations
+// among those of the week after from (at least activationsChecked of them, so
+// a pattern of close activations anywhere in a day or a week shows), however
+// the expression is written: "@every 1s", "* * * * *", "*/1 * * * *",
+// "0,3 * * * *" or "* 6 * * 1-5".
+func (s Schedule) ShortestGap(from time.Time) (time.Duration, error) {
+	sched, err := cronParser.Parse(s.Spec())
+	if err != nil {
+		return 0, err
+	}
+	shortest := time.Duration(math.MaxInt64)
+	prev := sched.Next(from)
+	end := prev.Add(8 * 24 * time.Hour)
+	for i := 0; i < activationsChecked || prev.Before(end); i++ {
+		next := sched.Next(prev)
+		if next.IsZero() || i >= maxActivationsChecked {
+			break
+		}
+		shortest = min(shortest, next.Sub(prev))
+		prev = next
+	}
+	return shortest, nil
+}
+
+// ShortestGap looks at the activations of a week, but at least
+// activationsChecked and at most maxActivationsChecked of them (a week of
+// five-minute activations is 2,016).
+const (
+	activationsChecked    = 100
+	maxActivationsChecked = 5000
+)
+
 // LastActivation is the latest time at or before now the schedule fired.
 func (s Schedule) LastActivation(now time.Time) (time.Time, error) {
 	sched, err := cronParser.Parse(s.Spec())
@@ -178,13 +221,21 @@ type IgnoreInput struct {
 
 // ParseSuite decodes and validates a suite document. Like batches, any
 // problem rejects the whole document with every bad field named.
+// Schedules are held to DefaultMinScheduleInterval; Service.CreateSuite and
+// UpdateSuite apply the Service's own minimum.
 func ParseSuite(body []byte) (*Suite, error) {
+	return parseSuite(body, DefaultMinScheduleInterval)
+}
+
+// parseSuite is ParseSuite with minInterval between schedule activations
+// (negative: no minimum).
+func parseSuite(body []byte, minInterval time.Duration) (*Suite, error) {
 	var in SuiteInput
 	errs, ok := decodeSuite(body, &in)
 	if !ok || len(errs) > 0 {
 		return nil, jobs.ValidationErrors(errs)
 	}
-	s := in.validate(&errs)
+	s := in.validate(&errs, minInterval)
 	if err := jobs.ValidationErrors(errs); err != nil {
 		return nil, err
 	}
@@ -203,7 +254,7 @@ func decodeSuite(body []byte, in *SuiteInput) ([]jobs.FieldError, bool) {
 	return errs, ok
 }
 
-func (in *SuiteInput) validate(errs *[]jobs.FieldError) *Suite {
+func (in *SuiteInput) validate(errs *[]jobs.FieldError, minInterval time.Duration) *Suite {
 	s := &Suite{Name: strings.TrimSpace(in.Name), Enabled: in.Enabled == nil || *in.Enabled}
 	if n := utf8.RuneCountInString(s.Name); n == 0 || n > jobs.MaxNameLength {
 		*errs = append(*errs, jobs.FieldError{Code: "invalid_name", Field: "name",
@@ -264,7 +315,7 @@ func (in *SuiteInput) validate(errs *[]jobs.FieldError) *Suite {
 	s.Spec.Threshold = ratioField(in.Threshold, 0, "threshold", errs)
 	s.Spec.PixelThreshold = ratioField(in.PixelThreshold, DefaultPixelThreshold, "pixel_threshold", errs)
 	s.Spec.Ignore = validateIgnore(in.Ignore, errs)
-	s.Schedule = validateSchedule(in.Schedule, errs)
+	s.Schedule = validateSchedule(in.Schedule, minInterval, errs)
 	if in.Webhook != nil {
 		jobs.ValidateWebhook(in.Webhook, errs)
 		s.Webhook = &jobs.Webhook{URL: in.Webhook.URL, Secret: in.Webhook.Secret}
@@ -313,7 +364,7 @@ func validateIgnore(in *IgnoreInput, errs *[]jobs.FieldError) Ignore {
 	return out
 }
 
-func validateSchedule(in *ScheduleInput, errs *[]jobs.FieldError) *Schedule {
+func validateSchedule(in *ScheduleInput, minInterval time.Duration, errs *[]jobs.FieldError) *Schedule {
 	if in == nil {
 		return nil
 	}
@@ -339,7 +390,40 @@ func validateSchedule(in *ScheduleInput, errs *[]jobs.FieldError) *Schedule {
 		*errs = append(*errs, jobs.FieldError{Code: "invalid_schedule", Field: "schedule.cron", Message: msg})
 		return nil
 	}
+	if err := s.checkInterval(time.Now(), minInterval); err != nil {
+		*errs = append(*errs, jobs.FieldError{Code: CodeScheduleTooFrequent, Field: "schedule.cron", Message: err.Error()})
+		return nil
+	}
 	return s
+}
+
+// checkInterval says why the schedule fires more often than minInterval
+// allows (negative: no minimum), or nil.
+func (s Schedule) checkInterval(from time.Time, minInterval time.Duration) error {
+	if minInterval < 0 {
+		return nil
+	}
+	gap, err := s.ShortestGap(from)
+	if err != nil {
+		return err
+	}
+	if gap < minInterval {
+		return fmt.Errorf("%q fires %s after a previous run; the minimum interval between runs is %s",
+			s.Cron, shortDuration(gap), shortDuration(minInterval))
+	}
+	return nil
+}
+
+// shortDuration writes 5m rather than 5m0s.
+func shortDuration(d time.Duration) string {
+	out := d.String()
+	if strings.HasSuffix(out, "m0s") {
+		out = strings.TrimSuffix(out, "0s")
+	}
+	if strings.HasSuffix(out, "h0m") {
+		out = strings.TrimSuffix(out, "0m")
+	}
+	return out
 }
 
 // Input returns the suite as the document a PATCH merges into; the webhook

@@ -9,10 +9,11 @@ import (
 // Store implements every repository interface the domain packages declare
 // where they consume them.
 var (
-	_ jobs.BatchStore     = (*Store)(nil)
-	_ jobs.JobStore       = (*Store)(nil)
-	_ jobs.ReconcileStore = (*Store)(nil)
-	_ jobs.KeyStore       = (*Store)(nil)
+	_ jobs.BatchStore      = (*Store)(nil)
+	_ jobs.InFlightLimiter = (*Store)(nil)
+	_ jobs.JobStore        = (*Store)(nil)
+	_ jobs.ReconcileStore  = (*Store)(nil)
+	_ jobs.KeyStore        = (*Store)(nil)
 
 	_ regression.SuiteStore    = (*Store)(nil)
 	_ regression.Schedules     = (*Store)(nil)

@@ -84,10 +84,19 @@ func (s *Store) FindIdempotency(ctx context.Context, owner, key string) (string,
 	return id, hash, nil
 }
 
-// CountUnfinished implements jobs.Repository.
+// CountUnfinished implements jobs.BatchStore.
 func (s *Store) CountUnfinished(ctx context.Context, owner string) (int, error) {
+	return countUnfinished(ctx, s.pool, owner)
+}
+
+// rowQuerier is a pool or a transaction.
+type rowQuerier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+func countUnfinished(ctx context.Context, q rowQuerier, owner string) (int, error) {
 	var n int
-	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM jobs j JOIN batches b ON b.id = j.batch_id
+	err := q.QueryRow(ctx, `SELECT count(*) FROM jobs j JOIN batches b ON b.id = j.batch_id
 		WHERE b.api_key_id = $1 AND j.status IN ('queued', 'running')`, owner).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count unfinished jobs: %w", err)

@@ -101,9 +101,54 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 	return applied, nil
 }
 
-// CreateBatch implements jobs.Repository.
+// CreateBatch implements jobs.BatchStore.
 func (s *Store) CreateBatch(ctx context.Context, b *jobs.Batch, js []*jobs.Job) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return insertBatch(ctx, tx, b, js) })
+	return s.CreateBatchLimited(ctx, b, js, 0)
+}
+
+// CreateBatchLimited implements jobs.InFlightLimiter.
+func (s *Store) CreateBatchLimited(ctx context.Context, b *jobs.Batch, js []*jobs.Job, maxInFlight int) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := checkInFlight(ctx, tx, b.OwnerKeyID, len(js), maxInFlight); err != nil {
+			return err
+		}
+		return insertBatch(ctx, tx, b, js)
+	})
+}
+
+// ownerLockSpace is the first key of the per-owner advisory locks that make
+// a limit's count and the insert it allows one step (the second key is a
+// hash of the owner; two owners sharing a hash only wait for each other).
+// Two-key advisory locks do not share Migrate's single-key lock space.
+const ownerLockSpace = 7_353_002
+
+// lockOwner takes owner's lock until tx ends.
+func lockOwner(ctx context.Context, tx pgx.Tx, owner string) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, ownerLockSpace, owner); err != nil {
+		return fmt.Errorf("lock owner %s: %w", owner, err)
+	}
+	return nil
+}
+
+// checkInFlight locks owner in tx and refuses add new jobs that would take
+// its unfinished ones over maxInFlight (no cap when maxInFlight <= 0 or
+// without an owner). The lock is held until tx commits, so the next
+// writer's count includes these jobs.
+func checkInFlight(ctx context.Context, tx pgx.Tx, owner string, add, maxInFlight int) error {
+	if maxInFlight <= 0 || owner == "" {
+		return nil
+	}
+	if err := lockOwner(ctx, tx, owner); err != nil {
+		return err
+	}
+	n, err := countUnfinished(ctx, tx, owner)
+	if err != nil {
+		return err
+	}
+	if n+add > maxInFlight {
+		return jobs.TooManyInFlight(n, add, maxInFlight)
+	}
+	return nil
 }
 
 // insertBatch writes a batch, its webhook, its idempotency key and its jobs in tx.

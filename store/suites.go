@@ -19,10 +19,11 @@ import (
 
 const suiteColumns = `s.id, coalesce(s.api_key_id::text, ''), s.name, s.spec, s.schedule_cron, s.schedule_tz,
 	s.enabled, s.webhook_url, s.webhook_secret, s.created_at, s.updated_at,
-	lr.id, lr.status, lr.created_at, lr.finished_at`
+	lr.id, lr.status, lr.created_at, lr.finished_at, k.revoked_at IS NOT NULL`
 
 const suiteFrom = ` FROM suites s LEFT JOIN LATERAL (SELECT id, status, created_at, finished_at FROM runs
-	WHERE suite_id = s.id ORDER BY id DESC LIMIT 1) lr ON true`
+	WHERE suite_id = s.id ORDER BY id DESC LIMIT 1) lr ON true
+	LEFT JOIN api_keys k ON k.id = s.api_key_id`
 
 func scanSuite(row pgx.Row) (*regression.Suite, error) {
 	var s regression.Suite
@@ -31,7 +32,7 @@ func scanSuite(row pgx.Row) (*regression.Suite, error) {
 	var runCreated *time.Time
 	var runFinished *time.Time
 	err := row.Scan(&s.ID, &s.OwnerKeyID, &s.Name, &spec, &cron, &tz, &s.Enabled, &hookURL, &hookSecret,
-		&s.CreatedAt, &s.UpdatedAt, &runID, &runStatus, &runCreated, &runFinished)
+		&s.CreatedAt, &s.UpdatedAt, &runID, &runStatus, &runCreated, &runFinished, &s.OwnerRevoked)
 	if err != nil {
 		return nil, err
 	}
@@ -69,19 +70,33 @@ func suiteArgs(s *regression.Suite) (spec []byte, cron, tz, hookURL, hookSecret 
 }
 
 // CreateSuite implements jobs.SuiteRepository.
-func (s *Store) CreateSuite(ctx context.Context, su *regression.Suite) error {
+func (s *Store) CreateSuite(ctx context.Context, su *regression.Suite, maxPerOwner int) error {
 	spec, cron, tz, hookURL, hookSecret, err := suiteArgs(su)
 	if err != nil {
 		return err
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO suites (id, api_key_id, name, spec, schedule_cron, schedule_tz, enabled,
-		webhook_url, webhook_secret, created_at, updated_at)
-		VALUES ($1, NULLIF($2, '')::uuid, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		su.ID, su.OwnerKeyID, su.Name, spec, cron, tz, su.Enabled, hookURL, hookSecret, su.CreatedAt, su.UpdatedAt)
-	if err != nil {
-		return fmt.Errorf("insert suite: %w", err)
-	}
-	return nil
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if maxPerOwner > 0 && su.OwnerKeyID != "" {
+			if err := lockOwner(ctx, tx, su.OwnerKeyID); err != nil {
+				return err
+			}
+			var n int
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM suites WHERE api_key_id = $1`, su.OwnerKeyID).Scan(&n); err != nil {
+				return fmt.Errorf("count suites: %w", err)
+			}
+			if n >= maxPerOwner {
+				return fmt.Errorf("%w: it has %d, the limit is %d; delete one first", regression.ErrTooManySuites, n, maxPerOwner)
+			}
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO suites (id, api_key_id, name, spec, schedule_cron, schedule_tz, enabled,
+			webhook_url, webhook_secret, created_at, updated_at)
+			VALUES ($1, NULLIF($2, '')::uuid, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			su.ID, su.OwnerKeyID, su.Name, spec, cron, tz, su.Enabled, hookURL, hookSecret, su.CreatedAt, su.UpdatedAt)
+		if err != nil {
+			return fmt.Errorf("insert suite: %w", err)
+		}
+		return nil
+	})
 }
 
 // GetSuite implements jobs.SuiteRepository.
@@ -159,10 +174,11 @@ func (s *Store) DeleteSuite(ctx context.Context, id string) error {
 	return nil
 }
 
-// ScheduledSuites implements jobs.SuiteRepository.
+// ScheduledSuites implements regression.Schedules: a revoked key's suites
+// are left out.
 func (s *Store) ScheduledSuites(ctx context.Context) ([]*regression.Suite, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+suiteColumns+suiteFrom+
-		` WHERE s.enabled AND s.schedule_cron IS NOT NULL ORDER BY s.id`)
+		` WHERE s.enabled AND s.schedule_cron IS NOT NULL AND k.revoked_at IS NULL ORDER BY s.id`)
 	if err != nil {
 		return nil, fmt.Errorf("list scheduled suites: %w", err)
 	}
@@ -170,12 +186,15 @@ func (s *Store) ScheduledSuites(ctx context.Context) ([]*regression.Suite, error
 }
 
 // CreateRun implements jobs.SuiteRepository.
-func (s *Store) CreateRun(ctx context.Context, r *regression.Run, b *jobs.Batch, js []*jobs.Job, keys []regression.CaptureKey) error {
+func (s *Store) CreateRun(ctx context.Context, r *regression.Run, b *jobs.Batch, js []*jobs.Job, keys []regression.CaptureKey, maxInFlight int) error {
 	spec, err := json.Marshal(r.Spec)
 	if err != nil {
 		return err
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := checkInFlight(ctx, tx, b.OwnerKeyID, len(js), maxInFlight); err != nil {
+			return err
+		}
 		if err := insertBatch(ctx, tx, b, js); err != nil {
 			return err
 		}

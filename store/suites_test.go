@@ -18,7 +18,7 @@ func newSuite(t *testing.T, st *store.Store) (*regression.Service, *regression.S
 	g := &regression.Service{Repo: st, Queue: nopQueue{}}
 	s, err := g.CreateSuite(context.Background(), "", []byte(`{"name": "site",
 		"targets": [{"url": "https://example.com/", "name": "home"}],
-		"schedule": {"cron": "* * * * *"},
+		"schedule": {"cron": "*/5 * * * *"},
 		"webhook": {"url": "https://hooks.example.com/x", "secret": "0123456789abcdef"}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ func TestSuiteRunsAndBaselines(t *testing.T) {
 		t.Fatalf("runs after 4 deliveries of one activation: %d, %v", len(runs), err)
 	}
 	r1 := runs[0]
-	if r1.Trigger != regression.TriggerSchedule || r1.ScheduledFor == nil || !r1.ScheduledFor.Equal(now.Truncate(time.Minute)) ||
+	if r1.Trigger != regression.TriggerSchedule || r1.ScheduledFor == nil || !r1.ScheduledFor.Equal(now.Truncate(5*time.Minute)) ||
 		r1.Status != regression.RunRunning || r1.Counts.Pending != 1 {
 		t.Fatalf("scheduled run %+v", r1)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/regression"
 )
 
 // apiError is an error that knows its HTTP answer: Status, and the body
@@ -91,6 +92,8 @@ func toAPIError(err error) *apiError {
 	case errors.Is(err, jobs.ErrTooManyInFlight):
 		return &apiError{Status: http.StatusTooManyRequests, Code: "too_many_jobs_in_flight", Message: err.Error(),
 			Header: http.Header{"Retry-After": {"30"}}}
+	case errors.Is(err, regression.ErrTooManySuites):
+		return &apiError{Status: http.StatusConflict, Code: "too_many_suites", Message: err.Error()}
 	case errors.Is(err, jobs.ErrConflict):
 		return &apiError{Status: http.StatusConflict, Code: "conflict", Message: err.Error()}
 	default:

@@ -14,6 +14,7 @@ import (
 	"github.com/snapq/snapq/cmd/internal/env"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/queue"
+	"github.com/snapq/snapq/regression"
 	"github.com/snapq/snapq/web"
 	"github.com/snapq/snapq/webhook"
 )
@@ -58,7 +59,12 @@ type apiConfig struct {
 	RateLimit       float64 // SNAPQ_RATE_LIMIT, requests per second, default 10; 0 disables
 	RateBurst       int     // SNAPQ_RATE_BURST, default 20
 	MaxTargets      int     // SNAPQ_MAX_TARGETS, default jobs.MaxTargets (1000)
-	MaxJobsInFlight int     // SNAPQ_MAX_JOBS_IN_FLIGHT, default 10000
+	MaxJobsInFlight int     // SNAPQ_MAX_JOBS_IN_FLIGHT, default 10000; 0: no cap
+	// MaxSuitesPerKey caps one key's suites (SNAPQ_MAX_SUITES_PER_KEY, default 100; 0: no cap).
+	MaxSuitesPerKey int
+	// MinScheduleInterval is the shortest gap allowed between a schedule's
+	// runs (SNAPQ_MIN_SCHEDULE_INTERVAL, default 5m).
+	MinScheduleInterval time.Duration
 
 	AdminQueues string // SNAPQ_ADMIN_QUEUES: readonly (default), on or off
 	Metrics     string // SNAPQ_METRICS: web.MetricsOn (default), MetricsOff or MetricsPublic
@@ -87,12 +93,14 @@ func loadAPIConfig() (apiConfig, error) {
 			PublicURL:    r.String("SNAPQ_PUBLIC_URL", ""),
 			CORSOrigins:  splitList(r.String("SNAPQ_CORS_ORIGINS", "")),
 		},
-		RateLimit:       r.Float("SNAPQ_RATE_LIMIT", 10),
-		RateBurst:       r.Int("SNAPQ_RATE_BURST", 20),
-		MaxTargets:      r.Int("SNAPQ_MAX_TARGETS", jobs.MaxTargets),
-		MaxJobsInFlight: r.Int("SNAPQ_MAX_JOBS_IN_FLIGHT", 10000),
-		AdminQueues:     r.String("SNAPQ_ADMIN_QUEUES", queuesReadOnly),
-		Metrics:         r.String("SNAPQ_METRICS", web.MetricsOn),
+		RateLimit:           r.Float("SNAPQ_RATE_LIMIT", 10),
+		RateBurst:           r.Int("SNAPQ_RATE_BURST", 20),
+		MaxTargets:          r.Int("SNAPQ_MAX_TARGETS", jobs.MaxTargets),
+		MaxJobsInFlight:     r.Int("SNAPQ_MAX_JOBS_IN_FLIGHT", jobs.DefaultMaxInFlight),
+		MaxSuitesPerKey:     r.Int("SNAPQ_MAX_SUITES_PER_KEY", regression.DefaultMaxSuitesPerKey),
+		MinScheduleInterval: r.Duration("SNAPQ_MIN_SCHEDULE_INTERVAL", regression.DefaultMinScheduleInterval),
+		AdminQueues:         r.String("SNAPQ_ADMIN_QUEUES", queuesReadOnly),
+		Metrics:             r.String("SNAPQ_METRICS", web.MetricsOn),
 	}
 	c.Web.Auth = c.Auth != authOff
 	if err := errors.Join(r.Err(), c.validate()); err != nil {
@@ -147,4 +155,13 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// noCapAsNegative turns a limit's "0: no cap" (how SNAPQ_* limits read) into
+// the regression service's "negative: no cap" (its 0 takes the default).
+func noCapAsNegative(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

@@ -181,18 +181,19 @@ func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeSe
 	}
 
 	srv := &web.Server{
-		Service:    &jobs.Service{Repo: st, Queue: tasks, Logger: log, MaxTargets: maxTargets, MaxInFlight: maxInFlight},
-		Regression: &regression.Service{Repo: st, Queue: tasks, Logger: log},
-		Batches:    st,
-		Suites:     st,
-		Webhooks:   st,
-		Keys:       st,
-		Limiter:    ratelimit.New(rdb, rate, burst),
-		Presigner:  objects,
-		Queues:     queues,
-		Metrics:    metrics,
-		Logger:     log,
-		Config:     webCfg,
+		Service: &jobs.Service{Repo: st, Queue: tasks, Logger: log, MaxTargets: maxTargets, MaxInFlight: maxInFlight},
+		Regression: &regression.Service{Repo: st, Queue: tasks, Logger: log, MaxInFlight: noCapAsNegative(cfg.MaxJobsInFlight),
+			MaxSuitesPerKey: noCapAsNegative(cfg.MaxSuitesPerKey), MinScheduleInterval: cfg.MinScheduleInterval},
+		Batches:   st,
+		Suites:    st,
+		Webhooks:  st,
+		Keys:      st,
+		Limiter:   ratelimit.New(rdb, rate, burst),
+		Presigner: objects,
+		Queues:    queues,
+		Metrics:   metrics,
+		Logger:    log,
+		Config:    webCfg,
 		Checks: []web.Check{
 			{Name: "postgres", Ping: st.Ping},
 			{Name: "redis", Ping: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
@@ -236,7 +237,7 @@ func startLoops(ctx context.Context, cfg apiConfig, d *deps, log *slog.Logger) (
 	// need no restart; replicas dedupe activations (regression/schedule.go).
 	sched, err := asynq.NewPeriodicTaskManager(asynq.PeriodicTaskManagerOpts{
 		RedisConnOpt:               cfg.Redis,
-		PeriodicTaskConfigProvider: &regression.ScheduleProvider{Repo: st},
+		PeriodicTaskConfigProvider: &regression.ScheduleProvider{Repo: st, MinInterval: cfg.MinScheduleInterval, Logger: log},
 		SyncInterval:               cfg.ScheduleSync,
 		SchedulerOpts:              &asynq.SchedulerOpts{Logger: env.AsynqLogger{L: log}, LogLevel: asynq.WarnLevel},
 	})

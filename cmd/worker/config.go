@@ -13,6 +13,7 @@ import (
 	"github.com/snapq/snapq/capture"
 	"github.com/snapq/snapq/cmd/internal/env"
 	"github.com/snapq/snapq/egress"
+	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/webhook"
 )
 
@@ -37,6 +38,9 @@ type workerConfig struct {
 	// MaxRetry is for the capture jobs of scheduled runs (SNAPQ_MAX_RETRY,
 	// default 3).
 	MaxRetry int
+	// MaxJobsInFlight caps an API key's queued and running jobs; scheduled runs
+	// over it are skipped (SNAPQ_MAX_JOBS_IN_FLIGHT, default 10000; 0: no cap).
+	MaxJobsInFlight int
 
 	// Webhook holds SNAPQ_WEBHOOK_MAX_RETRY and SNAPQ_WEBHOOK_TIMEOUT.
 	Webhook webhook.Config
@@ -68,6 +72,7 @@ func loadWorkerConfig() (workerConfig, error) {
 	c.ShutdownTimeout = r.Duration("SNAPQ_SHUTDOWN_TIMEOUT", 30*time.Second)
 	c.RetryBaseDelay = r.Duration("SNAPQ_RETRY_BASE_DELAY", 10*time.Second)
 	c.MaxRetry = r.Int("SNAPQ_MAX_RETRY", 3)
+	c.MaxJobsInFlight = r.Int("SNAPQ_MAX_JOBS_IN_FLIGHT", jobs.DefaultMaxInFlight)
 
 	c.Webhook = webhook.DefaultConfig()
 	c.Webhook.MaxRetry = r.Int("SNAPQ_WEBHOOK_MAX_RETRY", c.Webhook.MaxRetry)

@@ -139,7 +139,11 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 		AfterFinal: []func(context.Context, *jobs.Job){announce.AfterFinal, regression.CompareWhenFinal(st, tasks, regLog)}}
 	cmp := &regression.Comparer{Repo: st, Store: d.objects, Logger: regLog,
 		RunFinished: []func(context.Context, *regression.Run){func(ctx context.Context, r *regression.Run) { announce.Batch(ctx, r.BatchID) }}}
-	runner := &regression.SuiteRunner{Regression: &regression.Service{Repo: st, Queue: tasks, Logger: regLog}}
+	inFlight := cfg.MaxJobsInFlight
+	if inFlight == 0 {
+		inFlight = -1 // SNAPQ_MAX_JOBS_IN_FLIGHT=0 is no cap; the regression service's 0 is its default
+	}
+	runner := &regression.SuiteRunner{Regression: &regression.Service{Repo: st, Queue: tasks, Logger: regLog, MaxInFlight: inFlight}}
 	// Webhook deliveries go through the same egress guard as Chromium.
 	wh := &webhook.Handler{Repo: st, Client: d.guard.HTTPClient(cfg.Webhook.Timeout), Timeout: cfg.Webhook.Timeout,
 		Logger: log.With("component", "webhooks"),

@@ -39,23 +39,25 @@ func defaultAPIConfig() apiConfig {
 	s3 := artifacts.DefaultConfig()
 	s3.AccessKey, s3.SecretKey = "key", "secret"
 	return apiConfig{
-		LogLevel:          slog.LevelInfo,
-		Addr:              "127.0.0.1:8080",
-		DatabaseURL:       "postgres://postgres@127.0.0.1:5432/snapq?sslmode=disable",
-		Redis:             asynq.RedisClientOpt{Addr: "127.0.0.1:6379"},
-		S3:                s3,
-		Queue:             queue.Config{MaxRetry: 3, WebhookMaxRetry: 8},
-		ReconcileInterval: time.Minute,
-		ReconcileGrace:    30 * time.Second,
-		ScheduleSync:      30 * time.Second,
-		Auth:              "on",
-		Web:               web.Config{MaxBodyBytes: 1 << 20, Auth: true},
-		RateLimit:         10,
-		RateBurst:         20,
-		MaxTargets:        1000,
-		MaxJobsInFlight:   10000,
-		AdminQueues:       "readonly",
-		Metrics:           "on",
+		LogLevel:            slog.LevelInfo,
+		Addr:                "127.0.0.1:8080",
+		DatabaseURL:         "postgres://postgres@127.0.0.1:5432/snapq?sslmode=disable",
+		Redis:               asynq.RedisClientOpt{Addr: "127.0.0.1:6379"},
+		S3:                  s3,
+		Queue:               queue.Config{MaxRetry: 3, WebhookMaxRetry: 8},
+		ReconcileInterval:   time.Minute,
+		ReconcileGrace:      30 * time.Second,
+		ScheduleSync:        30 * time.Second,
+		Auth:                "on",
+		Web:                 web.Config{MaxBodyBytes: 1 << 20, Auth: true},
+		RateLimit:           10,
+		RateBurst:           20,
+		MaxTargets:          1000,
+		MaxJobsInFlight:     10000,
+		MaxSuitesPerKey:     100,
+		MinScheduleInterval: 5 * time.Minute,
+		AdminQueues:         "readonly",
+		Metrics:             "on",
 	}
 }
 
@@ -77,7 +79,7 @@ func TestLoadAPIConfig(t *testing.T) {
 				"SNAPQ_RECONCILE_INTERVAL=5s", "SNAPQ_RECONCILE_GRACE=10s", "SNAPQ_SCHEDULE_SYNC=1s",
 				"SNAPQ_AUTH=off", "SNAPQ_MAX_BODY_BYTES=2097152", "SNAPQ_PUBLIC_URL=https://snapq.example.com",
 				"SNAPQ_CORS_ORIGINS= https://a.example, ,https://b.example ",
-				"SNAPQ_RATE_LIMIT=0.5", "SNAPQ_RATE_BURST=3", "SNAPQ_MAX_TARGETS=50", "SNAPQ_MAX_JOBS_IN_FLIGHT=7",
+				"SNAPQ_RATE_LIMIT=0.5", "SNAPQ_RATE_BURST=3", "SNAPQ_MAX_TARGETS=50", "SNAPQ_MAX_JOBS_IN_FLIGHT=7", "SNAPQ_MAX_SUITES_PER_KEY=4", "SNAPQ_MIN_SCHEDULE_INTERVAL=1h",
 				"SNAPQ_ADMIN_QUEUES=off", "SNAPQ_METRICS=public",
 			},
 			want: func(c *apiConfig) {
@@ -93,6 +95,7 @@ func TestLoadAPIConfig(t *testing.T) {
 				c.Web = web.Config{MaxBodyBytes: 2 << 20, PublicURL: "https://snapq.example.com",
 					CORSOrigins: []string{"https://a.example", "https://b.example"}}
 				c.RateLimit, c.RateBurst, c.MaxTargets, c.MaxJobsInFlight = 0.5, 3, 50, 7
+				c.MaxSuitesPerKey, c.MinScheduleInterval = 4, time.Hour
 				c.AdminQueues, c.Metrics = "off", "public"
 			},
 		},

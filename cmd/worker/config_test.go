@@ -61,6 +61,7 @@ func defaultWorkerConfig(chrome string) workerConfig {
 		ShutdownTimeout: 30 * time.Second,
 		RetryBaseDelay:  10 * time.Second,
 		MaxRetry:        3,
+		MaxJobsInFlight: 10000,
 		Webhook:         webhook.Config{MaxRetry: 8, Timeout: 10 * time.Second},
 		Capture:         cc,
 		Egress:          egress.DefaultConfig(),
@@ -97,7 +98,7 @@ func TestLoadWorkerConfig(t *testing.T) {
 				"SNAPQ_S3_ENDPOINT=s3.example.com", "SNAPQ_S3_BUCKET=shots", "SNAPQ_S3_USE_SSL=1", "SNAPQ_S3_REGION=eu-west-1",
 				"SNAPQ_PRESIGN_EXPIRY=2h", "SNAPQ_S3_PUBLIC_URL=https://cdn.example.com",
 				"SNAPQ_WORKER_CONCURRENCY=3", "SNAPQ_WORKER_JOBS=12", "SNAPQ_SHUTDOWN_TIMEOUT=20s",
-				"SNAPQ_RETRY_BASE_DELAY=500ms", "SNAPQ_MAX_RETRY=0", "SNAPQ_WEBHOOK_MAX_RETRY=25", "SNAPQ_WEBHOOK_TIMEOUT=2m",
+				"SNAPQ_RETRY_BASE_DELAY=500ms", "SNAPQ_MAX_RETRY=0", "SNAPQ_MAX_JOBS_IN_FLIGHT=9", "SNAPQ_WEBHOOK_MAX_RETRY=25", "SNAPQ_WEBHOOK_TIMEOUT=2m",
 				"SNAPQ_CHROME_URL=ws://127.0.0.1:9222/devtools/browser/x", "SNAPQ_BROWSER_RECYCLE_AFTER=50",
 				"SNAPQ_TAB_RECYCLE_AFTER=5", "SNAPQ_CAPTURE_CALL_TIMEOUT=1m", "SNAPQ_CHROME_NO_SANDBOX=true",
 				"SNAPQ_EGRESS_ALLOW_CIDRS=127.0.0.2/32, 10.1.0.0/16",
@@ -110,7 +111,7 @@ func TestLoadWorkerConfig(t *testing.T) {
 				c.S3.Endpoint, c.S3.Bucket, c.S3.UseSSL, c.S3.Region = "s3.example.com", "shots", true, "eu-west-1"
 				c.S3.PresignExpiry, c.S3.PublicURL = 2*time.Hour, "https://cdn.example.com"
 				c.Concurrency, c.Jobs = 3, 12
-				c.ShutdownTimeout, c.RetryBaseDelay, c.MaxRetry = 20*time.Second, 500*time.Millisecond, 0
+				c.ShutdownTimeout, c.RetryBaseDelay, c.MaxRetry, c.MaxJobsInFlight = 20*time.Second, 500*time.Millisecond, 0, 9
 				c.Webhook = webhook.Config{MaxRetry: 25, Timeout: 2 * time.Minute}
 				c.Capture.RemoteURL = "ws://127.0.0.1:9222/devtools/browser/x"
 				c.Capture.Tabs, c.Capture.BrowserRecycleAfter, c.Capture.TabRecycleAfter = 3, 50, 5

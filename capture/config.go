@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -149,11 +150,35 @@ func checkExecutable(path string) error {
 	return nil
 }
 
+// chromiumEnv is Chromium's whole environment. It renders untrusted pages, so it gets
+// nothing of the worker's (database and S3 credentials, SNAPQ_* settings): a fixed PATH
+// for Debian's wrapper script, HOME and the XDG directories inside its temporary profile,
+// the temporary directory the profile lives in, and the worker's TZ and LANG, which change
+// what pages see (Date, Accept-Language) and so are passed on when set.
+func chromiumEnv(userDataDir string) []string {
+	env := []string{
+		"PATH=/usr/local/bin:/usr/bin:/bin",
+		"HOME=" + userDataDir,
+		"XDG_CONFIG_HOME=" + filepath.Join(userDataDir, ".config"),
+		"XDG_CACHE_HOME=" + filepath.Join(userDataDir, ".cache"),
+		"XDG_DATA_HOME=" + filepath.Join(userDataDir, ".local", "share"),
+		"TMPDIR=" + os.TempDir(),
+	}
+	for _, k := range []string{"TZ", "LANG"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
 // newLauncher builds the Chromium command line. rod's defaults are kept (they disable
 // background work) except popup unblocking; Bin is always set so rod never downloads a browser.
 func (c Config) newLauncher(userDataDir string) *launcher.Launcher {
 	l := launcher.New().
 		Bin(c.ChromeBin).
+		Env(chromiumEnv(userDataDir)...).
+		WorkingDir(userDataDir).
 		Headless(true).
 		Leakless(true).
 		UserDataDir(userDataDir).

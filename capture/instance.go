@@ -338,6 +338,14 @@ func (inst *instance) close(cause error) {
 		if sock != "" {
 			_ = os.RemoveAll(sock)
 		}
+		// The proxies go with the browser: the browser-wide one and every context's,
+		// idle tabs' included (a tab still running a job closes its own again, harmlessly,
+		// when it is discarded).
+		for _, t := range tabs {
+			if t.egress != nil {
+				_ = t.egress.Close()
+			}
+		}
 		if inst.egress != nil {
 			_ = inst.egress.Close()
 		}

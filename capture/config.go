@@ -50,7 +50,11 @@ type Config struct {
 	// Chromium so that nothing bypasses it (loopback included, WebRTC UDP off). A top-level
 	// navigation the guard refuses fails the job with CodeBlockedAddress; refused
 	// sub-resources are counted in Result.BlockedRequests. With RemoteURL the proxies listen
-	// on 127.0.0.1 of this process, so the remote browser must share its network namespace.
+	// on 127.0.0.1 of this process, so the remote browser must share its network namespace,
+	// and it must have been launched with --force-webrtc-ip-handling-policy=
+	// disable_non_proxied_udp: no CDP call sets that, so on connecting a throwaway context
+	// checks that navigation goes to its proxy and WebRTC reaches nothing directly, and the
+	// browser gets no job otherwise (checkRemoteEgress).
 	Egress Egress
 	// NoSandbox disables Chromium's own sandbox (SNAPQ_CHROME_NO_SANDBOX). It is always off
 	// when running as root, where Chromium cannot sandbox itself.

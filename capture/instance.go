@@ -125,6 +125,11 @@ func startInstance(ctx context.Context, cfg Config) (inst *instance, err error) 
 		return inst, fmt.Errorf("connect to %s: %w", wsURL, err)
 	}
 	go inst.dispatch(inst.rb.Event())
+	if inst.proc == nil && cfg.Egress != nil {
+		if err = checkRemoteEgress(ctx, inst.rb); err != nil {
+			return inst, fmt.Errorf("%s: %w", cfg.RemoteURL, err)
+		}
+	}
 
 	if inst.proc != nil {
 		inst.log.Info("chromium started", "bin", cfg.ChromeBin, "pid", inst.proc.PID())

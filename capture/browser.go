@@ -107,7 +107,10 @@ func (b *Browser) Capture(ctx context.Context, req Request) (*Result, error) {
 
 	t, err := inst.takeTab(ctx)
 	if err != nil {
-		if inst.alive() && ctx.Err() == nil {
+		if !inst.alive() {
+			// Closed or lost while the tab opened: say so, not the socket error it caused.
+			err = fmt.Errorf("%w (%w)", context.Cause(inst.ctx), err)
+		} else if ctx.Err() == nil {
 			// A browser that cannot open a tab is not worth keeping.
 			inst.cancel(fmt.Errorf("%w: open tab: %w", errBrowserGone, err))
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -49,7 +50,11 @@ type Config struct {
 	// Chromium so that nothing bypasses it (loopback included, WebRTC UDP off). A top-level
 	// navigation the guard refuses fails the job with CodeBlockedAddress; refused
 	// sub-resources are counted in Result.BlockedRequests. With RemoteURL the proxies listen
-	// on 127.0.0.1 of this process, so the remote browser must share its network namespace.
+	// on 127.0.0.1 of this process, so the remote browser must share its network namespace,
+	// and it must have been launched with --force-webrtc-ip-handling-policy=
+	// disable_non_proxied_udp: no CDP call sets that, so on connecting a throwaway context
+	// checks that navigation goes to its proxy and WebRTC reaches nothing directly, and the
+	// browser gets no job otherwise (checkRemoteEgress).
 	Egress Egress
 	// NoSandbox disables Chromium's own sandbox (SNAPQ_CHROME_NO_SANDBOX). It is always off
 	// when running as root, where Chromium cannot sandbox itself.
@@ -149,11 +154,35 @@ func checkExecutable(path string) error {
 	return nil
 }
 
+// chromiumEnv is Chromium's whole environment. It renders untrusted pages, so it gets
+// nothing of the worker's (database and S3 credentials, SNAPQ_* settings): a fixed PATH
+// for Debian's wrapper script, HOME and the XDG directories inside its temporary profile,
+// the temporary directory the profile lives in, and the worker's TZ and LANG, which change
+// what pages see (Date, Accept-Language) and so are passed on when set.
+func chromiumEnv(userDataDir string) []string {
+	env := []string{
+		"PATH=/usr/local/bin:/usr/bin:/bin",
+		"HOME=" + userDataDir,
+		"XDG_CONFIG_HOME=" + filepath.Join(userDataDir, ".config"),
+		"XDG_CACHE_HOME=" + filepath.Join(userDataDir, ".cache"),
+		"XDG_DATA_HOME=" + filepath.Join(userDataDir, ".local", "share"),
+		"TMPDIR=" + os.TempDir(),
+	}
+	for _, k := range []string{"TZ", "LANG"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
 // newLauncher builds the Chromium command line. rod's defaults are kept (they disable
 // background work) except popup unblocking; Bin is always set so rod never downloads a browser.
 func (c Config) newLauncher(userDataDir string) *launcher.Launcher {
 	l := launcher.New().
 		Bin(c.ChromeBin).
+		Env(chromiumEnv(userDataDir)...).
+		WorkingDir(userDataDir).
 		Headless(true).
 		Leakless(true).
 		UserDataDir(userDataDir).

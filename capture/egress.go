@@ -1,12 +1,18 @@
 package capture
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
+
+	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/proto"
 )
 
 // Egress starts a proxy session for one browser context, so that everything a job's page
@@ -82,8 +88,9 @@ func hostOnly(hostport string) string {
 // sign-in, autofill). It answers 403 at once, without resolving or dialing
 // anything, so no hostname of Chromium's leaves the machine even as a DNS query.
 type refuseProxy struct {
-	ln  net.Listener
-	srv *http.Server
+	ln       net.Listener
+	srv      *http.Server
+	requests atomic.Int64 // requests refused
 }
 
 var _ EgressSession = (*refuseProxy)(nil)
@@ -93,11 +100,13 @@ func newRefuseProxy() (*refuseProxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen for the browser-wide proxy: %w", err)
 	}
-	p := &refuseProxy{ln: ln, srv: &http.Server{ReadHeaderTimeout: 5 * time.Second,
+	p := &refuseProxy{ln: ln}
+	p.srv = &http.Server{ReadHeaderTimeout: 5 * time.Second,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			p.requests.Add(1)
 			w.Header().Set("Connection", "close")
 			http.Error(w, "snapq: the browser's own traffic is not allowed", http.StatusForbidden)
-		})}}
+		})}
 	go p.srv.Serve(ln) //nolint:errcheck // ends with Close
 	return p, nil
 }
@@ -107,3 +116,137 @@ func (p *refuseProxy) Outcome(string) (string, bool) { return "", false }
 func (p *refuseProxy) Blocked() int                  { return 0 }
 func (p *refuseProxy) Reset()                        {}
 func (p *refuseProxy) Close() error                  { return p.srv.Close() }
+
+// errRemoteEgress is why a remote browser is refused with Config.Egress: its contexts
+// cannot be pinned to the guard.
+var errRemoteEgress = errors.New("the remote browser's contexts cannot be pinned to the egress guard")
+
+// remoteProbeTimeout bounds checkRemoteEgress's wait for WebRTC to gather its candidates.
+const remoteProbeTimeout = 3 * time.Second
+
+// checkRemoteEgress proves, before a remote browser gets any job, that what local launch
+// enforces with flags holds there too. A remote browser was launched by someone else:
+// this package cannot give it the WebRTC policy or the browser-wide refusing proxy, and
+// CDP has no per-context WebRTC setting. So a throwaway context, proxied like a job's,
+// tries to reach a loopback probe by navigation and by WebRTC (STUN over UDP, TURN over
+// TCP); the browser is refused unless the navigation went to the context's proxy and
+// nothing reached the probe. Chromium's own background traffic outside the job contexts
+// stays the remote operator's to govern.
+func checkRemoteEgress(ctx context.Context, rb *rod.Browser) (err error) {
+	proxy, err := newRefuseProxy()
+	if err != nil {
+		return fmt.Errorf("start probe proxy: %w", err)
+	}
+	defer func() { _ = proxy.Close() }()
+	probe, err := newLoopbackProbe()
+	if err != nil {
+		return err
+	}
+	defer probe.close()
+
+	rb = rb.Context(ctx)
+	bc, err := proto.TargetCreateBrowserContext{DisposeOnDetach: true,
+		ProxyServer: proxy.URL(), ProxyBypassList: proxyBypassList}.Call(rb)
+	if err != nil {
+		return fmt.Errorf("%w: create a proxied browser context: %w", errRemoteEgress, err)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), cleanTimeout)
+		defer cancel()
+		_ = proto.TargetDisposeBrowserContext{BrowserContextID: bc.BrowserContextID}.Call(rb.Context(cctx))
+	}()
+	target, err := proto.TargetCreateTarget{URL: "about:blank", BrowserContextID: bc.BrowserContextID}.Call(rb)
+	if err != nil {
+		return fmt.Errorf("create probe target: %w", err)
+	}
+	page, err := rb.PageFromTarget(target.TargetID)
+	if err != nil {
+		return fmt.Errorf("attach to probe target: %w", err)
+	}
+	page = page.Context(ctx)
+
+	// The proxy answers the navigation with its 403 page, which commits; the probe must
+	// see nothing.
+	if _, err := (proto.PageNavigate{URL: "http://" + probe.addr + "/"}).Call(page); err != nil {
+		return fmt.Errorf("probe navigation: %w", err)
+	}
+	if proxy.requests.Load() == 0 || probe.hits.Load() != 0 {
+		return fmt.Errorf("%w: a navigation did not go through the context's proxy", errRemoteEgress)
+	}
+	js := fmt.Sprintf(`new Promise(done => {
+  if (typeof RTCPeerConnection !== "function") return done("no webrtc");
+  const pc = new RTCPeerConnection({iceServers: [{urls: "stun:%[1]s"},
+    {urls: "turn:%[1]s?transport=tcp", username: "snapq", credential: "probe"}]});
+  pc.createDataChannel("probe");
+  const end = why => { try { pc.close(); } catch (e) {} done(why); };
+  pc.onicegatheringstatechange = () => { if (pc.iceGatheringState === "complete") end("complete"); };
+  setTimeout(() => end("timeout"), %[2]d);
+  pc.createOffer().then(o => pc.setLocalDescription(o)).catch(e => end("error " + e));
+})`, probe.addr, remoteProbeTimeout.Milliseconds())
+	res, err := proto.RuntimeEvaluate{Expression: js, AwaitPromise: true, ReturnByValue: true}.Call(page)
+	if err != nil {
+		return fmt.Errorf("probe WebRTC: %w", err)
+	}
+	if res.ExceptionDetails != nil {
+		return fmt.Errorf("probe WebRTC: %s", res.ExceptionDetails.Text)
+	}
+	outcome := res.Result.Value.Str()
+	time.Sleep(100 * time.Millisecond) // let a datagram sent at the end arrive
+	if n := probe.hits.Load(); n != 0 {
+		return fmt.Errorf("%w: WebRTC reached a loopback address directly (%d packets or connections, gathering %s); "+
+			"launch it with --force-webrtc-ip-handling-policy=disable_non_proxied_udp", errRemoteEgress, n, outcome)
+	}
+	return nil
+}
+
+// loopbackProbe listens on 127.0.0.1, TCP and UDP on one port, and counts the connections
+// and datagrams that arrive.
+type loopbackProbe struct {
+	addr string
+	tcp  net.Listener
+	udp  net.PacketConn
+	hits atomic.Int64
+}
+
+func newLoopbackProbe() (*loopbackProbe, error) {
+	var lastErr error
+	for range 10 { // the UDP port may be taken; try another
+		tcp, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("listen for the egress probe: %w", err)
+		}
+		udp, err := net.ListenPacket("udp", tcp.Addr().String())
+		if err != nil {
+			_ = tcp.Close()
+			lastErr = err
+			continue
+		}
+		p := &loopbackProbe{addr: tcp.Addr().String(), tcp: tcp, udp: udp}
+		go func() {
+			for {
+				c, err := tcp.Accept()
+				if err != nil {
+					return
+				}
+				p.hits.Add(1)
+				_ = c.Close()
+			}
+		}()
+		go func() {
+			buf := make([]byte, 1500)
+			for {
+				if _, _, err := udp.ReadFrom(buf); err != nil {
+					return
+				}
+				p.hits.Add(1)
+			}
+		}()
+		return p, nil
+	}
+	return nil, fmt.Errorf("listen for the egress probe (udp): %w", lastErr)
+}
+
+func (p *loopbackProbe) close() {
+	_ = p.tcp.Close()
+	_ = p.udp.Close()
+}

@@ -125,6 +125,11 @@ func startInstance(ctx context.Context, cfg Config) (inst *instance, err error) 
 		return inst, fmt.Errorf("connect to %s: %w", wsURL, err)
 	}
 	go inst.dispatch(inst.rb.Event())
+	if inst.proc == nil && cfg.Egress != nil {
+		if err = checkRemoteEgress(ctx, inst.rb); err != nil {
+			return inst, fmt.Errorf("%s: %w", cfg.RemoteURL, err)
+		}
+	}
 
 	if inst.proc != nil {
 		inst.log.Info("chromium started", "bin", cfg.ChromeBin, "pid", inst.proc.PID())
@@ -337,6 +342,14 @@ func (inst *instance) close(cause error) {
 		}
 		if sock != "" {
 			_ = os.RemoveAll(sock)
+		}
+		// The proxies go with the browser: the browser-wide one and every context's,
+		// idle tabs' included (a tab still running a job closes its own again, harmlessly,
+		// when it is discarded).
+		for _, t := range tabs {
+			if t.egress != nil {
+				_ = t.egress.Close()
+			}
 		}
 		if inst.egress != nil {
 			_ = inst.egress.Close()

@@ -131,9 +131,13 @@ func (c *Comparer) compareSegments(ctx context.Context, run *Run, job *jobs.Job,
 		return nil, nil, fmt.Errorf("list artifacts of job %s: %w", job.ID, err)
 	}
 	var shots []*jobs.Artifact
+	taken := map[string]bool{} // the capture's artifact names; a diff image must not reuse one
 	for _, a := range arts {
 		if a.Kind == jobs.KindScreenshot && isSegment(job.Name, a.Name) {
 			shots = append(shots, a)
+		}
+		if a.Kind != KindDiff {
+			taken[a.Name] = true
 		}
 	}
 	sort.Slice(shots, func(i, j int) bool { return shots[i].Seq < shots[j].Seq })
@@ -174,7 +178,7 @@ func (c *Comparer) compareSegments(ctx context.Context, run *Run, job *jobs.Job,
 			// when the baseline was captured.
 			rects := ignoreRects(ignoreRects(run.Spec.Ignore.Rects, job.Result), c.baselineResult(ctx, base, seen))
 			mask := maskFor(rects, scale, offsetY)
-			d, err := c.diffOne(ctx, job, cmp, mask, run.Spec.PixelThreshold)
+			d, err := c.diffOne(ctx, job, cmp, mask, run.Spec.PixelThreshold, diffName(job.Name, seg, taken))
 			if err != nil {
 				cmp.Status, cmp.Message = CompareError, err.Error()
 			} else if d != nil {
@@ -189,9 +193,21 @@ func (c *Comparer) compareSegments(ctx context.Context, run *Run, job *jobs.Job,
 	return cs, diffs, nil
 }
 
+// diffName names the diff image of a segment: <job>-diff-001.png, or
+// <job>-001-diff.png when a screenshot action named "diff" took that name.
+// The second form is one no capture artifact can have: after the job's name,
+// a page segment is -NNN and an action's image -<letter…>.
+func diffName(jobName string, segment int, taken map[string]bool) string {
+	name := fmt.Sprintf("%s-diff-%03d.png", jobName, segment)
+	if taken[name] {
+		name = fmt.Sprintf("%s-%03d-diff.png", jobName, segment)
+	}
+	return name
+}
+
 // diffOne diffs one segment with its baseline, sets the comparison's numbers
-// and status, and uploads the diff image when any pixel differs.
-func (c *Comparer) diffOne(ctx context.Context, job *jobs.Job, cmp *Comparison, mask []image.Rectangle, pixelThreshold float64) (*jobs.Artifact, error) {
+// and status, and uploads the diff image, named name, when any pixel differs.
+func (c *Comparer) diffOne(ctx context.Context, job *jobs.Job, cmp *Comparison, mask []image.Rectangle, pixelThreshold float64, name string) (*jobs.Artifact, error) {
 	cur, err := c.image(ctx, cmp.CurrentArtifact)
 	if err != nil {
 		return nil, fmt.Errorf("current image: %w", err)
@@ -228,7 +244,6 @@ func (c *Comparer) diffOne(ctx context.Context, job *jobs.Job, cmp *Comparison, 
 	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, res.Diff); err != nil {
 		return nil, fmt.Errorf("encode diff image: %w", err)
 	}
-	name := fmt.Sprintf("%s-diff-%03d.png", job.Name, cmp.Segment)
 	key := artifacts.Key("batches", job.BatchID, "jobs", job.ID, name)
 	obj, err := c.Store.Put(ctx, key, buf.Bytes(), "image/png", artifacts.PutOptions{})
 	if err != nil {

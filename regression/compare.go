@@ -112,6 +112,9 @@ func (c *Comparer) Compare(ctx context.Context, jobID string) error {
 	rctx, cancel := jobs.Bookkeeping(ctx)
 	defer cancel()
 	finished, err := c.Repo.RecordComparisons(rctx, run.ID, jobID, cs, diffs)
+	if errors.Is(err, jobs.ErrArtifactNameTaken) {
+		return fmt.Errorf("record comparisons: %w: %w", err, jobs.ErrNoRetry) // a retry names it the same
+	}
 	if err != nil {
 		return fmt.Errorf("record comparisons: %w", err)
 	}

@@ -254,7 +254,7 @@ func downloadResult(req Request, d *download, redirects []string, res *Result) (
 		return nil, newError(CodeUnsupportedContentType, false, nil,
 			"the target is a download of %s, which is neither a PDF nor text snapq can read", typeName(d))
 	}
-	res.Files = append(res.Files, File{Kind: FileDownload, Name: req.Name + downloadExt(d, text), ContentType: cmp.Or(d.contentType, "text/plain; charset=utf-8"), Data: d.data})
+	res.Files = append(res.Files, File{Kind: FileDownload, Name: req.Name + downloadExt(req, d, text), ContentType: cmp.Or(d.contentType, "text/plain; charset=utf-8"), Data: d.data})
 	md := text
 	if req.wants(OutputMarkdown) && isJSON(d, text) {
 		md = "```json\n" + strings.TrimRight(text, "\n") + "\n```\n"
@@ -393,13 +393,18 @@ func isJSON(d *download, text string) bool {
 	return d.mime == "application/json" || strings.HasSuffix(d.mime, "+json") || json.Valid([]byte(text)) && strings.TrimSpace(text) != ""
 }
 
-// downloadExt is the stored body's file extension.
-func downloadExt(d *download, text string) string {
+// downloadExt is the stored body's name after the job's: its file extension,
+// after "-download" where an output asked for has that extension (the text
+// output is <name>.txt, the markdown output <name>.md), so no two artifacts of
+// a job share a name.
+func downloadExt(req Request, d *download, text string) string {
 	switch {
 	case isJSON(d, text):
 		return ".json"
 	case d.mime == "text/csv" || d.mime == "text/x-csv" || d.mime == "text/comma-separated-values":
 		return ".csv"
+	case d.mime == "text/markdown" && req.wants(OutputMarkdown):
+		return "-download.md"
 	case d.mime == "text/markdown":
 		return ".md"
 	case d.mime == "application/xml" || d.mime == "text/xml" || strings.HasSuffix(d.mime, "+xml"):

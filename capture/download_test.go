@@ -176,6 +176,20 @@ func TestDownloadTargets(t *testing.T) {
 			t.Errorf("skipped %+v, status %d; want html skipped and 200", res.Skipped, res.HTTPStatus)
 		}
 	})
+	// A markdown body is <name>.md, unless the markdown output (always <name>.md)
+	// is asked for too: then the body is <name>-download.md, so every name is the job's once.
+	t.Run("markdown attachment", func(t *testing.T) {
+		res := mustCapture(t, b, Request{URL: srv.URL + "/download/markdown", Name: "m"})
+		diff(t, "files alone", []string{"download:m.md:text/markdown; charset=utf-8"}, fileKinds(res.Files))
+		res = mustCapture(t, b, Request{URL: srv.URL + "/download/markdown", Name: "m",
+			Outputs: []string{OutputMarkdown, OutputText}})
+		diff(t, "files with markdown", []string{
+			"download:m-download.md:text/markdown; charset=utf-8", "markdown:m.md:text/markdown; charset=utf-8",
+			"text:m.txt:text/plain; charset=utf-8",
+		}, fileKinds(res.Files))
+		diff(t, "download body", sitefx.DownloadMarkdown, string(fileByKind(t, res, FileDownload).Data))
+		diff(t, "markdown", sitefx.DownloadMarkdown, string(fileByKind(t, res, OutputMarkdown).Data))
+	})
 	t.Run("binary attachment", func(t *testing.T) {
 		_, err := capture(t, b, Request{URL: srv.URL + "/download/binary", Name: "z", Outputs: []string{OutputText}})
 		ce := wantCode(t, err, CodeUnsupportedContentType, false)

@@ -37,6 +37,9 @@ const (
 	CodeInternal     = "internal"
 	CodeCanceled     = "canceled"
 	CodeWorkerLost   = "worker_lost"
+	// CodeArtifactNameConflict: the capture gave two artifacts one name (a bug:
+	// names are meant to be unique per job); not retried.
+	CodeArtifactNameConflict = "artifact_name_conflict"
 )
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -57,25 +57,16 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 
 	result, arts, jerr := h.run(ctx, job)
 	if jerr != nil {
-		final := lastAttempt || !jerr.retryable
-		log.Warn("job attempt failed", "code", jerr.Code, "err", jerr.Message, "final", final)
-		// Record the failure even if the task's ctx is done (shutdown,
-		// timeout): the row must not stay "running".
-		rctx, cancel := Bookkeeping(ctx)
-		defer cancel()
-		if err := h.Repo.FailJob(rctx, job.ID, job.Attempts, jerr.JobError, final); err != nil {
-			return fmt.Errorf("record failure of job %s: %w", job.ID, err)
-		}
-		if final {
-			h.afterFinal(ctx, job)
-			return fmt.Errorf("%s: %s: %w", jerr.Code, jerr.Message, ErrNoRetry)
-		}
-		return fmt.Errorf("%s: %s", jerr.Code, jerr.Message)
+		return h.fail(ctx, log, job, jerr, lastAttempt || !jerr.retryable)
 	}
 	result.TimingsMS["total"] = time.Since(begin).Milliseconds()
 	cctx, cancel := Bookkeeping(ctx)
 	defer cancel()
 	ok, err := h.Repo.CompleteJob(cctx, job.ID, job.Attempts, result, arts)
+	if errors.Is(err, ErrArtifactNameTaken) {
+		// run checks the names; this is the store's word for a clash it missed.
+		return h.fail(ctx, log, job, &jobError{JobError{Code: CodeArtifactNameConflict, Message: err.Error()}, false}, true)
+	}
 	if err != nil {
 		return fmt.Errorf("complete job %s: %w", job.ID, err)
 	}
@@ -87,6 +78,24 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 	log.Info("job succeeded", "http_status", result.HTTPStatus, "artifacts", len(arts), "partial", result.Partial,
 		"segments", result.Segments.Captured, "ms", result.TimingsMS["total"])
 	return nil
+}
+
+// fail records a failed attempt; final marks the job failed and tells the
+// queue not to retry.
+func (h *Handler) fail(ctx context.Context, log *slog.Logger, job *Job, jerr *jobError, final bool) error {
+	log.Warn("job attempt failed", "code", jerr.Code, "err", jerr.Message, "final", final)
+	// Record the failure even if the task's ctx is done (shutdown,
+	// timeout): the row must not stay "running".
+	rctx, cancel := Bookkeeping(ctx)
+	defer cancel()
+	if err := h.Repo.FailJob(rctx, job.ID, job.Attempts, jerr.JobError, final); err != nil {
+		return fmt.Errorf("record failure of job %s: %w", job.ID, err)
+	}
+	if final {
+		h.afterFinal(ctx, job)
+		return fmt.Errorf("%s: %s: %w", jerr.Code, jerr.Message, ErrNoRetry)
+	}
+	return fmt.Errorf("%s: %s", jerr.Code, jerr.Message)
 }
 
 // afterFinal runs the AfterFinal hooks; they get a bookkeeping context so a
@@ -117,6 +126,10 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 			return nil, nil, &jobError{JobError{Code: capture.CodeNavigationTimeout, Message: "the job was interrupted: " + ctx.Err().Error()}, true}
 		}
 		return nil, nil, &jobError{JobError{Code: CodeInternal, Message: err.Error()}, true}
+	}
+	if name, ok := repeatedName(res); ok {
+		return nil, nil, &jobError{JobError{Code: CodeArtifactNameConflict,
+			Message: fmt.Sprintf("the capture gave two artifacts the name %q; nothing was stored", name)}, false}
 	}
 	upStart := time.Now()
 	arts := make([]*Artifact, 0, len(res.Images)+len(res.Files))
@@ -181,6 +194,26 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 		PDFPages:          res.PDFPages,
 		SkippedOutputs:    res.Skipped,
 	}, arts, nil
+}
+
+// repeatedName finds a name two of the capture's images and files share: the
+// store keeps one artifact per name, and the second upload would overwrite
+// the first object.
+func repeatedName(res *capture.Result) (string, bool) {
+	seen := make(map[string]bool, len(res.Images)+len(res.Files))
+	for _, img := range res.Images {
+		if seen[img.Name] {
+			return img.Name, true
+		}
+		seen[img.Name] = true
+	}
+	for _, f := range res.Files {
+		if seen[f.Name] {
+			return f.Name, true
+		}
+		seen[f.Name] = true
+	}
+	return "", false
 }
 
 // servedAsDownload reports the files stored with Content-Disposition: attachment: the html

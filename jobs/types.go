@@ -34,6 +34,9 @@ var (
 	// ErrConflict means the request clashes with the current state
 	// (for example canceling a finished batch).
 	ErrConflict = errors.New("conflict")
+	// ErrArtifactNameTaken means two artifacts of one job have the same name
+	// (the store keeps one per name); retrying the job cannot help.
+	ErrArtifactNameTaken = errors.New("artifact name taken")
 )
 
 // Counts is the number of jobs of a batch in each status.

@@ -79,6 +79,11 @@ func (q *AsynqQueue) WebhookTaskState(_ context.Context, deliveryID string) (str
 	return q.taskState(QueueWebhooks, deliveryID)
 }
 
+// CompareTaskState is TaskState for a capture job's compare task.
+func (q *AsynqQueue) CompareTaskState(_ context.Context, jobID string) (string, string, error) {
+	return q.taskState(QueueRegression, taskRules[jobs.KindCompare].idPrefix+jobID)
+}
+
 // taskState reports a task's asynq state and last error; "" when the queue
 // has no such task.
 func (q *AsynqQueue) taskState(queue, id string) (string, string, error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/diff"
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/queue"
 )
 
 const (
@@ -31,6 +32,17 @@ type CompareQueue interface {
 	// "compare-<job id>", so a duplicate is not an error).
 	EnqueueCompare(ctx context.Context, jobID string) error
 }
+
+// CompareTasks is what the reconcile step needs of the queue.
+// queue.AsynqQueue implements it.
+type CompareTasks interface {
+	CompareQueue
+	// CompareTaskState reports the asynq state of a job's compare task ("" when
+	// the queue has none) and its last error.
+	CompareTaskState(ctx context.Context, jobID string) (state, lastErr string, err error)
+}
+
+var _ CompareTasks = (*queue.AsynqQueue)(nil)
 
 // BlobStore reads and writes artifact bytes. artifacts.Store implements it.
 type BlobStore interface {
@@ -100,6 +112,9 @@ func (c *Comparer) Compare(ctx context.Context, jobID string) error {
 	rctx, cancel := jobs.Bookkeeping(ctx)
 	defer cancel()
 	finished, err := c.Repo.RecordComparisons(rctx, run.ID, jobID, cs, diffs)
+	if errors.Is(err, jobs.ErrArtifactNameTaken) {
+		return fmt.Errorf("record comparisons: %w: %w", err, jobs.ErrNoRetry) // a retry names it the same
+	}
 	if err != nil {
 		return fmt.Errorf("record comparisons: %w", err)
 	}
@@ -119,9 +134,13 @@ func (c *Comparer) compareSegments(ctx context.Context, run *Run, job *jobs.Job,
 		return nil, nil, fmt.Errorf("list artifacts of job %s: %w", job.ID, err)
 	}
 	var shots []*jobs.Artifact
+	taken := map[string]bool{} // the capture's artifact names; a diff image must not reuse one
 	for _, a := range arts {
 		if a.Kind == jobs.KindScreenshot && isSegment(job.Name, a.Name) {
 			shots = append(shots, a)
+		}
+		if a.Kind != KindDiff {
+			taken[a.Name] = true
 		}
 	}
 	sort.Slice(shots, func(i, j int) bool { return shots[i].Seq < shots[j].Seq })
@@ -162,7 +181,7 @@ func (c *Comparer) compareSegments(ctx context.Context, run *Run, job *jobs.Job,
 			// when the baseline was captured.
 			rects := ignoreRects(ignoreRects(run.Spec.Ignore.Rects, job.Result), c.baselineResult(ctx, base, seen))
 			mask := maskFor(rects, scale, offsetY)
-			d, err := c.diffOne(ctx, job, cmp, mask, run.Spec.PixelThreshold)
+			d, err := c.diffOne(ctx, job, cmp, mask, run.Spec.PixelThreshold, diffName(job.Name, seg, taken))
 			if err != nil {
 				cmp.Status, cmp.Message = CompareError, err.Error()
 			} else if d != nil {
@@ -177,9 +196,21 @@ func (c *Comparer) compareSegments(ctx context.Context, run *Run, job *jobs.Job,
 	return cs, diffs, nil
 }
 
+// diffName names the diff image of a segment: <job>-diff-001.png, or
+// <job>-001-diff.png when a screenshot action named "diff" took that name.
+// The second form is one no capture artifact can have: after the job's name,
+// a page segment is -NNN and an action's image -<letter…>.
+func diffName(jobName string, segment int, taken map[string]bool) string {
+	name := fmt.Sprintf("%s-diff-%03d.png", jobName, segment)
+	if taken[name] {
+		name = fmt.Sprintf("%s-%03d-diff.png", jobName, segment)
+	}
+	return name
+}
+
 // diffOne diffs one segment with its baseline, sets the comparison's numbers
-// and status, and uploads the diff image when any pixel differs.
-func (c *Comparer) diffOne(ctx context.Context, job *jobs.Job, cmp *Comparison, mask []image.Rectangle, pixelThreshold float64) (*jobs.Artifact, error) {
+// and status, and uploads the diff image, named name, when any pixel differs.
+func (c *Comparer) diffOne(ctx context.Context, job *jobs.Job, cmp *Comparison, mask []image.Rectangle, pixelThreshold float64, name string) (*jobs.Artifact, error) {
 	cur, err := c.image(ctx, cmp.CurrentArtifact)
 	if err != nil {
 		return nil, fmt.Errorf("current image: %w", err)
@@ -216,7 +247,6 @@ func (c *Comparer) diffOne(ctx context.Context, job *jobs.Job, cmp *Comparison, 
 	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, res.Diff); err != nil {
 		return nil, fmt.Errorf("encode diff image: %w", err)
 	}
-	name := fmt.Sprintf("%s-diff-%03d.png", job.Name, cmp.Segment)
 	key := artifacts.Key("batches", job.BatchID, "jobs", job.ID, name)
 	obj, err := c.Store.Put(ctx, key, buf.Bytes(), "image/png", artifacts.PutOptions{})
 	if err != nil {
@@ -301,23 +331,64 @@ func maskFor(rects []Rect, scale float64, offsetY int) []image.Rectangle {
 
 func (c *Comparer) logger() *slog.Logger { return jobs.Log(c.Logger) }
 
-// ReconcileStep is the reconciler's pass for comparisons: it enqueues the
-// comparisons of final captures that have none (the worker died between
-// finishing the job and enqueuing its comparison).
-func ReconcileStep(repo Uncompared, q CompareQueue) jobs.ReconcileStep {
+// ReconcileStep is the reconciler's pass for comparisons of final captures
+// that have none: one whose task is missing (the worker died between
+// finishing the job and enqueuing its comparison) is enqueued; one whose task
+// the queue archived (its retries used up) is recorded as an error comparison
+// carrying the task's last error, so its run settles instead of staying
+// running (enqueuing again would collide with the archived task's id). A task
+// the queue still holds is left alone.
+func ReconcileStep(repo Uncompared, q CompareTasks) jobs.ReconcileStep {
 	return jobs.ReconcileStep{Name: "comparisons", Run: func(ctx context.Context) (int, error) {
 		ids, err := repo.UncomparedCaptures(ctx, time.Now().Add(-compareGrace), 1000)
 		if err != nil {
 			return 0, err
 		}
+		acted := 0
 		var errs []error
 		for _, id := range ids {
-			if err := q.EnqueueCompare(ctx, id); err != nil {
+			state, lastErr, err := q.CompareTaskState(ctx, id)
+			if err != nil {
 				errs = append(errs, err)
+				continue
+			}
+			switch state {
+			case "":
+				err = q.EnqueueCompare(ctx, id)
+			case "archived":
+				err = compareGaveUp(ctx, repo, id, lastErr)
+			default:
+				continue
+			}
+			acted++
+			if err != nil {
+				errs = append(errs, fmt.Errorf("comparison of job %s: %w", id, err))
 			}
 		}
-		return len(ids), errors.Join(errs...)
+		return acted, errors.Join(errs...)
 	}}
+}
+
+// compareGaveUp records the comparison of a capture whose compare task the
+// queue archived as one error, the reason in its message.
+func compareGaveUp(ctx context.Context, repo Uncompared, jobID, lastErr string) error {
+	run, key, err := repo.CaptureOf(ctx, jobID)
+	if errors.Is(err, jobs.ErrNotFound) {
+		return nil // no longer a run's capture
+	}
+	if err != nil {
+		return fmt.Errorf("load capture: %w", err)
+	}
+	msg := "the queue gave up on the comparison"
+	if lastErr != "" {
+		msg += ": " + lastErr
+	}
+	cmp := &Comparison{ID: jobs.NewID(), RunID: run.ID, JobID: jobID, Target: key.Target, Viewport: key.Viewport,
+		Segment: 1, Status: CompareError, Message: msg, Threshold: run.Spec.Threshold}
+	if _, err := repo.RecordComparisons(ctx, run.ID, jobID, []*Comparison{cmp}, nil); err != nil {
+		return fmt.Errorf("record comparison: %w", err)
+	}
+	return nil
 }
 
 // CompareWhenFinal is the job handler's after-final hook: when the job is a

@@ -9,6 +9,7 @@ import (
 	"image/draw"
 	"image/png"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
@@ -209,3 +210,51 @@ func TestComparerExactThreshold(t *testing.T) {
 }
 
 var quiet = slog.New(slog.DiscardHandler)
+
+// A screenshot action named "diff" (segments <job>-diff-001.png, …) keeps its
+// images: the diff image of a changed segment takes a name no capture
+// artifact can have, and the action's bytes stay in the bucket.
+func TestComparerDiffNameAvoidsActionShots(t *testing.T) {
+	blobs := memBlobs{}
+	gray, red := color.NRGBA{240, 240, 240, 255}, color.NRGBA{200, 0, 0, 255}
+	page := pngArtifact(t, blobs, "p-001.png", 1, 20, 20, gray, image.Rect(0, 0, 5, 5), red)
+	shot := pngArtifact(t, blobs, "p-diff-001.png", 2, 20, 20, red, image.Rectangle{}, red) // the "diff" action's first segment
+	base := pngArtifact(t, blobs, "b.png", 1, 20, 20, gray, image.Rectangle{}, gray)
+	// The action's image lives where the worker put it, beside the job's other artifacts.
+	shotBytes := blobs[shot.ObjectKey]
+	shot.ObjectKey = artifacts.Key("batches", "b", "jobs", "j", shot.Name)
+	blobs[shot.ObjectKey] = shotBytes
+	for _, tt := range []struct {
+		name     string
+		arts     []*jobs.Artifact
+		wantName string
+	}{
+		{name: "no action named diff keeps the usual name", arts: []*jobs.Artifact{page}, wantName: "p-diff-001.png"},
+		{name: "an action named diff", arts: []*jobs.Artifact{page, shot}, wantName: "p-001-diff.png"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			blobs[shot.ObjectKey] = shotBytes
+			repo := &compareRepo{run: &Run{ID: "r", Spec: SuiteSpec{PixelThreshold: 0.1}}, key: CaptureKey{"p", "20x20"},
+				job: &jobs.Job{ID: "j", BatchID: "b", Name: "p", Status: jobs.StatusSucceeded}, arts: tt.arts,
+				bases: []*Baseline{{ID: "x", Segment: 1, Artifact: base}}}
+			if err := (&Comparer{Repo: repo, Store: blobs, Logger: quiet}).Compare(context.Background(), "j"); err != nil {
+				t.Fatal(err)
+			}
+			if len(repo.diffs) != 1 {
+				t.Fatalf("%d diff images, want 1", len(repo.diffs))
+			}
+			d := repo.diffs[0]
+			if d.Name != tt.wantName {
+				t.Errorf("diff image named %q, want %q", d.Name, tt.wantName)
+			}
+			for _, a := range tt.arts {
+				if a.Name == d.Name {
+					t.Errorf("diff image %q has the name of the job's %s artifact", d.Name, a.Kind)
+				}
+			}
+			if slices.Contains(tt.arts, shot) && !bytes.Equal(blobs[shot.ObjectKey], shotBytes) {
+				t.Error("the diff image overwrote the action's screenshot in the bucket")
+			}
+		})
+	}
+}

@@ -60,11 +60,15 @@ type CompareStore interface {
 	RecordComparisons(ctx context.Context, runID, jobID string, cs []*Comparison, diffs []*jobs.Artifact) (finished bool, err error)
 }
 
-// Uncompared is what the reconcile step needs.
+// Uncompared is what the reconcile step needs: it finds the captures left
+// uncompared and records an error comparison for one the queue gave up on.
 type Uncompared interface {
+	Captures
 	// UncomparedCaptures lists capture jobs that are final but not compared,
 	// finished before before.
 	UncomparedCaptures(ctx context.Context, before time.Time, limit int) ([]string, error)
+	// RecordComparisons is CompareStore's.
+	RecordComparisons(ctx context.Context, runID, jobID string, cs []*Comparison, diffs []*jobs.Artifact) (finished bool, err error)
 }
 
 // RunsOfBatches finds the run of a batch (the run.completed webhook event).

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/snapq/snapq/jobs"
@@ -430,7 +431,7 @@ func (s *Store) CompleteJob(ctx context.Context, id string, attempt int, result 
 			if _, err := tx.Exec(ctx, `INSERT INTO artifacts (id, job_id, kind, name, seq, object_key, content_type,
 				bytes, width, height, sha256) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 				a.ID, id, a.Kind, a.Name, a.Seq, a.ObjectKey, a.ContentType, a.Bytes, a.Width, a.Height, a.SHA256); err != nil {
-				return fmt.Errorf("insert artifact %s: %w", a.Name, err)
+				return artifactInsertError("artifact", a.Name, err)
 			}
 		}
 		ok = true
@@ -441,6 +442,19 @@ func (s *Store) CompleteJob(ctx context.Context, id string, attempt int, result 
 	}
 	return ok, nil
 }
+
+// artifactInsertError wraps a failed insert of the artifact (what) name; the
+// unique violation of (job_id, name) is jobs.ErrArtifactNameTaken.
+func artifactInsertError(what, name string, err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == pgerrUniqueViolation && pe.ConstraintName == "artifacts_job_id_name_key" {
+		return fmt.Errorf("insert %s %s: %w: %w", what, name, jobs.ErrArtifactNameTaken, err)
+	}
+	return fmt.Errorf("insert %s %s: %w", what, name, err)
+}
+
+// pgerrUniqueViolation is Postgres's SQLSTATE unique_violation.
+const pgerrUniqueViolation = "23505"
 
 // FailJob implements jobs.Repository.
 func (s *Store) FailJob(ctx context.Context, id string, attempt int, e jobs.JobError, final bool) error {

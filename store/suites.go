@@ -466,7 +466,7 @@ func (s *Store) RecordComparisons(ctx context.Context, runID, jobID string, cs [
 			if _, err := tx.Exec(ctx, `INSERT INTO artifacts (id, job_id, kind, name, seq, object_key, content_type,
 				bytes, width, height, sha256) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 				a.ID, a.JobID, a.Kind, a.Name, a.Seq, a.ObjectKey, a.ContentType, a.Bytes, a.Width, a.Height, a.SHA256); err != nil {
-				return fmt.Errorf("insert diff artifact %s: %w", a.Name, err)
+				return artifactInsertError("diff artifact", a.Name, err)
 			}
 		}
 		for _, c := range cs {

@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
@@ -58,6 +60,24 @@ func TestReadPDFHostile(t *testing.T) {
 				t.Errorf("the reading process peaked at %d MiB, want at most 300", peak)
 			}
 		})
+	}
+}
+
+// A PDF target that hangs the reader fails its job with pdf_timeout within the job's
+// Timeout plus CaptureGrace: the reading counts in the job's budget.
+func TestPDFTargetHangsReader(t *testing.T) {
+	b := sharedBrowser(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/pdf")
+		_, _ = w.Write(unterminatedArrayPDF())
+	}))
+	defer srv.Close()
+	req := Request{URL: srv.URL + "/hang.pdf", Name: "h", Outputs: []string{OutputText}, Timeout: 2 * time.Second}
+	start := time.Now()
+	_, err := capture(t, b, req)
+	wantCode(t, err, CodePDFTimeout, false)
+	if took, limit := time.Since(start), req.Timeout+CaptureGrace(req.Timeout)+time.Second; took > limit {
+		t.Errorf("the job took %s, want at most %s", took, limit)
 	}
 }
 

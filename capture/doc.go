@@ -24,8 +24,8 @@
 //   - Targets that are not pages (download.go, pdf.go): a PDF or a download is taken from the
 //     main document's response inside the page's own navigation (Fetch at the response
 //     stage), so its bytes come through the context's egress proxy like everything else; a
-//     PDF's text is read with page markers (internal/pdftext), other text and JSON bodies are
-//     returned as is.
+//     PDF's text is read with page markers (internal/pdftext, in a limited child process),
+//     other text and JSON bodies are returned as is.
 //   - A time budget rather than a cliff: Request.Timeout bounds the navigation, waits and
 //     actions; a page that answered but is not ready by then is captured as it is
 //     (Result.Partial) within CaptureGrace.

@@ -238,13 +238,14 @@ type Skipped struct {
 
 // downloadResult builds the job's outputs from a taken download: a PDF's bytes and text, or
 // a text or JSON body. Nothing was rendered, so screenshots, html and links are skipped.
-func downloadResult(req Request, d *download, redirects []string, res *Result) (*Result, error) {
+// A PDF is read under ctx, the job's context, so reading it counts in the job's time.
+func downloadResult(ctx context.Context, req Request, d *download, redirects []string, res *Result) (*Result, error) {
 	if d.err != nil {
 		return nil, newError(CodeInternal, true, d.err, "the target is a download that could not be read")
 	}
 	res.HTTPStatus, res.FinalURL, res.ContentType = d.status, d.url, d.mime
 	if d.isPDF() {
-		return pdfResult(req, d, redirects, res)
+		return pdfResult(ctx, req, d, redirects, res)
 	}
 	if d.tooLarge {
 		return nil, newError(CodeDownloadTooLarge, false, nil, "the target is a download of %s over the %d MB limit", typeName(d), MaxPDFBytes>>20)
@@ -269,13 +270,13 @@ func downloadResult(req Request, d *download, redirects []string, res *Result) (
 
 // pdfResult stores the PDF as served (kind pdf) and, when text or markdown is asked for, its
 // text with a "<!-- page N -->" marker before each page.
-func pdfResult(req Request, d *download, redirects []string, res *Result) (*Result, error) {
+func pdfResult(ctx context.Context, req Request, d *download, redirects []string, res *Result) (*Result, error) {
 	res.ContentType = "application/pdf"
 	if d.tooLarge {
 		return nil, newError(CodePDFTooLarge, false, nil, "the PDF is over the %d MB limit", MaxPDFBytes>>20)
 	}
 	withText := req.wants(OutputText) || req.wants(OutputMarkdown)
-	doc, err := readPDF(d.data, withText)
+	doc, err := readPDF(ctx, d.data, withText)
 	var ce *Error
 	if err != nil && (withText || !errors.As(err, &ce) || ce.Code != CodePDFEncrypted) {
 		return nil, err

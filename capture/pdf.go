@@ -1,7 +1,9 @@
 package capture
 
 import (
+	"context"
 	"errors"
+	"time"
 
 	"github.com/snapq/snapq/capture/internal/pdftext"
 )
@@ -13,11 +15,18 @@ const (
 	MaxPDFBytes = 50 << 20
 	// MaxPDFPages is the most pages a PDF target may have.
 	MaxPDFPages = 500
+	// PDFReadTimeout bounds the wall clock of reading one PDF (30s); the job's own deadline
+	// may end it sooner. The reader's CPU time is capped one second past it.
+	PDFReadTimeout = 30 * time.Second
+	// PDFReadMemory is the address space the PDF reader may map (1 GiB) beyond what its
+	// process starts with.
+	PDFReadMemory = 1 << 30
 )
 
 // Failure codes of PDF targets and downloads. They are part of the public API.
 const (
-	// CodePDFTooLarge: the PDF is over MaxPDFBytes or MaxPDFPages (not retryable).
+	// CodePDFTooLarge: the PDF is over MaxPDFBytes or MaxPDFPages, its pages' content
+	// inflates past 32 MiB or its text past 64 MiB (not retryable).
 	CodePDFTooLarge = "pdf_too_large"
 	// CodePDFEncrypted: text or markdown was asked for and the PDF needs a password to be
 	// read, or uses an encryption the reader does not support (not retryable). Without them
@@ -26,8 +35,12 @@ const (
 	// CodePDFNoText: text or markdown was asked for and the PDF has no text layer, e.g. a
 	// scan (not retryable).
 	CodePDFNoText = "pdf_no_text"
-	// CodePDFInvalid: the bytes are not a PDF this reader can parse (not retryable).
+	// CodePDFInvalid: the bytes are not a PDF this reader can parse, or the reader failed on
+	// them (a crash, its memory limit) (not retryable).
 	CodePDFInvalid = "pdf_invalid"
+	// CodePDFTimeout: reading the PDF took longer than PDFReadTimeout, its CPU limit or the
+	// job's remaining time (not retryable: a PDF that hangs the reader hangs it again).
+	CodePDFTimeout = "pdf_timeout"
 	// CodeUnsupportedContentType: the target is a download that is neither a PDF nor
 	// decodable text or JSON (not retryable).
 	CodeUnsupportedContentType = "unsupported_content_type"
@@ -36,9 +49,14 @@ const (
 )
 
 // readPDF opens data (at most MaxPDFPages pages) and counts its pages; with withText it also
-// extracts every page's text (internal/pdftext). Failures are *Error with a pdf_* code.
-func readPDF(data []byte, withText bool) (pdftext.Doc, error) {
-	doc, err := pdftext.Read(data, MaxPDFPages, withText)
+// extracts every page's text (internal/pdftext). The reader runs in a child process of this
+// executable, limited in wall clock (PDFReadTimeout or ctx's deadline, whichever is first),
+// CPU time and memory (PDFReadMemory), so a PDF that hangs or crashes it, or inflates past
+// memory, fails this job alone: with pdf_timeout, pdf_invalid or pdf_too_large. Failures are
+// *Error with a pdf_* code, or ctx's error when ctx was canceled.
+func readPDF(ctx context.Context, data []byte, withText bool) (pdftext.Doc, error) {
+	doc, err := pdftext.ReadInChild(ctx, data, MaxPDFPages, withText,
+		pdftext.Limits{Timeout: PDFReadTimeout, Memory: PDFReadMemory})
 	return doc, pdfError(err)
 }
 
@@ -55,10 +73,13 @@ var pdfCodes = map[error]string{
 	pdftext.ErrInvalid:      CodePDFInvalid,
 	pdftext.ErrTooManyPages: CodePDFTooLarge,
 	pdftext.ErrNoText:       CodePDFNoText,
+	pdftext.ErrTooLarge:     CodePDFTooLarge,
+	pdftext.ErrTimeout:      CodePDFTimeout,
 }
 
 // pdfError classifies a pdftext failure as a non-retryable *Error with the same message and
-// underlying reader error. Other errors (none today) and nil pass through.
+// underlying reader error. Other errors (the reader could not be started, the job was
+// canceled) and nil pass through.
 func pdfError(err error) error {
 	var pe *pdftext.Error
 	if !errors.As(err, &pe) {

@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -30,7 +31,7 @@ func TestReadPDF(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			doc, err := readPDF(tt.data, true)
+			doc, err := readPDF(context.Background(), tt.data, true)
 			var md string
 			if err == nil {
 				md, err = pdfMarkdown(doc.Text)
@@ -57,7 +58,7 @@ func TestReadPDFPageLimit(t *testing.T) {
 	for i := range pages {
 		pages[i] = "p"
 	}
-	_, err := readPDF(sitefx.PDF(pages...), false)
+	_, err := readPDF(context.Background(), sitefx.PDF(pages...), false)
 	var ce *Error
 	if !errors.As(err, &ce) || ce.Code != CodePDFTooLarge || !strings.Contains(ce.Message, "501 pages") {
 		t.Fatalf("error %v, want pdf_too_large naming 501 pages", err)

@@ -7,6 +7,11 @@
 // (github.com/dslipak/pdf), with its own quirks (PDF 2.0 headers, encryption it cannot
 // open, panics on damaged files, glyphs without widths) and its own tests; no browser is
 // involved. Failures come back as *Error with a Kind (ErrEncrypted, ErrInvalid,
-// ErrTooManyPages, ErrNoText) that capture maps to its public pdf_* codes; the page limit
-// is the caller's (capture.MaxPDFPages).
+// ErrTooManyPages, ErrNoText, ErrTooLarge, ErrTimeout) that capture maps to its public pdf_*
+// codes; the page limit is the caller's (capture.MaxPDFPages).
+//
+// The reader can also loop for ever, overflow its stack (fatal to the process) or inflate a
+// small file into gigabytes (security audit, issue 12), so capture calls ReadInChild, which
+// runs Read in a re-executed child of the same binary under wall-clock, CPU and memory
+// limits (child.go); Read itself stays in-process for the child and the tests.
 package pdftext

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"unicode"
@@ -23,11 +24,22 @@ var (
 	ErrTooManyPages = errors.New("pdf has too many pages")
 	// ErrNoText: no page has a text layer (a scan, or drawings only).
 	ErrNoText = errors.New("pdf has no text")
+	// ErrTooLarge: the pages' content inflates past MaxContentBytes, or the text read from
+	// it is past the child's output limit.
+	ErrTooLarge = errors.New("pdf content is too large")
+	// ErrTimeout: ReadInChild's reader did not finish within its wall-clock or CPU time.
+	ErrTimeout = errors.New("pdf read timed out")
 )
+
+// MaxContentBytes bounds the inflated bytes of all pages' content streams Read interprets
+// for text (a stream a document uses twice counts twice): 32 MiB, far more than the text of
+// 500 ordinary pages, while a reader turns every byte of a string into a glyph record of
+// about 100 bytes. The streams are inflated once, to count, before they are interpreted.
+const MaxContentBytes = 32 << 20
 
 // Error is a PDF this package could not read.
 type Error struct {
-	Kind    error  // ErrEncrypted, ErrInvalid, ErrTooManyPages or ErrNoText
+	Kind    error  // ErrEncrypted, ErrInvalid, ErrTooManyPages, ErrNoText, ErrTooLarge or ErrTimeout
 	Message string // one sentence for the person who asked, e.g. "the PDF has no pages"
 	Err     error  // the reader's own error, when there is one
 }
@@ -85,14 +97,43 @@ func Read(data []byte, maxPages int, withText bool) (doc Doc, err error) {
 		return doc, nil
 	}
 	doc.Text = make([]string, doc.Pages)
+	budget := int64(MaxContentBytes)
 	for i := 1; i <= doc.Pages; i++ {
 		p := r.Page(i)
 		if p.V.IsNull() {
 			return Doc{}, newError(ErrInvalid, nil, "page %d of %d is missing", i, doc.Pages)
 		}
+		if budget -= contentBytes(p.V.Key("Contents"), budget+1); budget < 0 {
+			return Doc{}, newError(ErrTooLarge, nil, "the PDF's page content inflates past %d MiB (at page %d)", MaxContentBytes>>20, i)
+		}
 		doc.Text[i-1] = pageText(p.Content().Text)
 	}
 	return doc, nil
+}
+
+// contentBytes inflates a page's content stream, or each of an array of them, and counts
+// the bytes, stopping after limit.
+func contentBytes(contents pdf.Value, limit int64) int64 {
+	streams := []pdf.Value{contents}
+	if contents.Kind() == pdf.Array {
+		streams = streams[:0]
+		for i := range contents.Len() {
+			streams = append(streams, contents.Index(i))
+		}
+	}
+	var n int64
+	for _, s := range streams {
+		if s.Kind() != pdf.Stream {
+			continue
+		}
+		rc := s.Reader()
+		m, _ := io.Copy(io.Discard, io.LimitReader(rc, limit-n))
+		_ = rc.Close()
+		if n += m; n >= limit {
+			break
+		}
+	}
+	return n
 }
 
 // headerFix presents data with a "%PDF-1.7\n" header when it has another version (the

@@ -62,8 +62,8 @@ func FuzzCut(f *testing.F) {
 		// Ranges within the height the IHDR claims (when there is one), so most cuts are valid.
 		height := 1
 		if len(src) >= 33 {
-			height = int(binary.BigEndian.Uint32(src[20:24]))
-			if w := int(binary.BigEndian.Uint32(src[16:20])); w > 0 && height > 0 && w*height > maxFuzzPixels {
+			height = int(binary.BigEndian.Uint32(src[20:24])) // up to 2^32-1: int is 64 bits
+			if w := binary.BigEndian.Uint32(src[16:20]); uint64(w)*uint64(height) > maxFuzzPixels {
 				t.Skip()
 			}
 		}

@@ -3,6 +3,7 @@ package pngcut
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"image"
 	"image/color"
 	"image/png"
@@ -10,8 +11,7 @@ import (
 )
 
 // maxFuzzPNG bounds the PNGs the fuzzer tries; maxFuzzPixels bounds the images whose pieces
-// are compared pixel by pixel with the source (and keeps a hostile header's 2^26-byte rows
-// from making every input slow).
+// are compared pixel by pixel with the source (a hostile header claims up to 2^26-byte rows).
 const (
 	maxFuzzPNG    = 64 << 10
 	maxFuzzPixels = 1 << 20
@@ -60,12 +60,10 @@ func FuzzCut(f *testing.F) {
 			t.Skip()
 		}
 		// Ranges within the height the IHDR claims (when there is one), so most cuts are valid.
-		height := 1
+		height, comparePixels := 1, true
 		if len(src) >= 33 {
 			height = int(binary.BigEndian.Uint32(src[20:24])) // up to 2^32-1: int is 64 bits
-			if w := binary.BigEndian.Uint32(src[16:20]); uint64(w)*uint64(height) > maxFuzzPixels {
-				t.Skip()
-			}
+			comparePixels = uint64(binary.BigEndian.Uint32(src[16:20]))*uint64(height) <= maxFuzzPixels
 		}
 		height = max(height, 1)
 		var cuts []Range
@@ -85,7 +83,11 @@ func FuzzCut(f *testing.F) {
 		if len(pieces) != len(cuts) {
 			t.Fatalf("%d pieces for %d ranges", len(pieces), len(cuts))
 		}
-		whole, wholeErr := png.Decode(bytes.NewReader(src))
+		var whole image.Image
+		wholeErr := errors.New("not compared")
+		if comparePixels {
+			whole, wholeErr = png.Decode(bytes.NewReader(src))
+		}
 		for i, p := range pieces {
 			c := cuts[i]
 			m, err := png.Decode(bytes.NewReader(p))

@@ -4,12 +4,17 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
 // maxFuzzHTML caps the documents the fuzzer converts: Convert runs readability and a
 // converter over the whole tree, and larger hostile pages only repeat smaller ones.
 const maxFuzzHTML = 32 << 10
+
+// convertBound is how long one conversion may take before the fuzzer calls it a hang: Convert
+// takes no context, so a slow one holds a worker past the job's timeout.
+const convertBound = 10 * time.Second
 
 // dataImageRe matches a Markdown image whose source is a data: URI.
 var dataImageRe = regexp.MustCompile(`(?i)!\[[^\]]*\]\(\s*<?\s*data:`)
@@ -41,7 +46,23 @@ func FuzzConvert(f *testing.F) {
 			t.Skip()
 		}
 		maxChars %= 10_000 // 0 or less means DefaultMaxChars
-		res, err := Convert(doc, pageURL, visibleChars, maxChars)
+		type result struct {
+			res Result
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			res, err := Convert(doc, pageURL, visibleChars, maxChars)
+			done <- result{res, err}
+		}()
+		var res Result
+		var err error
+		select {
+		case r := <-done:
+			res, err = r.res, r.err
+		case <-time.After(convertBound):
+			t.Fatalf("Convert did not return in %s on %d bytes of HTML: %q", convertBound, len(doc), doc)
+		}
 		if err != nil {
 			if res != (Result{}) {
 				t.Fatalf("error %v came with a result", err)

@@ -5,6 +5,9 @@ GO ?= go
 TEST_TIMEOUT ?= 20m
 # FUZZTIME is how long `make fuzz` runs each fuzz target (a go test -fuzztime value).
 FUZZTIME ?= 30s
+# FUZZMINIMIZETIME bounds the minimizing of each new input; go test's default (60s) can spend a
+# whole short run of FuzzConvert minimizing its first few inputs.
+FUZZMINIMIZETIME ?= 5s
 # v0.8.2 is the first staticcheck release that builds with and understands go1.26.
 STATICCHECK_VERSION ?= v0.8.2
 
@@ -38,14 +41,14 @@ test: services vet
 ## fuzz: each parser fuzz target for FUZZTIME (default 30s), one after another (no services needed);
 ## `make test` runs their seed corpora as ordinary tests
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzParseBatchRequest$$' -fuzztime $(FUZZTIME) ./jobs
-	$(GO) test -run '^$$' -fuzz '^FuzzNormalizeURL$$' -fuzztime $(FUZZTIME) ./jobs
-	$(GO) test -run '^$$' -fuzz '^FuzzParseSuite$$' -fuzztime $(FUZZTIME) ./regression
-	$(GO) test -run '^$$' -fuzz '^FuzzSchedule$$' -fuzztime $(FUZZTIME) ./regression
-	$(GO) test -run '^$$' -fuzz '^FuzzCut$$' -fuzztime $(FUZZTIME) ./capture/internal/pngcut
-	$(GO) test -run '^$$' -fuzz '^FuzzConvert$$' -fuzztime $(FUZZTIME) ./capture/internal/markdown
-	$(GO) test -run '^$$' -fuzz '^FuzzCapRunes$$' -fuzztime $(FUZZTIME) ./capture/internal/markdown
-	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./capture/internal/pdftext
+	$(GO) test -run '^$$' -fuzz '^FuzzParseBatchRequest$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./jobs
+	$(GO) test -run '^$$' -fuzz '^FuzzNormalizeURL$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./jobs
+	$(GO) test -run '^$$' -fuzz '^FuzzParseSuite$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./regression
+	$(GO) test -run '^$$' -fuzz '^FuzzSchedule$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./regression
+	$(GO) test -run '^$$' -fuzz '^FuzzCut$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./capture/internal/pngcut
+	$(GO) test -run '^$$' -fuzz '^FuzzConvert$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./capture/internal/markdown
+	$(GO) test -run '^$$' -fuzz '^FuzzCapRunes$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./capture/internal/markdown
+	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./capture/internal/pdftext
 
 ## vet: go vet on every package (no services needed)
 vet:

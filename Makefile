@@ -3,10 +3,15 @@ SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin:$(shell PATH="$(PATH):/usr/local/go/bin" go env GOPATH 2>/dev/null)/bin
 GO ?= go
 TEST_TIMEOUT ?= 20m
+# FUZZTIME is how long `make fuzz` runs each fuzz target (a go test -fuzztime value).
+FUZZTIME ?= 30s
+# FUZZMINIMIZETIME bounds the minimizing of each new input; go test's default (60s) can spend a
+# whole short run of FuzzConvert minimizing its first few inputs.
+FUZZMINIMIZETIME ?= 5s
 # v0.8.2 is the first staticcheck release that builds with and understands go1.26.
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: demo up down services build test bench vet lint fmt clean
+.PHONY: demo up down services build test fuzz bench vet lint fmt clean
 
 ## demo: start everything, capture a sample batch of local pages, print the results
 demo: up
@@ -32,6 +37,18 @@ build:
 ## test: go vet, then unit, integration and end-to-end tests against real services
 test: services vet
 	CI=$${CI:-true} $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+## fuzz: each parser fuzz target for FUZZTIME (default 30s), one after another (no services needed);
+## `make test` runs their seed corpora as ordinary tests
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParseBatchRequest$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./jobs
+	$(GO) test -run '^$$' -fuzz '^FuzzNormalizeURL$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./jobs
+	$(GO) test -run '^$$' -fuzz '^FuzzParseSuite$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./regression
+	$(GO) test -run '^$$' -fuzz '^FuzzSchedule$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./regression
+	$(GO) test -run '^$$' -fuzz '^FuzzCut$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./capture/internal/pngcut
+	$(GO) test -run '^$$' -fuzz '^FuzzConvert$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./capture/internal/markdown
+	$(GO) test -run '^$$' -fuzz '^FuzzCapRunes$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./capture/internal/markdown
+	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./capture/internal/pdftext
 
 ## vet: go vet on every package (no services needed)
 vet:

@@ -1,0 +1,96 @@
+package pdftext
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	sitefx "github.com/snapq/snapq/internal/fixtures"
+)
+
+// Fuzz bounds. The reader (github.com/dslipak/pdf) is known to loop forever on some malformed
+// inputs (an unterminated "[") and to overflow the stack on deeply nested ones, which no
+// recover can catch; PDF parsing is moving into a bounded child process for that reason.
+// Until then the seeds are PDFs the reader is known to finish, so `go test` stays green, and
+// under -fuzz a Read that does not return within readBound fails with the input. Known hang,
+// left out of the seeds: a startxref offset past the end of the file (readXref loops at EOF).
+const (
+	maxFuzzPDF = 64 << 10
+	readBound  = 10 * time.Second
+)
+
+// FuzzRead reads malformed PDFs. Read returns a Doc of 1..maxPages pages (with one text per
+// page when asked for), or an *Error of one of the documented kinds with a message.
+func FuzzRead(f *testing.F) {
+	two := sitefx.PDF("Alpha line one\nAlpha (line) two", "Beta page")
+	for _, data := range [][]byte{
+		two,
+		sitefx.PDF("a", "", "c"),
+		append([]byte("%PDF-2.0\n"), two[9:]...),
+		sitefx.EncryptedPDF("", "owner", "secret text"),
+		sitefx.EncryptedPDF("user", "owner", "secret text"),
+		sitefx.PDFWithEncryptDict("x"),
+		sitefx.PDF("", ""),
+		two[:200],
+		two[:len(two)-30],
+		bytes.Replace(two, []byte("/Count 2"), []byte("/Count 9"), 1),
+		[]byte("%PDF-1.4\nthis is not a pdf at all"),
+		[]byte("%PDF-"),
+		nil,
+	} {
+		f.Add(data, uint8(10), true)
+	}
+	f.Add(sitefx.PDF("a", "b", "c"), uint8(2), false)
+
+	f.Fuzz(func(t *testing.T, data []byte, maxPages uint8, withText bool) {
+		if len(data) > maxFuzzPDF {
+			t.Skip()
+		}
+		type result struct {
+			doc Doc
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			doc, err := Read(data, int(maxPages), withText)
+			done <- result{doc, err}
+		}()
+		var r result
+		select {
+		case r = <-done:
+		case <-time.After(readBound):
+			t.Fatalf("Read did not return in %s on %d bytes: %q", readBound, len(data), data)
+		}
+		if r.err != nil {
+			var pe *Error
+			if !errors.As(r.err, &pe) || pe.Message == "" {
+				t.Fatalf("error %v (%T), want a *Error with a message", r.err, r.err)
+			}
+			switch pe.Kind {
+			case ErrEncrypted, ErrInvalid, ErrTooManyPages:
+			default:
+				t.Fatalf("error %v has kind %v", r.err, pe.Kind)
+			}
+			if fmt.Sprint(r.doc) != fmt.Sprint(Doc{}) {
+				t.Fatalf("error %v came with %+v", r.err, r.doc)
+			}
+			return
+		}
+		if r.doc.Pages < 1 || r.doc.Pages > int(maxPages) {
+			t.Fatalf("%d pages read with a limit of %d", r.doc.Pages, maxPages)
+		}
+		if withText && len(r.doc.Text) != r.doc.Pages {
+			t.Fatalf("%d page texts for %d pages", len(r.doc.Text), r.doc.Pages)
+		}
+		if !withText && r.doc.Text != nil {
+			t.Fatalf("text extracted without being asked for")
+		}
+		if withText {
+			if _, err := Markdown(r.doc.Text); err != nil && !errors.Is(err, ErrNoText) {
+				t.Fatalf("Markdown: %v", err)
+			}
+		}
+	})
+}

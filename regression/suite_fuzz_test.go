@@ -105,7 +105,7 @@ func FuzzSchedule(f *testing.F) {
 			t.Skip()
 		}
 		var errs []jobs.FieldError
-		s := validateSchedule(&ScheduleInput{Cron: cronExpr, Timezone: tz}, &errs)
+		s := validateSchedule(&ScheduleInput{Cron: cronExpr, Timezone: tz}, DefaultMinScheduleInterval, &errs)
 		if (s == nil) == (len(errs) == 0) {
 			t.Fatalf("validateSchedule(%q, %q) = %v with errors %v", cronExpr, tz, s, errs)
 		}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/snapq/snapq/capture/internal/markdown/mdpage"
 )
 
 // maxFuzzHTML caps the documents the fuzzer converts: Convert runs readability and a
@@ -24,7 +26,7 @@ var dataImageRe = regexp.MustCompile(`(?i)!\[[^\]]*\]\(\s*<?\s*data:`)
 // it was cut), and never carries an inline data: image.
 func FuzzConvert(f *testing.F) {
 	for _, doc := range []string{
-		page(noiseNav + `<article><h1>The bridge</h1>` + para("a", 6) + `</article>` + noiseAside + noiseFooter),
+		page(mdpage.Nav + `<article><h1>The bridge</h1>` + mdpage.Para("a", 6) + `</article>` + mdpage.Aside + mdpage.Footer),
 		page(`<ul>` + strings.Repeat(`<li><a href="/x">link</a></li>`, 40) + `</ul>`),
 		page(`<p>before</p><img src="data:image/png;base64,` + strings.Repeat("QUJD", 300) + `" alt="shot"><p>after</p>`),
 		page(`<img src="/a.png" srcset="data:image/png;base64,AAAA 1x, /b.png 2x">`),
@@ -38,7 +40,7 @@ func FuzzConvert(f *testing.F) {
 	} {
 		f.Add(doc, "http://127.0.0.1:8090/news/bridge", 500, 0)
 	}
-	f.Add(page(para("cap", 20)), "", 0, 100)
+	f.Add(page(mdpage.Para("cap", 20)), "", 0, 100)
 	f.Add(page(`<a href="../../x">rel</a>`), "not a url ::", 10, 3)
 
 	f.Fuzz(func(t *testing.T, doc, pageURL string, visibleChars, maxChars int) {

@@ -47,5 +47,8 @@ func NormalizeURL(raw string) (string, error) {
 	u.Host = strings.ToLower(u.Host)
 	u.Fragment = ""
 	u.RawFragment = ""
+	// A space stays raw in a query (url.Parse keeps the query as given); encode it as a
+	// browser would, so the result never ends in a space and normalizes to itself.
+	u.RawQuery = strings.ReplaceAll(u.RawQuery, " ", "%20")
 	return u.String(), nil
 }

@@ -32,10 +32,10 @@ const maxFieldErrors = 100
 // prefix ("targets[2].options.viewport.width"). ok is false when dst could not
 // be filled (bad JSON or a wrong type): the caller stops there. Unknown keys
 // alone leave ok true, so validation can name the rest of the problems too.
-func DecodeStrict(body []byte, dst any, prefix string) (errs []FieldError, ok bool) {
+func DecodeStrict(body []byte, dst any, prefix string) (errs FieldErrors, ok bool) {
 	root, err := decodeObject(body)
 	if err != nil {
-		return []FieldError{*err}, false
+		return FieldErrors{*err}, false
 	}
 	var w walker
 	w.walk(root, reflect.TypeOf(dst), prefix, 0)
@@ -98,7 +98,7 @@ func invalidJSON(err error) *FieldError {
 }
 
 type walker struct {
-	errs     []FieldError
+	errs     FieldErrors
 	typeErrs bool
 }
 

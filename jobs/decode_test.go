@@ -150,7 +150,7 @@ func TestDecodeStrict(t *testing.T) {
 			if ok != tt.wantOK {
 				t.Errorf("ok = %v, want %v", ok, tt.wantOK)
 			}
-			if diff := cmp.Diff(tt.want, errs); diff != "" {
+			if diff := cmp.Diff(tt.want, []jobs.FieldError(errs)); diff != "" {
 				t.Errorf("field errors (-want +got):\n%s", diff)
 			}
 			if tt.check != nil {

@@ -12,6 +12,15 @@ type FieldError struct {
 	Message string `json:"message"`
 }
 
+// FieldErrors collects the problems of one request; every validator in the
+// domain records them this way.
+type FieldErrors []FieldError
+
+// Add records one problem.
+func (e *FieldErrors) Add(code, field, message string) {
+	*e = append(*e, FieldError{Code: code, Field: field, Message: message})
+}
+
 // ValidationError rejects a request whole, listing every bad field.
 type ValidationError struct {
 	Fields []FieldError

@@ -411,11 +411,9 @@ func (v *validator) floatIn(dst *float64, src *float64, field string, lo, hi flo
 }
 
 // validator collects field errors while copying valid values.
-type validator struct{ errs []FieldError }
+type validator struct{ errs FieldErrors }
 
-func (v *validator) add(field, msg string) {
-	v.errs = append(v.errs, FieldError{Code: "invalid_option", Field: field, Message: msg})
-}
+func (v *validator) add(field, msg string) { v.errs.Add("invalid_option", field, msg) }
 
 func (v *validator) intIn(dst *int, src *float64, field string, lo, hi int) {
 	if src == nil {

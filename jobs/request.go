@@ -60,7 +60,7 @@ func ParseBatchRequest(body []byte, maxTargets int) ([]NewJob, *BatchRequest, er
 	return jobs, &req, nil
 }
 
-func (r *BatchRequest) validate(errs *[]FieldError, maxTargets int) []NewJob {
+func (r *BatchRequest) validate(errs *FieldErrors, maxTargets int) []NewJob {
 	targets := make([]TargetInput, 0, len(r.Targets)+len(r.URLs))
 	prefixes := make([]string, 0, cap(targets))
 	for i, t := range r.Targets {
@@ -73,11 +73,9 @@ func (r *BatchRequest) validate(errs *[]FieldError, maxTargets int) []NewJob {
 	}
 	switch {
 	case len(targets) == 0:
-		*errs = append(*errs, FieldError{Code: "required", Field: "targets",
-			Message: "give at least one target (targets[].url or urls[])"})
+		errs.Add("required", "targets", "give at least one target (targets[].url or urls[])")
 	case len(targets) > maxTargets:
-		*errs = append(*errs, FieldError{Code: CodeTooManyTargets, Field: "targets",
-			Message: fmt.Sprintf("a batch holds at most %d targets, got %d", maxTargets, len(targets))})
+		errs.Add(CodeTooManyTargets, "targets", fmt.Sprintf("a batch holds at most %d targets, got %d", maxTargets, len(targets)))
 		return nil
 	}
 	validateLabels(r.Labels, errs)
@@ -96,11 +94,10 @@ func (r *BatchRequest) validate(errs *[]FieldError, maxTargets int) []NewJob {
 		}
 		u, err := NormalizeURL(t.URL)
 		if err != nil {
-			*errs = append(*errs, FieldError{Code: "invalid_url", Field: urlField, Message: err.Error()})
+			errs.Add("invalid_url", urlField, err.Error())
 		}
 		if len(t.Name) > MaxNameLength {
-			*errs = append(*errs, FieldError{Code: "invalid_name", Field: p + ".name",
-				Message: fmt.Sprintf("must be at most %d characters", MaxNameLength)})
+			errs.Add("invalid_name", p + ".name", fmt.Sprintf("must be at most %d characters", MaxNameLength))
 		}
 		var opts Options
 		if len(batchErrs) == 0 {
@@ -120,10 +117,9 @@ func (r *BatchRequest) validate(errs *[]FieldError, maxTargets int) []NewJob {
 	return out
 }
 
-func validateLabels(labels map[string]string, errs *[]FieldError) {
+func validateLabels(labels map[string]string, errs *FieldErrors) {
 	if len(labels) > MaxLabels {
-		*errs = append(*errs, FieldError{Code: "invalid_labels", Field: "labels",
-			Message: fmt.Sprintf("at most %d labels", MaxLabels)})
+		errs.Add("invalid_labels", "labels", fmt.Sprintf("at most %d labels", MaxLabels))
 		return
 	}
 	keys := make([]string, 0, len(labels))
@@ -133,8 +129,7 @@ func validateLabels(labels map[string]string, errs *[]FieldError) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		if k == "" || len(k) > MaxLabelKey || len(labels[k]) > MaxLabelValue {
-			*errs = append(*errs, FieldError{Code: "invalid_labels", Field: "labels." + k,
-				Message: fmt.Sprintf("keys must be 1-%d characters and values at most %d", MaxLabelKey, MaxLabelValue)})
+			errs.Add("invalid_labels", "labels." + k, fmt.Sprintf("keys must be 1-%d characters and values at most %d", MaxLabelKey, MaxLabelValue))
 		}
 	}
 }

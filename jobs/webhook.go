@@ -42,23 +42,22 @@ type WebhookInput struct {
 }
 
 // ValidateWebhook checks the webhook of a request and normalizes its URL in place.
-func ValidateWebhook(w *WebhookInput, errs *[]FieldError) {
+func ValidateWebhook(w *WebhookInput, errs *FieldErrors) {
 	if w == nil {
 		return
 	}
 	u, err := NormalizeURL(w.URL)
 	if err != nil {
-		*errs = append(*errs, FieldError{Code: "invalid_url", Field: "webhook.url", Message: err.Error()})
+		errs.Add("invalid_url", "webhook.url", err.Error())
 	} else {
 		w.URL = u
 	}
 	if n := utf8.RuneCountInString(w.Secret); n < MinWebhookSecret || n > MaxWebhookSecret {
-		*errs = append(*errs, FieldError{Code: "invalid_secret", Field: "webhook.secret",
-			Message: fmt.Sprintf("must be %d-%d characters, got %d", MinWebhookSecret, MaxWebhookSecret, n)})
+		errs.Add("invalid_secret", "webhook.secret", fmt.Sprintf("must be %d-%d characters, got %d", MinWebhookSecret, MaxWebhookSecret, n))
 		return
 	}
 	if _, err := WebhookKey(w.Secret); err != nil {
-		*errs = append(*errs, FieldError{Code: "invalid_secret", Field: "webhook.secret", Message: err.Error()})
+		errs.Add("invalid_secret", "webhook.secret", err.Error())
 	}
 }
 

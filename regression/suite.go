@@ -244,7 +244,7 @@ func parseSuite(body []byte, minInterval time.Duration) (*Suite, error) {
 
 // decodeSuite decodes a suite document (or a patch of one) strictly; the
 // pre-release webhook_url key gets a message that shows the webhook's form.
-func decodeSuite(body []byte, in *SuiteInput) ([]jobs.FieldError, bool) {
+func decodeSuite(body []byte, in *SuiteInput) (jobs.FieldErrors, bool) {
 	errs, ok := jobs.DecodeStrict(body, in, "")
 	for i, e := range errs {
 		if e.Code == "unknown_field" && e.Field == "webhook_url" {
@@ -254,18 +254,16 @@ func decodeSuite(body []byte, in *SuiteInput) ([]jobs.FieldError, bool) {
 	return errs, ok
 }
 
-func (in *SuiteInput) validate(errs *[]jobs.FieldError, minInterval time.Duration) *Suite {
+func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration) *Suite {
 	s := &Suite{Name: strings.TrimSpace(in.Name), Enabled: in.Enabled == nil || *in.Enabled}
 	if n := utf8.RuneCountInString(s.Name); n == 0 || n > jobs.MaxNameLength {
-		*errs = append(*errs, jobs.FieldError{Code: "invalid_name", Field: "name",
-			Message: fmt.Sprintf("give the suite a name of 1-%d characters", jobs.MaxNameLength)})
+		errs.Add("invalid_name", "name", fmt.Sprintf("give the suite a name of 1-%d characters", jobs.MaxNameLength))
 	}
 	switch {
 	case len(in.Targets) == 0:
-		*errs = append(*errs, jobs.FieldError{Code: "required", Field: "targets", Message: "give at least one target"})
+		errs.Add("required", "targets", "give at least one target")
 	case len(in.Targets) > MaxSuiteTargets:
-		*errs = append(*errs, jobs.FieldError{Code: jobs.CodeTooManyTargets, Field: "targets",
-			Message: fmt.Sprintf("a suite holds at most %d targets, got %d", MaxSuiteTargets, len(in.Targets))})
+		errs.Add(jobs.CodeTooManyTargets, "targets", fmt.Sprintf("a suite holds at most %d targets, got %d", MaxSuiteTargets, len(in.Targets)))
 		return nil
 	}
 	_, suiteErrs := jobs.ResolveOptions(in.Options, "options", nil, "")
@@ -276,19 +274,17 @@ func (in *SuiteInput) validate(errs *[]jobs.FieldError, minInterval time.Duratio
 		p := fmt.Sprintf("targets[%d]", i)
 		u, err := jobs.NormalizeURL(t.URL)
 		if err != nil {
-			*errs = append(*errs, jobs.FieldError{Code: "invalid_url", Field: p + ".url", Message: err.Error()})
+			errs.Add("invalid_url", p + ".url", err.Error())
 		}
 		name := jobs.SanitizeName(t.Name)
 		if len(t.Name) > jobs.MaxNameLength {
-			*errs = append(*errs, jobs.FieldError{Code: "invalid_name", Field: p + ".name",
-				Message: fmt.Sprintf("must be at most %d characters", jobs.MaxNameLength)})
+			errs.Add("invalid_name", p + ".name", fmt.Sprintf("must be at most %d characters", jobs.MaxNameLength))
 		}
 		if name == "" && err == nil {
 			name = jobs.NameFromURL(u)
 		}
 		if j, dup := names[name]; dup && name != "" {
-			*errs = append(*errs, jobs.FieldError{Code: "duplicate_name", Field: p + ".name",
-				Message: fmt.Sprintf("targets[%d] already has the name %q; names key the baselines, give each target its own", j, name)})
+			errs.Add("duplicate_name", p + ".name", fmt.Sprintf("targets[%d] already has the name %q; names key the baselines, give each target its own", j, name))
 		}
 		names[name] = i
 		if len(suiteErrs) == 0 {
@@ -296,18 +292,15 @@ func (in *SuiteInput) validate(errs *[]jobs.FieldError, minInterval time.Duratio
 			*errs = append(*errs, targetErrs...)
 		}
 		if len(t.Viewports) > MaxSuiteViewports {
-			*errs = append(*errs, jobs.FieldError{Code: "invalid_viewports", Field: p + ".viewports",
-				Message: fmt.Sprintf("at most %d viewports", MaxSuiteViewports)})
+			errs.Add("invalid_viewports", p + ".viewports", fmt.Sprintf("at most %d viewports", MaxSuiteViewports))
 		}
 		for j, v := range t.Viewports {
 			vp := fmt.Sprintf("%s.viewports[%d]", p, j)
 			if v.Width < jobs.MinViewportSide || v.Width > jobs.MaxViewportSide {
-				*errs = append(*errs, jobs.FieldError{Code: "invalid_option", Field: vp + ".width",
-					Message: fmt.Sprintf("must be %d-%d", jobs.MinViewportSide, jobs.MaxViewportSide)})
+				errs.Add("invalid_option", vp + ".width", fmt.Sprintf("must be %d-%d", jobs.MinViewportSide, jobs.MaxViewportSide))
 			}
 			if v.Height < jobs.MinViewportSide || v.Height > jobs.MaxViewportSide {
-				*errs = append(*errs, jobs.FieldError{Code: "invalid_option", Field: vp + ".height",
-					Message: fmt.Sprintf("must be %d-%d", jobs.MinViewportSide, jobs.MaxViewportSide)})
+				errs.Add("invalid_option", vp + ".height", fmt.Sprintf("must be %d-%d", jobs.MinViewportSide, jobs.MaxViewportSide))
 			}
 		}
 		s.Spec.Targets = append(s.Spec.Targets, SuiteTarget{URL: u, Name: name, Options: t.Options, Viewports: t.Viewports})
@@ -323,40 +316,36 @@ func (in *SuiteInput) validate(errs *[]jobs.FieldError, minInterval time.Duratio
 	return s
 }
 
-func ratioField(v *float64, def float64, field string, errs *[]jobs.FieldError) float64 {
+func ratioField(v *float64, def float64, field string, errs *jobs.FieldErrors) float64 {
 	if v == nil {
 		return def
 	}
 	if math.IsNaN(*v) || *v < 0 || *v > 1 {
-		*errs = append(*errs, jobs.FieldError{Code: "invalid_option", Field: field, Message: "must be between 0 and 1"})
+		errs.Add("invalid_option", field, "must be between 0 and 1")
 		return def
 	}
 	return *v
 }
 
-func validateIgnore(in *IgnoreInput, errs *[]jobs.FieldError) Ignore {
+func validateIgnore(in *IgnoreInput, errs *jobs.FieldErrors) Ignore {
 	out := Ignore{Selectors: []string{}, Rects: []Rect{}}
 	if in == nil {
 		return out
 	}
 	if len(in.Selectors) > MaxIgnoreSelectors {
-		*errs = append(*errs, jobs.FieldError{Code: "invalid_option", Field: "ignore.selectors",
-			Message: fmt.Sprintf("at most %d selectors", MaxIgnoreSelectors)})
+		errs.Add("invalid_option", "ignore.selectors", fmt.Sprintf("at most %d selectors", MaxIgnoreSelectors))
 	}
 	for i, sel := range in.Selectors {
 		if strings.TrimSpace(sel) == "" || len(sel) > jobs.MaxSelectorLength {
-			*errs = append(*errs, jobs.FieldError{Code: "invalid_option", Field: fmt.Sprintf("ignore.selectors[%d]", i),
-				Message: fmt.Sprintf("must be a CSS selector of 1-%d characters", jobs.MaxSelectorLength)})
+			errs.Add("invalid_option", fmt.Sprintf("ignore.selectors[%d]", i), fmt.Sprintf("must be a CSS selector of 1-%d characters", jobs.MaxSelectorLength))
 		}
 	}
 	if len(in.Rects) > MaxIgnoreRects {
-		*errs = append(*errs, jobs.FieldError{Code: "invalid_option", Field: "ignore.rects",
-			Message: fmt.Sprintf("at most %d rectangles", MaxIgnoreRects)})
+		errs.Add("invalid_option", "ignore.rects", fmt.Sprintf("at most %d rectangles", MaxIgnoreRects))
 	}
 	for i, r := range in.Rects {
 		if r.X < 0 || r.Y < 0 || r.Width <= 0 || r.Height <= 0 {
-			*errs = append(*errs, jobs.FieldError{Code: "invalid_option", Field: fmt.Sprintf("ignore.rects[%d]", i),
-				Message: "x and y must be at least 0, width and height above 0 (CSS pixels, page coordinates)"})
+			errs.Add("invalid_option", fmt.Sprintf("ignore.rects[%d]", i), "x and y must be at least 0, width and height above 0 (CSS pixels, page coordinates)")
 		}
 	}
 	out.Selectors = append(out.Selectors, in.Selectors...)
@@ -364,7 +353,7 @@ func validateIgnore(in *IgnoreInput, errs *[]jobs.FieldError) Ignore {
 	return out
 }
 
-func validateSchedule(in *ScheduleInput, minInterval time.Duration, errs *[]jobs.FieldError) *Schedule {
+func validateSchedule(in *ScheduleInput, minInterval time.Duration, errs *jobs.FieldErrors) *Schedule {
 	if in == nil {
 		return nil
 	}
@@ -373,13 +362,11 @@ func validateSchedule(in *ScheduleInput, minInterval time.Duration, errs *[]jobs
 		s.Timezone = "UTC"
 	}
 	if _, err := time.LoadLocation(s.Timezone); err != nil || strings.ContainsAny(s.Timezone, " \t") {
-		*errs = append(*errs, jobs.FieldError{Code: "invalid_timezone", Field: "schedule.timezone",
-			Message: "must be an IANA time zone such as Europe/Paris or UTC"})
+		errs.Add("invalid_timezone", "schedule.timezone", "must be an IANA time zone such as Europe/Paris or UTC")
 		return nil
 	}
 	if strings.Contains(s.Cron, "TZ=") {
-		*errs = append(*errs, jobs.FieldError{Code: "invalid_schedule", Field: "schedule.cron",
-			Message: "give the time zone in schedule.timezone, not in the expression"})
+		errs.Add("invalid_schedule", "schedule.cron", "give the time zone in schedule.timezone, not in the expression")
 		return nil
 	}
 	if _, err := cronParser.Parse(s.Spec()); err != nil || s.Cron == "" {
@@ -387,11 +374,11 @@ func validateSchedule(in *ScheduleInput, minInterval time.Duration, errs *[]jobs
 		if err != nil {
 			msg += ": " + err.Error()
 		}
-		*errs = append(*errs, jobs.FieldError{Code: "invalid_schedule", Field: "schedule.cron", Message: msg})
+		errs.Add("invalid_schedule", "schedule.cron", msg)
 		return nil
 	}
 	if err := s.checkInterval(time.Now(), minInterval); err != nil {
-		*errs = append(*errs, jobs.FieldError{Code: CodeScheduleTooFrequent, Field: "schedule.cron", Message: err.Error()})
+		errs.Add(CodeScheduleTooFrequent, "schedule.cron", err.Error())
 		return nil
 	}
 	return s

@@ -104,7 +104,7 @@ func FuzzSchedule(f *testing.F) {
 		if len(cronExpr)+len(tz) > maxFuzzSchedule {
 			t.Skip()
 		}
-		var errs []jobs.FieldError
+		var errs jobs.FieldErrors
 		s := validateSchedule(&ScheduleInput{Cron: cronExpr, Timezone: tz}, DefaultMinScheduleInterval, &errs)
 		if (s == nil) == (len(errs) == 0) {
 			t.Fatalf("validateSchedule(%q, %q) = %v with errors %v", cronExpr, tz, s, errs)

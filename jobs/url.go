@@ -22,7 +22,7 @@ func NormalizeURL(raw string) (string, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", fmt.Errorf("url does not parse: %v", errors.Unwrap(err))
+		return "", fmt.Errorf("url does not parse: %w", errors.Unwrap(err))
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "http", "https":

@@ -92,7 +92,7 @@ func (r *SuiteRunner) Run(ctx context.Context, p jobs.SuiteRunPayload) error {
 	}
 	at, err := s.Schedule.LastActivation(now)
 	if err != nil {
-		return fmt.Errorf("suite %s: %v: %w", s.ID, err, jobs.ErrNoRetry)
+		return fmt.Errorf("suite %s: %w: %w", s.ID, err, jobs.ErrNoRetry)
 	}
 	at = at.UTC()
 	run, err := r.Regression.StartRun(ctx, s, TriggerSchedule, &at)

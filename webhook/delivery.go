@@ -131,7 +131,7 @@ func (h *Handler) Deliver(ctx context.Context, id string, lastAttempt bool) erro
 		if err := h.record(ctx, log, d.ID, Attempt{Status: DeliveryFailed, HTTPStatus: status, Error: perr.Error()}); err != nil {
 			return err
 		}
-		return fmt.Errorf("%v: %w", perr, jobs.ErrNoRetry)
+		return fmt.Errorf("%w: %w", perr, jobs.ErrNoRetry)
 	default:
 		next := DeliveryPending
 		if lastAttempt {
@@ -142,7 +142,7 @@ func (h *Handler) Deliver(ctx context.Context, id string, lastAttempt bool) erro
 			return err
 		}
 		if lastAttempt {
-			return fmt.Errorf("%v: %w", perr, jobs.ErrNoRetry)
+			return fmt.Errorf("%w: %w", perr, jobs.ErrNoRetry)
 		}
 		return perr
 	}

@@ -97,7 +97,7 @@ func (r *BatchRequest) validate(errs *FieldErrors, maxTargets int) []NewJob {
 			errs.Add("invalid_url", urlField, err.Error())
 		}
 		if len(t.Name) > MaxNameLength {
-			errs.Add("invalid_name", p + ".name", fmt.Sprintf("must be at most %d characters", MaxNameLength))
+			errs.Add("invalid_name", p+".name", fmt.Sprintf("must be at most %d characters", MaxNameLength))
 		}
 		var opts Options
 		if len(batchErrs) == 0 {
@@ -129,7 +129,7 @@ func validateLabels(labels map[string]string, errs *FieldErrors) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		if k == "" || len(k) > MaxLabelKey || len(labels[k]) > MaxLabelValue {
-			errs.Add("invalid_labels", "labels." + k, fmt.Sprintf("keys must be 1-%d characters and values at most %d", MaxLabelKey, MaxLabelValue))
+			errs.Add("invalid_labels", "labels."+k, fmt.Sprintf("keys must be 1-%d characters and values at most %d", MaxLabelKey, MaxLabelValue))
 		}
 	}
 }

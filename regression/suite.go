@@ -274,17 +274,17 @@ func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration
 		p := fmt.Sprintf("targets[%d]", i)
 		u, err := jobs.NormalizeURL(t.URL)
 		if err != nil {
-			errs.Add("invalid_url", p + ".url", err.Error())
+			errs.Add("invalid_url", p+".url", err.Error())
 		}
 		name := jobs.SanitizeName(t.Name)
 		if len(t.Name) > jobs.MaxNameLength {
-			errs.Add("invalid_name", p + ".name", fmt.Sprintf("must be at most %d characters", jobs.MaxNameLength))
+			errs.Add("invalid_name", p+".name", fmt.Sprintf("must be at most %d characters", jobs.MaxNameLength))
 		}
 		if name == "" && err == nil {
 			name = jobs.NameFromURL(u)
 		}
 		if j, dup := names[name]; dup && name != "" {
-			errs.Add("duplicate_name", p + ".name", fmt.Sprintf("targets[%d] already has the name %q; names key the baselines, give each target its own", j, name))
+			errs.Add("duplicate_name", p+".name", fmt.Sprintf("targets[%d] already has the name %q; names key the baselines, give each target its own", j, name))
 		}
 		names[name] = i
 		if len(suiteErrs) == 0 {
@@ -292,15 +292,15 @@ func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration
 			*errs = append(*errs, targetErrs...)
 		}
 		if len(t.Viewports) > MaxSuiteViewports {
-			errs.Add("invalid_viewports", p + ".viewports", fmt.Sprintf("at most %d viewports", MaxSuiteViewports))
+			errs.Add("invalid_viewports", p+".viewports", fmt.Sprintf("at most %d viewports", MaxSuiteViewports))
 		}
 		for j, v := range t.Viewports {
 			vp := fmt.Sprintf("%s.viewports[%d]", p, j)
 			if v.Width < jobs.MinViewportSide || v.Width > jobs.MaxViewportSide {
-				errs.Add("invalid_option", vp + ".width", fmt.Sprintf("must be %d-%d", jobs.MinViewportSide, jobs.MaxViewportSide))
+				errs.Add("invalid_option", vp+".width", fmt.Sprintf("must be %d-%d", jobs.MinViewportSide, jobs.MaxViewportSide))
 			}
 			if v.Height < jobs.MinViewportSide || v.Height > jobs.MaxViewportSide {
-				errs.Add("invalid_option", vp + ".height", fmt.Sprintf("must be %d-%d", jobs.MinViewportSide, jobs.MaxViewportSide))
+				errs.Add("invalid_option", vp+".height", fmt.Sprintf("must be %d-%d", jobs.MinViewportSide, jobs.MaxViewportSide))
 			}
 		}
 		s.Spec.Targets = append(s.Spec.Targets, SuiteTarget{URL: u, Name: name, Options: t.Options, Viewports: t.Viewports})

@@ -107,7 +107,8 @@ func (f *actionFailure) Unwrap() error { return f.err }
 
 // runActions performs req.Actions in order within the actions budget, logging each one.
 // Named screenshots go to res.Images, evaluate values to res.Evaluations. A failing required
-// action returns an *actionFailure; ctx ending returns ctx's error.
+// action returns an *actionFailure (a required screenshot over the job's budget: an *Error
+// with CodeTooLargeCapture); ctx ending returns ctx's error.
 func (t *tab) runActions(ctx context.Context, req Request, cfg Config, res *Result) error {
 	if len(req.Actions) == 0 {
 		return nil
@@ -146,6 +147,11 @@ func (t *tab) runActions(ctx context.Context, req Request, cfg Config, res *Resu
 			return ctx.Err()
 		}
 		if err != nil && !a.Optional {
+			var ce *Error
+			if errors.As(err, &ce) && ce.Code == CodeTooLargeCapture {
+				// A required screenshot over the budget fails the job with the budget's code.
+				return newError(ce.Code, false, nil, "action %d (%s): %s", i, a.Type, ce.Message)
+			}
 			return &actionFailure{index: i, typ: a.Type, err: err}
 		}
 	}
@@ -512,7 +518,7 @@ func screenshotAction(env *actionEnv) (string, error) {
 	if err := evalJSON(env.p, measureJS, &m); err != nil {
 		return "", fmt.Errorf("measure page: %w", err)
 	}
-	shots, err := shoot(env.ctx, env.p, r, int(m.Height), env.cfg.CallTimeout)
+	shots, err := shoot(env.ctx, env.p, r, int(m.Height), newBudget(r.Limits, env.res), env.cfg.CallTimeout)
 	if err != nil {
 		return "", err
 	}

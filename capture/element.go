@@ -16,11 +16,13 @@ type area struct {
 }
 
 // shootTarget captures the page, or only the element of req.Screenshot.Selector: its box
-// (getBoundingClientRect plus the scroll offsets) cut into segments like a page.
+// (getBoundingClientRect plus the scroll offsets) cut into segments like a page. The job's
+// budget (budget.go) starts from what res already holds: earlier screenshot actions' images.
 func shootTarget(ctx context.Context, p *rod.Page, req Request, res *Result, callTimeout time.Duration) (shots, error) {
 	sel := req.Screenshot.Selector
+	b := newBudget(req.Limits, res)
 	if sel == "" {
-		return shoot(ctx, p, req, res.PageHeight, callTimeout)
+		return shoot(ctx, p, req, res.PageHeight, b, callTimeout)
 	}
 	start := time.Now()
 	a, err := elementArea(p, sel)
@@ -28,7 +30,7 @@ func shootTarget(ctx context.Context, p *rod.Page, req Request, res *Result, cal
 	if err != nil {
 		return shots{}, err
 	}
-	return shootArea(ctx, p, req, a, callTimeout)
+	return shootArea(ctx, p, req, a, b, callTimeout) // an element too wide is refused before any capture
 }
 
 // elementArea measures the first element matching selector in document coordinates, rounded

@@ -285,6 +285,9 @@ func (j *job) outputs() *Error {
 		files = append(files, f)
 	}
 	j.res.Files = sortFiles(files, j.req.Outputs)
+	if err := checkArtifacts(j.req, j.res); err != nil { // budget.go
+		return err
+	}
 	j.recordBlocked()
 	j.res.Timings["encode"] = encode.Milliseconds()
 	j.res.Timings["capture"] = (time.Since(start) - encode).Milliseconds()

@@ -72,26 +72,51 @@ type shots struct {
 	images   []Image
 	segments Segments
 	encode   time.Duration // spent decoding and encoding in Go
+	byteErr  *Error        // why segments stopped at the byte budget (shootArea only)
 }
 
-// shoot captures the loaded page according to req.Screenshot.
-func shoot(ctx context.Context, p *rod.Page, req Request, pageHeight int, callTimeout time.Duration) (shots, error) {
-	return shootArea(ctx, p, req, area{Width: req.Viewport.Width, Height: pageHeight}, callTimeout)
+// shoot captures the loaded page according to req.Screenshot, within the job's budget b.
+func shoot(ctx context.Context, p *rod.Page, req Request, pageHeight int, b *budget, callTimeout time.Duration) (shots, error) {
+	return shootArea(ctx, p, req, area{Width: req.Viewport.Width, Height: pageHeight}, b, callTimeout)
 }
 
 // shootArea captures the part of the page a covers (the whole page, or one element: see
-// element.go) according to req.Screenshot, as if that part were the page.
-func shootArea(ctx context.Context, p *rod.Page, req Request, a area, callTimeout time.Duration) (shots, error) {
+// element.go) according to req.Screenshot, as if that part were the page. Every capture call
+// is checked against b before it is made (budget.go): an image or a job over its limits fails
+// with CodeTooLargeCapture, except segments, which stop at the budget like at max_segments.
+func shootArea(ctx context.Context, p *rod.Page, req Request, a area, b *budget, callTimeout time.Duration) (shots, error) {
 	vp, sc := req.Viewport, req.Screenshot
 	pageHeight := a.Height
 	c := capturer{ctx: ctx, p: p, format: sc.Format, quality: sc.Quality, dsf: vp.DeviceScaleFactor,
 		width: a.Width, x: a.X, y: a.Y, timeout: callTimeout}
-	one := Segments{Total: 1, Captured: 1}
+	devW := devicePx(a.Width, c.dsf)
+	what := "page"
+	if a.element {
+		what = "element"
+	}
+	if err := b.checkWidth(what, devW); err != nil {
+		return shots{}, err
+	}
 	name := func(i int, total int) string {
 		if total == 1 {
 			return req.Name + "." + extension(sc.Format)
 		}
 		return fmt.Sprintf("%s-%03d.%s", req.Name, i, extension(sc.Format))
+	}
+	// one captures a single image of cssHeight and counts it.
+	one := func(clip *Rect, cssHeight int) (shots, error) {
+		if err := b.fits(devW, devicePx(cssHeight, c.dsf)); err != nil {
+			return shots{}, err
+		}
+		img, err := c.direct(clip, cssHeight)
+		if err != nil {
+			return shots{}, err
+		}
+		img.Name, img.Index = name(1, 1), 1
+		if err := b.take(img); err != nil {
+			return shots{}, err
+		}
+		return shots{images: []Image{img}, segments: Segments{Total: 1, Captured: 1}}, nil
 	}
 
 	switch sc.Mode {
@@ -102,12 +127,7 @@ func shootArea(ctx context.Context, p *rod.Page, req Request, a area, callTimeou
 			h = min(a.Height, vp.Height)
 			clip = &Rect{Y: 0, Height: h}
 		}
-		img, err := c.direct(clip, h)
-		if err != nil {
-			return shots{}, err
-		}
-		img.Name, img.Index = name(1, 1), 1
-		return shots{images: []Image{img}, segments: one}, nil
+		return one(clip, h)
 
 	case ModeFull:
 		h := max(pageHeight, vp.Height)
@@ -119,17 +139,16 @@ func shootArea(ctx context.Context, p *rod.Page, req Request, a area, callTimeou
 				"the page is %d device px tall, over the %d px limit of one %s image; use mode %q",
 				dh, maxHeight(sc.Format), sc.Format, ModeSegments)
 		}
-		img, err := c.direct(&Rect{Y: 0, Height: h}, h)
-		if err != nil {
-			return shots{}, err
-		}
-		img.Name, img.Index = name(1, 1), 1
-		return shots{images: []Image{img}, segments: one}, nil
+		return one(&Rect{Y: 0, Height: h}, h)
 	}
 
 	plan := PlanSegments(pageHeight, vp.Height, sc.MaxSegments)
 	if a.element && pageHeight < vp.Height {
 		plan.Rects[0].Height = pageHeight // an element is as tall as it is, not one screen
+	}
+	plan, berr := b.keepFitting(plan, devW, c.dsf)
+	if berr != nil {
+		return shots{}, berr
 	}
 	out := shots{segments: Segments{Total: plan.Total, Captured: plan.Captured, Truncated: plan.Truncated}}
 	if sc.Format == FormatWebP || plan.Captured == 1 {
@@ -145,20 +164,24 @@ func shootArea(ctx context.Context, p *rod.Page, req Request, a area, callTimeou
 				return shots{}, err
 			}
 			img.Name, img.Index = name(i+1, plan.Total), i+1
-			out.images = append(out.images, img)
+			if !out.keep(img, b) {
+				break
+			}
 		}
-		return out, nil
+		return out.fitted()
 	}
 
 	// PNG and JPEG: capture the needed region once (in chunks of at most captureChunkHeight
 	// device px, aligned to pieces) and cut it in Go. One clip call per piece re-renders the
 	// whole document each time (2.4–3.6× a full capture on 24–35k px pages); this was ~1.56×.
+	// A band is also at most one image's pixels (a piece always is: keepFitting checked it).
 	for start := 0; start < len(plan.Rects); {
 		end := start + 1 // exclusive
 		top := plan.Rects[start].Y
 		for end < len(plan.Rects) {
 			r := plan.Rects[end]
-			if devicePx(r.Y+r.Height, c.dsf)-devicePx(top, c.dsf) > captureChunkHeight {
+			bandH := devicePx(r.Y+r.Height, c.dsf) - devicePx(top, c.dsf)
+			if bandH > captureChunkHeight || int64(devW)*int64(bandH) > b.lim.ImagePixels {
 				break
 			}
 			end++
@@ -167,15 +190,40 @@ func shootArea(ctx context.Context, p *rod.Page, req Request, a area, callTimeou
 		if err != nil {
 			return shots{}, err
 		}
+		out.encode += enc
 		for i := range imgs {
 			imgs[i].Index = start + i + 1
 			imgs[i].Name = name(start+i+1, plan.Total)
+			if !out.keep(imgs[i], b) {
+				return out.fitted()
+			}
 		}
-		out.images = append(out.images, imgs...)
-		out.encode += enc
 		start = end
 	}
-	return out, nil
+	return out.fitted()
+}
+
+// keep adds a segment to s when the job's byte budget has room, and reports whether it had:
+// when not, the segments end there, truncated, as at max_segments. byteErr keeps the reason
+// for a first segment that does not fit.
+func (s *shots) keep(img Image, b *budget) bool {
+	if err := b.take(img); err != nil {
+		s.byteErr = err
+		s.segments.Captured = len(s.images)
+		s.segments.Truncated = true
+		return false
+	}
+	s.images = append(s.images, img)
+	return true
+}
+
+// fitted is s as shootArea returns it: an error when not even the first segment fit.
+func (s shots) fitted() (shots, error) {
+	if len(s.images) == 0 && s.byteErr != nil {
+		return shots{}, s.byteErr
+	}
+	s.byteErr = nil
+	return s, nil
 }
 
 // capturer holds what every capture call of one job shares.
@@ -333,12 +381,12 @@ func checkImage(data []byte, format string, wantW, wantH int) error {
 }
 
 // Shoot captures an already loaded page exactly as Capture would (same modes, naming, size
-// checks), without navigation, waits or isolation. It exists for benchmarks and tools that
+// checks and budget: req.Limits), without navigation, waits or isolation. It exists for benchmarks and tools that
 // drive their own rod page; the viewport must already be set to req.Viewport.
 func Shoot(ctx context.Context, p *rod.Page, req Request, pageHeight int, callTimeout time.Duration) ([]Image, Segments, error) {
 	if callTimeout <= 0 {
 		callTimeout = DefaultCallTimeout
 	}
-	s, err := shoot(ctx, p, req, pageHeight, callTimeout)
+	s, err := shoot(ctx, p, req, pageHeight, newBudget(req.Limits, nil), callTimeout)
 	return s.images, s.segments, err
 }

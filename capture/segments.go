@@ -70,3 +70,12 @@ func NormalizeMaxSegments(v float64) int {
 	}
 	return int(v)
 }
+
+// Keep is the plan with only its first n pieces captured (n < Captured): the rest are left
+// out like pieces past max_segments, so Truncated is set and Total stays the whole page's.
+func (p Plan) Keep(n int) Plan {
+	if n >= p.Captured {
+		return p
+	}
+	return Plan{Total: p.Total, Captured: n, Truncated: true, Rects: p.Rects[:n]}
+}

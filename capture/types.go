@@ -101,6 +101,8 @@ type Request struct {
 	// MaskSelectors: the boxes of matching elements are reported in
 	// Result.Masks, for a comparison to leave out (stabilize.go).
 	MaskSelectors []string
+	// Limits bound the job's images and artifacts (budget.go); zero fields take the defaults.
+	Limits Limits
 }
 
 // Image is one encoded screenshot.

@@ -211,6 +211,9 @@ func ResolveOptions(batch *OptionsInput, batchPrefix string, target *OptionsInpu
 		errs = append(errs, FieldError{Code: "invalid_option", Field: field,
 			Message: "quality applies to jpeg and webp only; png is lossless"})
 	}
+	if len(errs) == 0 {
+		errs = append(errs, o.checkBudget(batch, batchPrefix, target, targetPrefix)...) // budget.go
+	}
 	return o, errs
 }
 

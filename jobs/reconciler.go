@@ -126,7 +126,7 @@ func (r *Reconciler) one(ctx context.Context, ref JobRef) (bool, error) {
 		if lastErr != "" {
 			msg += ": " + lastErr
 		}
-		return true, r.Repo.FailJob(ctx, ref.ID, job.Attempts, JobError{Code: CodeWorkerLost, Message: msg}, true)
+		return true, r.Repo.FailJob(ctx, ref.ID, job.Attempts, JobError{Code: CodeWorkerLost, Message: msg}, job.Result, true)
 	default:
 		return false, nil
 	}

@@ -302,7 +302,7 @@ func selectorTimedOut(msg string, bestAttempt bool, waitErrs *[]string) error {
 	case !bestAttempt:
 		return newError(CodeSelectorTimeout, false, nil, "%s", msg)
 	}
-	*waitErrs = append(*waitErrs, msg)
+	*waitErrs = append(*waitErrs, CapMessage(msg))
 	return nil
 }
 

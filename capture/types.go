@@ -200,7 +200,8 @@ type Error struct {
 
 func (e *Error) Error() string {
 	if e.Err != nil {
-		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+		// Err may quote the page (a rod error with an exception's text): capped like Message.
+		return fmt.Sprintf("%s: %s: %s", e.Code, e.Message, CapMessage(e.Err.Error()))
 	}
 	return e.Code + ": " + e.Message
 }

@@ -469,11 +469,7 @@ func evalRaw(p *rod.Page, expr string) (json.RawMessage, error) {
 		return nil, err
 	}
 	if res.ExceptionDetails != nil {
-		msg := res.ExceptionDetails.Text
-		if ex := res.ExceptionDetails.Exception; ex != nil && ex.Description != "" {
-			msg = ex.Description
-		}
-		return nil, fmt.Errorf("javascript exception: %s", msg)
+		return nil, exceptionError(exceptionText(res.ExceptionDetails))
 	}
 	data, err := json.Marshal(res.Result.Value)
 	if err != nil || len(data) == 0 {

@@ -79,7 +79,7 @@ func takeDownload(status int, h http.Header) *download {
 		d.mime = strings.ToLower(strings.TrimSpace(strings.Split(d.contentType, ";")[0]))
 	}
 	if disp, params, err := mime.ParseMediaType(h.Get("Content-Disposition")); err == nil && disp == "attachment" {
-		d.attachment, d.filename = true, params["filename"]
+		d.attachment, d.filename = true, CapMessage(params["filename"]) // the server's text
 	} else if strings.HasPrefix(strings.ToLower(strings.TrimSpace(h.Get("Content-Disposition"))), "attachment") {
 		d.attachment = true
 	}
@@ -282,7 +282,7 @@ func pdfResult(ctx context.Context, req Request, d *download, redirects []string
 		return nil, err
 	}
 	// Without text asked for, an encrypted PDF is stored as it is (its page count unknown).
-	res.Title, res.PDFPages = doc.Title, doc.Pages
+	res.Title, res.PDFPages = CapMessage(doc.Title), doc.Pages
 	var text string
 	if withText {
 		if text, err = pdfMarkdown(doc.Text); err != nil {

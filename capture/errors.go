@@ -22,9 +22,10 @@ var (
 // ErrClosed is returned (wrapped in *Error with CodeCanceled) by Capture after Close.
 var ErrClosed = errBrowserClosed
 
-// newError builds a classified error.
+// newError builds a classified error. Its message may quote the page (an exception, a
+// navigation's reason), so it is capped at MaxMessageBytes.
 func newError(code string, retryable bool, err error, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Retryable: retryable, Err: err}
+	return &Error{Code: code, Message: CapMessage(fmt.Sprintf(format, args...)), Retryable: retryable, Err: err}
 }
 
 // phase names the step a job was in, for messages and timeout classification.

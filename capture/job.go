@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/go-rod/rod"
@@ -39,25 +41,60 @@ func (t *tab) run(parent context.Context, req Request, cfg Config, budget time.T
 	j, done := t.newJob(parent, req, cfg, budget)
 	defer done()
 
-	if err := j.navigate(); err != nil {
+	if err := j.step("navigate", j.navigate); err != nil {
 		return nil, err
 	}
 	if st, _ := t.state(); st.download != nil {
 		// A PDF or a download: nothing was rendered, the outputs come from its bytes.
-		return j.result(j.downloadOutputs(st))
+		return j.result(j.step("capture", func() *Error { return j.downloadOutputs(st) }))
 	}
-	if err := j.checkEgress(); err != nil {
+	if err := j.step("navigate", j.checkEgress); err != nil {
 		return nil, err
 	}
 	start := time.Now()
-	for _, step := range []func() *Error{j.wait, j.prepare, j.actions, j.inspect} {
-		if err := step(); err != nil {
+	for _, s := range []struct {
+		name string
+		run  func() *Error
+	}{{"wait", j.wait}, {"prepare", j.prepare}, {"actions", j.actions}, {"inspect", j.inspect}} {
+		if err := j.step(s.name, s.run); err != nil {
 			return nil, err
 		}
 	}
 	j.res.Timings["wait"] = time.Since(start).Milliseconds()
 	// Every output reads this one load.
-	return j.result(j.outputs())
+	return j.result(j.step("capture", j.outputs))
+}
+
+// step runs one phase of the job. When it fails, the log gets a last entry for it (unless the
+// phase's own last entry already is the failure, as a failed action's is) and the error
+// carries what the job found so far (Error.Result).
+func (j *job) step(name string, run func() *Error) *Error {
+	start, logged := time.Now(), j.res.logged
+	err := run()
+	if err == nil {
+		return nil
+	}
+	if n := len(j.res.Log); j.res.logged == logged || j.res.Log[n-1].OK {
+		actionLog{j.res}.add(LogEntry{Index: len(j.res.Log), Type: name, OK: false,
+			MS: time.Since(start).Milliseconds(), Error: err.Message})
+	}
+	err.Result = j.failedResult()
+	return err
+}
+
+// failedResult is a copy of what the job found before it failed, without images or files,
+// with the main document's status and URL when a response arrived.
+func (j *job) failedResult() *Result {
+	r := *j.res
+	r.Images, r.Files = nil, nil
+	r.Log = slices.Clone(r.Log)
+	r.Timings = maps.Clone(r.Timings)
+	if st, _ := j.t.state(); st.sawDocument {
+		r.HTTPStatus = cmp.Or(r.HTTPStatus, st.status)
+		r.FinalURL = cmp.Or(r.FinalURL, st.docURL)
+		r.ContentType = cmp.Or(r.ContentType, st.contentType)
+	}
+	return &r
 }
 
 // newJob starts a job on t; done releases its contexts.
@@ -227,7 +264,7 @@ func (j *job) inspect() *Error {
 	if err := evalJSON(j.p, measureJS, &m); err != nil {
 		return j.fail(phaseWait, fmt.Errorf("measure page: %w", err))
 	}
-	j.res.Title = m.Title
+	j.res.Title = CapMessage(m.Title)
 	j.res.PageHeight = int(m.Height)
 	st := j.t.document(j.ctx, j.req.URL)
 	if err := notWeb(st); err != nil {

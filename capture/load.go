@@ -106,8 +106,9 @@ func normalizeRequest(req Request) (Request, error) {
 	return req, nil
 }
 
+// measureJS reads the title (cut in the page, then to MaxMessageBytes by inspect) and height.
 const measureJS = `(() => ({
-	title: document.title,
+	title: String(document.title).slice(0, 2048),
 	height: Math.max(
 		document.documentElement ? document.documentElement.scrollHeight : 0,
 		document.body ? document.body.scrollHeight : 0),
@@ -301,7 +302,7 @@ func selectorTimedOut(msg string, bestAttempt bool, waitErrs *[]string) error {
 	case !bestAttempt:
 		return newError(CodeSelectorTimeout, false, nil, "%s", msg)
 	}
-	*waitErrs = append(*waitErrs, msg)
+	*waitErrs = append(*waitErrs, CapMessage(msg))
 	return nil
 }
 
@@ -395,6 +396,15 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// exceptionText is what the page's exception says: its description (the thrown value and
+// stack), else the short text.
+func exceptionText(d *proto.RuntimeExceptionDetails) string {
+	if ex := d.Exception; ex != nil && ex.Description != "" {
+		return ex.Description
+	}
+	return d.Text
+}
+
 // evalJSON evaluates a JavaScript expression in the page's main world and decodes its value.
 func evalJSON(p *rod.Page, expr string, out any) error {
 	res, err := proto.RuntimeEvaluate{Expression: expr, ReturnByValue: true, AwaitPromise: true}.Call(p)
@@ -402,11 +412,7 @@ func evalJSON(p *rod.Page, expr string, out any) error {
 		return err
 	}
 	if res.ExceptionDetails != nil {
-		msg := res.ExceptionDetails.Text
-		if ex := res.ExceptionDetails.Exception; ex != nil && ex.Description != "" {
-			msg = ex.Description
-		}
-		return fmt.Errorf("javascript exception: %s", msg)
+		return exceptionError(exceptionText(res.ExceptionDetails))
 	}
 	data, err := json.Marshal(res.Result.Value)
 	if err != nil {

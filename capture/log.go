@@ -54,6 +54,7 @@ func (l actionLog) add(e LogEntry) {
 		r.LogTruncated = true
 	}
 	r.Log = append(r.Log, e)
+	r.logged++
 }
 
 // excerpt cuts s to at most n characters, the last one being "…" when it was cut.

@@ -242,7 +242,7 @@ func editPage(p *rod.Page, pr Prepare, res *Result) error {
 			return err // the job ended: not the script's failure
 		}
 		if err != nil && pr.ScriptRequired {
-			return newError(CodeScriptFailed, false, err, "the prepare script failed")
+			return newError(CodeScriptFailed, false, err, "the prepare script failed: %v", err)
 		}
 	}
 	return nil

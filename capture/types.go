@@ -158,6 +158,8 @@ type Result struct {
 	// screenshot, html or links), with the reason.
 	Skipped []Skipped
 	Timings map[string]int64 // milliseconds: navigate, wait, capture, encode, total
+	// logged counts the entries ever added to Log (some may have been dropped).
+	logged int
 }
 
 // Stable failure codes. They are part of the public API.
@@ -186,15 +188,22 @@ const (
 
 // Error is a classified capture failure.
 type Error struct {
-	Code      string
+	Code string
+	// Message explains the failure; it is at most MaxMessageBytes (it may quote the page).
 	Message   string
 	Retryable bool
 	Err       error
+	// Result is what the job found before it failed: Log (its last entry the failed step,
+	// OK false, with its error), Timings of the phases that finished, and the main
+	// document's HTTPStatus, FinalURL and ContentType once a response arrived. It has no
+	// Images or Files. Nil when the job never reached a tab.
+	Result *Result
 }
 
 func (e *Error) Error() string {
 	if e.Err != nil {
-		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+		// Err may quote the page (a rod error with an exception's text): capped like Message.
+		return fmt.Sprintf("%s: %s: %s", e.Code, e.Message, CapMessage(e.Err.Error()))
 	}
 	return e.Code + ": " + e.Message
 }

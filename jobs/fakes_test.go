@@ -312,6 +312,7 @@ func (m *memStore) StartJob(ctx context.Context, id string) (*jobs.Job, bool, er
 	now := time.Now()
 	j.Status = jobs.StatusRunning
 	j.Attempts++
+	j.Result = nil
 	j.StartedAt = cmp.Or(j.StartedAt, &now)
 	j.UpdatedAt = now
 	return cloneJob(j), true, nil
@@ -334,7 +335,7 @@ func (m *memStore) CompleteJob(ctx context.Context, id string, attempt int, resu
 	return true, nil
 }
 
-func (m *memStore) FailJob(ctx context.Context, id string, attempt int, e jobs.JobError, final bool) error {
+func (m *memStore) FailJob(ctx context.Context, id string, attempt int, e jobs.JobError, result *jobs.Result, final bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -345,7 +346,7 @@ func (m *memStore) FailJob(ctx context.Context, id string, attempt int, e jobs.J
 		return nil // another attempt owns the job, or it is final already
 	}
 	now := time.Now()
-	j.Status, j.ErrorCode, j.ErrorMessage, j.UpdatedAt = jobs.StatusQueued, e.Code, e.Message, now
+	j.Status, j.ErrorCode, j.ErrorMessage, j.Result, j.UpdatedAt = jobs.StatusQueued, e.Code, e.Message, result, now
 	if final {
 		j.Status, j.FinishedAt = jobs.StatusFailed, &now
 	}

@@ -57,7 +57,7 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 
 	result, arts, jerr := h.run(ctx, job)
 	if jerr != nil {
-		return h.fail(ctx, log, job, jerr, lastAttempt || !jerr.retryable)
+		return h.fail(ctx, log, job, begin, jerr, lastAttempt || !jerr.retryable)
 	}
 	result.TimingsMS["total"] = time.Since(begin).Milliseconds()
 	cctx, cancel := Bookkeeping(ctx)
@@ -65,7 +65,7 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 	ok, err := h.Repo.CompleteJob(cctx, job.ID, job.Attempts, result, arts)
 	if errors.Is(err, ErrArtifactNameTaken) {
 		// run checks the names; this is the store's word for a clash it missed.
-		return h.fail(ctx, log, job, &jobError{JobError{Code: CodeArtifactNameConflict, Message: err.Error()}, false}, true)
+		return h.fail(ctx, log, job, begin, &jobError{JobError{Code: CodeArtifactNameConflict, Message: err.Error()}, false, nil}, true)
 	}
 	if err != nil {
 		return fmt.Errorf("complete job %s: %w", job.ID, err)
@@ -80,15 +80,20 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 	return nil
 }
 
-// fail records a failed attempt; final marks the job failed and tells the
-// queue not to retry.
-func (h *Handler) fail(ctx context.Context, log *slog.Logger, job *Job, jerr *jobError, final bool) error {
+// fail records a failed attempt, with what it found before failing (begin is
+// when it started); final marks the job failed and tells the queue not to
+// retry. The message is capped: a vendor's error text can be long too.
+func (h *Handler) fail(ctx context.Context, log *slog.Logger, job *Job, begin time.Time, jerr *jobError, final bool) error {
+	jerr.Message = capture.CapMessage(jerr.Message)
 	log.Warn("job attempt failed", "code", jerr.Code, "err", jerr.Message, "final", final)
+	if jerr.result != nil {
+		jerr.result.TimingsMS["total"] = time.Since(begin).Milliseconds()
+	}
 	// Record the failure even if the task's ctx is done (shutdown,
 	// timeout): the row must not stay "running".
 	rctx, cancel := Bookkeeping(ctx)
 	defer cancel()
-	if err := h.Repo.FailJob(rctx, job.ID, job.Attempts, jerr.JobError, final); err != nil {
+	if err := h.Repo.FailJob(rctx, job.ID, job.Attempts, jerr.JobError, jerr.result, final); err != nil {
 		return fmt.Errorf("record failure of job %s: %w", job.ID, err)
 	}
 	if final {
@@ -111,6 +116,9 @@ func (h *Handler) afterFinal(ctx context.Context, job *Job) {
 type jobError struct {
 	JobError
 	retryable bool
+	// result is what a failed capture found (capture.Error.Result), or nil:
+	// a failure after the capture (an upload) stores no result.
+	result *Result
 }
 
 func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *jobError) {
@@ -120,16 +128,20 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 	if err != nil {
 		var ce *capture.Error
 		if errors.As(err, &ce) {
-			return nil, nil, &jobError{JobError{Code: ce.Code, Message: ce.Message}, ce.Retryable}
+			var partial *Result
+			if ce.Result != nil {
+				partial = newResult(ce.Result)
+			}
+			return nil, nil, &jobError{JobError{Code: ce.Code, Message: ce.Message}, ce.Retryable, partial}
 		}
 		if ctx.Err() != nil {
-			return nil, nil, &jobError{JobError{Code: capture.CodeNavigationTimeout, Message: "the job was interrupted: " + ctx.Err().Error()}, true}
+			return nil, nil, &jobError{JobError{Code: capture.CodeNavigationTimeout, Message: "the job was interrupted: " + ctx.Err().Error()}, true, nil}
 		}
-		return nil, nil, &jobError{JobError{Code: CodeInternal, Message: err.Error()}, true}
+		return nil, nil, &jobError{JobError{Code: CodeInternal, Message: err.Error()}, true, nil}
 	}
 	if name, ok := repeatedName(res); ok {
 		return nil, nil, &jobError{JobError{Code: CodeArtifactNameConflict,
-			Message: fmt.Sprintf("the capture gave two artifacts the name %q; nothing was stored", name)}, false}
+			Message: fmt.Sprintf("the capture gave two artifacts the name %q; nothing was stored", name)}, false, nil}
 	}
 	upStart := time.Now()
 	arts := make([]*Artifact, 0, len(res.Images)+len(res.Files))
@@ -138,7 +150,7 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 		obj, err := h.Store.Put(ctx, key, img.Data, img.ContentType, artifacts.PutOptions{})
 		if err != nil {
 			return nil, nil, &jobError{JobError{Code: CodeUploadFailed, Message: fmt.Sprintf("upload %s: %v", img.Name, err)},
-				artifacts.IsTransient(err) || ctx.Err() != nil}
+				artifacts.IsTransient(err) || ctx.Err() != nil, nil}
 		}
 		arts = append(arts, &Artifact{ID: NewID(), JobID: job.ID, Kind: KindScreenshot, Name: img.Name, Seq: img.Index,
 			ObjectKey: obj.Key, ContentType: img.ContentType, Bytes: obj.Bytes, Width: img.Width, Height: img.Height,
@@ -156,7 +168,7 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 		obj, err := h.Store.Put(ctx, key, f.Data, f.ContentType, opts)
 		if err != nil {
 			return nil, nil, &jobError{JobError{Code: CodeUploadFailed, Message: fmt.Sprintf("upload %s: %v", f.Name, err)},
-				artifacts.IsTransient(err) || ctx.Err() != nil}
+				artifacts.IsTransient(err) || ctx.Err() != nil, nil}
 		}
 		arts = append(arts, &Artifact{ID: NewID(), JobID: job.ID, Kind: f.Kind, Name: f.Name, Seq: len(res.Images) + i + 1,
 			ObjectKey: obj.Key, ContentType: f.ContentType, Bytes: obj.Bytes, SHA256: obj.SHA256})
@@ -167,33 +179,39 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 			mdChars, mdTruncated = f.Chars, f.Truncated
 		}
 	}
+	result := newResult(res)
+	result.TextChars = textChars
+	result.MarkdownChars, result.MarkdownTruncated = mdChars, mdTruncated
+	result.TimingsMS["upload"] = time.Since(upStart).Milliseconds()
+	return result, arts, nil
+}
+
+// newResult is the Result of what the capture reported, as stored: of a finished capture, or,
+// for a failed one, what it had found (its log ending with the failed step).
+func newResult(res *capture.Result) *Result {
 	timings := make(map[string]int64, len(res.Timings)+2)
 	for k, v := range res.Timings {
 		timings[k] = v
 	}
-	timings["upload"] = time.Since(upStart).Milliseconds()
 	return &Result{
-		HTTPStatus:        res.HTTPStatus,
-		FinalURL:          res.FinalURL,
-		Title:             res.Title,
-		PageHeight:        res.PageHeight,
-		Segments:          SegmentCounts{Total: res.Segments.Total, Captured: res.Segments.Captured, Truncated: res.Segments.Truncated},
-		WaitErrors:        res.WaitErrors,
-		BlockedRequests:   res.BlockedRequests,
-		TextChars:         textChars,
-		MarkdownChars:     mdChars,
-		MarkdownTruncated: mdTruncated,
-		TimingsMS:         timings,
-		Log:               res.Log,
-		LogTruncated:      res.LogTruncated,
-		Evaluations:       res.Evaluations,
-		Stabilization:     res.Stabilization,
-		Masks:             res.Masks,
-		Partial:           res.Partial,
-		ContentType:       res.ContentType,
-		PDFPages:          res.PDFPages,
-		SkippedOutputs:    res.Skipped,
-	}, arts, nil
+		HTTPStatus:      res.HTTPStatus,
+		FinalURL:        res.FinalURL,
+		Title:           res.Title,
+		PageHeight:      res.PageHeight,
+		Segments:        SegmentCounts{Total: res.Segments.Total, Captured: res.Segments.Captured, Truncated: res.Segments.Truncated},
+		WaitErrors:      res.WaitErrors,
+		BlockedRequests: res.BlockedRequests,
+		TimingsMS:       timings,
+		Log:             res.Log,
+		LogTruncated:    res.LogTruncated,
+		Evaluations:     res.Evaluations,
+		Stabilization:   res.Stabilization,
+		Masks:           res.Masks,
+		Partial:         res.Partial,
+		ContentType:     res.ContentType,
+		PDFPages:        res.PDFPages,
+		SkippedOutputs:  res.Skipped,
+	}
 }
 
 // repeatedName finds a name two of the capture's images and files share: the

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -329,5 +331,76 @@ func TestLastAttempt(t *testing.T) {
 				t.Errorf("LastAttempt = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// A failed capture's log (the steps before the failure and the failed one) is
+// the job's result; a retry's replaces it.
+func TestHandlerFailedJobKeepsLog(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	j := queuedJob(e, 0)
+	attempt := func(failed string) *capture.Error {
+		return &capture.Error{Code: capture.CodeSelectorTimeout, Message: failed + " not visible", Retryable: true,
+			Result: &capture.Result{HTTPStatus: 200, FinalURL: "https://a.example/docs/", Timings: map[string]int64{"navigate": 5},
+				Log: []capture.LogEntry{
+					{Index: 0, Type: "emulate.user_agent", Target: "bot", OK: true},
+					{Index: 1, Type: "wait", OK: false, Error: failed + " not visible"},
+				}}}
+	}
+	ignore := cmpopts.IgnoreFields(jobs.Result{}, "TimingsMS")
+
+	e.renderer.err = attempt("#first")
+	_ = e.h.Process(ctx, j.ID, false)
+	got := e.store.job(t, j.ID)
+	want := &jobs.Result{HTTPStatus: 200, FinalURL: "https://a.example/docs/", Log: []capture.LogEntry{
+		{Index: 0, Type: "emulate.user_agent", Target: "bot", OK: true},
+		{Index: 1, Type: "wait", OK: false, Error: "#first not visible"},
+	}}
+	if got.Status != jobs.StatusQueued || got.ErrorCode != capture.CodeSelectorTimeout {
+		t.Fatalf("after attempt 1: status %s code %s, want queued %s", got.Status, got.ErrorCode, capture.CodeSelectorTimeout)
+	}
+	if diff := cmp.Diff(want, got.Result, ignore); diff != "" {
+		t.Errorf("result after attempt 1 (-want +got):\n%s", diff)
+	}
+	if got.Result != nil {
+		if _, ok := got.Result.TimingsMS["total"]; !ok || got.Result.TimingsMS["navigate"] != 5 {
+			t.Errorf("timings_ms = %v, want navigate 5 and total", got.Result.TimingsMS)
+		}
+	}
+
+	e.renderer.err = attempt("#second")
+	_ = e.h.Process(ctx, j.ID, true)
+	got = e.store.job(t, j.ID)
+	want.Log[1].Error = "#second not visible"
+	if got.Status != jobs.StatusFailed || got.Attempts != 2 {
+		t.Errorf("after attempt 2: status %s attempts %d, want failed after 2", got.Status, got.Attempts)
+	}
+	if diff := cmp.Diff(want, got.Result, ignore); diff != "" {
+		t.Errorf("result after attempt 2 (-want +got):\n%s", diff)
+	}
+}
+
+// A retry that fails before the capture found anything leaves no result of
+// an earlier attempt behind, and an error's message is capped.
+func TestHandlerFailureClearsOldResultAndCapsMessage(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	j := queuedJob(e, 0)
+	e.renderer.err = &capture.Error{Code: capture.CodeConnectionFailed, Message: "refused", Retryable: true,
+		Result: &capture.Result{Log: []capture.LogEntry{{Type: "navigate", Error: "refused"}}}}
+	_ = e.h.Process(ctx, j.ID, false)
+	e.renderer.err = errors.New(strings.Repeat("é", 1<<20))
+	_ = e.h.Process(ctx, j.ID, true)
+	got := e.store.job(t, j.ID)
+	if got.Result != nil {
+		t.Errorf("result = %+v, want none (the last attempt found nothing)", got.Result)
+	}
+	if len(got.ErrorMessage) > capture.MaxMessageBytes || !strings.HasSuffix(got.ErrorMessage, capture.TruncatedMarker) ||
+		!utf8.ValidString(got.ErrorMessage) {
+		t.Errorf("error message: %d bytes, valid UTF-8 %v; want at most %d ending in %q",
+			len(got.ErrorMessage), utf8.ValidString(got.ErrorMessage), capture.MaxMessageBytes, capture.TruncatedMarker)
 	}
 }

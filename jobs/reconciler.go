@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/snapq/snapq/capture"
 )
 
 // Reconciler makes sure every accepted job reaches a worker: it re-enqueues
@@ -126,7 +128,8 @@ func (r *Reconciler) one(ctx context.Context, ref JobRef) (bool, error) {
 		if lastErr != "" {
 			msg += ": " + lastErr
 		}
-		return true, r.Repo.FailJob(ctx, ref.ID, job.Attempts, JobError{Code: CodeWorkerLost, Message: msg}, true)
+		// lastErr is the handler's last "code: message"; kept within the message cap.
+		return true, r.Repo.FailJob(ctx, ref.ID, job.Attempts, JobError{Code: CodeWorkerLost, Message: capture.CapMessage(msg)}, job.Result, true)
 	default:
 		return false, nil
 	}

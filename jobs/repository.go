@@ -31,8 +31,8 @@ type BatchStore interface {
 
 // JobStore is what Handler needs: one job's attempt started and settled.
 type JobStore interface {
-	// StartJob moves a queued (or abandoned running) job to running and
-	// counts the attempt. A job that is already final is returned unchanged
+	// StartJob moves a queued (or abandoned running) job to running, counts
+	// the attempt and clears the result an earlier attempt left. A job that is already final is returned unchanged
 	// with started=false.
 	StartJob(ctx context.Context, id string) (job *Job, started bool, err error)
 	// CompleteJob stores the result and artifacts and marks the job
@@ -40,8 +40,10 @@ type JobStore interface {
 	// ok=false means another attempt owns the job now.
 	CompleteJob(ctx context.Context, id string, attempt int, result *Result, arts []*Artifact) (ok bool, err error)
 	// FailJob records a failure of attempt. final=true marks the job failed;
-	// otherwise it goes back to queued to wait for its retry.
-	FailJob(ctx context.Context, id string, attempt int, e JobError, final bool) error
+	// otherwise it goes back to queued to wait for its retry. result is what
+	// the attempt found before it failed (its log, ending with the failed
+	// step); it replaces the job's result, nil clearing it.
+	FailJob(ctx context.Context, id string, attempt int, e JobError, result *Result, final bool) error
 }
 
 // ReconcileStore is what Reconciler needs: the unfinished jobs and a way to
@@ -52,7 +54,7 @@ type ReconcileStore interface {
 	GetJob(ctx context.Context, id string) (*Job, error)
 	// Requeue puts a running job whose worker vanished back to queued.
 	Requeue(ctx context.Context, id string) error
-	FailJob(ctx context.Context, id string, attempt int, e JobError, final bool) error
+	FailJob(ctx context.Context, id string, attempt int, e JobError, result *Result, final bool) error
 }
 
 // AnyOwner makes a listing of batches or suites list every owner's

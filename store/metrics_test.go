@@ -30,7 +30,7 @@ func TestStatusCounts(t *testing.T) {
 	if ok, err := st.CompleteJob(ctx, js[0].ID, 1, &jobs.Result{}, nil); !ok || err != nil {
 		t.Fatalf("CompleteJob: %v, %v", ok, err)
 	}
-	if err := st.FailJob(ctx, js[1].ID, 1, jobs.JobError{Code: "dns_failure", Message: "no such host"}, true); err != nil {
+	if err := st.FailJob(ctx, js[1].ID, 1, jobs.JobError{Code: "dns_failure", Message: "no such host"}, nil, true); err != nil {
 		t.Fatal(err)
 	}
 	got, err := st.JobCounts(ctx)

@@ -393,7 +393,7 @@ func (s *Store) GetArtifact(ctx context.Context, id string) (*jobs.Artifact, err
 
 // StartJob implements jobs.Repository.
 func (s *Store) StartJob(ctx context.Context, id string) (*jobs.Job, bool, error) {
-	j, err := scanJob(s.pool.QueryRow(ctx, `UPDATE jobs SET status = 'running', attempts = attempts + 1,
+	j, err := scanJob(s.pool.QueryRow(ctx, `UPDATE jobs SET status = 'running', attempts = attempts + 1, result = NULL,
 		started_at = coalesce(started_at, now()), updated_at = now()
 		WHERE id = $1 AND status IN ('queued', 'running') RETURNING `+jobColumns, id))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -457,17 +457,24 @@ func artifactInsertError(what, name string, err error) error {
 const pgerrUniqueViolation = "23505"
 
 // FailJob implements jobs.Repository.
-func (s *Store) FailJob(ctx context.Context, id string, attempt int, e jobs.JobError, final bool) error {
+func (s *Store) FailJob(ctx context.Context, id string, attempt int, e jobs.JobError, result *jobs.Result, final bool) error {
 	status, finished := jobs.StatusQueued, "NULL"
 	if final {
 		status, finished = jobs.StatusFailed, "now()"
 	}
+	var res []byte // NULL without a result
+	if result != nil {
+		var err error
+		if res, err = json.Marshal(result); err != nil {
+			return fmt.Errorf("fail job %s: %w", id, err)
+		}
+	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var batchID string
-		err := tx.QueryRow(ctx, `UPDATE jobs SET status = $3, error_code = $4, error_message = $5,
+		err := tx.QueryRow(ctx, `UPDATE jobs SET status = $3, error_code = $4, error_message = $5, result = $6,
 			finished_at = `+finished+`, updated_at = now()
 			WHERE id = $1 AND attempts = $2 AND status IN ('queued', 'running') RETURNING batch_id`,
-			id, attempt, status, e.Code, e.Message).Scan(&batchID)
+			id, attempt, status, e.Code, e.Message, res).Scan(&batchID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil // another attempt owns the job, or it is final already
 		}

@@ -99,7 +99,7 @@ func TestBatchLifecycle(t *testing.T) {
 
 	// Job 1 fails once (retry), then finally.
 	st.StartJob(ctx, js[1].ID)
-	if err := st.FailJob(ctx, js[1].ID, 1, jobs.JobError{Code: "connection_failed", Message: "refused"}, false); err != nil {
+	if err := st.FailJob(ctx, js[1].ID, 1, jobs.JobError{Code: "connection_failed", Message: "refused"}, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	j1, _ := st.GetJob(ctx, js[1].ID)
@@ -107,7 +107,7 @@ func TestBatchLifecycle(t *testing.T) {
 		t.Fatalf("after retryable failure: status %s code %s", j1.Status, j1.ErrorCode)
 	}
 	st.StartJob(ctx, js[1].ID)
-	if err := st.FailJob(ctx, js[1].ID, 2, jobs.JobError{Code: "connection_failed", Message: "refused"}, true); err != nil {
+	if err := st.FailJob(ctx, js[1].ID, 2, jobs.JobError{Code: "connection_failed", Message: "refused"}, nil, true); err != nil {
 		t.Fatal(err)
 	}
 	got, _ = st.GetBatch(ctx, b.ID)

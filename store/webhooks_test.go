@@ -116,7 +116,7 @@ func TestWebhookNoneWithoutWebhook(t *testing.T) {
 func TestWebhookCancelCreatesDelivery(t *testing.T) {
 	st := setup(t)
 	b, js := newWebhookBatch(t, st, 2)
-	if err := st.FailJob(context.Background(), js[0].ID, 0, jobs.JobError{Code: "x", Message: "y"}, true); err != nil {
+	if err := st.FailJob(context.Background(), js[0].ID, 0, jobs.JobError{Code: "x", Message: "y"}, nil, true); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.CancelBatch(context.Background(), b.ID); err != nil {

@@ -54,6 +54,7 @@ type FaultProxy struct {
 
 	mu     sync.Mutex
 	counts map[faultKey]int
+	only   string // when set, the fault meets only paths that contain it
 }
 
 type faultKey struct {
@@ -79,6 +80,11 @@ func NewFaultProxy(target string) *FaultProxy {
 	}
 	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f := Fault(p.fault.Load())
+		p.mu.Lock()
+		if p.only != "" && !strings.Contains(r.URL.Path, p.only) {
+			f = FaultNone
+		}
+		p.mu.Unlock()
 		op := r.Method
 		if strings.Contains(strings.Trim(r.URL.Path, "/"), "/") {
 			op += " object" // /bucket/key, not /bucket
@@ -107,8 +113,15 @@ func NewFaultProxy(target string) *FaultProxy {
 	return p
 }
 
-// SetFault switches the fault; delay is FaultDelay's hold time.
-func (p *FaultProxy) SetFault(f Fault, delay time.Duration) {
+// SetFault switches the fault for every request; delay is FaultDelay's hold time.
+func (p *FaultProxy) SetFault(f Fault, delay time.Duration) { p.SetFaultOn(f, delay, "") }
+
+// SetFaultOn switches the fault for requests whose path contains only (every
+// request when only is ""); the others pass through.
+func (p *FaultProxy) SetFaultOn(f Fault, delay time.Duration, only string) {
+	p.mu.Lock()
+	p.only = only
+	p.mu.Unlock()
 	p.delay.Store(int64(delay))
 	p.fault.Store(int32(f))
 }

@@ -20,6 +20,14 @@ type RateLimiter interface {
 	Allow(ctx context.Context, key string) (allowed bool, retryAfter time.Duration, err error)
 }
 
+// FailureLimiter counts failures per client: Allow counts one, Blocked
+// reports, without counting, whether the client is past its limit.
+// ratelimit.Limiter implements it.
+type FailureLimiter interface {
+	RateLimiter
+	Blocked(ctx context.Context, key string) (blocked bool, retryAfter time.Duration, err error)
+}
+
 // KeyReader checks API keys; store.Store implements it.
 type KeyReader interface {
 	// KeyBySHA256 returns the unrevoked key with that hash, or jobs.ErrNotFound.

@@ -64,6 +64,13 @@ type Config struct {
 	Auth bool
 	// CORSOrigins are the exact origins browsers may call the API from.
 	CORSOrigins []string
+	// ListenAddr is the address the api listens on (SNAPQ_HTTP_ADDR); the
+	// Host check (boundary.go) accepts it and the loopback names on its port.
+	ListenAddr string
+	// AllowedHosts are the other host names (name or name:port) requests may
+	// be addressed to (SNAPQ_ALLOWED_HOSTS). The Host check runs when auth is
+	// off, or when this is set.
+	AllowedHosts []string
 }
 
 // Server holds the API's dependencies.
@@ -77,11 +84,13 @@ type Server struct {
 	Presigner  Presigner
 	Keys       KeyReader
 	Limiter    RateLimiter // nil: no rate limit
-	Checks     []Check
-	Queues     http.Handler // queue-health UI (asynqmon) mounted at QueuesPath; nil: none
-	Metrics    *Metrics     // GET /metrics and request metrics (metrics.go); nil: none
-	Logger     *slog.Logger
-	Config     Config
+	// AuthFailures limits failed authentications per client address; nil: no limit.
+	AuthFailures FailureLimiter
+	Checks       []Check
+	Queues       http.Handler // queue-health UI (asynqmon) mounted at QueuesPath; nil: none
+	Metrics      *Metrics     // GET /metrics and request metrics (metrics.go); nil: none
+	Logger       *slog.Logger
+	Config       Config
 }
 
 const (
@@ -95,7 +104,8 @@ func (s *Server) Handler() http.Handler {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
-	r.Use(s.observeRequests, gin.Recovery(), s.accessLog(), s.cors) // observe outside Recovery: panics count as 500
+	// observe outside Recovery: panics count as 500; the browser boundary before CORS and every route
+	r.Use(s.observeRequests, gin.Recovery(), s.accessLog(), s.h(s.browserBoundary), s.cors)
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, healthResponse{Status: "ok"}) })
 	r.GET("/readyz", s.ready)
 	s.mountDashboard(r)

@@ -53,7 +53,8 @@ type apiConfig struct {
 	// unless it is off.
 	Auth string
 	// Web holds SNAPQ_MAX_BODY_BYTES (default 1 MiB), SNAPQ_PUBLIC_URL,
-	// SNAPQ_CORS_ORIGINS (comma-separated) and Auth.
+	// SNAPQ_CORS_ORIGINS and SNAPQ_ALLOWED_HOSTS (comma-separated), Auth, and
+	// Addr as ListenAddr (for the Host check).
 	Web web.Config
 
 	RateLimit       float64 // SNAPQ_RATE_LIMIT, requests per second, default 10; 0 disables
@@ -92,6 +93,7 @@ func loadAPIConfig() (apiConfig, error) {
 			MaxBodyBytes: int64(r.Int("SNAPQ_MAX_BODY_BYTES", 1<<20)),
 			PublicURL:    r.String("SNAPQ_PUBLIC_URL", ""),
 			CORSOrigins:  splitList(r.String("SNAPQ_CORS_ORIGINS", "")),
+			AllowedHosts: splitList(r.String("SNAPQ_ALLOWED_HOSTS", "")),
 		},
 		RateLimit:           r.Float("SNAPQ_RATE_LIMIT", 10),
 		RateBurst:           r.Int("SNAPQ_RATE_BURST", 20),
@@ -103,6 +105,7 @@ func loadAPIConfig() (apiConfig, error) {
 		Metrics:             r.String("SNAPQ_METRICS", web.MetricsOn),
 	}
 	c.Web.Auth = c.Auth != authOff
+	c.Web.ListenAddr = c.Addr
 	if err := errors.Join(r.Err(), c.validate()); err != nil {
 		return apiConfig{}, err
 	}

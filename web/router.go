@@ -104,6 +104,9 @@ func (s *Server) Handler() http.Handler {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
+	// The client address of the rate limits is the connection's peer: no proxy
+	// is trusted, so a made-up X-Forwarded-For cannot pick a fresh address.
+	_ = r.SetTrustedProxies(nil) // nil never fails
 	// observe outside Recovery: panics count as 500; the browser boundary before CORS and every route
 	r.Use(s.observeRequests, gin.Recovery(), s.accessLog(), s.h(s.browserBoundary), s.cors)
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, healthResponse{Status: "ok"}) })
@@ -111,7 +114,7 @@ func (s *Server) Handler() http.Handler {
 	s.mountDashboard(r)
 	s.mountQueues(r)
 	s.mountMetrics(r)
-	v1 := r.Group("/v1", s.artifactKeyCookie, s.h(s.authenticate), s.h(s.rateLimit), s.h(validIDParam))
+	v1 := r.Group("/v1", s.artifactKeyCookie, s.h(s.limitAuthFailures(s.authenticate)), s.h(s.rateLimit), s.h(validIDParam))
 	v1.POST("/batches", s.h(s.readJSON("the batch")), s.h(s.createBatch))
 	v1.GET("/batches", s.h(listQuery(batchStatuses)), s.h(s.listBatches))
 	v1.GET("/batches/:id", s.loadBatch, s.h(s.getBatch))

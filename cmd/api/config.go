@@ -57,10 +57,15 @@ type apiConfig struct {
 	// Addr as ListenAddr (for the Host check).
 	Web web.Config
 
-	RateLimit       float64 // SNAPQ_RATE_LIMIT, requests per second, default 10; 0 disables
-	RateBurst       int     // SNAPQ_RATE_BURST, default 20
-	MaxTargets      int     // SNAPQ_MAX_TARGETS, default jobs.MaxTargets (1000)
-	MaxJobsInFlight int     // SNAPQ_MAX_JOBS_IN_FLIGHT, default 10000; 0: no cap
+	RateLimit float64 // SNAPQ_RATE_LIMIT, requests per second, default 10; 0 disables
+	RateBurst int     // SNAPQ_RATE_BURST, default 20
+	// AuthFailureRate is failed authentications per second per client
+	// address (SNAPQ_AUTH_FAILURE_RATE, default 0.1, one per 10 s; 0 disables)
+	// after a burst of AuthFailureBurst (SNAPQ_AUTH_FAILURE_BURST, default 10).
+	AuthFailureRate  float64
+	AuthFailureBurst int
+	MaxTargets       int // SNAPQ_MAX_TARGETS, default jobs.MaxTargets (1000)
+	MaxJobsInFlight  int // SNAPQ_MAX_JOBS_IN_FLIGHT, default 10000; 0: no cap
 	// MaxSuitesPerKey caps one key's suites (SNAPQ_MAX_SUITES_PER_KEY, default 100; 0: no cap).
 	MaxSuitesPerKey int
 	// MinScheduleInterval is the shortest gap allowed between a schedule's
@@ -97,6 +102,8 @@ func loadAPIConfig() (apiConfig, error) {
 		},
 		RateLimit:           r.Float("SNAPQ_RATE_LIMIT", 10),
 		RateBurst:           r.Int("SNAPQ_RATE_BURST", 20),
+		AuthFailureRate:     r.Float("SNAPQ_AUTH_FAILURE_RATE", 0.1),
+		AuthFailureBurst:    r.Int("SNAPQ_AUTH_FAILURE_BURST", 10),
 		MaxTargets:          r.Int("SNAPQ_MAX_TARGETS", jobs.MaxTargets),
 		MaxJobsInFlight:     r.Int("SNAPQ_MAX_JOBS_IN_FLIGHT", jobs.DefaultMaxInFlight),
 		MaxSuitesPerKey:     r.Int("SNAPQ_MAX_SUITES_PER_KEY", regression.DefaultMaxSuitesPerKey),

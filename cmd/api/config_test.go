@@ -52,6 +52,8 @@ func defaultAPIConfig() apiConfig {
 		Web:                 web.Config{MaxBodyBytes: 1 << 20, Auth: true, ListenAddr: "127.0.0.1:8080"},
 		RateLimit:           10,
 		RateBurst:           20,
+		AuthFailureRate:     0.1,
+		AuthFailureBurst:    10,
 		MaxTargets:          1000,
 		MaxJobsInFlight:     10000,
 		MaxSuitesPerKey:     100,
@@ -80,7 +82,7 @@ func TestLoadAPIConfig(t *testing.T) {
 				"SNAPQ_AUTH=off", "SNAPQ_MAX_BODY_BYTES=2097152", "SNAPQ_PUBLIC_URL=https://snapq.example.com",
 				"SNAPQ_CORS_ORIGINS= https://a.example, ,https://b.example ",
 				"SNAPQ_ALLOWED_HOSTS=snapq.internal, api.example.com:8443,",
-				"SNAPQ_RATE_LIMIT=0.5", "SNAPQ_RATE_BURST=3", "SNAPQ_MAX_TARGETS=50", "SNAPQ_MAX_JOBS_IN_FLIGHT=7", "SNAPQ_MAX_SUITES_PER_KEY=4", "SNAPQ_MIN_SCHEDULE_INTERVAL=1h",
+				"SNAPQ_RATE_LIMIT=0.5", "SNAPQ_RATE_BURST=3", "SNAPQ_AUTH_FAILURE_RATE=0", "SNAPQ_AUTH_FAILURE_BURST=4", "SNAPQ_MAX_TARGETS=50", "SNAPQ_MAX_JOBS_IN_FLIGHT=7", "SNAPQ_MAX_SUITES_PER_KEY=4", "SNAPQ_MIN_SCHEDULE_INTERVAL=1h",
 				"SNAPQ_ADMIN_QUEUES=off", "SNAPQ_METRICS=public",
 			},
 			want: func(c *apiConfig) {
@@ -97,6 +99,7 @@ func TestLoadAPIConfig(t *testing.T) {
 					CORSOrigins: []string{"https://a.example", "https://b.example"}, ListenAddr: "localhost:9090",
 					AllowedHosts: []string{"snapq.internal", "api.example.com:8443"}}
 				c.RateLimit, c.RateBurst, c.MaxTargets, c.MaxJobsInFlight = 0.5, 3, 50, 7
+				c.AuthFailureRate, c.AuthFailureBurst = 0, 4
 				c.MaxSuitesPerKey, c.MinScheduleInterval = 4, time.Hour
 				c.AdminQueues, c.Metrics = "off", "public"
 			},

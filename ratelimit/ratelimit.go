@@ -65,3 +65,39 @@ func (l *Limiter) Allow(ctx context.Context, key string) (allowed bool, retryAft
 	wait, _ := strconv.ParseFloat(fmt.Sprint(res[1]), 64)
 	return ok == 1, time.Duration(wait * float64(time.Second)), nil
 }
+
+// peek answers whether the next request for a key would be refused, without
+// counting it: {blocked (0/1), seconds to wait as a string}.
+var peek = redis.NewScript(`
+local key = KEYS[1]
+local burst = tonumber(ARGV[1])
+local interval = tonumber(ARGV[2])
+local t = redis.call("TIME")
+local now = (tonumber(t[1]) - 1700000000) + tonumber(t[2]) / 1000000
+local tat = tonumber(redis.call("GET", key) or now)
+if tat < now then tat = now end
+local allow_at = tat + interval - interval * burst
+if now < allow_at then
+  return {1, tostring(allow_at - now)}
+end
+return {0, "0"}
+`)
+
+// Blocked reports whether Allow would refuse key now, without counting a
+// request: for limits on failures, checked before the attempt and counted
+// (Allow) only when it fails.
+func (l *Limiter) Blocked(ctx context.Context, key string) (blocked bool, retryAfter time.Duration, err error) {
+	if l == nil || l.rate <= 0 {
+		return false, 0, nil
+	}
+	res, err := peek.Run(ctx, l.rdb, []string{l.prefix + key}, l.burst, 1/l.rate).Slice()
+	if err != nil {
+		return false, 0, fmt.Errorf("rate limit: %w", err)
+	}
+	if len(res) != 2 {
+		return false, 0, fmt.Errorf("rate limit: unexpected reply %v", res)
+	}
+	b, _ := res[0].(int64)
+	wait, _ := strconv.ParseFloat(fmt.Sprint(res[1]), 64)
+	return b == 1, time.Duration(wait * float64(time.Second)), nil
+}

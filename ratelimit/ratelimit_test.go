@@ -53,3 +53,32 @@ func TestDisabled(t *testing.T) {
 		}
 	}
 }
+
+// Blocked reports, without counting, whether a key is past its limit.
+func TestBlockedDoesNotCount(t *testing.T) {
+	rdb := setup(t)
+	l := New(rdb, 0.1, 3) // one per 10 s, burst 3
+	key := "fail-" + testenv.RandomSuffix(4)
+	ctx := context.Background()
+	for i := range 3 {
+		blocked, _, err := l.Blocked(ctx, key)
+		if err != nil || blocked {
+			t.Fatalf("before failure %d: blocked %v, %v", i+1, blocked, err)
+		}
+		if ok, _, err := l.Allow(ctx, key); !ok || err != nil {
+			t.Fatalf("failure %d refused: %v", i+1, err)
+		}
+	}
+	for range 5 {
+		blocked, retry, err := l.Blocked(ctx, key)
+		if err != nil || !blocked || retry <= 0 || retry > 10*time.Second {
+			t.Fatalf("past the burst: blocked %v retry %s, %v; want blocked, retry in (0, 10s]", blocked, retry, err)
+		}
+	}
+	if blocked, _, _ := l.Blocked(ctx, key+"-other"); blocked {
+		t.Fatal("another key is blocked")
+	}
+	if blocked, _, err := New(nil, 0, 0).Blocked(ctx, key); blocked || err != nil {
+		t.Fatal("a disabled limiter blocks")
+	}
+}

@@ -20,6 +20,14 @@ type RateLimiter interface {
 	Allow(ctx context.Context, key string) (allowed bool, retryAfter time.Duration, err error)
 }
 
+// FailureLimiter counts failures per client: Allow counts one, Blocked
+// reports, without counting, whether the client is past its limit.
+// ratelimit.Limiter implements it.
+type FailureLimiter interface {
+	RateLimiter
+	Blocked(ctx context.Context, key string) (blocked bool, retryAfter time.Duration, err error)
+}
+
 // KeyReader checks API keys; store.Store implements it.
 type KeyReader interface {
 	// KeyBySHA256 returns the unrevoked key with that hash, or jobs.ErrNotFound.
@@ -64,7 +72,8 @@ func unauthorized(msg string) error {
 		Header: http.Header{"Www-Authenticate": {`Bearer realm="snapq"`}}}
 }
 
-// rateLimit applies the per-key request rate (per client address without auth).
+// rateLimit applies the per-key request rate (per client address without a
+// key) to /v1, /metrics and the queue UI.
 func (s *Server) rateLimit(c *gin.Context) error {
 	if s.Limiter == nil {
 		return nil
@@ -75,16 +84,59 @@ func (s *Server) rateLimit(c *gin.Context) error {
 	}
 	ok, retry, err := s.Limiter.Allow(c.Request.Context(), key)
 	if err != nil {
-		// Redis trouble must not take the read API down; log and let it pass.
-		s.logger().Warn("rate limiter unavailable; request allowed", "err", err)
+		s.limiterDown("requests", err)
 		return nil
 	}
 	if ok {
 		return nil
 	}
+	return tooManyRequests(retry, "too many requests for this API key")
+}
+
+// authFailureKey is the limiter key of a client address's failed authentications.
+const authFailureKey = "authfail:ip:"
+
+// limitAuthFailures wraps an authentication check (authenticate,
+// authenticateQueues) with the per-address limit of failures: each 401 counts
+// one, and an address past its limit gets 429 before its key is looked at,
+// valid or not, so keys cannot be guessed at speed from one address.
+func (s *Server) limitAuthFailures(check handler) handler {
+	return func(c *gin.Context) error {
+		if s.AuthFailures == nil || !s.Config.Auth {
+			return check(c)
+		}
+		ctx, key := c.Request.Context(), authFailureKey+c.ClientIP()
+		blocked, retry, err := s.AuthFailures.Blocked(ctx, key)
+		switch {
+		case err != nil:
+			s.limiterDown("auth_failures", err)
+		case blocked:
+			return tooManyRequests(retry, "too many failed authentications from this address")
+		}
+		err = check(c)
+		var ae *apiError
+		if errors.As(err, &ae) && ae.Status == http.StatusUnauthorized {
+			if _, _, lerr := s.AuthFailures.Allow(ctx, key); lerr != nil {
+				s.limiterDown("auth_failures", lerr)
+			}
+		}
+		return err
+	}
+}
+
+// limiterDown is the one place that decides what a limiter error means: the
+// request goes through (fail open), with a warning and
+// snapq_rate_limit_errors_total{limiter}. The README's Security section says why.
+func (s *Server) limiterDown(limiter string, err error) {
+	s.logger().Warn("rate limiter unavailable; request allowed", "limiter", limiter, "err", err)
+	s.Metrics.limiterError(limiter)
+}
+
+// tooManyRequests is the 429 of the rate limits, with Retry-After in whole seconds.
+func tooManyRequests(retry time.Duration, msg string) error {
 	secs := max(int(math.Ceil(retry.Seconds())), 1)
 	return &apiError{Status: http.StatusTooManyRequests, Code: "rate_limited",
-		Message: fmt.Sprintf("too many requests for this API key; retry after %d s", secs),
+		Message: fmt.Sprintf("%s; retry after %d s", msg, secs),
 		Header:  http.Header{"Retry-After": {strconv.Itoa(secs)}}}
 }
 

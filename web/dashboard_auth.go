@@ -46,8 +46,9 @@ func (s *Server) mountQueues(r *gin.Engine) {
 		return
 	}
 	h := gin.WrapH(s.Queues)
-	r.Any(QueuesPath, s.h(s.guardQueues), h)
-	r.Any(QueuesPath+"/*path", s.h(s.guardQueues), h)
+	guard := []gin.HandlerFunc{s.h(s.guardQueues), s.h(s.limitAuthFailures(s.authenticateQueues)), s.h(s.rateLimit), h}
+	r.Any(QueuesPath, guard...)
+	r.Any(QueuesPath+"/*path", guard...)
 }
 
 func (s *Server) guardQueues(c *gin.Context) error {
@@ -57,20 +58,28 @@ func (s *Server) guardQueues(c *gin.Context) error {
 		return &apiError{Status: http.StatusForbidden, Code: "cross_origin",
 			Message: "queue changes are accepted only from the same origin"}
 	}
+	return nil
+}
+
+// authenticateQueues takes any valid API key (see mountQueues) and records it
+// as the caller, for the rate limit.
+func (s *Server) authenticateQueues(c *gin.Context) error {
 	if !s.Config.Auth {
+		c.Set(ownerKey, "")
 		return nil
 	}
 	secret := queuesCredential(c)
 	if secret == "" {
 		return queuesUnauthorized("sign in with any user name and an API key as the password")
 	}
-	ok, err := s.validKey(c.Request.Context(), secret)
+	id, err := s.validKey(c.Request.Context(), secret)
 	if err != nil {
 		return err
 	}
-	if !ok {
+	if id == "" {
 		return queuesUnauthorized("the API key is not valid or was revoked")
 	}
+	c.Set(ownerKey, id)
 	return nil
 }
 
@@ -114,20 +123,20 @@ func queuesUnauthorized(msg string) error {
 		Header: http.Header{"Www-Authenticate": {`Basic realm="snapq queues", charset="UTF-8"`}}}
 }
 
-// validKey reports whether secret is an unrevoked API key.
-func (s *Server) validKey(ctx context.Context, secret string) (bool, error) {
+// validKey returns the id of the unrevoked API key secret is, or "".
+func (s *Server) validKey(ctx context.Context, secret string) (string, error) {
 	if !jobs.LooksLikeKey(secret) {
-		return false, nil
+		return "", nil
 	}
 	k, err := s.Keys.KeyBySHA256(ctx, jobs.HashKey(secret))
 	if errors.Is(err, jobs.ErrNotFound) {
-		return false, nil
+		return "", nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("look up api key: %w", err)
+		return "", fmt.Errorf("look up api key: %w", err)
 	}
 	if err := s.Keys.TouchKey(ctx, k.ID); err != nil {
 		s.logger().Warn("record api key use", "key", k.Prefix, "err", err)
 	}
-	return true, nil
+	return k.ID, nil
 }

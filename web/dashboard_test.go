@@ -37,7 +37,7 @@ func dashboardSetup(t *testing.T, auth bool) (http.Handler, string) {
 	repo := &fakeRepo{} // every artifact is missing: past authentication 404, before it 401
 	queues := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("queues " + r.URL.Path)) })
 	s := &Server{Service: &jobs.Service{Repo: repo, Queue: &fakeQueue{}}, Batches: repo, Keys: &fakeKeys{sum: jobs.HashKey(secret)},
-		Queues: queues, Config: Config{Auth: auth}}
+		Queues: queues, Config: Config{Auth: auth, AllowedHosts: testHosts}}
 	return s.Handler(), secret
 }
 

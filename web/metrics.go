@@ -76,6 +76,9 @@ type Metrics struct {
 	registry *prometheus.Registry
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	// limitErrors counts requests let through because a rate limiter could
+	// not answer (limiterDown).
+	limitErrors *prometheus.CounterVec
 }
 
 // ParseMetricsMode checks a SNAPQ_METRICS value; "" is on.
@@ -104,6 +107,12 @@ func NewMetrics(cfg MetricsConfig) (*Metrics, error) {
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "snapq_http_request_duration_seconds",
 			Help: "Time to answer HTTP requests, by method and route pattern.", Buckets: prometheus.DefBuckets},
 			[]string{"method", "route"}),
+		limitErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "snapq_rate_limit_errors_total",
+			Help: "Requests let through unlimited because a rate limiter (requests, auth_failures) could not reach Redis."},
+			[]string{"limiter"}),
+	}
+	for _, l := range []string{"requests", "auth_failures"} {
+		m.limitErrors.WithLabelValues(l) // reported as 0 until the first error
 	}
 	timeout := cfg.ScrapeTimeout
 	if timeout <= 0 {
@@ -112,6 +121,7 @@ func NewMetrics(cfg MetricsConfig) (*Metrics, error) {
 	err = errors.Join(
 		m.registry.Register(m.requests),
 		m.registry.Register(m.duration),
+		m.registry.Register(m.limitErrors),
 		m.registry.Register(&stateCollector{counts: cfg.Counts, queues: cfg.Queues, timeout: timeout}),
 		m.registry.Register(collectors.NewGoCollector()),
 		m.registry.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})),
@@ -124,6 +134,13 @@ func NewMetrics(cfg MetricsConfig) (*Metrics, error) {
 
 // enabled reports whether metrics are on (in either mode).
 func (m *Metrics) enabled() bool { return m != nil && m.mode != MetricsOff }
+
+// limiterError counts one request let through by a failing limiter.
+func (m *Metrics) limiterError(limiter string) {
+	if m.enabled() {
+		m.limitErrors.WithLabelValues(limiter).Inc()
+	}
+}
 
 // observeRequests counts every request and its duration by route pattern
 // (c.FullPath()), never by raw path: ids would make a series each.
@@ -162,10 +179,10 @@ func (s *Server) mountMetrics(r *gin.Engine) {
 	}
 	h := gin.WrapH(promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 	if m.mode == MetricsPublic {
-		r.GET(MetricsPath, h)
+		r.GET(MetricsPath, s.h(s.rateLimit), h) // per client address
 		return
 	}
-	r.GET(MetricsPath, s.h(s.authenticate), h)
+	r.GET(MetricsPath, s.h(s.limitAuthFailures(s.authenticate)), s.h(s.rateLimit), h)
 }
 
 var (

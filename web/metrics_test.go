@@ -60,7 +60,7 @@ func metricsSetup(t *testing.T, auth bool, cfg MetricsConfig) (http.Handler, str
 	}
 	repo := &fakeRepo{}
 	s := &Server{Service: &jobs.Service{Repo: repo, Queue: &fakeQueue{}}, Batches: repo,
-		Keys: &fakeKeys{sum: jobs.HashKey(secret)}, Metrics: m, Config: Config{Auth: auth}}
+		Keys: &fakeKeys{sum: jobs.HashKey(secret)}, Metrics: m, Config: Config{Auth: auth, AllowedHosts: testHosts}}
 	return s.Handler(), secret
 }
 

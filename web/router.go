@@ -64,6 +64,13 @@ type Config struct {
 	Auth bool
 	// CORSOrigins are the exact origins browsers may call the API from.
 	CORSOrigins []string
+	// ListenAddr is the address the api listens on (SNAPQ_HTTP_ADDR); the
+	// Host check (boundary.go) accepts it and the loopback names on its port.
+	ListenAddr string
+	// AllowedHosts are the other host names (name or name:port) requests may
+	// be addressed to (SNAPQ_ALLOWED_HOSTS). The Host check runs when auth is
+	// off, or when this is set.
+	AllowedHosts []string
 }
 
 // Server holds the API's dependencies.
@@ -77,11 +84,13 @@ type Server struct {
 	Presigner  Presigner
 	Keys       KeyReader
 	Limiter    RateLimiter // nil: no rate limit
-	Checks     []Check
-	Queues     http.Handler // queue-health UI (asynqmon) mounted at QueuesPath; nil: none
-	Metrics    *Metrics     // GET /metrics and request metrics (metrics.go); nil: none
-	Logger     *slog.Logger
-	Config     Config
+	// AuthFailures limits failed authentications per client address; nil: no limit.
+	AuthFailures FailureLimiter
+	Checks       []Check
+	Queues       http.Handler // queue-health UI (asynqmon) mounted at QueuesPath; nil: none
+	Metrics      *Metrics     // GET /metrics and request metrics (metrics.go); nil: none
+	Logger       *slog.Logger
+	Config       Config
 }
 
 const (
@@ -95,13 +104,17 @@ func (s *Server) Handler() http.Handler {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
-	r.Use(s.observeRequests, gin.Recovery(), s.accessLog(), s.cors) // observe outside Recovery: panics count as 500
+	// The client address of the rate limits is the connection's peer: no proxy
+	// is trusted, so a made-up X-Forwarded-For cannot pick a fresh address.
+	_ = r.SetTrustedProxies(nil) // nil never fails
+	// observe outside Recovery: panics count as 500; the browser boundary before CORS and every route
+	r.Use(s.observeRequests, gin.Recovery(), s.accessLog(), s.h(s.browserBoundary), s.cors)
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, healthResponse{Status: "ok"}) })
 	r.GET("/readyz", s.ready)
 	s.mountDashboard(r)
 	s.mountQueues(r)
 	s.mountMetrics(r)
-	v1 := r.Group("/v1", s.artifactKeyCookie, s.h(s.authenticate), s.h(s.rateLimit), s.h(validIDParam))
+	v1 := r.Group("/v1", s.artifactKeyCookie, s.h(s.limitAuthFailures(s.authenticate)), s.h(s.rateLimit), s.h(validIDParam))
 	v1.POST("/batches", s.h(s.readJSON("the batch")), s.h(s.createBatch))
 	v1.GET("/batches", s.h(listQuery(batchStatuses)), s.h(s.listBatches))
 	v1.GET("/batches/:id", s.loadBatch, s.h(s.getBatch))
@@ -138,7 +151,9 @@ func (s *Server) accessLog() gin.HandlerFunc {
 }
 
 // ready answers 200 when every check passes and 503 otherwise; its body is a
-// probe report, not an error, so it is written here.
+// probe report, not an error, so it is written here. It is anonymous, so each
+// check reports only "ok" or "unavailable": the error (addresses, user names,
+// driver messages) goes to the log.
 func (s *Server) ready(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 3*time.Second)
 	defer cancel()
@@ -146,7 +161,8 @@ func (s *Server) ready(c *gin.Context) {
 	for _, ch := range s.Checks {
 		if err := ch.Ping(ctx); err != nil {
 			out.Status = "unavailable"
-			out.Checks[ch.Name] = err.Error()
+			out.Checks[ch.Name] = "unavailable"
+			s.logger().Warn("readiness check failed", "check", ch.Name, "err", err)
 			continue
 		}
 		out.Checks[ch.Name] = "ok"

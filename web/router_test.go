@@ -72,9 +72,13 @@ func (q *fakeQueue) Delete(context.Context, string) error                      {
 func setup(t *testing.T) (http.Handler, *fakeRepo, *fakeQueue) {
 	t.Helper()
 	repo, q := &fakeRepo{}, &fakeQueue{}
-	s := &Server{Service: &jobs.Service{Repo: repo, Queue: q}, Batches: repo, Config: Config{MaxBodyBytes: 1024}}
+	s := &Server{Service: &jobs.Service{Repo: repo, Queue: q}, Batches: repo, Config: Config{MaxBodyBytes: 1024, AllowedHosts: testHosts}}
 	return s.Handler(), repo, q
 }
+
+// testHosts lets httptest's Host (example.com) pass the Host check that
+// runs with auth off.
+var testHosts = []string{"example.com"}
 
 type errBody struct {
 	Error apiError `json:"error"`
@@ -132,6 +136,7 @@ func TestCreateBatchAccepted(t *testing.T) {
 	t.Parallel()
 	h, repo, q := setup(t)
 	req := httptest.NewRequest("POST", "/v1/batches", strings.NewReader(`{"urls": ["https://a.example/", "https://b.example/x"]}`))
+	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	var out struct {

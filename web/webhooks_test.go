@@ -62,7 +62,7 @@ func (*webhookRepo) ListWebhookDeliveries(_ context.Context, id string) ([]*webh
 func TestWebhookListEndpoint(t *testing.T) {
 	t.Parallel()
 	repo := &webhookRepo{}
-	s := &Server{Batches: repo, Webhooks: repo}
+	s := &Server{Batches: repo, Webhooks: repo, Config: Config{AllowedHosts: testHosts}}
 	h := s.Handler()
 	get := func(path string) (int, string) {
 		rec := httptest.NewRecorder()
@@ -108,7 +108,7 @@ func TestWebhookListEndpoint(t *testing.T) {
 func TestBatchJSONIsBatchView(t *testing.T) {
 	t.Parallel()
 	repo := &webhookRepo{}
-	s := &Server{Batches: repo, Webhooks: repo}
+	s := &Server{Batches: repo, Webhooks: repo, Config: Config{AllowedHosts: testHosts}}
 	rec := httptest.NewRecorder()
 	s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/batches/"+hookBatch, nil))
 	if rec.Code != http.StatusOK {

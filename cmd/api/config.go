@@ -53,13 +53,19 @@ type apiConfig struct {
 	// unless it is off.
 	Auth string
 	// Web holds SNAPQ_MAX_BODY_BYTES (default 1 MiB), SNAPQ_PUBLIC_URL,
-	// SNAPQ_CORS_ORIGINS (comma-separated) and Auth.
+	// SNAPQ_CORS_ORIGINS and SNAPQ_ALLOWED_HOSTS (comma-separated), Auth, and
+	// Addr as ListenAddr (for the Host check).
 	Web web.Config
 
-	RateLimit       float64 // SNAPQ_RATE_LIMIT, requests per second, default 10; 0 disables
-	RateBurst       int     // SNAPQ_RATE_BURST, default 20
-	MaxTargets      int     // SNAPQ_MAX_TARGETS, default jobs.MaxTargets (1000)
-	MaxJobsInFlight int     // SNAPQ_MAX_JOBS_IN_FLIGHT, default 10000; 0: no cap
+	RateLimit float64 // SNAPQ_RATE_LIMIT, requests per second, default 10; 0 disables
+	RateBurst int     // SNAPQ_RATE_BURST, default 20
+	// AuthFailureRate is failed authentications per second per client
+	// address (SNAPQ_AUTH_FAILURE_RATE, default 0.1, one per 10 s; 0 disables)
+	// after a burst of AuthFailureBurst (SNAPQ_AUTH_FAILURE_BURST, default 10).
+	AuthFailureRate  float64
+	AuthFailureBurst int
+	MaxTargets       int // SNAPQ_MAX_TARGETS, default jobs.MaxTargets (1000)
+	MaxJobsInFlight  int // SNAPQ_MAX_JOBS_IN_FLIGHT, default 10000; 0: no cap
 	// MaxSuitesPerKey caps one key's suites (SNAPQ_MAX_SUITES_PER_KEY, default 100; 0: no cap).
 	MaxSuitesPerKey int
 	// MinScheduleInterval is the shortest gap allowed between a schedule's
@@ -92,9 +98,12 @@ func loadAPIConfig() (apiConfig, error) {
 			MaxBodyBytes: int64(r.Int("SNAPQ_MAX_BODY_BYTES", 1<<20)),
 			PublicURL:    r.String("SNAPQ_PUBLIC_URL", ""),
 			CORSOrigins:  splitList(r.String("SNAPQ_CORS_ORIGINS", "")),
+			AllowedHosts: splitList(r.String("SNAPQ_ALLOWED_HOSTS", "")),
 		},
 		RateLimit:           r.Float("SNAPQ_RATE_LIMIT", 10),
 		RateBurst:           r.Int("SNAPQ_RATE_BURST", 20),
+		AuthFailureRate:     r.Float("SNAPQ_AUTH_FAILURE_RATE", 0.1),
+		AuthFailureBurst:    r.Int("SNAPQ_AUTH_FAILURE_BURST", 10),
 		MaxTargets:          r.Int("SNAPQ_MAX_TARGETS", jobs.MaxTargets),
 		MaxJobsInFlight:     r.Int("SNAPQ_MAX_JOBS_IN_FLIGHT", jobs.DefaultMaxInFlight),
 		MaxSuitesPerKey:     r.Int("SNAPQ_MAX_SUITES_PER_KEY", regression.DefaultMaxSuitesPerKey),
@@ -103,6 +112,7 @@ func loadAPIConfig() (apiConfig, error) {
 		Metrics:             r.String("SNAPQ_METRICS", web.MetricsOn),
 	}
 	c.Web.Auth = c.Auth != authOff
+	c.Web.ListenAddr = c.Addr
 	if err := errors.Join(r.Err(), c.validate()); err != nil {
 		return apiConfig{}, err
 	}

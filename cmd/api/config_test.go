@@ -49,9 +49,11 @@ func defaultAPIConfig() apiConfig {
 		ReconcileGrace:      30 * time.Second,
 		ScheduleSync:        30 * time.Second,
 		Auth:                "on",
-		Web:                 web.Config{MaxBodyBytes: 1 << 20, Auth: true},
+		Web:                 web.Config{MaxBodyBytes: 1 << 20, Auth: true, ListenAddr: "127.0.0.1:8080"},
 		RateLimit:           10,
 		RateBurst:           20,
+		AuthFailureRate:     0.1,
+		AuthFailureBurst:    10,
 		MaxTargets:          1000,
 		MaxJobsInFlight:     10000,
 		MaxSuitesPerKey:     100,
@@ -79,7 +81,8 @@ func TestLoadAPIConfig(t *testing.T) {
 				"SNAPQ_RECONCILE_INTERVAL=5s", "SNAPQ_RECONCILE_GRACE=10s", "SNAPQ_SCHEDULE_SYNC=1s",
 				"SNAPQ_AUTH=off", "SNAPQ_MAX_BODY_BYTES=2097152", "SNAPQ_PUBLIC_URL=https://snapq.example.com",
 				"SNAPQ_CORS_ORIGINS= https://a.example, ,https://b.example ",
-				"SNAPQ_RATE_LIMIT=0.5", "SNAPQ_RATE_BURST=3", "SNAPQ_MAX_TARGETS=50", "SNAPQ_MAX_JOBS_IN_FLIGHT=7", "SNAPQ_MAX_SUITES_PER_KEY=4", "SNAPQ_MIN_SCHEDULE_INTERVAL=1h",
+				"SNAPQ_ALLOWED_HOSTS=snapq.internal, api.example.com:8443,",
+				"SNAPQ_RATE_LIMIT=0.5", "SNAPQ_RATE_BURST=3", "SNAPQ_AUTH_FAILURE_RATE=0", "SNAPQ_AUTH_FAILURE_BURST=4", "SNAPQ_MAX_TARGETS=50", "SNAPQ_MAX_JOBS_IN_FLIGHT=7", "SNAPQ_MAX_SUITES_PER_KEY=4", "SNAPQ_MIN_SCHEDULE_INTERVAL=1h",
 				"SNAPQ_ADMIN_QUEUES=off", "SNAPQ_METRICS=public",
 			},
 			want: func(c *apiConfig) {
@@ -93,8 +96,10 @@ func TestLoadAPIConfig(t *testing.T) {
 				c.ReconcileInterval, c.ReconcileGrace, c.ScheduleSync = 5*time.Second, 10*time.Second, time.Second
 				c.Auth = "off"
 				c.Web = web.Config{MaxBodyBytes: 2 << 20, PublicURL: "https://snapq.example.com",
-					CORSOrigins: []string{"https://a.example", "https://b.example"}}
+					CORSOrigins: []string{"https://a.example", "https://b.example"}, ListenAddr: "localhost:9090",
+					AllowedHosts: []string{"snapq.internal", "api.example.com:8443"}}
 				c.RateLimit, c.RateBurst, c.MaxTargets, c.MaxJobsInFlight = 0.5, 3, 50, 7
+				c.AuthFailureRate, c.AuthFailureBurst = 0, 4
 				c.MaxSuitesPerKey, c.MinScheduleInterval = 4, time.Hour
 				c.AdminQueues, c.Metrics = "off", "public"
 			},
@@ -102,12 +107,14 @@ func TestLoadAPIConfig(t *testing.T) {
 		{
 			name: "auth off on loopback IPv6",
 			env:  []string{"SNAPQ_AUTH=off", "SNAPQ_HTTP_ADDR=[::1]:8080"},
-			want: func(c *apiConfig) { c.Auth, c.Web.Auth, c.Addr = "off", false, "[::1]:8080" },
+			want: func(c *apiConfig) {
+				c.Auth, c.Web.Auth, c.Addr, c.Web.ListenAddr = "off", false, "[::1]:8080", "[::1]:8080"
+			},
 		},
 		{
 			name: "auth on anywhere",
 			env:  []string{"SNAPQ_HTTP_ADDR=0.0.0.0:8080"},
-			want: func(c *apiConfig) { c.Addr = "0.0.0.0:8080" },
+			want: func(c *apiConfig) { c.Addr, c.Web.ListenAddr = "0.0.0.0:8080", "0.0.0.0:8080" },
 		},
 		{
 			name: "unknown log level means info",

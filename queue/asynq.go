@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 	"github.com/snapq/snapq/jobs"
 )
 
@@ -16,22 +17,28 @@ import (
 type AsynqQueue struct {
 	client    *asynq.Client
 	inspector *asynq.Inspector
+	rdb       redis.UniversalClient // for republish; nil if the option makes another kind of client
 	cfg       Config
 }
 
 var _ jobs.Queue = (*AsynqQueue)(nil)
 
 // NewAsynqQueue builds a queue on a Redis connection option.
-func NewAsynqQueue(redis asynq.RedisConnOpt, cfg Config) *AsynqQueue {
+func NewAsynqQueue(conn asynq.RedisConnOpt, cfg Config) *AsynqQueue {
 	if cfg.MaxRetry < 0 {
 		cfg.MaxRetry = 0
 	}
-	return &AsynqQueue{client: asynq.NewClient(redis), inspector: asynq.NewInspector(redis), cfg: cfg}
+	rdb, _ := conn.MakeRedisClient().(redis.UniversalClient)
+	return &AsynqQueue{client: asynq.NewClient(conn), inspector: asynq.NewInspector(conn), rdb: rdb, cfg: cfg}
 }
 
 // Close releases the Redis connections.
 func (q *AsynqQueue) Close() error {
-	return errors.Join(q.client.Close(), q.inspector.Close())
+	err := errors.Join(q.client.Close(), q.inspector.Close())
+	if q.rdb != nil {
+		err = errors.Join(err, q.rdb.Close())
+	}
+	return err
 }
 
 // Submit enqueues a task for p; a task that already exists is not an error
@@ -88,6 +95,9 @@ func (q *AsynqQueue) CompareTaskState(_ context.Context, jobID string) (string, 
 // has no such task.
 func (q *AsynqQueue) taskState(queue, id string) (string, string, error) {
 	info, err := q.inspector.GetTaskInfo(queue, id)
+	if errors.Is(err, asynq.ErrQueueNotFound) && q.republish(queue) {
+		info, err = q.inspector.GetTaskInfo(queue, id)
+	}
 	if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
 		return "", "", nil
 	}
@@ -95,6 +105,27 @@ func (q *AsynqQueue) taskState(queue, id string) (string, string, error) {
 		return "", "", fmt.Errorf("inspect %s task %s: %w", queue, id, err)
 	}
 	return info.State.String(), info.LastErr, nil
+}
+
+// allQueuesKey is asynq's registry of queue names (internal/base.AllQueues).
+// The Inspector answers ErrQueueNotFound for any task of a queue missing
+// from it.
+const allQueuesKey = "asynq:queues"
+
+// republish puts queue back into asynq's registry and reports whether it did.
+// An asynq.Client registers a queue once per process (it remembers having
+// done so), so after Redis lost its data (FLUSHALL, a failover to an empty
+// replica) the queue stays unregistered while tasks are enqueued into it
+// again, and every task looks missing: the reconciler then re-enqueues every
+// unfinished job on every pass and never sees an archived task. Registering
+// an empty queue is harmless; workers read their queues by name anyway.
+func (q *AsynqQueue) republish(queue string) bool {
+	if q.rdb == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return q.rdb.SAdd(ctx, allQueuesKey, queue).Err() == nil
 }
 
 // Delete implements jobs.Queue. A missing task is not an error.

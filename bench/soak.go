@@ -144,7 +144,8 @@ func soak(o options) error {
 		so.pages, so.batchSize, len(sites), o.concurrency, so.clients, so.interval)
 
 	// Warm up (browser start, first tabs, fonts), let it settle, take the baseline.
-	if _, err := submit(st.api, soakTargets(sites, 0, min(10, so.pages))); err != nil {
+	// Enough pages that every tab and connection pool reaches its working size.
+	if _, err := submit(st.api, soakTargets(sites, 0, max(10, 6*o.concurrency))); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
 	if err := waitIdle(st.api, 5*time.Minute); err != nil {
@@ -204,7 +205,7 @@ func soak(o options) error {
 
 	var batches []string
 	for from := 0; from < so.pages; from += so.batchSize {
-		b, err := submit(st.api, soakTargets(sites, 10+from, min(so.batchSize, so.pages-from)))
+		b, err := submit(st.api, soakTargets(sites, 1000+from, min(so.batchSize, so.pages-from)))
 		if err != nil {
 			return fmt.Errorf("submit: %w", err)
 		}
@@ -270,6 +271,8 @@ func soak(o options) error {
 		failed = append(failed, what)
 		return "FAIL"
 	}
+	fmt.Printf("soak: worker fds by kind: baseline %s; end %s\n", formatCounts(base.fdKinds), formatCounts(end.fdKinds))
+	fmt.Printf("soak: chromium processes by type: baseline %s; end %s\n", formatCounts(base.procKinds), formatCounts(end.procKinds))
 	fmt.Println()
 	fmt.Printf("  %-34s %9s %9s %10s  %s\n", "", "baseline", "end", "tolerance", "")
 	row := func(name string, b, e, tol int) {

@@ -34,24 +34,81 @@ type probe struct {
 
 // sample is one reading of the worker.
 type sample struct {
-	at         time.Duration // since the load started
-	done       int           // pages final
-	pssMiB     float64       // worker + its Chromium processes
-	goroutines int           // -1 when pprof did not answer
-	fds        int           // the worker's open file descriptors
-	chromium   int           // Chromium processes (browser, helpers, crashpad)
-	shm        int           // entries in /dev/shm
-	tmp        int           // entries in the worker's TMPDIR
+	at         time.Duration  // since the load started
+	done       int            // pages final
+	pssMiB     float64        // worker + its Chromium processes
+	goroutines int            // -1 when pprof did not answer
+	fds        int            // the worker's open file descriptors
+	chromium   int            // Chromium processes (browser, helpers, crashpad)
+	shm        int            // entries in /dev/shm
+	tmp        int            // entries in the worker's TMPDIR
+	fdKinds    map[string]int // the worker's fds by kind (socket, pipe, anon, file)
+	procKinds  map[string]int // Chromium processes by --type (browser, renderer, ...)
 }
 
 func (p probe) take(at time.Duration, done int) sample {
 	set, chromium := p.processes()
 	pss := 0.0
+	kinds := map[string]int{}
 	for _, pid := range set {
 		pss += pssKiB(pid)
+		if k := chromiumKind(pid); k != "" {
+			kinds[k]++
+		}
 	}
 	return sample{at: at, done: done, pssMiB: pss / 1024, goroutines: p.goroutines(), fds: countDir(fmt.Sprintf("/proc/%d/fd", p.worker)),
-		chromium: chromium, shm: countDir("/dev/shm"), tmp: countDir(p.tmp)}
+		chromium: chromium, shm: countDir("/dev/shm"), tmp: countDir(p.tmp), fdKinds: fdKinds(p.worker), procKinds: kinds}
+}
+
+// chromiumKind is a Chromium process's --type ("browser" without one), or ""
+// for other processes.
+func chromiumKind(pid int) string {
+	comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	name := strings.TrimSpace(string(comm))
+	if !strings.HasPrefix(name, "chrom") {
+		return ""
+	}
+	if name != "chromium" && name != "chrome" {
+		return name // chrome_crashpad
+	}
+	cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	// Chromium rewrites its argv into one space-separated string.
+	for _, arg := range strings.Fields(strings.ReplaceAll(string(cmd), "\x00", " ")) {
+		if t, ok := strings.CutPrefix(arg, "--type="); ok {
+			return t
+		}
+	}
+	return "browser"
+}
+
+// fdKinds counts a process's open files by what they point at; TCP sockets
+// by their peer's port (5432 Postgres, 6379 Redis, 9000 MinIO, others are
+// Chromium's DevTools, the egress proxy and the fixture sites).
+func fdKinds(pid int) map[string]int {
+	peers := tcpPeers(pid)
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	entries, _ := os.ReadDir(dir)
+	out := map[string]int{}
+	for _, e := range entries {
+		target, err := os.Readlink(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		kind := "file"
+		switch {
+		case strings.HasPrefix(target, "socket:"):
+			kind = "socket"
+			if port, ok := peers[strings.Trim(strings.TrimPrefix(target, "socket:"), "[]")]; ok {
+				kind = "tcp:" + port
+			}
+		case strings.HasPrefix(target, "pipe:"):
+			kind = "pipe"
+		case strings.HasPrefix(target, "anon_inode:"):
+			kind = "anon"
+		}
+		out[kind]++
+	}
+	return out
 }
 
 // processes returns the worker, its descendants and the Chromium processes
@@ -207,6 +264,35 @@ func tmpLeftovers(dir string, before map[string]bool) []string {
 		case before == nil && strings.HasPrefix(name, "leakless-"):
 		default:
 			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// tcpPeers maps the socket inodes of pid's network namespace to the remote
+// port ("*" for listeners), from /proc/<pid>/net/tcp{,6}.
+func tcpPeers(pid int) map[string]string {
+	out := map[string]string{}
+	for _, f := range []string{"tcp", "tcp6"} {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, f))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			// sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+			fl := strings.Fields(line)
+			if len(fl) < 10 {
+				continue
+			}
+			port := "*"
+			if fl[3] != "0A" { // not LISTEN
+				if i := strings.LastIndexByte(fl[2], ':'); i >= 0 {
+					if n, err := strconv.ParseUint(fl[2][i+1:], 16, 16); err == nil {
+						port = strconv.FormatUint(n, 10)
+					}
+				}
+			}
+			out[fl[9]] = port
 		}
 	}
 	return out

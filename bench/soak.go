@@ -151,7 +151,11 @@ func soak(o options) error {
 	if err := waitIdle(st.api, 5*time.Minute); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
-	time.Sleep(10 * time.Second)
+	// The baseline settles as long as the end may: idle keep-alive connections
+	// (MinIO's close after 1 min, the egress proxy's after 90 s) and their
+	// goroutines would otherwise count in it.
+	fmt.Printf("soak: warm-up done; settling %s for the baseline\n", so.settle)
+	time.Sleep(so.settle)
 	base := pr.take(0, 0)
 	tmpBase := listDir(tmp)
 	if base.goroutines < 0 {

@@ -73,12 +73,16 @@ func chromiumKind(pid int) string {
 	}
 	cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	// Chromium rewrites its argv into one space-separated string.
+	kind, sub := "browser", ""
 	for _, arg := range strings.Fields(strings.ReplaceAll(string(cmd), "\x00", " ")) {
 		if t, ok := strings.CutPrefix(arg, "--type="); ok {
-			return t
+			kind = t
+		}
+		if t, ok := strings.CutPrefix(arg, "--utility-sub-type="); ok {
+			sub = "(" + t + ")"
 		}
 	}
-	return "browser"
+	return kind + sub
 }
 
 // fdKinds counts a process's open files by what they point at; TCP sockets

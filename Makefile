@@ -11,7 +11,7 @@ FUZZMINIMIZETIME ?= 5s
 # v0.8.2 is the first staticcheck release that builds with and understands go1.26.
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: demo up down services build test fuzz bench vet lint fmt clean
+.PHONY: demo up down services build test fuzz bench soak vet lint fmt clean
 
 ## demo: start everything, capture a sample batch of local pages, print the results
 demo: up
@@ -62,6 +62,13 @@ lint:
 ## bench: pages/s of snapq end to end against a bare go-rod floor, printed as a ratio
 bench: services build
 	$(GO) run ./bench $(BENCH_ARGS)
+
+## soak: SOAK_PAGES (default 2000) mixed pages through api + worker while 200 clients poll the API;
+## samples the worker every 10 s and fails when memory, goroutines, files, Chromium processes or
+## temp files do not return to baseline, the API errs, or a slow-header client holds it
+SOAK_PAGES ?= 2000
+soak: services build
+	$(GO) run ./bench -soak -soak-pages $(SOAK_PAGES) $(SOAK_ARGS)
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -51,7 +51,9 @@ type options struct {
 	verbose     bool
 	outputs     bool
 	diffOnly    bool
-	allow       string // SNAPQ_EGRESS_ALLOW_CIDRS for the corpus sites
+	allow       string   // SNAPQ_EGRESS_ALLOW_CIDRS for the corpus sites
+	env         []string // extra environment for api and worker (the soak's TMPDIR, pprof address)
+	soak        soakOptions
 }
 
 func main() {
@@ -65,7 +67,15 @@ func main() {
 	flag.BoolVar(&o.lib, "lib", false, "also measure the capture package alone (clean slate, no queue or storage)")
 	flag.StringVar(&o.chrome, "chrome", testenv.Getenv("SNAPQ_CHROME_BIN", "/usr/bin/chromium"), "chromium binary")
 	flag.BoolVar(&o.diffOnly, "diff-only", false, "only measure the pixel diff (needs no services)")
+	o.soak.flags()
 	flag.Parse()
+	if o.soak.on {
+		if err := soak(o); err != nil {
+			fmt.Fprintln(os.Stderr, "soak:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := diffBench(); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -87,11 +97,7 @@ func run(o options) error {
 	}
 	defer stopSites()
 	corpus := buildCorpus(sites, o.pages)
-	var allow []string
-	for _, a := range strings.Split(o.addrs, ",") {
-		allow = append(allow, strings.TrimSpace(a)+"/32")
-	}
-	o.allow = strings.Join(allow, ",")
+	o.allow = allowCIDRs(o.addrs)
 	fmt.Printf("bench: corpus of %d pages on %d loopback sites, concurrency %d, %d rounds\n", len(corpus), len(sites), o.concurrency, o.rounds)
 
 	if o.outputs {
@@ -187,6 +193,15 @@ func run(o options) error {
 	fmt.Printf("bench: peak memory of worker + chromium: %.0f MiB PSS\n", peakMiB)
 	fmt.Printf("bench: e2e/floor = %.2f\n", floorTotal.Seconds()/e2eTotal.Seconds())
 	return nil
+}
+
+// allowCIDRs is SNAPQ_EGRESS_ALLOW_CIDRS for the comma-separated corpus addresses.
+func allowCIDRs(addrs string) string {
+	var allow []string
+	for _, a := range strings.Split(addrs, ",") {
+		allow = append(allow, strings.TrimSpace(a)+"/32")
+	}
+	return strings.Join(allow, ",")
 }
 
 func pps(n int, d time.Duration) float64 { return float64(n) / d.Seconds() }
@@ -306,6 +321,8 @@ func startStack(ctx context.Context, o options) (*stack, error) {
 		"SNAPQ_AUTH=off",     // loopback only
 		"SNAPQ_RATE_LIMIT=0", // the bench polls faster than a client would
 	)}
+	st.procs.Env = append(st.procs.Env, o.env...) // later entries win
+
 	if err := st.procs.Start("api"); err != nil {
 		st.close()
 		return nil, err

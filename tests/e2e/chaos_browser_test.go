@@ -150,7 +150,7 @@ func TestChaosShutdownBoundExpires(t *testing.T) {
 	w.browser(30 * time.Second)
 
 	const n = 6
-	id := submitLate(t, s, site, n, 12000, nil) // far longer than the bound
+	id := submitLate(t, s, site, n, 6000, nil) // far longer than the bound
 	s.waitRunning(id)
 	time.Sleep(time.Second)
 	start := time.Now()

@@ -42,8 +42,11 @@ func (p osProc) chromium() bool {
 	return len(p.args) > 0 && strings.Contains(filepath.Base(p.args[0]), "chrom")
 }
 
-// browser reports whether p is Chromium's main (browser) process: no --type.
-func (p osProc) browser() bool { return p.chromium() && p.arg("type") == "" }
+// browser reports whether p is Chromium's main (browser) process: no --type,
+// and the profile the worker launched it with.
+func (p osProc) browser() bool {
+	return p.chromium() && p.arg("type") == "" && p.arg("user-data-dir") != ""
+}
 
 // renderer reports whether p renders web pages (not Chromium's own WebUI).
 func (p osProc) renderer() bool {
@@ -121,10 +124,15 @@ func descendants(root int) []osProc {
 // chromiumOf lists the worker's Chromium processes that match keep.
 func chromiumOf(workerPid int, keep func(osProc) bool) []osProc {
 	var out []osProc
-	for _, p := range descendants(workerPid) {
-		if p.chromium() && p.state != 'Z' && keep(p) {
-			out = append(out, p)
+	desc := descendants(workerPid)
+	for _, p := range desc {
+		if !p.chromium() || p.state == 'Z' || !keep(p) {
+			continue
 		}
+		if p.browser() && slices.ContainsFunc(desc, func(q osProc) bool { return q.pid == p.ppid && q.chromium() }) {
+			continue // a child forked by the browser, not yet exec'd into its --type
+		}
+		out = append(out, p)
 	}
 	return out
 }

@@ -36,6 +36,10 @@ func TestChaosRendererKilled(t *testing.T) {
 	for round := range 2 {
 		time.Sleep(700 * time.Millisecond) // into the page's load wait
 		rs := chromiumOf(pid, osProc.renderer)
+		for deadline := time.Now().Add(5 * time.Second); len(rs) == 0 && time.Now().Before(deadline); {
+			time.Sleep(50 * time.Millisecond) // a tab's renderer may still be starting
+			rs = chromiumOf(pid, osProc.renderer)
+		}
 		if len(rs) == 0 && round == 0 {
 			t.Fatalf("round %d: no renderer under worker %d", round, pid)
 		}

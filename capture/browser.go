@@ -105,7 +105,13 @@ func (b *Browser) Capture(ctx context.Context, req Request) (*Result, error) {
 	}
 	defer b.release(inst)
 
-	t, err := inst.takeTab(ctx)
+	// Opening a tab is a few CDP calls, bounded like one: a browser that does not answer them
+	// within CallTimeout is wedged (after a renderer is killed, Page.enable on a new target can
+	// go unanswered and hold rod's target lock) and is replaced below, not waited on until the
+	// task's deadline by every job after this one.
+	openCtx, cancelOpen := context.WithTimeout(ctx, b.cfg.CallTimeout)
+	t, err := inst.takeTab(openCtx)
+	cancelOpen()
 	if err != nil {
 		if cause := context.Cause(inst.ctx); cause != nil {
 			// The browser went away (shut down, crashed, recycled) while the tab opened: the

@@ -41,7 +41,8 @@ type Config struct {
 	// TabRecycleAfter replaces a slot's tab and context after this many jobs (default 100).
 	TabRecycleAfter int
 	// CallTimeout bounds each Page.captureScreenshot call (default 30s), on top of the job's
-	// context. A tab whose call timed out is thrown away.
+	// context. A tab whose call timed out is thrown away. It also bounds opening a tab: a
+	// browser that cannot open one in time is replaced.
 	CallTimeout time.Duration
 	// ExtraFlags are added to Chromium's command line ("proxy-server": "http://…"); an empty
 	// value gives a boolean flag. Keys may be written with or without the leading "--".

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,7 +25,12 @@ import (
 func startRemoteChromium(t *testing.T, extra ...string) string {
 	t.Helper()
 	needChromium(t)
-	dir := t.TempDir()
+	// Not t.TempDir: Chromium's children may still write into the profile for a moment after
+	// the kill, which fails TempDir's own removal.
+	dir, err := os.MkdirTemp("", "snapq-remote-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	args := append([]string{"--headless", "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
 		"--user-data-dir=" + dir}, extra...)
@@ -33,6 +39,7 @@ func startRemoteChromium(t *testing.T, extra ...string) string {
 	}
 	cmd := exec.Command(DefaultChromeBin, args...)
 	cmd.Env = chromiumEnv(dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // killed as a group: the browser and its children
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +47,18 @@ func startRemoteChromium(t *testing.T, extra ...string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start remote chromium: %v", err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			if err := os.RemoveAll(dir); err == nil || time.Now().After(deadline) {
+				if err != nil {
+					t.Errorf("remove the remote Chromium's profile: %v", err)
+				}
+				return
+			}
+		}
+	})
 	found := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)

@@ -439,30 +439,7 @@ func treePSSMiB(root int) float64 {
 	if root == 0 {
 		return 0
 	}
-	children := map[int][]int{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// Fields after the command (which may hold spaces) start after ") ".
-		s := string(stat)
-		i := strings.LastIndex(s, ") ")
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+2:])
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		children[ppid] = append(children[ppid], pid)
-	}
+	_, children := procTable()
 	total := 0.0
 	queue := []int{root}
 	for len(queue) > 0 {

@@ -115,15 +115,16 @@ func fdKinds(pid int) map[string]int {
 	return out
 }
 
-// processes returns the worker, its descendants and the Chromium processes
-// carrying its TMPDIR, and how many of those are Chromium.
-func (p probe) processes() (set []int, chromium int) {
-	type proc struct {
-		ppid int
-		comm string
-	}
-	procs := map[int]proc{}
-	children := map[int][]int{}
+// proc is one process as /proc/<pid>/stat shows it.
+type proc struct {
+	ppid int
+	comm string
+}
+
+// procTable reads every process's parent and command from /proc, and the
+// children of each pid.
+func procTable() (procs map[int]proc, children map[int][]int) {
+	procs, children = map[int]proc{}, map[int][]int{}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -148,6 +149,13 @@ func (p probe) processes() (set []int, chromium int) {
 		procs[pid] = proc{ppid: ppid, comm: s[i+1 : j]}
 		children[ppid] = append(children[ppid], pid)
 	}
+	return procs, children
+}
+
+// processes returns the worker, its descendants and the Chromium processes
+// carrying its TMPDIR, and how many of those are Chromium.
+func (p probe) processes() (set []int, chromium int) {
+	procs, children := procTable()
 	seen := map[int]bool{}
 	queue := []int{p.worker}
 	for len(queue) > 0 {

@@ -54,16 +54,21 @@ func (l *Limiter) Allow(ctx context.Context, key string) (allowed bool, retryAft
 	if l == nil || l.rate <= 0 {
 		return true, 0, nil
 	}
-	res, err := gcra.Run(ctx, l.rdb, []string{l.prefix + key}, l.burst, 1/l.rate).Slice()
+	return l.run(ctx, gcra, key)
+}
+
+// run runs one of the scripts for key; both answer {flag (0/1), seconds to wait}.
+func (l *Limiter) run(ctx context.Context, script *redis.Script, key string) (flag bool, wait time.Duration, err error) {
+	res, err := script.Run(ctx, l.rdb, []string{l.prefix + key}, l.burst, 1/l.rate).Slice()
 	if err != nil {
 		return false, 0, fmt.Errorf("rate limit: %w", err)
 	}
 	if len(res) != 2 {
 		return false, 0, fmt.Errorf("rate limit: unexpected reply %v", res)
 	}
-	ok, _ := res[0].(int64)
-	wait, _ := strconv.ParseFloat(fmt.Sprint(res[1]), 64)
-	return ok == 1, time.Duration(wait * float64(time.Second)), nil
+	f, _ := res[0].(int64)
+	secs, _ := strconv.ParseFloat(fmt.Sprint(res[1]), 64)
+	return f == 1, time.Duration(secs * float64(time.Second)), nil
 }
 
 // peek answers whether the next request for a key would be refused, without
@@ -90,14 +95,5 @@ func (l *Limiter) Blocked(ctx context.Context, key string) (blocked bool, retryA
 	if l == nil || l.rate <= 0 {
 		return false, 0, nil
 	}
-	res, err := peek.Run(ctx, l.rdb, []string{l.prefix + key}, l.burst, 1/l.rate).Slice()
-	if err != nil {
-		return false, 0, fmt.Errorf("rate limit: %w", err)
-	}
-	if len(res) != 2 {
-		return false, 0, fmt.Errorf("rate limit: unexpected reply %v", res)
-	}
-	b, _ := res[0].(int64)
-	wait, _ := strconv.ParseFloat(fmt.Sprint(res[1]), 64)
-	return b == 1, time.Duration(wait * float64(time.Second)), nil
+	return l.run(ctx, peek, key)
 }

@@ -32,6 +32,8 @@ type Object struct {
 	Bytes       int64
 	SHA256      string // lowercase hex; "" for objects not written by Put
 	ContentType string
+	// Modified is when the object was last written; only List sets it.
+	Modified time.Time
 }
 
 // PutOptions are optional settings for Put.
@@ -206,6 +208,35 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 		return fmt.Errorf("delete %s: %w", key, err)
 	}
 	return wrap("delete", key, s.client.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{}))
+}
+
+// MaxListPage is the most objects one List call returns.
+const MaxListPage = 1000
+
+// List returns up to limit objects (at most MaxListPage) whose keys start
+// with prefix and sort after startAfter ("" for the first page), in key
+// order, in one request. A page shorter than limit is the last one; the next
+// page starts after the last key returned. SHA256 and ContentType are not
+// filled in: listings do not carry them.
+func (s *Store) List(ctx context.Context, prefix, startAfter string, limit int) ([]Object, error) {
+	if limit <= 0 || limit > MaxListPage {
+		limit = MaxListPage
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops minio-go's lister after the page we need
+	objs := make([]Object, 0, limit)
+	for info := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{
+		Prefix: prefix, StartAfter: startAfter, Recursive: true, MaxKeys: limit,
+	}) {
+		if info.Err != nil {
+			return nil, wrap("list", prefix, info.Err)
+		}
+		objs = append(objs, Object{Key: info.Key, Bytes: info.Size, Modified: info.LastModified})
+		if len(objs) == limit {
+			break
+		}
+	}
+	return objs, nil
 }
 
 // PresignGet returns a GET link for key, on Config.PublicURL when set, valid

@@ -405,3 +405,38 @@ func TestNewPermanentAndTransientFailures(t *testing.T) {
 		t.Errorf("error %q does not name the bucket", err)
 	}
 }
+
+// List pages through a prefix in key order, a bounded page at a time, and
+// stamps each object with its last-modified time.
+func TestList(t *testing.T) {
+	s, _ := setup(t)
+	ctx := context.Background()
+	before := time.Now().Add(-time.Minute)
+	var keys []string
+	for _, k := range []string{"batches/b/jobs/j/c.png", "batches/b/jobs/j/a.png", "batches/a/jobs/j/x.png", "other/z.png"} {
+		if _, err := s.Put(ctx, k, []byte(k), "", artifacts.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := ""
+	for {
+		page, err := s.List(ctx, "batches/", after, 2)
+		if err != nil {
+			t.Fatalf("List after %q: %v", after, err)
+		}
+		for _, o := range page {
+			keys = append(keys, o.Key)
+			if o.Bytes != int64(len(o.Key)) || o.Modified.Before(before) {
+				t.Errorf("List: %s is %d bytes, modified %v; want %d bytes, modified after %v", o.Key, o.Bytes, o.Modified, len(o.Key), before)
+			}
+		}
+		if len(page) < 2 {
+			break
+		}
+		after = page[len(page)-1].Key
+	}
+	want := []string{"batches/a/jobs/j/x.png", "batches/b/jobs/j/a.png", "batches/b/jobs/j/c.png"}
+	if strings.Join(keys, " ") != strings.Join(want, " ") {
+		t.Errorf("List pages = %v; want %v", keys, want)
+	}
+}

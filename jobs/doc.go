@@ -2,8 +2,9 @@
 // capture options users send, decoded strictly and validated (decode.go,
 // options.go, prepare.go, actions.go); the task kinds and payloads
 // (tasks.go); the Service that accepts and cancels batches; the Handler that
-// turns one job into artifacts; and the Reconciler that makes sure every
-// accepted job reaches a worker.
+// turns one job into artifacts; the Reconciler that makes sure every
+// accepted job reaches a worker; and the Sweeper that deletes objects a failed
+// job left without artifact rows (sweep.go), one of the Reconciler's steps.
 //
 // Features built on jobs plug in without jobs knowing them: the Handler runs
 // AfterFinal hooks when a job is final, the Reconciler runs the

@@ -14,6 +14,7 @@ var (
 	_ jobs.JobStore        = (*Store)(nil)
 	_ jobs.ReconcileStore  = (*Store)(nil)
 	_ jobs.KeyStore        = (*Store)(nil)
+	_ jobs.SweepStore      = (*Store)(nil)
 
 	_ regression.SuiteStore    = (*Store)(nil)
 	_ regression.Schedules     = (*Store)(nil)

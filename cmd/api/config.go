@@ -48,6 +48,10 @@ type apiConfig struct {
 	ReconcileInterval time.Duration // SNAPQ_RECONCILE_INTERVAL, default 1m
 	ReconcileGrace    time.Duration // SNAPQ_RECONCILE_GRACE, default 30s
 	ScheduleSync      time.Duration // SNAPQ_SCHEDULE_SYNC, default 30s
+	// SweepInterval is the least time between two orphan sweeps of the
+	// bucket, run as a reconciler step (SNAPQ_SWEEP_INTERVAL, default 10m;
+	// 0 turns sweeping off).
+	SweepInterval time.Duration
 
 	// Auth is SNAPQ_AUTH as given: on (default) or off. Web.Auth is true
 	// unless it is off.
@@ -93,6 +97,7 @@ func loadAPIConfig() (apiConfig, error) {
 		ReconcileInterval: r.Duration("SNAPQ_RECONCILE_INTERVAL", time.Minute),
 		ReconcileGrace:    r.Duration("SNAPQ_RECONCILE_GRACE", 30*time.Second),
 		ScheduleSync:      r.Duration("SNAPQ_SCHEDULE_SYNC", 30*time.Second),
+		SweepInterval:     r.Duration("SNAPQ_SWEEP_INTERVAL", jobs.DefaultSweepInterval),
 		Auth:              r.String("SNAPQ_AUTH", authOn),
 		Web: web.Config{
 			MaxBodyBytes: int64(r.Int("SNAPQ_MAX_BODY_BYTES", 1<<20)),
@@ -132,7 +137,11 @@ func (c apiConfig) validate() error {
 		queuesErr = fmt.Errorf("SNAPQ_ADMIN_QUEUES=%q: want readonly, on or off", c.AdminQueues)
 	}
 	_, metricsErr := web.ParseMetricsMode(c.Metrics)
-	return errors.Join(authErr, queuesErr, metricsErr, c.S3.Validate())
+	var sweepErr error
+	if c.SweepInterval < 0 {
+		sweepErr = fmt.Errorf("SNAPQ_SWEEP_INTERVAL=%s: want a positive duration, or 0 to turn sweeping off", c.SweepInterval)
+	}
+	return errors.Join(authErr, queuesErr, metricsErr, sweepErr, c.S3.Validate())
 }
 
 // loadDatabaseURL reads SNAPQ_DATABASE_URL alone, for the commands that only

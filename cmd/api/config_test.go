@@ -48,6 +48,7 @@ func defaultAPIConfig() apiConfig {
 		ReconcileInterval:   time.Minute,
 		ReconcileGrace:      30 * time.Second,
 		ScheduleSync:        30 * time.Second,
+		SweepInterval:       10 * time.Minute,
 		Auth:                "on",
 		Web:                 web.Config{MaxBodyBytes: 1 << 20, Auth: true, ListenAddr: "127.0.0.1:8080"},
 		RateLimit:           10,
@@ -79,6 +80,7 @@ func TestLoadAPIConfig(t *testing.T) {
 				"SNAPQ_S3_REGION=eu-west-1", "SNAPQ_S3_PUBLIC_URL=https://cdn.example.com", "SNAPQ_PRESIGN_EXPIRY=1h",
 				"SNAPQ_MAX_RETRY=5", "SNAPQ_WEBHOOK_MAX_RETRY=2",
 				"SNAPQ_RECONCILE_INTERVAL=5s", "SNAPQ_RECONCILE_GRACE=10s", "SNAPQ_SCHEDULE_SYNC=1s",
+				"SNAPQ_SWEEP_INTERVAL=1h",
 				"SNAPQ_AUTH=off", "SNAPQ_MAX_BODY_BYTES=2097152", "SNAPQ_PUBLIC_URL=https://snapq.example.com",
 				"SNAPQ_CORS_ORIGINS= https://a.example, ,https://b.example ",
 				"SNAPQ_ALLOWED_HOSTS=snapq.internal, api.example.com:8443,",
@@ -94,6 +96,7 @@ func TestLoadAPIConfig(t *testing.T) {
 				c.S3.PublicURL, c.S3.PresignExpiry = "https://cdn.example.com", time.Hour
 				c.Queue = queue.Config{MaxRetry: 5, WebhookMaxRetry: 2}
 				c.ReconcileInterval, c.ReconcileGrace, c.ScheduleSync = 5*time.Second, 10*time.Second, time.Second
+				c.SweepInterval = time.Hour
 				c.Auth = "off"
 				c.Web = web.Config{MaxBodyBytes: 2 << 20, PublicURL: "https://snapq.example.com",
 					CORSOrigins: []string{"https://a.example", "https://b.example"}, ListenAddr: "localhost:9090",
@@ -115,6 +118,11 @@ func TestLoadAPIConfig(t *testing.T) {
 			name: "auth on anywhere",
 			env:  []string{"SNAPQ_HTTP_ADDR=0.0.0.0:8080"},
 			want: func(c *apiConfig) { c.Addr, c.Web.ListenAddr = "0.0.0.0:8080", "0.0.0.0:8080" },
+		},
+		{
+			name: "sweeping off",
+			env:  []string{"SNAPQ_SWEEP_INTERVAL=0"},
+			want: func(c *apiConfig) { c.SweepInterval = 0 },
 		},
 		{
 			name: "unknown log level means info",
@@ -177,6 +185,11 @@ func TestLoadAPIConfigErrors(t *testing.T) {
 				`SNAPQ_RATE_LIMIT="fast": want a number`,
 				`SNAPQ_MAX_TARGETS="1k": want a whole number`,
 			},
+		},
+		{
+			name: "negative sweep interval",
+			env:  []string{"SNAPQ_SWEEP_INTERVAL=-1m"},
+			want: []string{"SNAPQ_SWEEP_INTERVAL=-1m0s: want a positive duration, or 0 to turn sweeping off"},
 		},
 		{
 			name: "redis url",

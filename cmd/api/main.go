@@ -225,13 +225,18 @@ func newMetrics(cfg apiConfig, d *deps) (*web.Metrics, error) {
 }
 
 // startLoops starts the reconciler, which re-enqueues accepted jobs whose task
-// went missing, and the suite scheduler; stop ends both, scheduler first.
+// went missing and sweeps orphaned objects, and the suite scheduler; stop ends both, scheduler first.
 func startLoops(ctx context.Context, cfg apiConfig, d *deps, log *slog.Logger) (stop func(), err error) {
 	st, tasks := d.store, d.tasks
 	rec := &jobs.Reconciler{Repo: st, Queue: tasks, Logger: log, Grace: cfg.ReconcileGrace, Steps: []jobs.ReconcileStep{
 		webhook.ReconcileStep(st, tasks, cfg.ReconcileGrace),
 		regression.ReconcileStep(st, tasks),
 	}}
+	if cfg.SweepInterval > 0 {
+		// Objects of jobs that failed after uploading, older than an hour.
+		sweeper := &jobs.Sweeper{Objects: d.objects, Repo: st, Logger: log, Interval: cfg.SweepInterval}
+		rec.Steps = append(rec.Steps, sweeper.Step())
+	}
 	recCtx, stopRec := context.WithCancel(ctx)
 	go rec.Run(recCtx, cfg.ReconcileInterval)
 

@@ -1,0 +1,224 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/snapq/snapq/artifacts"
+)
+
+// Sweeper defaults; cmd/ documents SNAPQ_SWEEP_INTERVAL.
+const (
+	// DefaultSweepInterval is the least time between two sweeps.
+	DefaultSweepInterval = 10 * time.Minute
+	// DefaultSweepGrace is how old an object must be before it may be swept:
+	// far longer than any upload-to-commit gap of a live attempt, so a
+	// worker that is still writing (even one the reconciler gave up on) or
+	// a comparison between its upload and its row never loses an object.
+	DefaultSweepGrace = time.Hour
+	// DefaultSweepMaxObjects bounds the objects one sweep lists.
+	DefaultSweepMaxObjects = 10000
+)
+
+// sweepPrefix is where job artifacts live: batches/<batch>/jobs/<job>/<name>.
+const sweepPrefix = "batches/"
+
+// ObjectLister lists and deletes stored objects. artifacts.Store implements it.
+type ObjectLister interface {
+	List(ctx context.Context, prefix, startAfter string, limit int) ([]artifacts.Object, error)
+	Delete(ctx context.Context, key string) error
+}
+
+// SweepStore is what the Sweeper asks the database.
+type SweepStore interface {
+	// JobStatuses returns the status of each of ids that exists; a missing
+	// job has no entry.
+	JobStatuses(ctx context.Context, ids []string) (map[string]string, error)
+	// ReferencedKeys returns which of keys an artifact row names.
+	ReferencedKeys(ctx context.Context, keys []string) (map[string]bool, error)
+}
+
+// Sweeper deletes orphaned objects: objects under batches/ that no artifact
+// row names, left behind by a job whose uploads or final commit failed after
+// some of its objects were stored. An object is deleted only when it is
+// older than Grace, its job is final or gone, and no artifact row names its
+// key; anything else, including keys of another shape, is kept.
+//
+// A sweep lists at most MaxObjects objects and carries on from there the
+// next time, so a large bucket is covered over several sweeps.
+type Sweeper struct {
+	Objects ObjectLister
+	Repo    SweepStore
+	Logger  *slog.Logger
+	// Interval is the least time between sweeps run by Step (default
+	// DefaultSweepInterval); the reconciler's rounds are usually shorter.
+	Interval time.Duration
+	// Grace is the age below which an object is never swept (default
+	// DefaultSweepGrace).
+	Grace time.Duration
+	// MaxObjects bounds the objects one sweep lists (default
+	// DefaultSweepMaxObjects).
+	MaxObjects int
+	// Now is the clock (default time.Now); tests move it.
+	Now func() time.Time
+
+	mu     sync.Mutex
+	last   time.Time // when Step last swept
+	cursor string    // the key the next sweep lists after; "" from the start
+}
+
+// SweepResult counts one sweep's work.
+type SweepResult struct {
+	Listed  int // objects looked at
+	Deleted int // orphans removed
+	// Wrapped is true when the listing reached the end of batches/, so the
+	// next sweep starts from the beginning.
+	Wrapped bool
+}
+
+// Step is the Sweeper as a reconciler step: it sweeps when Interval has
+// passed since its last sweep and otherwise does nothing.
+func (s *Sweeper) Step() ReconcileStep {
+	return ReconcileStep{Name: "sweep", Run: func(ctx context.Context) (int, error) {
+		s.mu.Lock()
+		interval := s.Interval
+		if interval <= 0 {
+			interval = DefaultSweepInterval
+		}
+		due := s.last.IsZero() || s.now().Sub(s.last) >= interval
+		if due {
+			s.last = s.now()
+		}
+		s.mu.Unlock()
+		if !due {
+			return 0, nil
+		}
+		res, err := s.Sweep(ctx)
+		Log(s.Logger).Info("orphan sweep", "listed", res.Listed, "deleted", res.Deleted, "wrapped", res.Wrapped)
+		return res.Deleted, err
+	}}
+}
+
+// Sweep runs one sweep now, from where the last one stopped.
+func (s *Sweeper) Sweep(ctx context.Context) (SweepResult, error) {
+	s.mu.Lock()
+	start := s.cursor
+	s.mu.Unlock()
+
+	maxObjects := s.MaxObjects
+	if maxObjects <= 0 {
+		maxObjects = DefaultSweepMaxObjects
+	}
+	grace := s.Grace
+	if grace <= 0 {
+		grace = DefaultSweepGrace
+	}
+	cutoff := s.now().Add(-grace)
+
+	var res SweepResult
+	var errs []error
+	cursor := start
+	for res.Listed < maxObjects {
+		want := min(artifacts.MaxListPage, maxObjects-res.Listed)
+		page, err := s.Objects.List(ctx, sweepPrefix, cursor, want)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("list objects after %q: %w", cursor, err))
+			break
+		}
+		res.Listed += len(page)
+		if len(page) > 0 {
+			cursor = page[len(page)-1].Key
+		}
+		n, err := s.sweepPage(ctx, page, cutoff)
+		res.Deleted += n
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if len(page) < want {
+			res.Wrapped, cursor = true, ""
+			break
+		}
+	}
+	s.mu.Lock()
+	s.cursor = cursor
+	s.mu.Unlock()
+	return res, errors.Join(errs...)
+}
+
+// sweepPage deletes the orphans among page.
+func (s *Sweeper) sweepPage(ctx context.Context, page []artifacts.Object, cutoff time.Time) (int, error) {
+	var old []artifacts.Object
+	jobOf := map[string]string{} // object key -> job id
+	seen := map[string]bool{}
+	var ids, keys []string
+	for _, o := range page {
+		if !o.Modified.Before(cutoff) {
+			continue // may belong to an attempt still in flight
+		}
+		id, ok := sweepJobID(o.Key)
+		if !ok {
+			continue // not a job artifact's key: not ours to judge
+		}
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+		jobOf[o.Key] = id
+		old = append(old, o)
+		keys = append(keys, o.Key)
+	}
+	if len(old) == 0 {
+		return 0, nil
+	}
+	statuses, err := s.Repo.JobStatuses(ctx, ids)
+	if err != nil {
+		return 0, fmt.Errorf("job statuses: %w", err)
+	}
+	referenced, err := s.Repo.ReferencedKeys(ctx, keys)
+	if err != nil {
+		return 0, fmt.Errorf("referenced keys: %w", err)
+	}
+	deleted := 0
+	var errs []error
+	for _, o := range old {
+		if referenced[o.Key] {
+			continue
+		}
+		if st, exists := statuses[jobOf[o.Key]]; exists && !finalStatus(st) {
+			continue
+		}
+		if err := s.Objects.Delete(ctx, o.Key); err != nil {
+			errs = append(errs, fmt.Errorf("delete %s: %w", o.Key, err))
+			continue
+		}
+		deleted++
+	}
+	return deleted, errors.Join(errs...)
+}
+
+func (s *Sweeper) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func finalStatus(status string) bool {
+	return status == StatusSucceeded || status == StatusFailed || status == StatusCanceled
+}
+
+// sweepJobID returns the job id of a key batches/<batch>/jobs/<job>/<name>,
+// with ok=false for any other shape or an id that is not a UUID.
+func sweepJobID(key string) (string, bool) {
+	parts := strings.SplitN(key, "/", 5)
+	if len(parts) != 5 || parts[0] != "batches" || parts[2] != "jobs" || parts[4] == "" ||
+		!ValidID(parts[1]) || !ValidID(parts[3]) {
+		return "", false
+	}
+	return parts[3], true
+}

@@ -193,6 +193,9 @@ var (
 	queueDesc = prometheus.NewDesc("snapq_queue_tasks",
 		"Tasks in each asynq queue by state, read from Redis at scrape time; a queue not created yet is 0.",
 		[]string{"queue", "state"}, nil)
+	queueLatencyDesc = prometheus.NewDesc("snapq_queue_latency_seconds",
+		"How long the oldest pending task of each asynq queue has waited, read from Redis at scrape time; 0 when none waits.",
+		[]string{"queue"}, nil)
 	scrapeErrorDesc = prometheus.NewDesc("snapq_scrape_error",
 		"1 when this scrape could not read a source (jobs, runs, queues); its gauges are then missing.",
 		[]string{"source"}, nil)
@@ -226,6 +229,7 @@ func (sc *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- jobsDesc
 	ch <- runsDesc
 	ch <- queueDesc
+	ch <- queueLatencyDesc
 	ch <- scrapeErrorDesc
 }
 
@@ -328,6 +332,7 @@ func (sc *stateCollector) readQueues() ([]prometheus.Metric, error) {
 			{"retry", info.Retry}, {"archived", info.Archived}} {
 			out = append(out, prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(s.n), q, s.state))
 		}
+		out = append(out, prometheus.MustNewConstMetric(queueLatencyDesc, prometheus.GaugeValue, info.Latency.Seconds(), q))
 	}
 	return out, nil
 }

@@ -122,7 +122,7 @@ func TestMetricsGauges(t *testing.T) {
 	t.Parallel()
 	counts := &fakeCounts{jobs: map[string]int64{"succeeded": 7, "queued": 2}, runs: map[string]int64{"needs_review": 1}}
 	queues := &fakeInspector{infos: map[string]*asynq.QueueInfo{
-		"capture":    {Pending: 3, Active: 2, Retry: 1},
+		"capture":    {Pending: 3, Active: 2, Retry: 1, Latency: 90 * time.Second},
 		"regression": {Scheduled: 4, Archived: 5},
 	}}
 	h, _ := metricsSetup(t, false, MetricsConfig{Counts: counts, Queues: queues})
@@ -133,6 +133,8 @@ func TestMetricsGauges(t *testing.T) {
 		`snapq_runs{status="needs_review"} 1`,
 		`snapq_runs{status="passed"} 0`,
 		`snapq_queue_tasks{queue="capture",state="pending"} 3`,
+		`snapq_queue_latency_seconds{queue="capture"} 90`,
+		`snapq_queue_latency_seconds{queue="webhooks"} 0`,
 		`snapq_queue_tasks{queue="capture",state="active"} 2`,
 		`snapq_queue_tasks{queue="capture",state="retry"} 1`,
 		`snapq_queue_tasks{queue="regression",state="scheduled"} 4`,

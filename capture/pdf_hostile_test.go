@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	sitefx "github.com/snapq/snapq/internal/fixtures"
 )
 
 // TestReadPDFHostile reads the audit's hostile PDFs. Each case runs in a subprocess of the
@@ -130,25 +132,6 @@ func tail(b []byte, n int) []byte { return b[max(0, len(b)-n):] }
 
 // Hostile PDFs from the security audit (issue 12), generated so no binary is committed.
 
-// pdfWith assembles a PDF from objects (numbered from 1) with a correct xref table and the
-// given trailer dictionary text, which may be left unterminated on purpose.
-func pdfWith(objects []string, trailer string) []byte {
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n")
-	offsets := make([]int, len(objects))
-	for i, o := range objects {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objects)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n%s\nstartxref\n%d\n%%%%EOF\n", trailer, xref)
-	return b.Bytes()
-}
-
 // onePage are the objects of a one-page document whose page has content.
 func onePage(content string) []string {
 	return []string{
@@ -163,13 +146,13 @@ func onePage(content string) []string {
 // unterminatedArrayPDF is a few hundred bytes whose trailer opens an array it never closes:
 // the reader loops for ever on it.
 func unterminatedArrayPDF() []byte {
-	return pdfWith(onePage("<</Length 0>>\nstream\n\nendstream"), "<</Size 6/Root 1 0 R/ID[")
+	return sitefx.AssemblePDF(onePage("<</Length 0>>\nstream\n\nendstream"), "<</Size 6/Root 1 0 R/ID[")
 }
 
 // nestedArraysPDF is about 4 MB of nested arrays in the trailer: a recursive reader
 // overflows the goroutine stack, a fatal error recover cannot catch.
 func nestedArraysPDF() []byte {
-	return pdfWith(onePage("<</Length 0>>\nstream\n\nendstream"), "<</Size 6/Root 1 0 R/ID "+strings.Repeat("[", 4<<20))
+	return sitefx.AssemblePDF(onePage("<</Length 0>>\nstream\n\nendstream"), "<</Size 6/Root 1 0 R/ID "+strings.Repeat("[", 4<<20))
 }
 
 // flateBombPDF is a small PDF whose one content stream inflates to expanded bytes of a single
@@ -185,5 +168,5 @@ func flateBombPDF(expanded int) []byte {
 	fmt.Fprint(w, ") Tj ET")
 	_ = w.Close()
 	content := fmt.Sprintf("<</Length %d/Filter/FlateDecode>>\nstream\n%s\nendstream", z.Len(), z.Bytes())
-	return pdfWith(onePage(content), "<</Size 6/Root 1 0 R>>")
+	return sitefx.AssemblePDF(onePage(content), "<</Size 6/Root 1 0 R>>")
 }

@@ -90,20 +90,7 @@ func bombPDF(n int) []byte {
 		fmt.Sprintf("<</Length %d/Filter/FlateDecode>>\nstream\n%s\nendstream", z.Len(), z.Bytes()),
 		"<</Type/Font/Subtype/Type1/BaseFont/Helvetica>>",
 	}
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n")
-	offsets := make([]int, len(objs))
-	for i, o := range objs {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<</Size %d/Root 1 0 R>>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
-	return b.Bytes()
+	return sitefx.AssemblePDF(objs, fmt.Sprintf("<</Size %d/Root 1 0 R>>", len(objs)+1))
 }
 
 // BenchmarkRead compares reading a small ordinary PDF (internal/fixtures' two pages, with

@@ -106,13 +106,7 @@ func (m *MinIO) Stop(sig syscall.Signal) {
 	if m.cmd == nil {
 		return
 	}
-	_ = m.cmd.Process.Signal(sig)
-	select {
-	case <-m.done:
-	case <-time.After(10 * time.Second):
-		_ = m.cmd.Process.Kill()
-		<-m.done
-	}
+	stopProcess(m.cmd.Process, m.done, sig, 10*time.Second)
 	m.cmd, m.done = nil, nil
 }
 

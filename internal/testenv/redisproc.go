@@ -118,13 +118,7 @@ func (r *RedisServer) Stop(sig syscall.Signal) {
 	if r.cmd == nil {
 		return
 	}
-	_ = r.cmd.Process.Signal(sig)
-	select {
-	case <-r.done:
-	case <-time.After(15 * time.Second):
-		_ = r.cmd.Process.Kill()
-		<-r.done
-	}
+	stopProcess(r.cmd.Process, r.done, sig, 15*time.Second)
 	r.cmd = nil
 }
 

@@ -150,14 +150,20 @@ func (p *Procs) Stop(name string, sig syscall.Signal) {
 	if cmd == nil {
 		return
 	}
-	_ = cmd.Process.Signal(sig)
-	select {
-	case <-p.done[name]:
-	case <-time.After(45 * time.Second):
-		_ = cmd.Process.Kill()
-		<-p.done[name]
-	}
+	stopProcess(cmd.Process, p.done[name], sig, 45*time.Second)
 	delete(p.procs, name)
+}
+
+// stopProcess sends sig to proc and waits until done is closed (the process was reaped),
+// killing it after grace.
+func stopProcess(proc *os.Process, done <-chan struct{}, sig syscall.Signal, grace time.Duration) {
+	_ = proc.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(grace):
+		_ = proc.Kill()
+		<-done
+	}
 }
 
 // StopAll stops every process with SIGTERM.

@@ -16,23 +16,30 @@ import (
 	"github.com/snapq/snapq/store"
 )
 
-// A run whose comparison task the queue archived (its retries exhausted) is
-// not left running: the reconciler records the capture's comparison as an
-// error carrying the task's last error, and the run settles.
-func TestReconcileArchivedComparison(t *testing.T) {
+// finishedCapture starts a manual run whose one capture job is final, and a
+// queue on a leased Redis database.
+func finishedCapture(t *testing.T) (*store.Store, *regression.Run, string, asynq.RedisClientOpt, *queue.AsynqQueue) {
+	t.Helper()
 	st := setup(t)
-	ctx := context.Background()
 	g, s := newSuite(t, st)
-	r, err := g.StartRun(ctx, s, regression.TriggerManual, nil)
+	r, err := g.StartRun(context.Background(), s, regression.TriggerManual, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	jobID := finishRunJob(t, st, r)
-
 	rdb := testenv.Redis(t)
 	redisOpt := asynq.RedisClientOpt{Addr: rdb.Addr, DB: rdb.DB}
 	q := queue.NewAsynqQueue(redisOpt, queue.Config{})
 	t.Cleanup(func() { _ = q.Close() })
+	return st, r, jobID, redisOpt, q
+}
+
+// A run whose comparison task the queue archived (its retries exhausted) is
+// not left running: the reconciler records the capture's comparison as an
+// error carrying the task's last error, and the run settles.
+func TestReconcileArchivedComparison(t *testing.T) {
+	st, r, jobID, redisOpt, q := finishedCapture(t)
+	ctx := context.Background()
 
 	// The after-final hook enqueues the comparison; every attempt fails until
 	// the queue archives the task.
@@ -70,18 +77,8 @@ func TestReconcileArchivedComparison(t *testing.T) {
 // A comparison whose task is missing is enqueued; one the queue still holds is
 // left alone.
 func TestReconcileMissingComparison(t *testing.T) {
-	st := setup(t)
+	st, r, jobID, redisOpt, q := finishedCapture(t)
 	ctx := context.Background()
-	g, s := newSuite(t, st)
-	r, err := g.StartRun(ctx, s, regression.TriggerManual, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	jobID := finishRunJob(t, st, r)
-	rdb := testenv.Redis(t)
-	redisOpt := asynq.RedisClientOpt{Addr: rdb.Addr, DB: rdb.DB}
-	q := queue.NewAsynqQueue(redisOpt, queue.Config{})
-	t.Cleanup(func() { _ = q.Close() })
 
 	step := regression.ReconcileStep(st, q)
 	if n, err := step.Run(ctx); err != nil || n != 1 {

@@ -128,8 +128,9 @@ func (s *Store) ensureBucket(ctx context.Context, region string) error {
 	return wrap("create bucket", s.bucket, err)
 }
 
-// Put stores data under key, replacing any object already there: callers use
-// deterministic keys so a retried job overwrites its earlier attempt. The
+// Put stores data under key, replacing any object already there (a job's
+// attempts write keys of their own, jobs.AttemptKey, so one never replaces
+// another's). The
 // SHA-256 of data is recorded as X-Amz-Meta-Sha256 and returned; the server
 // checks the upload against a Content-MD5 header (per part for multipart
 // uploads above 16 MiB). An empty contentType stores application/octet-stream.

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"path"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ var (
 	_ jobs.Queue          = (*memQueue)(nil)
 	_ jobs.Renderer       = (*fakeRenderer)(nil)
 	_ jobs.ArtifactStore  = (*memBucket)(nil)
+	_ jobs.ObjectLister   = (*memBucket)(nil)
 )
 
 // env is one test's world: the fakes and the domain types wired to them.
@@ -533,6 +535,31 @@ func (b *memBucket) Put(ctx context.Context, key string, data []byte, contentTyp
 	b.objects[key] = object{Data: string(data), ContentType: contentType, ContentDisposition: opts.ContentDisposition}
 	sum := sha256.Sum256(data)
 	return artifacts.Object{Key: key, Bytes: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), ContentType: contentType}, nil
+}
+
+func (b *memBucket) Delete(ctx context.Context, key string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.objects, key)
+	return nil
+}
+
+// List implements jobs.ObjectLister.
+func (b *memBucket) List(ctx context.Context, prefix, startAfter string, limit int) ([]artifacts.Object, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var keys []string
+	for k := range b.objects {
+		if strings.HasPrefix(k, prefix) && k > startAfter {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var out []artifacts.Object
+	for _, k := range keys[:min(limit, len(keys))] {
+		out = append(out, artifacts.Object{Key: k, Bytes: int64(len(b.objects[k].Data))})
+	}
+	return out, nil
 }
 
 func (b *memBucket) snapshot() map[string]object {

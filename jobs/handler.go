@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/snapq/snapq/artifacts"
@@ -65,6 +66,7 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 	ok, err := h.Repo.CompleteJob(cctx, job.ID, job.Attempts, result, arts)
 	if errors.Is(err, ErrArtifactNameTaken) {
 		// run checks the names; this is the store's word for a clash it missed.
+		h.deleteObjects(cctx, log, arts)
 		return h.fail(ctx, log, job, begin, &jobError{JobError{Code: CodeArtifactNameConflict, Message: err.Error()}, false, nil}, true)
 	}
 	if err != nil {
@@ -72,12 +74,89 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 	}
 	if !ok {
 		log.Warn("job was taken over by another attempt; result discarded")
+		h.deleteObjects(cctx, log, arts)
 		return nil
 	}
+	h.deleteOtherAttempts(cctx, log, job)
 	h.afterFinal(ctx, job)
 	log.Info("job succeeded", "http_status", result.HTTPStatus, "artifacts", len(arts), "partial", result.Partial,
 		"segments", result.Segments.Captured, "ms", result.TimingsMS["total"])
 	return nil
+}
+
+// AttemptKey is where an attempt of job stores the artifact name:
+// batches/<batch>/jobs/<job>/attempt-<n>/<name>, n being job.Attempts. StartJob
+// counts attempts in the job's row, so no two attempts of a job share n, and no
+// attempt ever writes an object another attempt wrote. An attempt that lost its
+// lease and still uploads after a newer attempt committed writes keys of its
+// own: CompleteJob refuses its rows (the attempt is no longer current), so the
+// objects the committed artifact rows name keep the bytes they were recorded
+// with. The loser deletes what it wrote (deleteObjects), the attempt that
+// commits deletes what earlier ones left (deleteOtherAttempts), and the orphan
+// sweep catches what both missed.
+func AttemptKey(job *Job, name string) string {
+	return artifacts.Key(attemptPrefix(job), name)
+}
+
+// attemptPrefix is the folder of AttemptKey, without its final "/".
+func attemptPrefix(job *Job) string {
+	return artifacts.Key("batches", job.BatchID, "jobs", job.ID, fmt.Sprintf("attempt-%d", job.Attempts))
+}
+
+// objectDeleter is an ArtifactStore that can delete objects (artifacts.Store).
+type objectDeleter interface {
+	Delete(ctx context.Context, key string) error
+}
+
+// deleteObjects deletes objects this attempt uploaded that no row names and
+// none will: its commit was refused because another attempt owns the job, or
+// an upload failed. Their keys are this attempt's own. What it cannot delete
+// (storage down) is left to deleteOtherAttempts and the orphan sweep.
+func (h *Handler) deleteObjects(ctx context.Context, log *slog.Logger, arts []*Artifact) {
+	d, ok := h.Store.(objectDeleter)
+	if !ok {
+		return
+	}
+	for _, a := range arts {
+		if err := d.Delete(ctx, a.ObjectKey); err != nil {
+			log.Warn("delete an object of a discarded attempt; the orphan sweep will", "key", a.ObjectKey, "err", err)
+		}
+	}
+}
+
+// deleteOtherAttempts runs once job's attempt committed: it deletes the
+// objects earlier attempts of the job left (a worker killed mid-upload, an
+// upload that failed while storage was down). No row names them: the job was
+// not final when this attempt started, so no earlier attempt had committed,
+// and none can now. Only keys of the attempt-<n> shape are touched (never a
+// regression diff stored beside them). A first attempt has none to delete.
+func (h *Handler) deleteOtherAttempts(ctx context.Context, log *slog.Logger, job *Job) {
+	lister, ok := h.Store.(ObjectLister)
+	if !ok || job.Attempts <= 1 {
+		return
+	}
+	own := attemptPrefix(job) + "/"
+	prefix := artifacts.Key("batches", job.BatchID, "jobs", job.ID, "attempt-")
+	after := ""
+	for {
+		page, err := lister.List(ctx, prefix, after, artifacts.MaxListPage)
+		if err != nil {
+			log.Warn("list the objects of earlier attempts; the orphan sweep will delete them", "err", err)
+			return
+		}
+		for _, o := range page {
+			if strings.HasPrefix(o.Key, own) {
+				continue
+			}
+			if err := lister.Delete(ctx, o.Key); err != nil {
+				log.Warn("delete an object of an earlier attempt; the orphan sweep will", "key", o.Key, "err", err)
+			}
+		}
+		if len(page) < artifacts.MaxListPage {
+			return
+		}
+		after = page[len(page)-1].Key
+	}
 }
 
 // fail records a failed attempt, with what it found before failing (begin is
@@ -146,9 +225,10 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 	upStart := time.Now()
 	arts := make([]*Artifact, 0, len(res.Images)+len(res.Files))
 	for _, img := range res.Images {
-		key := artifacts.Key("batches", job.BatchID, "jobs", job.ID, img.Name)
+		key := AttemptKey(job, img.Name)
 		obj, err := h.Store.Put(ctx, key, img.Data, img.ContentType, artifacts.PutOptions{})
 		if err != nil {
+			h.uploadFailed(ctx, job, arts)
 			return nil, nil, &jobError{JobError{Code: CodeUploadFailed, Message: fmt.Sprintf("upload %s: %v", img.Name, err)},
 				artifacts.IsTransient(err) || ctx.Err() != nil, nil}
 		}
@@ -158,7 +238,7 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 	}
 	textChars, mdChars, mdTruncated := 0, 0, false
 	for i, f := range res.Files {
-		key := artifacts.Key("batches", job.BatchID, "jobs", job.ID, f.Name)
+		key := AttemptKey(job, f.Name)
 		var opts artifacts.PutOptions
 		if servedAsDownload(f, res) {
 			// Captured HTML, a PDF target's own file and a download are the target's
@@ -167,6 +247,7 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 		}
 		obj, err := h.Store.Put(ctx, key, f.Data, f.ContentType, opts)
 		if err != nil {
+			h.uploadFailed(ctx, job, arts)
 			return nil, nil, &jobError{JobError{Code: CodeUploadFailed, Message: fmt.Sprintf("upload %s: %v", f.Name, err)},
 				artifacts.IsTransient(err) || ctx.Err() != nil, nil}
 		}
@@ -184,6 +265,16 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 	result.MarkdownChars, result.MarkdownTruncated = mdChars, mdTruncated
 	result.TimingsMS["upload"] = time.Since(upStart).Milliseconds()
 	return result, arts, nil
+}
+
+// uploadFailed deletes what the attempt uploaded before an upload failed.
+func (h *Handler) uploadFailed(ctx context.Context, job *Job, uploaded []*Artifact) {
+	if len(uploaded) == 0 {
+		return
+	}
+	ctx, cancel := Bookkeeping(ctx)
+	defer cancel()
+	h.deleteObjects(ctx, h.logger().With("job_id", job.ID, "attempt", job.Attempts), uploaded)
 }
 
 // newResult is the Result of what the capture reported, as stored: of a finished capture, or,

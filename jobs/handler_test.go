@@ -73,7 +73,7 @@ func TestHandlerSuccess(t *testing.T) {
 		}
 	}
 
-	prefix := "batches/" + j.BatchID + "/jobs/" + j.ID + "/"
+	prefix := "batches/" + j.BatchID + "/jobs/" + j.ID + "/attempt-1/"
 	wantArts := []*jobs.Artifact{
 		{JobID: j.ID, Kind: jobs.KindScreenshot, Name: "a.example-docs-001.png", Seq: 1, ObjectKey: prefix + "a.example-docs-001.png",
 			ContentType: "image/png", Bytes: 4, Width: 1280, Height: 720, SHA256: sha("png1")},
@@ -147,7 +147,7 @@ func TestHandlerContentDisposition(t *testing.T) {
 			if err := e.h.Process(context.Background(), j.ID, false); err != nil {
 				t.Fatalf("Process = %v", err)
 			}
-			key := artifacts.Key("batches", j.BatchID, "jobs", j.ID, tt.file.Name)
+			key := artifacts.Key("batches", j.BatchID, "jobs", j.ID, "attempt-1", tt.file.Name)
 			obj, ok := e.bucket.snapshot()[key]
 			if !ok {
 				t.Fatalf("no object at %s", key)
@@ -245,7 +245,7 @@ func TestHandlerUploadFailureMessage(t *testing.T) {
 	e.bucket.failOn["p.png"] = errors.New("AccessDenied")
 	_ = e.h.Process(context.Background(), j.ID, false)
 	got := e.store.job(t, j.ID)
-	want := fmt.Sprintf("upload p.png: put %s: AccessDenied", artifacts.Key("batches", j.BatchID, "jobs", j.ID, "p.png"))
+	want := fmt.Sprintf("upload p.png: put %s: AccessDenied", artifacts.Key("batches", j.BatchID, "jobs", j.ID, "attempt-1", "p.png"))
 	if got.ErrorMessage != want {
 		t.Errorf("error message = %q, want %q", got.ErrorMessage, want)
 	}
@@ -289,7 +289,8 @@ func TestHandlerUnknownJobIsNotRetried(t *testing.T) {
 }
 
 // When another attempt took the job over during the capture, this attempt's
-// result is discarded: the job stays the other attempt's, and no hook runs.
+// result is discarded: the job stays the other attempt's, no hook runs, and the
+// objects it uploaded (under its own attempt's keys) are deleted.
 func TestHandlerTakenOverDiscardsResult(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
@@ -310,6 +311,9 @@ func TestHandlerTakenOverDiscardsResult(t *testing.T) {
 	}
 	if calls := e.finals.got(); len(calls) != 0 {
 		t.Errorf("AfterFinal ran for a discarded result: %v", calls)
+	}
+	if objs := e.bucket.snapshot(); len(objs) != 0 {
+		t.Errorf("the discarded attempt left objects: %v", objs)
 	}
 }
 
@@ -402,5 +406,59 @@ func TestHandlerFailureClearsOldResultAndCapsMessage(t *testing.T) {
 		!utf8.ValidString(got.ErrorMessage) {
 		t.Errorf("error message: %d bytes, valid UTF-8 %v; want at most %d ending in %q",
 			len(got.ErrorMessage), utf8.ValidString(got.ErrorMessage), capture.MaxMessageBytes, capture.TruncatedMarker)
+	}
+}
+
+// Each attempt writes keys of its own (attempt-<n>): an upload that fails
+// deletes what the attempt had uploaded, and the attempt that commits deletes
+// what earlier attempts left, but never another object of the job (a diff).
+func TestHandlerAttemptKeysAndCleanup(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	j := queuedJob(e, 0)
+	e.renderer.result = &capture.Result{HTTPStatus: 200, ContentType: "text/html",
+		Images: []capture.Image{{Name: "p.png", Index: 1, ContentType: "image/png", Data: []byte("png")}},
+		Files:  []capture.File{{Kind: capture.OutputText, Name: "p.txt", ContentType: "text/plain", Data: []byte("txt")}}}
+
+	// Attempt 1: the second upload fails; the first object is deleted.
+	e.bucket.failOn["p.txt"] = artifacts.ErrUnavailable
+	if err := e.h.Process(ctx, j.ID, false); err == nil || errors.Is(err, jobs.ErrNoRetry) {
+		t.Fatalf("attempt 1 = %v, want a retryable failure", err)
+	}
+	if objs := e.bucket.snapshot(); len(objs) != 0 {
+		t.Errorf("after the failed upload the bucket holds %v, want nothing", objs)
+	}
+
+	// Objects attempt 2 left (a worker killed mid-upload), and a diff beside the attempts.
+	leftover := artifacts.Key("batches", j.BatchID, "jobs", j.ID, "attempt-2", "p.png")
+	diffKey := artifacts.Key("batches", j.BatchID, "jobs", j.ID, "p-diff-001.png")
+	for _, k := range []string{leftover, diffKey} {
+		if _, err := e.bucket.Put(ctx, k, []byte("old"), "image/png", artifacts.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := e.store.StartJob(ctx, j.ID); err != nil { // attempt 2, then lost
+		t.Fatal(err)
+	}
+	delete(e.bucket.failOn, "p.txt")
+	if err := e.h.Process(ctx, j.ID, false); err != nil { // attempt 3 commits
+		t.Fatalf("attempt 3 = %v", err)
+	}
+	prefix := "batches/" + j.BatchID + "/jobs/" + j.ID + "/"
+	want := []string{prefix + "attempt-3/p.png", prefix + "attempt-3/p.txt", diffKey}
+	var got []string
+	for k := range e.bucket.snapshot() {
+		got = append(got, k)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("bucket keys (-want +got):\n%s", diff)
+	}
+	for _, a := range e.store.artifactsOf(j.ID) {
+		if !strings.HasPrefix(a.ObjectKey, prefix+"attempt-3/") {
+			t.Errorf("artifact %s at %s, want attempt 3's key", a.Name, a.ObjectKey)
+		}
 	}
 }

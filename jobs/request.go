@@ -117,6 +117,14 @@ func (r *BatchRequest) validate(errs *FieldErrors, maxTargets int) []NewJob {
 	return out
 }
 
+// SharedOptions are the options of a target of the validated request that gives none
+// of its own: the batch's options over the defaults. Jobs store only how their options
+// differ from them (Batch.JobOptions).
+func (r *BatchRequest) SharedOptions() Options {
+	o, _ := ResolveOptions(r.Options, "options", nil, "")
+	return o
+}
+
 func validateLabels(labels map[string]string, errs *FieldErrors) {
 	if len(labels) > MaxLabels {
 		errs.Add("invalid_labels", "labels", fmt.Sprintf("at most %d labels", MaxLabels))

@@ -97,6 +97,28 @@ func FuzzParseBatchRequest(f *testing.F) {
 				t.Errorf("job %d: options after the store's JSON round trip (-want +got):\n%s", i, diff)
 			}
 		}
+		// The store keeps the batch's shared options once and each job's override: the
+		// options resolved from them must be the job's, byte for byte as JSON.
+		shared := req.SharedOptions()
+		sharedJSON, err := json.Marshal(shared)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resolver := NewSharedOptions(sharedJSON)
+		for i, j := range js {
+			override, err := OptionsOverride(&shared, sharedJSON, &j.Options)
+			if err != nil {
+				t.Fatalf("job %d: override: %v", i, err)
+			}
+			got, err := resolver.Resolve(override)
+			if err != nil {
+				t.Fatalf("job %d: resolve %s: %v", i, override, err)
+			}
+			want, _ := json.Marshal(j.Options)
+			if gotJSON, _ := json.Marshal(got); string(gotJSON) != string(want) {
+				t.Errorf("job %d: options from the shared ones and override %s:\n got %s\nwant %s", i, override, gotJSON, want)
+			}
+		}
 	})
 }
 

@@ -94,6 +94,8 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (b *Batch, jobs []
 	if req.Options != nil {
 		b.Options, _ = json.Marshal(req.Options)
 	}
+	shared := req.SharedOptions()
+	b.JobOptions = &shared
 	b.Webhook = req.BatchWebhook()
 	jobs = make([]*Job, len(newJobs))
 	for i, nj := range newJobs {

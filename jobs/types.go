@@ -61,10 +61,15 @@ type Batch struct {
 	RequestHash    string
 	Labels         map[string]string
 	Options        json.RawMessage // batch-level options as submitted
-	Total          int
-	Counts         Counts
-	CreatedAt      time.Time
-	FinishedAt     *time.Time
+	// JobOptions, set on creation, are the resolved options the batch's jobs share (the
+	// batch's options over the defaults): the store keeps them once and, per job, only how
+	// the job's Options differ (OptionsOverride). Nil: the store picks the first job's.
+	// They are not read back.
+	JobOptions *Options
+	Total      int
+	Counts     Counts
+	CreatedAt  time.Time
+	FinishedAt *time.Time
 	// Webhook is set on creation when the batch has one; it is not read back
 	// (see Repository.GetBatchWebhook).
 	Webhook *Webhook

@@ -140,6 +140,8 @@ func (g *Service) StartRun(ctx context.Context, s *Suite, trigger string, schedu
 		b.Webhook = &jobs.Webhook{URL: s.Webhook.URL, Secret: s.Webhook.Secret, Event: EventRunCompleted}
 	}
 	r.BatchID = b.ID
+	shared := s.Spec.SharedOptions()
+	b.JobOptions = &shared
 	js := make([]*jobs.Job, len(newJobs))
 	for i, nj := range newJobs {
 		js[i] = &jobs.Job{ID: jobs.NewID(), BatchID: b.ID, Seq: i, URL: nj.URL, Name: nj.Name, Options: nj.Options,

@@ -455,6 +455,15 @@ func (sp SuiteSpec) Captures() ([]jobs.NewJob, []CaptureKey, error) {
 	return out, keys, nil
 }
 
+// SharedOptions are the options of a capture of a target without options of its own at
+// the suite's viewport: what a run's jobs share (jobs.Batch.JobOptions), so each stores
+// only its target's overrides and viewport.
+func (sp SuiteSpec) SharedOptions() jobs.Options {
+	o, _ := jobs.ResolveOptions(sp.Options, "options", nil, "")
+	sp.stabilize(&o)
+	return o
+}
+
 // stabilize makes a capture repeatable: no animations, transitions or caret,
 // reduced motion, fonts and images ready, and retakes until two consecutive
 // captures match. Ignored elements are measured, then masked in the diff.

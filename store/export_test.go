@@ -16,3 +16,8 @@ func (s *Store) ExecForTest(ctx context.Context, sql string, args ...any) error 
 	_, err := s.pool.Exec(ctx, sql, args...)
 	return err
 }
+
+// QueryRowForTest runs one query on the store's schema.
+func (s *Store) QueryRowForTest(ctx context.Context, sql string, args ...any) pgx.Row {
+	return s.pool.QueryRow(ctx, sql, args...)
+}

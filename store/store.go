@@ -162,9 +162,22 @@ func insertBatch(ctx context.Context, tx pgx.Tx, b *jobs.Batch, js []*jobs.Job) 
 	if len(opts) == 0 {
 		opts = json.RawMessage(`{}`)
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO batches (id, labels, options, total, created_at, api_key_id)
-		VALUES ($1, $2, $3, $4, $5, NULLIF($6, '')::uuid)`,
-		b.ID, labels, opts, b.Total, b.CreatedAt, b.OwnerKeyID); err != nil {
+	// The jobs' shared options are stored once; each job row keeps only its override.
+	shared := b.JobOptions
+	if shared == nil && len(js) > 0 {
+		shared = &js[0].Options
+	}
+	var sharedJSON []byte
+	var sharedArg any // NULL without jobs
+	if shared != nil {
+		if sharedJSON, err = json.Marshal(shared); err != nil {
+			return err
+		}
+		sharedArg = sharedJSON
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO batches (id, labels, options, total, created_at, api_key_id, job_options)
+		VALUES ($1, $2, $3, $4, $5, NULLIF($6, '')::uuid, $7)`,
+		b.ID, labels, opts, b.Total, b.CreatedAt, b.OwnerKeyID, sharedArg); err != nil {
 		return fmt.Errorf("insert batch: %w", err)
 	}
 	if err := insertBatchWebhook(ctx, tx, b); err != nil {
@@ -182,9 +195,13 @@ func insertBatch(ctx context.Context, tx pgx.Tx, b *jobs.Batch, js []*jobs.Job) 
 	}
 	rows := make([][]any, len(js))
 	for i, j := range js {
-		o, err := json.Marshal(j.Options)
+		override, err := jobs.OptionsOverride(shared, sharedJSON, &j.Options)
 		if err != nil {
-			return err
+			return fmt.Errorf("job %d options: %w", j.Seq, err)
+		}
+		var o any // NULL: the job's options are the shared ones
+		if override != nil {
+			o = []byte(override)
 		}
 		rows[i] = []any{j.ID, j.BatchID, j.Seq, j.URL, j.Name, o, jobs.StatusQueued, j.CreatedAt, j.UpdatedAt}
 	}
@@ -286,15 +303,36 @@ func (s *Store) ListBatches(ctx context.Context, owner, status string, limit int
 const jobColumns = `id, batch_id, seq, url, name, options, status, attempts, coalesce(error_code, ''),
 	coalesce(error_message, ''), result, created_at, updated_at, started_at, finished_at`
 
-func scanJob(row pgx.Row) (*jobs.Job, error) {
+// sharedOptionsColumn is, next to jobColumns, the job's batch's shared options (NULL for
+// batches stored before migration 0006, whose jobs hold their full options).
+const sharedOptionsColumn = `(SELECT b.job_options FROM batches b WHERE b.id = jobs.batch_id)`
+
+// scanJob scans a row of jobColumns and, when withShared, sharedOptionsColumn; shared, when
+// not nil, is the batch's SharedOptions (a listing's, decoded once for all its rows).
+func scanJob(row pgx.Row, withShared bool, shared *jobs.SharedOptions) (*jobs.Job, error) {
 	var j jobs.Job
-	var opts, result []byte
-	err := row.Scan(&j.ID, &j.BatchID, &j.Seq, &j.URL, &j.Name, &opts, &j.Status, &j.Attempts, &j.ErrorCode,
-		&j.ErrorMessage, &result, &j.CreatedAt, &j.UpdatedAt, &j.StartedAt, &j.FinishedAt)
-	if err != nil {
+	var opts, result, sharedRaw []byte
+	dest := []any{&j.ID, &j.BatchID, &j.Seq, &j.URL, &j.Name, &opts, &j.Status, &j.Attempts, &j.ErrorCode,
+		&j.ErrorMessage, &result, &j.CreatedAt, &j.UpdatedAt, &j.StartedAt, &j.FinishedAt}
+	if withShared {
+		dest = append(dest, &sharedRaw)
+	}
+	if err := row.Scan(dest...); err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal(opts, &j.Options); err != nil {
+	if shared == nil && sharedRaw != nil {
+		shared = jobs.NewSharedOptions(sharedRaw)
+	}
+	var err error
+	switch {
+	case shared != nil:
+		j.Options, err = shared.Resolve(opts)
+	case opts == nil:
+		err = errors.New("no options stored")
+	default:
+		err = json.Unmarshal(opts, &j.Options) // a job stored before migration 0006
+	}
+	if err != nil {
 		return nil, fmt.Errorf("job %s options: %w", j.ID, err)
 	}
 	if len(result) > 0 {
@@ -306,8 +344,21 @@ func scanJob(row pgx.Row) (*jobs.Job, error) {
 	return &j, nil
 }
 
-// ListJobs implements jobs.Repository.
+// ListJobs implements jobs.Repository. The batch's shared options are read and decoded
+// once for the page, not once per job.
 func (s *Store) ListJobs(ctx context.Context, batchID, status string, limit int, cursor string) ([]*jobs.Job, string, error) {
+	var sharedRaw []byte
+	err := s.pool.QueryRow(ctx, `SELECT job_options FROM batches WHERE id = $1`, batchID).Scan(&sharedRaw)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("list jobs: %w", err)
+	}
+	var shared *jobs.SharedOptions
+	if sharedRaw != nil {
+		shared = jobs.NewSharedOptions(sharedRaw)
+	}
 	q := `SELECT ` + jobColumns + ` FROM jobs WHERE batch_id = $1 AND ($2 = '' OR status = $2)`
 	args := []any{batchID, status, limit + 1}
 	if cursor != "" {
@@ -318,7 +369,7 @@ func (s *Store) ListJobs(ctx context.Context, batchID, status string, limit int,
 	if err != nil {
 		return nil, "", fmt.Errorf("list jobs: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Job, error) { return scanJob(r) })
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Job, error) { return scanJob(r, false, shared) })
 	if err != nil {
 		return nil, "", fmt.Errorf("list jobs: %w", err)
 	}
@@ -332,7 +383,7 @@ func (s *Store) ListJobs(ctx context.Context, batchID, status string, limit int,
 
 // GetJob implements jobs.Repository.
 func (s *Store) GetJob(ctx context.Context, id string) (*jobs.Job, error) {
-	j, err := scanJob(s.pool.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = $1`, id))
+	j, err := scanJob(s.pool.QueryRow(ctx, `SELECT `+jobColumns+`, `+sharedOptionsColumn+` FROM jobs WHERE id = $1`, id), true, nil)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, jobs.ErrNotFound
 	}
@@ -395,7 +446,7 @@ func (s *Store) GetArtifact(ctx context.Context, id string) (*jobs.Artifact, err
 func (s *Store) StartJob(ctx context.Context, id string) (*jobs.Job, bool, error) {
 	j, err := scanJob(s.pool.QueryRow(ctx, `UPDATE jobs SET status = 'running', attempts = attempts + 1, result = NULL,
 		started_at = coalesce(started_at, now()), updated_at = now()
-		WHERE id = $1 AND status IN ('queued', 'running') RETURNING `+jobColumns, id))
+		WHERE id = $1 AND status IN ('queued', 'running') RETURNING `+jobColumns+`, `+sharedOptionsColumn, id), true, nil)
 	if errors.Is(err, pgx.ErrNoRows) {
 		j, err := s.GetJob(ctx, id)
 		return j, false, err

@@ -7,8 +7,9 @@
 // yields "..", empty or absolute segments), how long presigned links live
 // (15 minutes by default, at most 7 days) and which storage failures are worth
 // a retry (IsTransient, ErrUnavailable) and which are not (access denied, a
-// missing bucket). Callers choose deterministic keys, so a retried job
-// overwrites its earlier upload instead of leaving a duplicate.
+// missing bucket). Callers choose the keys: a job's attempts each write keys
+// of their own (jobs.AttemptKey), so no attempt overwrites an object another
+// attempt's committed rows name.
 //
 // The package is a leaf: it imports minio-go and the standard library only.
 // It works against MinIO and any other S3 implementation that supports

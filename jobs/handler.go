@@ -228,7 +228,7 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 		key := AttemptKey(job, img.Name)
 		obj, err := h.Store.Put(ctx, key, img.Data, img.ContentType, artifacts.PutOptions{})
 		if err != nil {
-			h.uploadFailed(ctx, job, arts)
+			h.uploadFailed(ctx, job, arts, err)
 			return nil, nil, &jobError{JobError{Code: CodeUploadFailed, Message: fmt.Sprintf("upload %s: %v", img.Name, err)},
 				artifacts.IsTransient(err) || ctx.Err() != nil, nil}
 		}
@@ -247,7 +247,7 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 		}
 		obj, err := h.Store.Put(ctx, key, f.Data, f.ContentType, opts)
 		if err != nil {
-			h.uploadFailed(ctx, job, arts)
+			h.uploadFailed(ctx, job, arts, err)
 			return nil, nil, &jobError{JobError{Code: CodeUploadFailed, Message: fmt.Sprintf("upload %s: %v", f.Name, err)},
 				artifacts.IsTransient(err) || ctx.Err() != nil, nil}
 		}
@@ -267,9 +267,11 @@ func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *job
 	return result, arts, nil
 }
 
-// uploadFailed deletes what the attempt uploaded before an upload failed.
-func (h *Handler) uploadFailed(ctx context.Context, job *Job, uploaded []*Artifact) {
-	if len(uploaded) == 0 {
+// uploadFailed deletes what the attempt uploaded before an upload failed with
+// err, unless err is transient: then storage is likely down, deleting would
+// only hold the worker, and the retry's commit deletes them (deleteOtherAttempts).
+func (h *Handler) uploadFailed(ctx context.Context, job *Job, uploaded []*Artifact, err error) {
+	if len(uploaded) == 0 || artifacts.IsTransient(err) {
 		return
 	}
 	ctx, cancel := Bookkeeping(ctx)

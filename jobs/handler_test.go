@@ -409,9 +409,9 @@ func TestHandlerFailureClearsOldResultAndCapsMessage(t *testing.T) {
 	}
 }
 
-// Each attempt writes keys of its own (attempt-<n>): an upload that fails
-// deletes what the attempt had uploaded, and the attempt that commits deletes
-// what earlier attempts left, but never another object of the job (a diff).
+// Each attempt writes keys of its own (attempt-<n>): the attempt that commits
+// deletes what earlier attempts left, but never another object of the job (a
+// diff); an upload refused for good deletes what its attempt had uploaded.
 func TestHandlerAttemptKeysAndCleanup(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
@@ -421,13 +421,13 @@ func TestHandlerAttemptKeysAndCleanup(t *testing.T) {
 		Images: []capture.Image{{Name: "p.png", Index: 1, ContentType: "image/png", Data: []byte("png")}},
 		Files:  []capture.File{{Kind: capture.OutputText, Name: "p.txt", ContentType: "text/plain", Data: []byte("txt")}}}
 
-	// Attempt 1: the second upload fails; the first object is deleted.
+	// Attempt 1: the second upload fails (storage unavailable); the first object stays.
 	e.bucket.failOn["p.txt"] = artifacts.ErrUnavailable
 	if err := e.h.Process(ctx, j.ID, false); err == nil || errors.Is(err, jobs.ErrNoRetry) {
 		t.Fatalf("attempt 1 = %v, want a retryable failure", err)
 	}
-	if objs := e.bucket.snapshot(); len(objs) != 0 {
-		t.Errorf("after the failed upload the bucket holds %v, want nothing", objs)
+	if objs := e.bucket.snapshot(); len(objs) != 1 {
+		t.Errorf("after the failed upload the bucket holds %v, want attempt 1's p.png", objs)
 	}
 
 	// Objects attempt 2 left (a worker killed mid-upload), and a diff beside the attempts.
@@ -460,5 +460,21 @@ func TestHandlerAttemptKeysAndCleanup(t *testing.T) {
 		if !strings.HasPrefix(a.ObjectKey, prefix+"attempt-3/") {
 			t.Errorf("artifact %s at %s, want attempt 3's key", a.Name, a.ObjectKey)
 		}
+	}
+}
+
+func TestHandlerUploadRefusedDeletesAttemptObjects(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	j := queuedJob(e, 0)
+	e.renderer.result = &capture.Result{HTTPStatus: 200, ContentType: "text/html",
+		Images: []capture.Image{{Name: "p.png", Index: 1, ContentType: "image/png", Data: []byte("png")}},
+		Files:  []capture.File{{Kind: capture.OutputText, Name: "p.txt", ContentType: "text/plain", Data: []byte("txt")}}}
+	e.bucket.failOn["p.txt"] = errors.New("AccessDenied")
+	if err := e.h.Process(context.Background(), j.ID, false); !errors.Is(err, jobs.ErrNoRetry) {
+		t.Fatalf("Process = %v, want a final failure", err)
+	}
+	if objs := e.bucket.snapshot(); len(objs) != 0 {
+		t.Errorf("after the refused upload the bucket holds %v, want nothing", objs)
 	}
 }

@@ -11,20 +11,22 @@ import (
 	"github.com/snapq/snapq/jobs"
 )
 
-// dispatchLock is the advisory lock (single-key space, next to Migrate's
-// 7_353_001) that makes dispatch passes of every api and worker replica take
-// turns: each pass counts the dispatched jobs after the previous one
-// committed, so replicas together never go past the depth.
-const dispatchLock = 7_353_003
+// dispatchLockSpace is the first key of the advisory lock that makes
+// dispatch passes of every api and worker replica take turns: each pass
+// counts the dispatched jobs after the previous one committed, so replicas
+// together never go past the depth. The second key is a hash of the schema,
+// so deployments (or tests) sharing a database in their own schemas do not
+// wait for each other.
+const dispatchLockSpace = 7_353_003
 
 // DispatchHeld implements jobs.DispatchStore. In one transaction, under
-// dispatchLock, it counts the dispatched unfinished jobs, and if fewer than
+// the dispatch lock, it counts the dispatched unfinished jobs, and if fewer than
 // depth, marks up to the difference held jobs dispatched, fair across owners
 // (see dispatchSQL), and returns them in the order to enqueue them.
 func (s *Store) DispatchHeld(ctx context.Context, depth int) ([]jobs.Dispatch, error) {
 	var out []jobs.Dispatch
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, dispatchLock); err != nil {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))`, dispatchLockSpace); err != nil {
 			return fmt.Errorf("dispatch lock: %w", err)
 		}
 		var inFlight int

@@ -33,6 +33,14 @@ type Handler struct {
 	// run capture's comparison). A hook's failure is its own to log; the
 	// api's reconciler catches up on whatever a hook missed.
 	AfterFinal []func(ctx context.Context, job *Job)
+	// Hosts, when set, caps the captures of one target host running at once
+	// across workers (hostcap.go): a job's host_concurrency, or
+	// HostConcurrency (0: no cap) for jobs without one.
+	Hosts           HostSlots
+	HostConcurrency int
+	// HostWait is how long a job waits for its host's slot before its task
+	// goes back to the queue (default DefaultHostWait).
+	HostWait time.Duration
 }
 
 // Capture is the asynq handler of KindCapture (see Register).
@@ -43,6 +51,11 @@ func (h *Handler) Capture(ctx context.Context, p CapturePayload) error {
 // Process runs one attempt of a job. lastAttempt says whether the queue will
 // retry a transient failure.
 func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) error {
+	release, err := h.hostSlot(ctx, jobID, lastAttempt)
+	if err != nil {
+		return err
+	}
+	defer release()
 	job, started, err := h.Repo.StartJob(ctx, jobID)
 	if errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("job %s: %w", jobID, ErrNoRetry)
@@ -56,7 +69,7 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 	log := h.logger().With("job_id", job.ID, "batch_id", job.BatchID, "url", job.URL, "attempt", job.Attempts)
 	begin := time.Now()
 
-	result, arts, jerr := h.run(ctx, job)
+	result, arts, jerr := h.run(ctx, job, release)
 	if jerr != nil {
 		return h.fail(ctx, log, job, begin, jerr, lastAttempt || !jerr.retryable)
 	}
@@ -200,10 +213,13 @@ type jobError struct {
 	result *Result
 }
 
-func (h *Handler) run(ctx context.Context, job *Job) (*Result, []*Artifact, *jobError) {
+// run captures the page, gives the host's slot back (releaseHost) and
+// uploads the artifacts.
+func (h *Handler) run(ctx context.Context, job *Job, releaseHost func()) (*Result, []*Artifact, *jobError) {
 	// The capture's own budget (timeout_ms) starts when a tab is free; ctx (the
 	// task's deadline) bounds the wait for one.
 	res, err := h.Renderer.Capture(ctx, job.Options.CaptureRequest(job.URL, job.Name))
+	releaseHost() // the page work is done; uploads do not touch the host
 	if err != nil {
 		var ce *capture.Error
 		if errors.As(err, &ce) {
@@ -340,3 +356,47 @@ func servedAsDownload(f capture.File, res *capture.Result) bool {
 }
 
 func (h *Handler) logger() *slog.Logger { return Log(h.Logger) }
+
+// hostSlot takes a slot of the job's target host before the job starts, so
+// a host at its cap costs no attempt: after HostWait the task goes back to
+// the queue (ErrHostBusy, which the worker does not count as a failure). On
+// the queue's last attempt that hand-back would end the task, so it waits up
+// to the job's timeout instead. release is idempotent.
+func (h *Handler) hostSlot(ctx context.Context, jobID string, lastAttempt bool) (release func(), err error) {
+	noop := func() {}
+	if h.Hosts == nil {
+		return noop, nil
+	}
+	job, err := h.Repo.GetJob(ctx, jobID)
+	if errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("job %s: %w", jobID, ErrNoRetry)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read job %s: %w", jobID, err)
+	}
+	limit := job.Options.HostConcurrency
+	if limit == 0 {
+		limit = h.HostConcurrency
+	}
+	host := TargetHost(job.URL)
+	if job.Terminal() || limit <= 0 || host == "" {
+		return noop, nil
+	}
+	wait := h.HostWait
+	if wait <= 0 {
+		wait = DefaultHostWait
+	}
+	if lastAttempt {
+		wait = max(wait, job.Options.JobTimeout())
+	}
+	release, ok, err := h.Hosts.Acquire(ctx, host, limit, wait)
+	if err != nil {
+		// Redis trouble: the task's retry is the queue's, as for any transient error.
+		return nil, fmt.Errorf("job %s: %w", jobID, err)
+	}
+	if !ok {
+		h.logger().Debug("host at its cap; task handed back", "job_id", jobID, "host", host, "limit", limit)
+		return nil, fmt.Errorf("job %s: %s (%d): %w", jobID, host, limit, ErrHostBusy)
+	}
+	return release, nil
+}

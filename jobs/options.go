@@ -63,6 +63,9 @@ type OptionsInput struct {
 	// Actions replaces the batch's list as a whole (actions.go).
 	Actions          *[]ActionInput `json:"actions,omitempty"`
 	ActionsTimeoutMS *float64       `json:"actions_timeout_ms,omitempty"`
+	// HostConcurrency caps this job's target host's captures across all
+	// workers (hostcap.go).
+	HostConcurrency *float64 `json:"host_concurrency,omitempty"`
 }
 
 // BlockInput is the wire form of Block.
@@ -140,6 +143,9 @@ type Options struct {
 	// MaskSelectors are a suite's ignore selectors: their boxes are measured
 	// before the capture and masked in the comparison.
 	MaskSelectors []string `json:"mask_selectors,omitempty"`
+	// HostConcurrency is the host cap the worker applies (hostcap.go); 0,
+	// as in jobs stored before it existed, means the worker's default.
+	HostConcurrency int `json:"host_concurrency,omitempty"`
 }
 
 // defaultBlockTypes are blocked, unless block.resource_types says otherwise, for jobs whose
@@ -264,6 +270,7 @@ func (o *Options) apply(in *OptionsInput, prefix string) []FieldError {
 		v.actions(&o.Actions, *in.Actions, prefix+".actions") // actions.go
 	}
 	v.intIn(&o.ActionsTimeoutMS, in.ActionsTimeoutMS, prefix+".actions_timeout_ms", 1, int(MaxJobTimeout/time.Millisecond))
+	v.intIn(&o.HostConcurrency, in.HostConcurrency, prefix+".host_concurrency", 1, HardMaxHostConcurrency)
 	if d := in.PDF; d != nil {
 		p := prefix + ".pdf"
 		v.enum(&o.PDF.Paper, d.Paper, p+".paper", capture.Papers()...)

@@ -11,8 +11,10 @@ import (
 )
 
 // Reconciler makes sure every accepted job reaches a worker: it re-enqueues
-// queued jobs whose task is missing from Redis (enqueue failed after commit,
-// or Redis lost data) and settles running jobs whose task is gone. Features
+// dispatched queued jobs whose task is missing from Redis (enqueue failed
+// after the dispatch committed, or Redis lost data) and settles running jobs
+// whose task is gone. Held jobs, not dispatched yet, have no task by design:
+// the Dispatcher enqueues them (ReconcileStore.Unfinished leaves them out). Features
 // built on jobs (webhook deliveries, regression comparisons) hand it their
 // own outbox passes as Steps; it runs them after its own, on one schedule.
 type Reconciler struct {

@@ -31,6 +31,8 @@ type BatchStore interface {
 
 // JobStore is what Handler needs: one job's attempt started and settled.
 type JobStore interface {
+	// GetJob reads a job (the host cap needs its URL before it starts).
+	GetJob(ctx context.Context, id string) (*Job, error)
 	// StartJob moves a queued (or abandoned running) job to running, counts
 	// the attempt and clears the result an earlier attempt left. A job that is already final is returned unchanged
 	// with started=false.
@@ -49,7 +51,9 @@ type JobStore interface {
 // ReconcileStore is what Reconciler needs: the unfinished jobs and a way to
 // settle each.
 type ReconcileStore interface {
-	// Unfinished lists queued or running jobs not updated since before.
+	// Unfinished lists dispatched queued or running jobs not updated since
+	// before. Held jobs (not dispatched yet) are the Dispatcher's: their
+	// missing task is not a loss.
 	Unfinished(ctx context.Context, before time.Time, limit int) ([]JobRef, error)
 	GetJob(ctx context.Context, id string) (*Job, error)
 	// Requeue puts a running job whose worker vanished back to queued.

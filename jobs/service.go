@@ -25,6 +25,13 @@ type Service struct {
 	MaxInFlight int
 	// MaxTargets caps the targets of one batch (default MaxTargets).
 	MaxTargets int
+	// Dispatch, when set, is kicked after a batch is written: its jobs are
+	// stored held and the Dispatcher enqueues them in fair turns. Without
+	// it (tests, tools) every job is enqueued at once, FIFO.
+	Dispatch Kicker
+	// MaxHostConcurrency caps the host_concurrency option
+	// (SNAPQ_HOST_CONCURRENCY_MAX; 0: DefaultHostConcurrencyMax).
+	MaxHostConcurrency int
 }
 
 // DefaultMaxInFlight is the api's default MaxInFlight (SNAPQ_MAX_JOBS_IN_FLIGHT).
@@ -59,8 +66,9 @@ type Submission struct {
 const MaxIdempotencyKey = 255
 
 // Submit validates a batch body, stores the batch and its jobs in one
-// transaction, then enqueues one task per job. A failed enqueue is logged,
-// not returned: the job is stored as queued and the reconciler enqueues it.
+// transaction, then kicks the Dispatcher (or, without one, enqueues one task
+// per job). A failed enqueue is logged, not returned: the job is stored as
+// queued and the dispatcher or the reconciler enqueues it.
 // With an Idempotency-Key, a repeat of an earlier request returns the
 // earlier batch (replayed=true) and a different body is ErrIdempotencyConflict.
 func (s *Service) Submit(ctx context.Context, sub Submission) (b *Batch, jobs []*Job, replayed bool, err error) {
@@ -73,6 +81,13 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (b *Batch, jobs []
 	}
 	newJobs, req, err := ParseBatchRequest(sub.Body, s.MaxTargets)
 	if err != nil {
+		return nil, nil, false, err
+	}
+	hostErrs := HostConcurrencyErrors(s.MaxHostConcurrency, req.Options, "options")
+	for i, t := range req.Targets {
+		hostErrs = append(hostErrs, HostConcurrencyErrors(s.MaxHostConcurrency, t.Options, fmt.Sprintf("targets[%d].options", i))...)
+	}
+	if err := ValidationErrors(hostErrs); err != nil {
 		return nil, nil, false, err
 	}
 	limiter, atomic := s.Repo.(InFlightLimiter)
@@ -118,12 +133,8 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (b *Batch, jobs []
 		return nil, nil, false, fmt.Errorf("store batch: %w", err)
 	}
 	b.Counts.Queued = len(jobs)
-	for _, j := range jobs {
-		// The batch is committed: from here on, it must not fail the request.
-		if err := s.Queue.Enqueue(context.WithoutCancel(ctx), j.ID, j.Options.JobTimeout()); err != nil {
-			s.logger().Warn("enqueue failed; the reconciler will retry", "job_id", j.ID, "err", err)
-		}
-	}
+	// The batch is committed: from here on, it must not fail the request.
+	EnqueueOrKick(ctx, s.Dispatch, s.Queue, jobs, s.logger())
 	return b, jobs, false, nil
 }
 

@@ -57,6 +57,22 @@ type Service struct {
 	// DefaultMaxSuitesPerKey; negative: no cap). Suites made without auth
 	// have no owner and no cap.
 	MaxSuitesPerKey int
+	// Dispatch, when set, is kicked after a run's jobs are written (they
+	// are held and dispatched fairly, as jobs.Service's); without it they
+	// are enqueued at once.
+	Dispatch jobs.Kicker
+	// MaxHostConcurrency caps the host_concurrency option, as
+	// jobs.Service's (0: jobs.DefaultHostConcurrencyMax).
+	MaxHostConcurrency int
+}
+
+// checkHostConcurrency names every host_concurrency of s above MaxHostConcurrency.
+func (g *Service) checkHostConcurrency(s *Suite) error {
+	errs := jobs.HostConcurrencyErrors(g.MaxHostConcurrency, s.Spec.Options, "options")
+	for i, t := range s.Spec.Targets {
+		errs = append(errs, jobs.HostConcurrencyErrors(g.MaxHostConcurrency, t.Options, fmt.Sprintf("targets[%d].options", i))...)
+	}
+	return jobs.ValidationErrors(errs)
 }
 
 func (g *Service) maxSuitesPerKey() int { return cmp.Or(g.MaxSuitesPerKey, DefaultMaxSuitesPerKey) }
@@ -71,6 +87,9 @@ func (g *Service) minScheduleInterval() time.Duration {
 // MaxSuitesPerKey for owner is ErrTooManySuites.
 func (g *Service) CreateSuite(ctx context.Context, owner string, body []byte) (*Suite, error) {
 	s, err := parseSuite(body, g.minScheduleInterval())
+	if err == nil {
+		err = g.checkHostConcurrency(s)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -112,6 +131,9 @@ func (g *Service) UpdateSuite(ctx context.Context, cur *Suite, body []byte) (*Su
 		return nil, err
 	}
 	s, err := parseSuite(merged, g.minScheduleInterval())
+	if err == nil {
+		err = g.checkHostConcurrency(s)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -150,11 +172,7 @@ func (g *Service) StartRun(ctx context.Context, s *Suite, trigger string, schedu
 	if err := g.Repo.CreateRun(ctx, r, b, js, keys, g.maxInFlight()); err != nil {
 		return nil, err
 	}
-	for _, j := range js {
-		if err := g.Queue.Enqueue(context.WithoutCancel(ctx), j.ID, j.Options.JobTimeout()); err != nil {
-			g.logger().Warn("enqueue failed; the reconciler will retry", "job_id", j.ID, "err", err)
-		}
-	}
+	jobs.EnqueueOrKick(ctx, g.Dispatch, g.Queue, js, g.logger())
 	r.Counts = RunCounts{Pending: len(js)}
 	return r, nil
 }

@@ -15,6 +15,7 @@ var (
 	_ jobs.ReconcileStore  = (*Store)(nil)
 	_ jobs.KeyStore        = (*Store)(nil)
 	_ jobs.SweepStore      = (*Store)(nil)
+	_ jobs.DispatchStore   = (*Store)(nil)
 
 	_ regression.SuiteStore    = (*Store)(nil)
 	_ regression.Schedules     = (*Store)(nil)

@@ -564,8 +564,10 @@ func (s *Store) CancelBatch(ctx context.Context, id string) ([]string, error) {
 
 // Unfinished implements jobs.Repository.
 func (s *Store) Unfinished(ctx context.Context, before time.Time, limit int) ([]jobs.JobRef, error) {
+	// Held jobs (dispatched_at NULL) are the dispatcher's, not the reconciler's.
 	rows, err := s.pool.Query(ctx, `SELECT id, status, updated_at FROM jobs
-		WHERE status IN ('queued', 'running') AND updated_at < $1 ORDER BY updated_at LIMIT $2`, before, limit)
+		WHERE status IN ('queued', 'running') AND dispatched_at IS NOT NULL AND updated_at < $1
+		ORDER BY updated_at LIMIT $2`, before, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list unfinished jobs: %w", err)
 	}

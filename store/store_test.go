@@ -185,6 +185,14 @@ func TestUnfinishedAndReconcile(t *testing.T) {
 	q := &recordingQueue{}
 	rec := &jobs.Reconciler{Repo: st, Queue: q, Grace: time.Nanosecond}
 	time.Sleep(5 * time.Millisecond)
+	// Held jobs are the dispatcher's: the reconciler leaves them alone.
+	if n, err := rec.Once(ctx); err != nil || n != 0 || len(q.enqueued) != 0 {
+		t.Fatalf("reconcile held = %d, %v, enqueued %v; want nothing", n, err, q.enqueued)
+	}
+	if ds, err := st.DispatchHeld(ctx, 10); err != nil || len(ds) != 2 {
+		t.Fatalf("DispatchHeld = %v, %v", ds, err)
+	}
+	time.Sleep(5 * time.Millisecond)
 	n, err := rec.Once(ctx)
 	if err != nil || n != 2 || len(q.enqueued) != 2 {
 		t.Fatalf("reconcile = %d, %v, enqueued %v; want both jobs re-enqueued", n, err, q.enqueued)

@@ -78,6 +78,14 @@ type apiConfig struct {
 
 	AdminQueues string // SNAPQ_ADMIN_QUEUES: readonly (default), on or off
 	Metrics     string // SNAPQ_METRICS: web.MetricsOn (default), MetricsOff or MetricsPublic
+
+	// DispatchDepth is the dispatched, unfinished capture jobs the
+	// dispatcher keeps (SNAPQ_DISPATCH_DEPTH, default 0: derived from the
+	// workers' concurrency, jobs.FleetDepth).
+	DispatchDepth int
+	// HostConcurrencyMax caps the host_concurrency option
+	// (SNAPQ_HOST_CONCURRENCY_MAX, default 16).
+	HostConcurrencyMax int
 }
 
 // loadAPIConfig reads every SNAPQ_* variable `api serve` uses and validates
@@ -118,7 +126,9 @@ func loadAPIConfig() (apiConfig, error) {
 	}
 	c.Web.Auth = c.Auth != authOff
 	c.Web.ListenAddr = c.Addr
-	if err := errors.Join(r.Err(), c.validate()); err != nil {
+	c.DispatchDepth = r.Int("SNAPQ_DISPATCH_DEPTH", 0)
+	c.HostConcurrencyMax = r.Int("SNAPQ_HOST_CONCURRENCY_MAX", jobs.DefaultHostConcurrencyMax)
+	if err := errors.Join(r.Err(), c.validate(), c.validateFair()); err != nil {
 		return apiConfig{}, err
 	}
 	return c, nil
@@ -183,4 +193,16 @@ func noCapAsNegative(n int) int {
 		return -1
 	}
 	return n
+}
+
+// validateFair checks SNAPQ_DISPATCH_DEPTH and SNAPQ_HOST_CONCURRENCY_MAX.
+func (c apiConfig) validateFair() error {
+	var errs []error
+	if c.DispatchDepth < 0 {
+		errs = append(errs, fmt.Errorf("SNAPQ_DISPATCH_DEPTH=%d: want 0 (derived from the workers) or more", c.DispatchDepth))
+	}
+	if c.HostConcurrencyMax < 1 || c.HostConcurrencyMax > jobs.HardMaxHostConcurrency {
+		errs = append(errs, fmt.Errorf("SNAPQ_HOST_CONCURRENCY_MAX=%d: want 1 to %d", c.HostConcurrencyMax, jobs.HardMaxHostConcurrency))
+	}
+	return errors.Join(errs...)
 }

@@ -61,6 +61,7 @@ func defaultAPIConfig() apiConfig {
 		MinScheduleInterval: 5 * time.Minute,
 		AdminQueues:         "readonly",
 		Metrics:             "on",
+		HostConcurrencyMax:  16,
 	}
 }
 

@@ -126,6 +126,8 @@ type deps struct {
 	objects *artifacts.Store
 	tasks   *queue.AsynqQueue
 	rdb     redis.UniversalClient
+	// dispatch feeds the queue from the held jobs (kicked by submissions).
+	dispatch *jobs.Dispatcher
 }
 
 // openDeps connects to every dependency and applies pending migrations; on
@@ -154,6 +156,8 @@ func openDeps(ctx context.Context, cfg apiConfig, log *slog.Logger) (_ *deps, er
 		return nil, errors.New("unexpected redis client type")
 	}
 	d.rdb = rdb
+	d.dispatch = &jobs.Dispatcher{Repo: d.store, Queue: d.tasks, Logger: log.With("component", "dispatch"),
+		Depth: cfg.DispatchDepth, Fleet: d.tasks.FleetConcurrency}
 	return d, nil
 }
 
@@ -181,9 +185,11 @@ func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeSe
 	}
 
 	srv := &web.Server{
-		Service: &jobs.Service{Repo: st, Queue: tasks, Logger: log, MaxTargets: maxTargets, MaxInFlight: maxInFlight},
+		Service: &jobs.Service{Repo: st, Queue: tasks, Logger: log, MaxTargets: maxTargets, MaxInFlight: maxInFlight,
+			Dispatch: d.dispatch, MaxHostConcurrency: cfg.HostConcurrencyMax},
 		Regression: &regression.Service{Repo: st, Queue: tasks, Logger: log, MaxInFlight: noCapAsNegative(cfg.MaxJobsInFlight),
-			MaxSuitesPerKey: noCapAsNegative(cfg.MaxSuitesPerKey), MinScheduleInterval: cfg.MinScheduleInterval},
+			MaxSuitesPerKey: noCapAsNegative(cfg.MaxSuitesPerKey), MinScheduleInterval: cfg.MinScheduleInterval,
+			Dispatch: d.dispatch, MaxHostConcurrency: cfg.HostConcurrencyMax},
 		Batches:  st,
 		Suites:   st,
 		Webhooks: st,
@@ -239,6 +245,7 @@ func startLoops(ctx context.Context, cfg apiConfig, d *deps, log *slog.Logger) (
 	}
 	recCtx, stopRec := context.WithCancel(ctx)
 	go rec.Run(recCtx, cfg.ReconcileInterval)
+	go d.dispatch.Run(recCtx) // fair scheduling: held jobs to the queue
 
 	// Suite schedules: read from Postgres every SNAPQ_SCHEDULE_SYNC, so changes
 	// need no restart; replicas dedupe activations (regression/schedule.go).

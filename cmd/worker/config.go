@@ -55,6 +55,13 @@ type workerConfig struct {
 
 	MetricsAddr string // SNAPQ_METRICS_ADDR; empty (default): metrics are not served
 	PprofAddr   string // SNAPQ_PPROF_ADDR; empty (default): no profiler
+
+	// DispatchDepth is as the api's (SNAPQ_DISPATCH_DEPTH, default 0:
+	// derived from the workers).
+	DispatchDepth int
+	// HostConcurrency is the default cap on one target host's captures
+	// across all workers (SNAPQ_HOST_CONCURRENCY, default 4; 0: no cap).
+	HostConcurrency int
 }
 
 // loadWorkerConfig reads every SNAPQ_* variable the worker uses and validates
@@ -98,13 +105,23 @@ func loadWorkerConfig() (workerConfig, error) {
 	c.MetricsAddr = r.String("SNAPQ_METRICS_ADDR", "")
 	c.PprofAddr = r.String("SNAPQ_PPROF_ADDR", "")
 
+	c.DispatchDepth = r.Int("SNAPQ_DISPATCH_DEPTH", 0)
+	c.HostConcurrency = r.Int("SNAPQ_HOST_CONCURRENCY", jobs.DefaultHostConcurrency)
+	var fairErr error
+	if c.DispatchDepth < 0 {
+		fairErr = fmt.Errorf("SNAPQ_DISPATCH_DEPTH=%d: want 0 (derived from the workers) or more", c.DispatchDepth)
+	}
+	if c.HostConcurrency < 0 || c.HostConcurrency > jobs.HardMaxHostConcurrency {
+		fairErr = errors.Join(fairErr, fmt.Errorf("SNAPQ_HOST_CONCURRENCY=%d: want 0 (no cap) to %d", c.HostConcurrency, jobs.HardMaxHostConcurrency))
+	}
+
 	concErr := c.validateConcurrency()
 	cc := c.Capture
 	if concErr != nil {
 		// Tabs is SNAPQ_WORKER_CONCURRENCY, reported already: not twice.
 		cc.Tabs = 0 // Validate reads 0 as the default
 	}
-	if err := errors.Join(concErr, r.Err(), allowErr, c.S3.Validate(),
+	if err := errors.Join(concErr, fairErr, r.Err(), allowErr, c.S3.Validate(),
 		cc.Validate(), c.Egress.Validate(), c.Webhook.Validate()); err != nil {
 		return workerConfig{}, err
 	}

@@ -65,6 +65,7 @@ func defaultWorkerConfig(chrome string) workerConfig {
 		Webhook:         webhook.Config{MaxRetry: 8, Timeout: 10 * time.Second},
 		Capture:         cc,
 		Egress:          egress.DefaultConfig(),
+		HostConcurrency: 4,
 	}
 }
 

@@ -4,14 +4,18 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/capture"
@@ -19,6 +23,7 @@ import (
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/queue"
+	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/regression"
 	"github.com/snapq/snapq/store"
 	"github.com/snapq/snapq/webhook"
@@ -58,6 +63,9 @@ func run(ctx context.Context) error {
 	if err := srv.Start(newMux(cfg, d, metrics, log)); err != nil {
 		return fmt.Errorf("start asynq server: %w", err)
 	}
+	dctx, stopDispatch := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopDispatch()
+	go d.dispatch.Run(dctx)
 	if metricsLn != nil {
 		go metrics.serve(ctx, metricsLn, log)
 	}
@@ -78,6 +86,11 @@ type deps struct {
 	guard   *egress.Proxy
 	browser *capture.Browser
 	tasks   *queue.AsynqQueue
+	// rdb holds the host cap's semaphores; dispatch feeds the queue from the
+	// held jobs (kicked when a job here reaches its final status).
+	rdb      redis.UniversalClient
+	hosts    *ratelimit.HostSemaphore
+	dispatch *jobs.Dispatcher
 }
 
 // openDeps connects to Postgres and S3, starts Chromium behind the egress
@@ -115,11 +128,39 @@ func openDeps(ctx context.Context, cfg workerConfig, log *slog.Logger) (_ *deps,
 	// The worker that completes a batch enqueues its webhook delivery, and a run
 	// capture's comparison, at once; scheduled runs enqueue their capture jobs.
 	d.tasks = queue.NewAsynqQueue(cfg.Redis, queue.Config{MaxRetry: cfg.MaxRetry, WebhookMaxRetry: cfg.Webhook.MaxRetry})
+	rdb, ok := cfg.Redis.MakeRedisClient().(redis.UniversalClient)
+	if !ok {
+		return nil, errors.New("unexpected redis client type")
+	}
+	d.rdb = rdb
+	d.hosts = ratelimit.NewHostSemaphore(rdb)
+	d.dispatch = &jobs.Dispatcher{Repo: d.store, Queue: d.tasks, Logger: log.With("component", "dispatch"),
+		Depth: cfg.DispatchDepth, Fleet: d.tasks.FleetConcurrency}
 	return d, nil
+}
+
+var _ jobs.HostSlots = (*ratelimit.HostSemaphore)(nil)
+
+// isFailure tells asynq which handler errors count as failures (using up an
+// attempt): not a capture handed back because its host is at its cap.
+func isFailure(err error) bool { return !jobs.IsHostBusy(err) }
+
+// retryDelay is the queue's backoff, except for a task handed back because
+// its host is busy: it comes back after jobs.HostBusyDelay.
+func retryDelay(base asynq.RetryDelayFunc) asynq.RetryDelayFunc {
+	return func(n int, err error, t *asynq.Task) time.Duration {
+		if jobs.IsHostBusy(err) {
+			return jobs.HostBusyDelay + time.Duration(rand.Int64N(int64(jobs.HostBusyDelay)/2))
+		}
+		return base(n, err, t)
+	}
 }
 
 // close closes what openDeps opened, last opened first.
 func (d *deps) close() {
+	if d.rdb != nil {
+		d.rdb.Close()
+	}
 	if d.tasks != nil {
 		d.tasks.Close()
 	}
@@ -136,14 +177,17 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 	announce := &webhook.Announcer{Repo: st, Queue: tasks, Logger: log.With("component", "webhooks")}
 	regLog := log.With("component", "regression")
 	h := &jobs.Handler{Repo: st, Renderer: d.browser, Store: d.objects, Logger: log,
-		AfterFinal: []func(context.Context, *jobs.Job){announce.AfterFinal, regression.CompareWhenFinal(st, tasks, regLog)}}
+		AfterFinal: []func(context.Context, *jobs.Job){announce.AfterFinal, regression.CompareWhenFinal(st, tasks, regLog),
+			d.dispatch.AfterFinal},
+		Hosts: d.hosts, HostConcurrency: cfg.HostConcurrency}
 	cmp := &regression.Comparer{Repo: st, Store: d.objects, Logger: regLog,
 		RunFinished: []func(context.Context, *regression.Run){func(ctx context.Context, r *regression.Run) { announce.Batch(ctx, r.BatchID) }}}
 	inFlight := cfg.MaxJobsInFlight
 	if inFlight == 0 {
 		inFlight = -1 // SNAPQ_MAX_JOBS_IN_FLIGHT=0 is no cap; the regression service's 0 is its default
 	}
-	runner := &regression.SuiteRunner{Regression: &regression.Service{Repo: st, Queue: tasks, Logger: regLog, MaxInFlight: inFlight}}
+	runner := &regression.SuiteRunner{Regression: &regression.Service{Repo: st, Queue: tasks, Logger: regLog, MaxInFlight: inFlight,
+		Dispatch: d.dispatch}}
 	// Webhook deliveries go through the same egress guard as Chromium.
 	wh := &webhook.Handler{Repo: st, Client: d.guard.HTTPClient(cfg.Webhook.Timeout), Timeout: cfg.Webhook.Timeout,
 		Logger: log.With("component", "webhooks"),
@@ -162,7 +206,8 @@ func newServer(cfg workerConfig, log *slog.Logger) *asynq.Server {
 	return asynq.NewServer(cfg.Redis, asynq.Config{
 		Concurrency:     cfg.Jobs,
 		Queues:          queue.Weights,
-		RetryDelayFunc:  queue.RetryDelay(cfg.RetryBaseDelay),
+		RetryDelayFunc:  retryDelay(queue.RetryDelay(cfg.RetryBaseDelay)),
+		IsFailure:       isFailure,
 		ShutdownTimeout: cfg.ShutdownTimeout,
 		Logger:          env.AsynqLogger{L: log},
 		LogLevel:        asynq.WarnLevel,

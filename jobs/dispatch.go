@@ -1,0 +1,168 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Fair scheduling. Submitting a batch stores its jobs queued but held; a
+// Dispatcher moves held jobs to the task queue a few at a time, keeping
+// about Depth capture jobs dispatched and unfinished, and fills the free room
+// fair across owners (API keys; "" without auth). A key's 20,000-page batch
+// therefore waits in Postgres, not ahead of everyone in the queue's FIFO: a
+// 5-page batch submitted after it gets the next free slots.
+
+// Dispatch is one job the store marked dispatched: the caller enqueues it.
+type Dispatch struct {
+	ID      string
+	Owner   string
+	Options Options
+}
+
+// DispatchStore is what Dispatcher needs. store.Store implements it.
+type DispatchStore interface {
+	// DispatchHeld marks held jobs dispatched, as many as bring the number
+	// of dispatched unfinished jobs up to depth, the free room shared fair
+	// across owners, and returns them in the order to enqueue them. Passes
+	// of concurrent callers (any process) are serialized.
+	DispatchHeld(ctx context.Context, depth int) ([]Dispatch, error)
+}
+
+// Kicker is told that held jobs may be waiting: a Service after writing
+// jobs, a worker after a job finished. Dispatcher implements it.
+type Kicker interface {
+	Kick()
+}
+
+// Dispatcher feeds the task queue from the held jobs in Postgres. Run it in
+// every api and worker process: kicks make a pass at once, the ticker
+// catches everything else (another process's submissions, lost kicks).
+type Dispatcher struct {
+	Repo   DispatchStore
+	Queue  Queue
+	Logger *slog.Logger
+	// Depth is the number of dispatched, unfinished capture jobs to keep
+	// (SNAPQ_DISPATCH_DEPTH). 0: derived from Fleet.
+	Depth int
+	// Fleet reports the task concurrency of the running workers (the sum of
+	// their asynq Concurrency); with Depth 0 the depth is
+	// max(MinDispatchDepth, 2 × Fleet), re-read every FleetRefresh. nil or
+	// an error: MinDispatchDepth (or the last good value).
+	Fleet func(ctx context.Context) (int, error)
+	// Interval is the ticker's period (default DefaultDispatchInterval).
+	Interval time.Duration
+
+	once      sync.Once
+	kick      chan struct{}
+	mu        sync.Mutex
+	fleetAt   time.Time
+	fleetSize int
+}
+
+// Defaults of Dispatcher.
+const (
+	MinDispatchDepth        = 16
+	DefaultDispatchInterval = time.Second
+	FleetRefresh            = 10 * time.Second
+)
+
+var _ Kicker = (*Dispatcher)(nil)
+
+func (d *Dispatcher) init() { d.once.Do(func() { d.kick = make(chan struct{}, 1) }) }
+
+// Kick asks for a pass soon; kicks made while one is pending are one.
+func (d *Dispatcher) Kick() {
+	if d == nil {
+		return
+	}
+	d.init()
+	select {
+	case d.kick <- struct{}{}:
+	default:
+	}
+}
+
+// AfterFinal is a Handler hook: a finished job frees room.
+func (d *Dispatcher) AfterFinal(context.Context, *Job) { d.Kick() }
+
+// Run makes a pass on every kick and every Interval until ctx ends.
+func (d *Dispatcher) Run(ctx context.Context) {
+	d.init()
+	interval := d.Interval
+	if interval <= 0 {
+		interval = DefaultDispatchInterval
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if _, err := d.Once(ctx); err != nil && ctx.Err() == nil {
+			Log(d.Logger).Warn("dispatch", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.kick:
+		case <-t.C:
+		}
+	}
+}
+
+// Once makes one pass: it marks held jobs dispatched and enqueues them. A
+// failed enqueue is logged: the job is dispatched in Postgres, and the
+// reconciler enqueues dispatched jobs whose task is missing.
+func (d *Dispatcher) Once(ctx context.Context) (int, error) {
+	ds, err := d.Repo.DispatchHeld(ctx, d.depth(ctx))
+	if err != nil {
+		return 0, fmt.Errorf("dispatch held jobs: %w", err)
+	}
+	for _, j := range ds {
+		if err := d.Queue.Enqueue(context.WithoutCancel(ctx), j.ID, j.Options.JobTimeout()); err != nil {
+			Log(d.Logger).Warn("enqueue failed; the reconciler will retry", "job_id", j.ID, "err", err)
+		}
+	}
+	if len(ds) > 0 {
+		Log(d.Logger).Debug("dispatched", "count", len(ds))
+	}
+	return len(ds), nil
+}
+
+// depth is Depth, or the one derived from the fleet.
+func (d *Dispatcher) depth(ctx context.Context) int {
+	if d.Depth > 0 {
+		return d.Depth
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.Fleet != nil && time.Since(d.fleetAt) >= FleetRefresh {
+		if n, err := d.Fleet(ctx); err != nil {
+			Log(d.Logger).Warn("read the workers' concurrency; keeping the last depth", "err", err)
+		} else {
+			d.fleetSize = n
+		}
+		d.fleetAt = time.Now()
+	}
+	return FleetDepth(d.fleetSize)
+}
+
+// FleetDepth is the dispatch depth for workers running fleet tasks at once:
+// twice that, so every worker has its next task queued, and at least
+// MinDispatchDepth.
+func FleetDepth(fleet int) int { return max(MinDispatchDepth, 2*fleet) }
+
+// EnqueueOrKick hands freshly written jobs on: with a dispatcher it kicks
+// it (the jobs are held in the store), without one it enqueues each job.
+// Failed enqueues are logged: the reconciler retries them.
+func EnqueueOrKick(ctx context.Context, k Kicker, q Queue, jobs []*Job, log *slog.Logger) {
+	if k != nil {
+		k.Kick()
+		return
+	}
+	for _, j := range jobs {
+		if err := q.Enqueue(context.WithoutCancel(ctx), j.ID, j.Options.JobTimeout()); err != nil {
+			Log(log).Warn("enqueue failed; the reconciler will retry", "job_id", j.ID, "err", err)
+		}
+	}
+}

@@ -1,0 +1,160 @@
+package ratelimit
+
+import (
+	"context"
+	cryptorand "crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// HostSemaphore caps the captures of one target host running at once across
+// every worker that shares the Redis. Each host has one sorted set,
+// snapq:{host:<host>}:sem, of lease tokens scored by their expiry (the hash
+// tag keeps a host's key on one Redis Cluster slot; every script touches that
+// one key). A holder renews its lease every TTL/3 while it works; a holder
+// that dies stops renewing and its slot is reclaimed by the next acquire
+// after at most TTL, so a killed worker cannot leak a slot.
+type HostSemaphore struct {
+	rdb redis.UniversalClient
+	// TTL is a lease's life without renewal (default DefaultLeaseTTL).
+	TTL time.Duration
+	// Poll is the pause between two tries while waiting (default 100 ms,
+	// with jitter).
+	Poll time.Duration
+}
+
+// DefaultLeaseTTL is HostSemaphore.TTL when none is set.
+const DefaultLeaseTTL = 30 * time.Second
+
+// NewHostSemaphore returns a semaphore on rdb with the default lease TTL.
+func NewHostSemaphore(rdb redis.UniversalClient) *HostSemaphore {
+	return &HostSemaphore{rdb: rdb, TTL: DefaultLeaseTTL}
+}
+
+// HostKey is the Redis key of host's semaphore.
+func HostKey(host string) string { return "snapq:{host:" + host + "}:sem" }
+
+// acquireScript drops expired leases, then adds ARGV[2] with expiry now +
+// ARGV[3] ms if fewer than ARGV[1] leases remain. Returns 1 when it did.
+var acquireScript = redis.NewScript(`
+local key = KEYS[1]
+local limit = tonumber(ARGV[1])
+local ttl = tonumber(ARGV[3])
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call("ZREMRANGEBYSCORE", key, "-inf", now)
+if redis.call("ZCARD", key) >= limit then
+  return 0
+end
+redis.call("ZADD", key, now + ttl, ARGV[2])
+redis.call("PEXPIRE", key, ttl + 1000)
+return 1
+`)
+
+// renewScript pushes ARGV[1]'s expiry to now + ARGV[2] ms if it still holds
+// a lease. Returns 1 when it did.
+var renewScript = redis.NewScript(`
+local key = KEYS[1]
+local ttl = tonumber(ARGV[2])
+if not redis.call("ZSCORE", key, ARGV[1]) then
+  return 0
+end
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call("ZADD", key, "XX", now + ttl, ARGV[1])
+if redis.call("PTTL", key) < ttl + 1000 then
+  redis.call("PEXPIRE", key, ttl + 1000)
+end
+return 1
+`)
+
+// Acquire implements jobs.HostSlots: it takes one of host's limit slots,
+// trying again every Poll for up to wait. While held, the lease is renewed
+// in the background until release is called or ctx ends.
+func (s *HostSemaphore) Acquire(ctx context.Context, host string, limit int, wait time.Duration) (release func(), ok bool, err error) {
+	if limit <= 0 {
+		return func() {}, true, nil
+	}
+	key, token, ttl := HostKey(host), newToken(), s.ttl()
+	deadline := time.Now().Add(wait)
+	for {
+		got, err := acquireScript.Run(ctx, s.rdb, []string{key}, limit, token, ttl.Milliseconds()).Int()
+		if err != nil {
+			return nil, false, fmt.Errorf("host cap %s: %w", host, err)
+		}
+		if got == 1 {
+			return s.hold(ctx, key, token, ttl), true, nil
+		}
+		pause := s.poll()
+		pause += time.Duration(rand.Int64N(int64(pause)))
+		if time.Now().Add(pause).After(deadline) {
+			return nil, false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		case <-time.After(pause):
+		}
+	}
+}
+
+// hold renews the lease every ttl/3 until release or ctx's end, and returns
+// release, which stops renewing and removes the lease.
+func (s *HostSemaphore) hold(ctx context.Context, key, token string, ttl time.Duration) func() {
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(ttl / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				rctx, cancel := context.WithTimeout(ctx, ttl/3)
+				renewScript.Run(rctx, s.rdb, []string{key}, token, ttl.Milliseconds()) //nolint:errcheck // the next tick tries again
+				cancel()
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(done)
+			<-stopped
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			s.rdb.ZRem(rctx, key, token) //nolint:errcheck // unremoved, it expires after ttl
+		})
+	}
+}
+
+func (s *HostSemaphore) ttl() time.Duration {
+	if s.TTL > 0 {
+		return s.TTL
+	}
+	return DefaultLeaseTTL
+}
+
+func (s *HostSemaphore) poll() time.Duration {
+	if s.Poll > 0 {
+		return s.Poll
+	}
+	return 100 * time.Millisecond
+}
+
+func newToken() string {
+	var b [16]byte
+	if _, err := cryptorand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	return hex.EncodeToString(b[:])
+}

@@ -44,7 +44,7 @@ func defaultAPIConfig() apiConfig {
 		DatabaseURL:         "postgres://postgres@127.0.0.1:5432/snapq?sslmode=disable",
 		Redis:               asynq.RedisClientOpt{Addr: "127.0.0.1:6379"},
 		S3:                  s3,
-		Queue:               queue.Config{MaxRetry: 3, WebhookMaxRetry: 8},
+		Queue:               queue.Config{MaxRetry: 3, WebhookMaxRetry: 8, Shards: 1},
 		ReconcileInterval:   time.Minute,
 		ReconcileGrace:      30 * time.Second,
 		ScheduleSync:        30 * time.Second,
@@ -94,7 +94,7 @@ func TestLoadAPIConfig(t *testing.T) {
 				c.Redis = asynq.RedisClientOpt{Addr: "10.0.0.5:6380", DB: 3}
 				c.S3.Endpoint, c.S3.Bucket, c.S3.UseSSL, c.S3.Region = "s3.example.com", "shots", true, "eu-west-1"
 				c.S3.PublicURL, c.S3.PresignExpiry = "https://cdn.example.com", time.Hour
-				c.Queue = queue.Config{MaxRetry: 5, WebhookMaxRetry: 2}
+				c.Queue = queue.Config{MaxRetry: 5, WebhookMaxRetry: 2, Shards: 1}
 				c.ReconcileInterval, c.ReconcileGrace, c.ScheduleSync = 5*time.Second, 10*time.Second, time.Second
 				c.SweepInterval = time.Hour
 				c.Auth = "off"
@@ -194,7 +194,7 @@ func TestLoadAPIConfigErrors(t *testing.T) {
 		{
 			name: "redis url",
 			env:  []string{"SNAPQ_REDIS_URL=mysql://db"},
-			want: []string{`SNAPQ_REDIS_URL: asynq: unsupported uri scheme: "mysql"`},
+			want: []string{`SNAPQ_REDIS_URL: asynq: unsupported uri scheme: "mysql" (forms: redis://, rediss://, redis-socket://, redis-sentinel://, redis-cluster://)`},
 		},
 		{
 			name: "s3 credentials missing",

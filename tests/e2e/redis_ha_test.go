@@ -55,7 +55,7 @@ func (s *stack) waitCounts(id string, headers map[string]string, timeout time.Du
 	}
 }
 
-func midBatch(b batchResp) bool { return b.Counts["succeeded"] >= 20 && b.Status != "completed" }
+func midBatch(b batchResp) bool  { return b.Counts["succeeded"] >= 20 && b.Status != "completed" }
 func completed(b batchResp) bool { return b.Status == "completed" }
 
 // sentinelFailover runs a 100-page batch on a Sentinel group and fails the

@@ -120,6 +120,16 @@ func TestLoadAPIConfig(t *testing.T) {
 			want: func(c *apiConfig) { c.Addr, c.Web.ListenAddr = "0.0.0.0:8080", "0.0.0.0:8080" },
 		},
 		{
+			name: "sentinel, shards and admin token",
+			env: []string{"SNAPQ_REDIS_URL=redis-sentinel://s1:26379,s2:26379?master=m", "SNAPQ_QUEUE_SHARDS=4",
+				"SNAPQ_ADMIN_TOKEN=0123456789abcdef0123456789abcdef"},
+			want: func(c *apiConfig) {
+				c.Redis = asynq.RedisFailoverClientOpt{MasterName: "m", SentinelAddrs: []string{"s1:26379", "s2:26379"}}
+				c.Queue.Shards = 4
+				c.Web.AdminToken = "0123456789abcdef0123456789abcdef"
+			},
+		},
+		{
 			name: "sweeping off",
 			env:  []string{"SNAPQ_SWEEP_INTERVAL=0"},
 			want: func(c *apiConfig) { c.SweepInterval = 0 },
@@ -195,6 +205,19 @@ func TestLoadAPIConfigErrors(t *testing.T) {
 			name: "redis url",
 			env:  []string{"SNAPQ_REDIS_URL=mysql://db"},
 			want: []string{`SNAPQ_REDIS_URL: asynq: unsupported uri scheme: "mysql" (forms: redis://, rediss://, redis-socket://, redis-sentinel://, redis-cluster://)`},
+		},
+		{
+			name: "cluster url and shards",
+			env:  []string{"SNAPQ_REDIS_URL=redis-cluster://n1:7000/2", "SNAPQ_QUEUE_SHARDS=0"},
+			want: []string{
+				"SNAPQ_REDIS_URL: redis-cluster URL: a cluster has only database 0; leave the path out",
+				"SNAPQ_QUEUE_SHARDS=0: want 1 to 64",
+			},
+		},
+		{
+			name: "short admin token",
+			env:  []string{"SNAPQ_ADMIN_TOKEN=secret"},
+			want: []string{"SNAPQ_ADMIN_TOKEN: want at least 24 characters without surrounding spaces (e.g. openssl rand -hex 24)"},
 		},
 		{
 			name: "s3 credentials missing",

@@ -53,6 +53,14 @@ func TestRedisCluster(t *testing.T) {
 	if len(qs.Queues) != 3 || qs.Queues[0].Name != "capture" || qs.Queues[0].Shards != 8 || qs.Queues[0].Pending != 200 {
 		t.Fatalf("GET /v1/queues = %+v, want capture with 8 shards and 200 pending", qs.Queues)
 	}
+	// The dashboard's queue page shows the same sums.
+	ui := openDashboard(t, s.api+"/#/queues")
+	ui.wait("the key prompt", 20*time.Second, `() => document.querySelector('#key-dialog').open`)
+	ui.setValue("#key-input", keyB)
+	ui.click("#key-save")
+	ui.wait("200 pending captures", 20*time.Second,
+		`() => document.querySelector('#queue-rows tr[data-queue="capture"] td[data-state="pending"]')?.textContent === '200'`)
+	ui.shot("dashboard-queues-cluster")
 	metrics := scrapeWith(t, s.api+"/metrics", keyB)
 	if !hasLine(metrics, `snapq_queue_tasks{queue="capture",state="pending"} 200`) {
 		t.Errorf("metrics do not sum the shards: %s", grepLines(metrics, "snapq_queue_tasks"))
@@ -83,13 +91,13 @@ func TestRedisCluster(t *testing.T) {
 	if code, _ := s.doWith("GET", "/admin/queues/api/queues", auth(keyA), nil, nil); code != http.StatusForbidden {
 		t.Errorf("queue UI with an API key: %d, want 403", code)
 	}
-	var ui struct {
+	var mon struct {
 		Queues []struct {
 			Queue string `json:"queue"`
 		} `json:"queues"`
 	}
-	if code, _ := s.doWith("GET", "/admin/queues/api/queues", auth("cluster-test-admin-token-0123456789"), nil, &ui); code != http.StatusOK || len(ui.Queues) < 8 {
-		t.Errorf("queue UI with the admin token on the cluster: %d, %d queues", code, len(ui.Queues))
+	if code, _ := s.doWith("GET", "/admin/queues/api/queues", auth("cluster-test-admin-token-0123456789"), nil, &mon); code != http.StatusOK || len(mon.Queues) < 8 {
+		t.Errorf("queue UI with the admin token on the cluster: %d, %d queues", code, len(mon.Queues))
 	}
 
 	workStart := time.Now()

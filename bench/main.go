@@ -54,6 +54,7 @@ type options struct {
 	allow       string   // SNAPQ_EGRESS_ALLOW_CIDRS for the corpus sites
 	env         []string // extra environment for api and worker (the soak's TMPDIR, pprof address)
 	soak        soakOptions
+	cluster     clusterOptions
 }
 
 func main() {
@@ -68,7 +69,15 @@ func main() {
 	flag.StringVar(&o.chrome, "chrome", testenv.Getenv("SNAPQ_CHROME_BIN", "/usr/bin/chromium"), "chromium binary")
 	flag.BoolVar(&o.diffOnly, "diff-only", false, "only measure the pixel diff (needs no services)")
 	o.soak.flags()
+	o.cluster.flags()
 	flag.Parse()
+	if o.cluster.on {
+		if err := clusterBench(o); err != nil {
+			fmt.Fprintln(os.Stderr, "bench -cluster:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if o.soak.on {
 		if err := soak(o); err != nil {
 			fmt.Fprintln(os.Stderr, "soak:", err)
@@ -263,6 +272,7 @@ type stack struct {
 	bucket  string
 	mcDrop  func()
 	verbose bool
+	options map[string]any // the batch's options; nil: the defaults
 }
 
 func startStack(ctx context.Context, o options) (*stack, error) {
@@ -347,7 +357,11 @@ func (s *stack) close() {
 // runBatch submits the corpus as one batch and waits until every job is
 // final. It returns the wall time and the peak PSS of worker + Chromium.
 func (s *stack) runBatch(urls []string) (time.Duration, float64, error) {
-	body, _ := json.Marshal(map[string]any{"urls": urls, "labels": map[string]string{"source": "bench"}})
+	req := map[string]any{"urls": urls, "labels": map[string]string{"source": "bench"}}
+	if s.options != nil {
+		req["options"] = s.options
+	}
+	body, _ := json.Marshal(req)
 	var sampler memSampler
 	stopMem := sampler.start(s.procs.Pid("worker"))
 	start := time.Now()

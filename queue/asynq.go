@@ -78,33 +78,42 @@ func (q *AsynqQueue) EnqueueWebhook(ctx context.Context, deliveryID string) erro
 
 // TaskState implements jobs.Queue.
 func (q *AsynqQueue) TaskState(_ context.Context, jobID string) (string, string, error) {
-	return q.taskState(QueueCapture, jobID)
+	return q.taskState(QueueCapture, jobID, jobID)
 }
 
 // WebhookTaskState is TaskState for a delivery's task.
 func (q *AsynqQueue) WebhookTaskState(_ context.Context, deliveryID string) (string, string, error) {
-	return q.taskState(QueueWebhooks, deliveryID)
+	return q.taskState(QueueWebhooks, deliveryID, deliveryID)
 }
 
 // CompareTaskState is TaskState for a capture job's compare task.
 func (q *AsynqQueue) CompareTaskState(_ context.Context, jobID string) (string, string, error) {
-	return q.taskState(QueueRegression, taskRules[jobs.KindCompare].idPrefix+jobID)
+	return q.taskState(QueueRegression, jobID, taskRules[jobs.KindCompare].idPrefix+jobID)
 }
 
-// taskState reports a task's asynq state and last error; "" when the queue
-// has no such task.
-func (q *AsynqQueue) taskState(queue, id string) (string, string, error) {
-	info, err := q.inspector.GetTaskInfo(queue, id)
-	if errors.Is(err, asynq.ErrQueueNotFound) && q.republish(queue) {
-		info, err = q.inspector.GetTaskInfo(queue, id)
+// taskState reports the asynq state and last error of task id, routed by the
+// payload id key to its shard of kind; "" when the queue has no such task.
+// When sharded, a task not in its shard is looked for in the kind's plain
+// queue too (enqueued before sharding was turned on).
+func (q *AsynqQueue) taskState(kind, key, id string) (string, string, error) {
+	queues := []string{q.cfg.QueueFor(kind, key)}
+	if queues[0] != kind {
+		queues = append(queues, kind)
 	}
-	if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
-		return "", "", nil
+	for _, queue := range queues {
+		info, err := q.inspector.GetTaskInfo(queue, id)
+		if errors.Is(err, asynq.ErrQueueNotFound) && q.republish(queue) {
+			info, err = q.inspector.GetTaskInfo(queue, id)
+		}
+		if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
+			continue
+		}
+		if err != nil {
+			return "", "", fmt.Errorf("inspect %s task %s: %w", queue, id, err)
+		}
+		return info.State.String(), info.LastErr, nil
 	}
-	if err != nil {
-		return "", "", fmt.Errorf("inspect %s task %s: %w", queue, id, err)
-	}
-	return info.State.String(), info.LastErr, nil
+	return "", "", nil
 }
 
 // allQueuesKey is asynq's registry of queue names (internal/base.AllQueues).
@@ -130,9 +139,15 @@ func (q *AsynqQueue) republish(queue string) bool {
 
 // Delete implements jobs.Queue. A missing task is not an error.
 func (q *AsynqQueue) Delete(_ context.Context, jobID string) error {
-	err := q.inspector.DeleteTask(QueueCapture, jobID)
-	if err == nil || errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
-		return nil
+	queues := []string{q.cfg.QueueFor(QueueCapture, jobID)}
+	if queues[0] != QueueCapture {
+		queues = append(queues, QueueCapture)
 	}
-	return fmt.Errorf("delete task %s: %w", jobID, err)
+	for _, queue := range queues {
+		err := q.inspector.DeleteTask(queue, jobID)
+		if err != nil && !errors.Is(err, asynq.ErrTaskNotFound) && !errors.Is(err, asynq.ErrQueueNotFound) {
+			return fmt.Errorf("delete task %s: %w", jobID, err)
+		}
+	}
+	return nil
 }

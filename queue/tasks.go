@@ -62,10 +62,13 @@ type Config struct {
 	// WebhookMaxRetry is the retries of a webhook delivery after its first
 	// attempt (SNAPQ_WEBHOOK_MAX_RETRY, default 8; 0 here means none).
 	WebhookMaxRetry int
+	// Shards splits each kind into this many queues (SNAPQ_QUEUE_SHARDS; 0
+	// or 1: one queue per kind under its plain name). See shard.go.
+	Shards int
 }
 
-// NewTask builds the asynq task of a payload with its kind's queue, retries,
-// timeout and id. timeout overrides the kind's own limit when it has none.
+// NewTask builds the asynq task of a payload with its kind's queue (its
+// shard, by the payload's id), retries, timeout and id. timeout overrides the kind's own limit when it has none.
 func NewTask(p jobs.Payload, timeout time.Duration, cfg Config) (*asynq.Task, []asynq.Option, error) {
 	rule, ok := taskRules[p.Kind()]
 	if !ok {
@@ -78,7 +81,7 @@ func NewTask(p jobs.Payload, timeout time.Duration, cfg Config) (*asynq.Task, []
 	if rule.timeout > 0 {
 		timeout = rule.timeout
 	}
-	opts := []asynq.Option{asynq.Queue(rule.queue), asynq.MaxRetry(max(rule.retries(cfg), 0)), asynq.Timeout(timeout)}
+	opts := []asynq.Option{asynq.Queue(cfg.QueueFor(rule.queue, p.ID())), asynq.MaxRetry(max(rule.retries(cfg), 0)), asynq.Timeout(timeout)}
 	if rule.unique > 0 {
 		opts = append(opts, asynq.Unique(rule.unique))
 	} else {

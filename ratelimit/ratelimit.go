@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -27,6 +28,14 @@ func New(rdb redis.UniversalClient, rate float64, burst int) *Limiter {
 		burst = 1
 	}
 	return &Limiter{rdb: rdb, rate: rate, burst: burst, prefix: "snapq:rate:"}
+}
+
+// Key is the Redis key of a client's state: the client key inside a hash tag
+// ({…}), so on a Redis Cluster everything snapq keeps about one client lives
+// in one slot and a script may touch several of its keys. Braces in key are
+// dropped so they cannot move the tag.
+func (l *Limiter) Key(key string) string {
+	return l.prefix + "{" + strings.NewReplacer("{", "", "}", "").Replace(key) + "}"
 }
 
 // gcra keeps the "theoretical arrival time" of the next request per key.
@@ -59,7 +68,7 @@ func (l *Limiter) Allow(ctx context.Context, key string) (allowed bool, retryAft
 
 // run runs one of the scripts for key; both answer {flag (0/1), seconds to wait}.
 func (l *Limiter) run(ctx context.Context, script *redis.Script, key string) (flag bool, wait time.Duration, err error) {
-	res, err := script.Run(ctx, l.rdb, []string{l.prefix + key}, l.burst, 1/l.rate).Slice()
+	res, err := script.Run(ctx, l.rdb, []string{l.Key(key)}, l.burst, 1/l.rate).Slice()
 	if err != nil {
 		return false, 0, fmt.Errorf("rate limit: %w", err)
 	}

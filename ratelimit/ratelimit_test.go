@@ -82,3 +82,29 @@ func TestBlockedDoesNotCount(t *testing.T) {
 		t.Fatal("a disabled limiter blocks")
 	}
 }
+
+// On a Redis Cluster the limiter's keys carry a hash tag and its scripts run
+// as on a single Redis: the burst is allowed, the next request refused.
+func TestOnCluster(t *testing.T) {
+	cl := testenv.StartCluster(t)
+	rdb := cl.Client()
+	defer rdb.Close()
+	l := New(rdb, 1, 3)
+	if got := l.Key("ip:127.0.0.1"); got != "snapq:rate:{ip:127.0.0.1}" {
+		t.Errorf("Key = %q, want the client key as the hash tag", got)
+	}
+	ctx := context.Background()
+	for _, key := range []string{"k1", "k2", "k3", "authfail:ip:::1"} {
+		for i := range 3 {
+			if ok, _, err := l.Allow(ctx, key); err != nil || !ok {
+				t.Fatalf("%s: request %d of the burst refused: %v", key, i+1, err)
+			}
+		}
+		if blocked, _, err := l.Blocked(ctx, key); err != nil || !blocked {
+			t.Fatalf("%s: Blocked after the burst = %v, %v", key, blocked, err)
+		}
+		if ok, retry, err := l.Allow(ctx, key); err != nil || ok || retry <= 0 {
+			t.Fatalf("%s: past the burst: allowed %v, retry %s, %v", key, ok, retry, err)
+		}
+	}
+}

@@ -39,8 +39,8 @@ func (s *Server) artifactKeyCookie(c *gin.Context) {
 }
 
 // mountQueues serves s.Queues (asynqmon) under QueuesPath. With auth on it
-// takes any valid API key: as the password of HTTP Basic auth (any user
-// name), as a Bearer token, or from the dashboard's key cookie.
+// takes only the admin token (Config.AdminToken): as the password of HTTP
+// Basic auth (any user name), as a Bearer token, or from a cookie.
 func (s *Server) mountQueues(r *gin.Engine) {
 	if s.Queues == nil {
 		return
@@ -61,8 +61,9 @@ func (s *Server) guardQueues(c *gin.Context) error {
 	return nil
 }
 
-// authenticateQueues takes any valid API key (see mountQueues) and records it
-// as the caller, for the rate limit.
+// authenticateQueues takes the admin token (see mountQueues): the queue UI
+// lists every tenant's tasks. A valid API key that is not the token gets 403
+// admin_required; anything else 401. The caller is recorded for the rate limit.
 func (s *Server) authenticateQueues(c *gin.Context) error {
 	if !s.Config.Auth {
 		c.Set(ownerKey, "")
@@ -70,17 +71,20 @@ func (s *Server) authenticateQueues(c *gin.Context) error {
 	}
 	secret := queuesCredential(c)
 	if secret == "" {
-		return queuesUnauthorized("sign in with any user name and an API key as the password")
+		return queuesUnauthorized("sign in with any user name and the admin token (SNAPQ_ADMIN_TOKEN) as the password")
+	}
+	if s.isAdmin(secret) {
+		c.Set(ownerKey, "admin")
+		return nil
 	}
 	id, err := s.validKey(c.Request.Context(), secret)
 	if err != nil {
 		return err
 	}
 	if id == "" {
-		return queuesUnauthorized("the API key is not valid or was revoked")
+		return queuesUnauthorized("neither the admin token nor a valid API key")
 	}
-	c.Set(ownerKey, id)
-	return nil
+	return adminRequired()
 }
 
 // sameOriginWrite reports whether r is a safe method, or an unsafe one sent
@@ -101,7 +105,8 @@ func sameOriginWrite(r *http.Request) bool {
 	return true
 }
 
-// queuesCredential returns the API key a queue-UI request carries, or "".
+// queuesCredential returns the secret (admin token or API key) a queue-UI
+// request carries, or "".
 func queuesCredential(c *gin.Context) string {
 	if _, pw, ok := c.Request.BasicAuth(); ok {
 		return pw

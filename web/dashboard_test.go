@@ -37,9 +37,12 @@ func dashboardSetup(t *testing.T, auth bool) (http.Handler, string) {
 	repo := &fakeRepo{} // every artifact is missing: past authentication 404, before it 401
 	queues := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("queues " + r.URL.Path)) })
 	s := &Server{Service: &jobs.Service{Repo: repo, Queue: &fakeQueue{}}, Batches: repo, Keys: &fakeKeys{sum: jobs.HashKey(secret)},
-		Queues: queues, Config: Config{Auth: auth, AllowedHosts: testHosts}}
+		Queues: queues, Config: Config{Auth: auth, AllowedHosts: testHosts, AdminToken: testAdminToken}}
 	return s.Handler(), secret
 }
+
+// testAdminToken is SNAPQ_ADMIN_TOKEN in the router tests.
+const testAdminToken = "admin-token-of-the-router-tests-0123456789"
 
 func get(h http.Handler, path string, mod func(*http.Request)) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(http.MethodGet, path, nil)
@@ -122,9 +125,13 @@ func TestQueuesProtected(t *testing.T) {
 	}{
 		{"no key", nil, http.StatusUnauthorized},
 		{"basic with a wrong key", func(r *http.Request) { r.SetBasicAuth("admin", "sq_"+strings.Repeat("x", 43)) }, http.StatusUnauthorized},
-		{"basic with a key", func(r *http.Request) { r.SetBasicAuth("admin", secret) }, http.StatusOK},
-		{"bearer", func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+secret) }, http.StatusOK},
-		{"dashboard cookie", func(r *http.Request) { r.AddCookie(&http.Cookie{Name: KeyCookie, Value: secret}) }, http.StatusOK},
+		{"basic with a wrong token", func(r *http.Request) { r.SetBasicAuth("admin", testAdminToken+"x") }, http.StatusUnauthorized},
+		// An ordinary key sees every tenant's tasks nowhere (issue 12): 403.
+		{"basic with an api key", func(r *http.Request) { r.SetBasicAuth("admin", secret) }, http.StatusForbidden},
+		{"bearer api key", func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+secret) }, http.StatusForbidden},
+		{"dashboard cookie with an api key", func(r *http.Request) { r.AddCookie(&http.Cookie{Name: KeyCookie, Value: secret}) }, http.StatusForbidden},
+		{"basic with the admin token", func(r *http.Request) { r.SetBasicAuth("admin", testAdminToken) }, http.StatusOK},
+		{"bearer admin token", func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+testAdminToken) }, http.StatusOK},
 	}
 	for _, tt := range tests {
 		for _, p := range []string{QueuesPath, QueuesPath + "/", QueuesPath + "/api/queues"} {
@@ -135,6 +142,9 @@ func TestQueuesProtected(t *testing.T) {
 			if tt.want == http.StatusUnauthorized && !strings.HasPrefix(rec.Header().Get("WWW-Authenticate"), "Basic ") {
 				t.Errorf("%s: GET %s WWW-Authenticate = %q, want a Basic challenge", tt.name, p, rec.Header().Get("WWW-Authenticate"))
 			}
+			if tt.want == http.StatusForbidden && !strings.Contains(rec.Body.String(), `"admin_required"`) {
+				t.Errorf("%s: GET %s = %s, want admin_required", tt.name, p, rec.Body)
+			}
 			if tt.want == http.StatusOK && rec.Body.String() != "queues "+p {
 				t.Errorf("%s: GET %s reached %q", tt.name, p, rec.Body.String())
 			}
@@ -144,7 +154,7 @@ func TestQueuesProtected(t *testing.T) {
 	// A cross-site page cannot make a browser change queues with its cached credentials.
 	for _, hdr := range [][2]string{{"Origin", "https://evil.example"}, {"Sec-Fetch-Site", "cross-site"}} {
 		req := httptest.NewRequest(http.MethodPost, QueuesPath+"/api/queues/capture:pause", nil)
-		req.SetBasicAuth("admin", secret)
+		req.SetBasicAuth("admin", testAdminToken)
 		req.Header.Set(hdr[0], hdr[1])
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
@@ -153,7 +163,7 @@ func TestQueuesProtected(t *testing.T) {
 		}
 	}
 	req := httptest.NewRequest(http.MethodPost, QueuesPath+"/api/queues/capture:pause", nil)
-	req.SetBasicAuth("admin", secret)
+	req.SetBasicAuth("admin", testAdminToken)
 	req.Header.Set("Origin", "http://example.com") // httptest's Host
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
 	rec := httptest.NewRecorder()

@@ -112,11 +112,15 @@ func TestMetricsAndQueuesRateLimited(t *testing.T) {
 	queues := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("queues")) })
 	for _, path := range []string{MetricsPath, QueuesPath + "/"} {
 		s := &Server{Service: &jobs.Service{Repo: repo, Queue: &fakeQueue{}}, Batches: repo, Keys: &fakeKeys{sum: jobs.HashKey(secret)},
-			Queues: queues, Metrics: m, Limiter: &memLimiter{n: 2}, Config: Config{Auth: true}}
+			Queues: queues, Metrics: m, Limiter: &memLimiter{n: 2}, Config: Config{Auth: true, AdminToken: testAdminToken}}
 		h := s.Handler()
+		cred := secret
+		if path != MetricsPath {
+			cred = testAdminToken // the queue UI takes only the admin token
+		}
 		codes := []int{}
 		for range 3 {
-			codes = append(codes, get(h, path, bearer(secret)).Code)
+			codes = append(codes, get(h, path, bearer(cred)).Code)
 		}
 		if codes[0] != 200 || codes[2] != 429 {
 			t.Errorf("GET %s three times = %v, want 200 … 429", path, codes)

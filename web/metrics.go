@@ -17,7 +17,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/snapq/snapq/jobs"
-	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/regression"
 )
 
@@ -64,6 +63,8 @@ type MetricsConfig struct {
 	Counts StatusCounter
 	// Queues feeds snapq_queue_tasks; nil: not reported.
 	Queues QueueInspector
+	// QueueShards is SNAPQ_QUEUE_SHARDS: each kind's gauges sum its shards.
+	QueueShards int
 	// ScrapeTimeout bounds each source read at scrape time (default 2 s).
 	ScrapeTimeout time.Duration
 }
@@ -122,7 +123,7 @@ func NewMetrics(cfg MetricsConfig) (*Metrics, error) {
 		m.registry.Register(m.requests),
 		m.registry.Register(m.duration),
 		m.registry.Register(m.limitErrors),
-		m.registry.Register(&stateCollector{counts: cfg.Counts, queues: cfg.Queues, timeout: timeout}),
+		m.registry.Register(&stateCollector{counts: cfg.Counts, queues: cfg.Queues, shards: cfg.QueueShards, timeout: timeout}),
 		m.registry.Register(collectors.NewGoCollector()),
 		m.registry.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})),
 	)
@@ -191,10 +192,10 @@ var (
 	runsDesc = prometheus.NewDesc("snapq_runs",
 		"Visual-regression runs by status, counted in Postgres at scrape time.", []string{"status"}, nil)
 	queueDesc = prometheus.NewDesc("snapq_queue_tasks",
-		"Tasks in each asynq queue by state, read from Redis at scrape time; a queue not created yet is 0.",
+		"Tasks in each kind of asynq queue by state, summed over its shards, read from Redis at scrape time; a queue not created yet is 0.",
 		[]string{"queue", "state"}, nil)
 	queueLatencyDesc = prometheus.NewDesc("snapq_queue_latency_seconds",
-		"How long the oldest pending task of each asynq queue has waited, read from Redis at scrape time; 0 when none waits.",
+		"How long the oldest pending task of each kind of asynq queue (any shard) has waited, read from Redis at scrape time; 0 when none waits.",
 		[]string{"queue"}, nil)
 	scrapeErrorDesc = prometheus.NewDesc("snapq_scrape_error",
 		"1 when this scrape could not read a source (jobs, runs, queues); its gauges are then missing.",
@@ -206,7 +207,6 @@ var (
 var (
 	jobStatuses = []string{jobs.StatusQueued, jobs.StatusRunning, jobs.StatusSucceeded, jobs.StatusFailed, jobs.StatusCanceled}
 	runStatuses = []string{regression.RunRunning, regression.RunPassed, regression.RunFailed, regression.RunNeedsReview, regression.RunError, regression.RunApproved}
-	queueNames  = []string{queue.QueueCapture, queue.QueueRegression, queue.QueueWebhooks}
 )
 
 // stateCollector reads job, run and queue counts when Prometheus scrapes.
@@ -215,6 +215,7 @@ var (
 type stateCollector struct {
 	counts  StatusCounter
 	queues  QueueInspector
+	shards  int
 	timeout time.Duration
 }
 
@@ -291,48 +292,23 @@ func statusGauges(ctx context.Context, desc *prometheus.Desc, known []string,
 	return out, nil
 }
 
-// queueGauges reads each snapq queue's task counts. asynq's inspector takes
-// no context, so the reads run aside and are abandoned at the deadline.
+// queueGauges reads each kind of queue's task counts, summed over its shards
+// (the queue label is the kind: capture, regression, webhooks).
 func (sc *stateCollector) queueGauges(ctx context.Context) ([]prometheus.Metric, error) {
-	type answer struct {
-		metrics []prometheus.Metric
-		err     error
-	}
-	done := make(chan answer, 1)
-	go func() {
-		m, err := sc.readQueues()
-		done <- answer{m, err}
-	}()
-	select {
-	case a := <-done:
-		return a.metrics, a.err
-	case <-ctx.Done():
-		return nil, fmt.Errorf("read queues: %w", ctx.Err())
-	}
-}
-
-// readQueues asks Redis for the queue list, then each existing queue's info.
-func (sc *stateCollector) readQueues() ([]prometheus.Metric, error) {
-	existing, err := sc.queues.Queues()
+	counts, err := readQueueCountsCtx(ctx, sc.queues, sc.shards)
 	if err != nil {
-		return nil, fmt.Errorf("list queues: %w", err)
+		return nil, err
 	}
 	var out []prometheus.Metric
-	for _, q := range queueNames {
-		info := &asynq.QueueInfo{} // a queue nothing was enqueued to yet is empty
-		if slices.Contains(existing, q) {
-			if info, err = sc.queues.GetQueueInfo(q); err != nil {
-				return nil, fmt.Errorf("queue %s: %w", q, err)
-			}
-		}
+	for _, qc := range counts {
 		for _, s := range []struct {
 			state string
 			n     int
-		}{{"pending", info.Pending}, {"active", info.Active}, {"scheduled", info.Scheduled},
-			{"retry", info.Retry}, {"archived", info.Archived}} {
-			out = append(out, prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(s.n), q, s.state))
+		}{{"pending", qc.Pending}, {"active", qc.Active}, {"scheduled", qc.Scheduled},
+			{"retry", qc.Retry}, {"archived", qc.Archived}} {
+			out = append(out, prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(s.n), qc.Name, s.state))
 		}
-		out = append(out, prometheus.MustNewConstMetric(queueLatencyDesc, prometheus.GaugeValue, info.Latency.Seconds(), q))
+		out = append(out, prometheus.MustNewConstMetric(queueLatencyDesc, prometheus.GaugeValue, qc.LatencySeconds, qc.Name))
 	}
 	return out, nil
 }

@@ -2,12 +2,14 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hibiken/asynq"
 
 	"github.com/snapq/snapq/jobs"
@@ -228,5 +230,67 @@ func TestParseMetricsMode(t *testing.T) {
 	}
 	if _, err := ParseMetricsMode("yes"); err == nil {
 		t.Error(`ParseMetricsMode("yes") accepted`)
+	}
+}
+
+// With shards, each kind's gauges are the sum of its shards (and of the plain
+// queue workers still drain); latency is the oldest of any shard.
+func TestMetricsSumShards(t *testing.T) {
+	t.Parallel()
+	queues := &fakeInspector{infos: map[string]*asynq.QueueInfo{
+		"capture-00":  {Pending: 3, Active: 1, Latency: 5 * time.Second},
+		"capture-01":  {Pending: 4, Retry: 2, Latency: 40 * time.Second},
+		"capture":     {Pending: 1},
+		"webhooks-01": {Archived: 2},
+		"capture-02":  {Pending: 100}, // not a shard with 2 shards: not counted
+	}}
+	h, _ := metricsSetup(t, false, MetricsConfig{Queues: queues, QueueShards: 2})
+	body := scrape(t, h, nil)
+	wantLines(t, body,
+		`snapq_queue_tasks{queue="capture",state="pending"} 8`,
+		`snapq_queue_tasks{queue="capture",state="active"} 1`,
+		`snapq_queue_tasks{queue="capture",state="retry"} 2`,
+		`snapq_queue_latency_seconds{queue="capture"} 40`,
+		`snapq_queue_tasks{queue="webhooks",state="archived"} 2`,
+		`snapq_queue_tasks{queue="regression",state="pending"} 0`,
+	)
+	if strings.Contains(body, `queue="capture-0`) {
+		t.Error("a shard is reported on its own; the gauges are per kind")
+	}
+}
+
+// GET /v1/queues gives any key the counts per kind, summed over shards, and
+// no task of anyone.
+func TestQueueCountsEndpoint(t *testing.T) {
+	t.Parallel()
+	secret, _, err := jobs.NewAPIKey("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := &fakeRepo{}
+	ins := &fakeInspector{infos: map[string]*asynq.QueueInfo{
+		"capture-00": {Pending: 2, Latency: 3 * time.Second}, "capture-02": {Active: 5}, "regression-01": {Scheduled: 1},
+	}}
+	s := &Server{Service: &jobs.Service{Repo: repo, Queue: &fakeQueue{}}, Batches: repo, Keys: &fakeKeys{sum: jobs.HashKey(secret)},
+		QueueInspector: ins, QueueShards: 4, Config: Config{Auth: true, AllowedHosts: testHosts}}
+	h := s.Handler()
+	if rec := get(h, "/v1/queues", nil); rec.Code != http.StatusUnauthorized {
+		t.Errorf("GET /v1/queues without a key = %d, want 401", rec.Code)
+	}
+	rec := get(h, "/v1/queues", bearer(secret))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /v1/queues = %d %s", rec.Code, rec.Body)
+	}
+	var got queueList
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := queueList{Queues: []QueueCounts{
+		{Name: "capture", Shards: 4, Pending: 2, Active: 5, LatencySeconds: 3},
+		{Name: "regression", Shards: 4, Scheduled: 1},
+		{Name: "webhooks", Shards: 4},
+	}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("GET /v1/queues (-want +got):\n%s", diff)
 	}
 }

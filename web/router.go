@@ -71,6 +71,10 @@ type Config struct {
 	// be addressed to (SNAPQ_ALLOWED_HOSTS). The Host check runs when auth is
 	// off, or when this is set.
 	AllowedHosts []string
+	// AdminToken opens the queue UI (/admin/queues), which lists every
+	// tenant's tasks (SNAPQ_ADMIN_TOKEN); ordinary API keys get 403 there.
+	// Empty: the queue UI is closed while auth is on.
+	AdminToken string
 }
 
 // Server holds the API's dependencies.
@@ -88,9 +92,13 @@ type Server struct {
 	AuthFailures FailureLimiter
 	Checks       []Check
 	Queues       http.Handler // queue-health UI (asynqmon) mounted at QueuesPath; nil: none
-	Metrics      *Metrics     // GET /metrics and request metrics (metrics.go); nil: none
-	Logger       *slog.Logger
-	Config       Config
+	// QueueInspector feeds GET /v1/queues (counts summed over the QueueShards
+	// shards of each kind); nil: the endpoint answers 404.
+	QueueInspector QueueInspector
+	QueueShards    int
+	Metrics        *Metrics // GET /metrics and request metrics (metrics.go); nil: none
+	Logger         *slog.Logger
+	Config         Config
 }
 
 const (
@@ -123,7 +131,8 @@ func (s *Server) Handler() http.Handler {
 	v1.POST("/batches/:id/cancel", s.loadBatch, s.h(s.cancelBatch))
 	v1.GET("/jobs/:id", s.loadJob, s.h(s.getJob))
 	v1.GET("/artifacts/:id", s.loadArtifact, s.h(s.getArtifact))
-	s.routeSuites(v1) // suites.go
+	v1.GET("/queues", s.h(s.listQueues)) // queues.go
+	s.routeSuites(v1)                    // suites.go
 	r.NoRoute(s.h(func(c *gin.Context) error {
 		return &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "no such endpoint: " + c.Request.URL.Path}
 	}))

@@ -41,8 +41,9 @@ type apiConfig struct {
 	Redis       asynq.RedisConnOpt // SNAPQ_REDIS_URL
 	S3          artifacts.Config   // SNAPQ_S3_*, SNAPQ_PRESIGN_EXPIRY
 
-	// Queue holds SNAPQ_MAX_RETRY (default 3) and SNAPQ_WEBHOOK_MAX_RETRY
-	// (default 8), for the tasks the api and its reconciler enqueue.
+	// Queue holds SNAPQ_MAX_RETRY (default 3), SNAPQ_WEBHOOK_MAX_RETRY
+	// (default 8) and SNAPQ_QUEUE_SHARDS (default 1, 8 on a Redis Cluster), for
+	// the tasks the api and its reconciler enqueue.
 	Queue queue.Config
 
 	ReconcileInterval time.Duration // SNAPQ_RECONCILE_INTERVAL, default 1m
@@ -77,7 +78,9 @@ type apiConfig struct {
 	MinScheduleInterval time.Duration
 
 	AdminQueues string // SNAPQ_ADMIN_QUEUES: readonly (default), on or off
-	Metrics     string // SNAPQ_METRICS: web.MetricsOn (default), MetricsOff or MetricsPublic
+	// Web.AdminToken is SNAPQ_ADMIN_TOKEN: the only credential the queue UI
+	// takes with auth on (at least 24 characters; empty: the UI is closed).
+	Metrics string // SNAPQ_METRICS: web.MetricsOn (default), MetricsOff or MetricsPublic
 
 	// DispatchDepth is the dispatched, unfinished capture jobs the
 	// dispatcher keeps (SNAPQ_DISPATCH_DEPTH, default 0: derived from the
@@ -112,6 +115,7 @@ func loadAPIConfig() (apiConfig, error) {
 			PublicURL:    r.String("SNAPQ_PUBLIC_URL", ""),
 			CORSOrigins:  splitList(r.String("SNAPQ_CORS_ORIGINS", "")),
 			AllowedHosts: splitList(r.String("SNAPQ_ALLOWED_HOSTS", "")),
+			AdminToken:   r.String("SNAPQ_ADMIN_TOKEN", ""),
 		},
 		RateLimit:           r.Float("SNAPQ_RATE_LIMIT", 10),
 		RateBurst:           r.Int("SNAPQ_RATE_BURST", 20),
@@ -124,6 +128,7 @@ func loadAPIConfig() (apiConfig, error) {
 		AdminQueues:         r.String("SNAPQ_ADMIN_QUEUES", queuesReadOnly),
 		Metrics:             r.String("SNAPQ_METRICS", web.MetricsOn),
 	}
+	c.Queue.Shards = env.QueueShards(&r, c.Redis)
 	c.Web.Auth = c.Auth != authOff
 	c.Web.ListenAddr = c.Addr
 	c.DispatchDepth = r.Int("SNAPQ_DISPATCH_DEPTH", 0)
@@ -151,7 +156,11 @@ func (c apiConfig) validate() error {
 	if c.SweepInterval < 0 {
 		sweepErr = fmt.Errorf("SNAPQ_SWEEP_INTERVAL=%s: want a positive duration, or 0 to turn sweeping off", c.SweepInterval)
 	}
-	return errors.Join(authErr, queuesErr, metricsErr, sweepErr, c.S3.Validate())
+	var tokenErr error
+	if t := c.Web.AdminToken; t != "" && (len(t) < 24 || strings.TrimSpace(t) != t) {
+		tokenErr = fmt.Errorf("SNAPQ_ADMIN_TOKEN: want at least 24 characters without surrounding spaces (e.g. openssl rand -hex 24)")
+	}
+	return errors.Join(authErr, queuesErr, metricsErr, sweepErr, tokenErr, c.S3.Validate())
 }
 
 // loadDatabaseURL reads SNAPQ_DATABASE_URL alone, for the commands that only

@@ -44,7 +44,7 @@ func defaultAPIConfig() apiConfig {
 		DatabaseURL:         "postgres://postgres@127.0.0.1:5432/snapq?sslmode=disable",
 		Redis:               asynq.RedisClientOpt{Addr: "127.0.0.1:6379"},
 		S3:                  s3,
-		Queue:               queue.Config{MaxRetry: 3, WebhookMaxRetry: 8},
+		Queue:               queue.Config{MaxRetry: 3, WebhookMaxRetry: 8, Shards: 1},
 		ReconcileInterval:   time.Minute,
 		ReconcileGrace:      30 * time.Second,
 		ScheduleSync:        30 * time.Second,
@@ -95,7 +95,7 @@ func TestLoadAPIConfig(t *testing.T) {
 				c.Redis = asynq.RedisClientOpt{Addr: "10.0.0.5:6380", DB: 3}
 				c.S3.Endpoint, c.S3.Bucket, c.S3.UseSSL, c.S3.Region = "s3.example.com", "shots", true, "eu-west-1"
 				c.S3.PublicURL, c.S3.PresignExpiry = "https://cdn.example.com", time.Hour
-				c.Queue = queue.Config{MaxRetry: 5, WebhookMaxRetry: 2}
+				c.Queue = queue.Config{MaxRetry: 5, WebhookMaxRetry: 2, Shards: 1}
 				c.ReconcileInterval, c.ReconcileGrace, c.ScheduleSync = 5*time.Second, 10*time.Second, time.Second
 				c.SweepInterval = time.Hour
 				c.Auth = "off"
@@ -119,6 +119,16 @@ func TestLoadAPIConfig(t *testing.T) {
 			name: "auth on anywhere",
 			env:  []string{"SNAPQ_HTTP_ADDR=0.0.0.0:8080"},
 			want: func(c *apiConfig) { c.Addr, c.Web.ListenAddr = "0.0.0.0:8080", "0.0.0.0:8080" },
+		},
+		{
+			name: "sentinel, shards and admin token",
+			env: []string{"SNAPQ_REDIS_URL=redis-sentinel://s1:26379,s2:26379?master=m", "SNAPQ_QUEUE_SHARDS=4",
+				"SNAPQ_ADMIN_TOKEN=0123456789abcdef0123456789abcdef"},
+			want: func(c *apiConfig) {
+				c.Redis = asynq.RedisFailoverClientOpt{MasterName: "m", SentinelAddrs: []string{"s1:26379", "s2:26379"}}
+				c.Queue.Shards = 4
+				c.Web.AdminToken = "0123456789abcdef0123456789abcdef"
+			},
 		},
 		{
 			name: "sweeping off",
@@ -195,7 +205,20 @@ func TestLoadAPIConfigErrors(t *testing.T) {
 		{
 			name: "redis url",
 			env:  []string{"SNAPQ_REDIS_URL=mysql://db"},
-			want: []string{`SNAPQ_REDIS_URL: asynq: unsupported uri scheme: "mysql"`},
+			want: []string{`SNAPQ_REDIS_URL: asynq: unsupported uri scheme: "mysql" (forms: redis://, rediss://, redis-socket://, redis-sentinel://, redis-cluster://)`},
+		},
+		{
+			name: "cluster url and shards",
+			env:  []string{"SNAPQ_REDIS_URL=redis-cluster://n1:7000/2", "SNAPQ_QUEUE_SHARDS=0"},
+			want: []string{
+				"SNAPQ_REDIS_URL: redis-cluster URL: a cluster has only database 0; leave the path out",
+				"SNAPQ_QUEUE_SHARDS=0: want 1 to 64",
+			},
+		},
+		{
+			name: "short admin token",
+			env:  []string{"SNAPQ_ADMIN_TOKEN=secret"},
+			want: []string{"SNAPQ_ADMIN_TOKEN: want at least 24 characters without surrounding spaces (e.g. openssl rand -hex 24)"},
 		},
 		{
 			name: "s3 credentials missing",

@@ -150,6 +150,9 @@ func openDeps(ctx context.Context, cfg apiConfig, log *slog.Logger) (_ *deps, er
 	if d.objects, err = artifacts.New(ctx, cfg.S3); err != nil {
 		return nil, err
 	}
+	if err := checkRedis(ctx, cfg.Redis); err != nil {
+		return nil, err
+	}
 	d.tasks = queue.NewAsynqQueue(cfg.Redis, cfg.Queue)
 	rdb, ok := cfg.Redis.MakeRedisClient().(redis.UniversalClient)
 	if !ok {
@@ -159,6 +162,14 @@ func openDeps(ctx context.Context, cfg apiConfig, log *slog.Logger) (_ *deps, er
 	d.dispatch = &jobs.Dispatcher{Repo: d.store, Queue: d.tasks, Logger: log.With("component", "dispatch"),
 		Depth: cfg.DispatchDepth, Fleet: d.tasks.FleetConcurrency}
 	return d, nil
+}
+
+// checkRedis refuses to start on a SNAPQ_REDIS_URL that names the wrong kind
+// of Redis (queue.CheckRedis); a Redis that does not answer yet is not an error.
+func checkRedis(ctx context.Context, opt asynq.RedisConnOpt) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return queue.CheckRedis(ctx, opt)
 }
 
 // close closes what openDeps opened, last opened first.
@@ -199,9 +210,12 @@ func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeSe
 		AuthFailures: ratelimit.New(rdb, cfg.AuthFailureRate, cfg.AuthFailureBurst),
 		Presigner:    objects,
 		Queues:       queues,
-		Metrics:      metrics,
-		Logger:       log,
-		Config:       webCfg,
+		// GET /v1/queues: counts per kind over every shard, for any key
+		QueueInspector: asynq.NewInspectorFromRedisClient(rdb),
+		QueueShards:    cfg.Queue.Shards,
+		Metrics:        metrics,
+		Logger:         log,
+		Config:         webCfg,
 		Checks: []web.Check{
 			{Name: "postgres", Ping: st.Ping},
 			{Name: "redis", Ping: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
@@ -227,7 +241,7 @@ func newMetrics(cfg apiConfig, d *deps) (*web.Metrics, error) {
 		return nil, nil
 	}
 	inspector := asynq.NewInspectorFromRedisClient(d.rdb)
-	return web.NewMetrics(web.MetricsConfig{Mode: cfg.Metrics, Counts: d.store, Queues: inspector})
+	return web.NewMetrics(web.MetricsConfig{Mode: cfg.Metrics, Counts: d.store, Queues: inspector, QueueShards: cfg.Queue.Shards})
 }
 
 // startLoops starts the reconciler, which re-enqueues accepted jobs whose task

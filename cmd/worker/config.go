@@ -38,6 +38,9 @@ type workerConfig struct {
 	// MaxRetry is for the capture jobs of scheduled runs (SNAPQ_MAX_RETRY,
 	// default 3).
 	MaxRetry int
+	// Shards is SNAPQ_QUEUE_SHARDS (default 1, 8 on a Redis Cluster): the
+	// worker serves every shard of every kind.
+	Shards int
 	// MaxJobsInFlight caps an API key's queued and running jobs; scheduled runs
 	// over it are skipped (SNAPQ_MAX_JOBS_IN_FLIGHT, default 10000; 0: no cap).
 	MaxJobsInFlight int
@@ -79,6 +82,7 @@ func loadWorkerConfig() (workerConfig, error) {
 	c.ShutdownTimeout = r.Duration("SNAPQ_SHUTDOWN_TIMEOUT", 30*time.Second)
 	c.RetryBaseDelay = r.Duration("SNAPQ_RETRY_BASE_DELAY", 10*time.Second)
 	c.MaxRetry = r.Int("SNAPQ_MAX_RETRY", 3)
+	c.Shards = env.QueueShards(&r, c.Redis)
 	c.MaxJobsInFlight = r.Int("SNAPQ_MAX_JOBS_IN_FLIGHT", jobs.DefaultMaxInFlight)
 
 	c.Webhook = webhook.DefaultConfig()

@@ -62,6 +62,7 @@ func defaultWorkerConfig(chrome string) workerConfig {
 		RetryBaseDelay:  10 * time.Second,
 		MaxRetry:        3,
 		MaxJobsInFlight: 10000,
+		Shards:          1,
 		Webhook:         webhook.Config{MaxRetry: 8, Timeout: 10 * time.Second},
 		Capture:         cc,
 		Egress:          egress.DefaultConfig(),
@@ -120,6 +121,26 @@ func TestLoadWorkerConfig(t *testing.T) {
 				c.EgressAllow = []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32"), netip.MustParsePrefix("10.1.0.0/16")}
 				c.MetricsAddr, c.PprofAddr = "127.0.0.1:9101", "127.0.0.1:6060"
 			},
+		},
+		{
+			name: "sentinel",
+			env:  []string{"SNAPQ_REDIS_URL=redis-sentinel://:pw@10.0.0.5:26379,10.0.0.6:26379/2?master=snapq"},
+			want: func(c *workerConfig) {
+				c.Redis = asynq.RedisFailoverClientOpt{MasterName: "snapq", SentinelAddrs: []string{"10.0.0.5:26379", "10.0.0.6:26379"}, Password: "pw", DB: 2}
+			},
+		},
+		{
+			name: "cluster shards by default",
+			env:  []string{"SNAPQ_REDIS_URL=redis-cluster://10.0.0.5:7000,10.0.0.6:7000"},
+			want: func(c *workerConfig) {
+				c.Redis = asynq.RedisClusterClientOpt{Addrs: []string{"10.0.0.5:7000", "10.0.0.6:7000"}}
+				c.Shards = 8
+			},
+		},
+		{
+			name: "shards on a single redis",
+			env:  []string{"SNAPQ_QUEUE_SHARDS=4"},
+			want: func(c *workerConfig) { c.Shards = 4 },
 		},
 		{
 			name: "a remote browser needs no local chromium",
@@ -188,6 +209,14 @@ func TestLoadWorkerConfigErrors(t *testing.T) {
 			},
 		},
 		{
+			name: "redis forms",
+			env:  []string{"SNAPQ_REDIS_URL=redis-sentinel://10.0.0.5:26379", "SNAPQ_QUEUE_SHARDS=65"},
+			want: []string{
+				"SNAPQ_REDIS_URL: redis-sentinel URL: want ?master=NAME, the master name the sentinels monitor",
+				"SNAPQ_QUEUE_SHARDS=65: want 1 to 64",
+			},
+		},
+		{
 			name: "webhook out of range",
 			env:  []string{"SNAPQ_WEBHOOK_MAX_RETRY=26", "SNAPQ_WEBHOOK_TIMEOUT=500ms"},
 			want: []string{"SNAPQ_WEBHOOK_MAX_RETRY=26: want 0 to 25", "SNAPQ_WEBHOOK_TIMEOUT=500ms: want 1s to 2m0s"},
@@ -203,7 +232,7 @@ func TestLoadWorkerConfigErrors(t *testing.T) {
 				"SNAPQ_EGRESS_ALLOW_CIDRS=10.0.0.0/33", "SNAPQ_TAB_RECYCLE_AFTER=-1", "SNAPQ_WEBHOOK_TIMEOUT=1h"},
 			want: []string{
 				"SNAPQ_WORKER_CONCURRENCY=0: want 1 to 64",
-				`SNAPQ_REDIS_URL: asynq: unsupported uri scheme: "mysql"`,
+				`SNAPQ_REDIS_URL: asynq: unsupported uri scheme: "mysql" (forms: redis://, rediss://, redis-socket://, redis-sentinel://, redis-cluster://)`,
 				`SNAPQ_EGRESS_ALLOW_CIDRS: egress: allow-list entry 1 "10.0.0.0/33" is not a CIDR prefix: netip.ParsePrefix("10.0.0.0/33"): prefix length out of range`,
 				`SNAPQ_S3_BUCKET "No_Such" is not a valid bucket name (3-63 lowercase letters, digits, '.' or '-'): Bucket name contains invalid characters`,
 				"tab recycle-after must be at least 1, got -1",

@@ -127,7 +127,13 @@ func openDeps(ctx context.Context, cfg workerConfig, log *slog.Logger) (_ *deps,
 	}
 	// The worker that completes a batch enqueues its webhook delivery, and a run
 	// capture's comparison, at once; scheduled runs enqueue their capture jobs.
-	d.tasks = queue.NewAsynqQueue(cfg.Redis, queue.Config{MaxRetry: cfg.MaxRetry, WebhookMaxRetry: cfg.Webhook.MaxRetry})
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	err = queue.CheckRedis(cctx, cfg.Redis) // the wrong kind of Redis for the URL's form
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	d.tasks = queue.NewAsynqQueue(cfg.Redis, cfg.queueConfig())
 	rdb, ok := cfg.Redis.MakeRedisClient().(redis.UniversalClient)
 	if !ok {
 		return nil, errors.New("unexpected redis client type")
@@ -205,13 +211,19 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 func newServer(cfg workerConfig, log *slog.Logger) *asynq.Server {
 	return asynq.NewServer(cfg.Redis, asynq.Config{
 		Concurrency:     cfg.Jobs,
-		Queues:          queue.Weights,
+		Queues:          cfg.queueConfig().WorkerQueues(), // every shard of every kind
 		RetryDelayFunc:  retryDelay(queue.RetryDelay(cfg.RetryBaseDelay)),
 		IsFailure:       isFailure,
 		ShutdownTimeout: cfg.ShutdownTimeout,
 		Logger:          env.AsynqLogger{L: log},
 		LogLevel:        asynq.WarnLevel,
 	})
+}
+
+// queueConfig is how the worker enqueues (webhooks, comparisons, scheduled
+// runs' captures) and which queues it serves.
+func (c workerConfig) queueConfig() queue.Config {
+	return queue.Config{MaxRetry: c.MaxRetry, WebhookMaxRetry: c.Webhook.MaxRetry, Shards: c.Shards}
 }
 
 // listenMetrics listens on SNAPQ_METRICS_ADDR, or returns nil when it is unset.

@@ -24,6 +24,10 @@ type RedisServer struct {
 	Dir  string // data directory (AOF), kept across Stop and Start
 	bin  string
 	port string
+	// args replace the persistence settings of Start (redisha.go: replicas,
+	// cluster nodes, sentinels); conf, when set, is the config file given first.
+	args []string
+	conf string
 	cmd  *exec.Cmd
 	done chan struct{}
 }
@@ -33,6 +37,13 @@ type RedisServer struct {
 // it, so it outlives them. A missing redis-server fails the test under
 // CI=true and skips it elsewhere.
 func StartRedisServer(t testing.TB) *RedisServer {
+	t.Helper()
+	return startRedisServer(t, "", nil)
+}
+
+// startRedisServer is StartRedisServer with a config file (conf, "" for none)
+// and args that replace the default persistence settings (nil: the defaults).
+func startRedisServer(t testing.TB, conf string, args []string) *RedisServer {
 	t.Helper()
 	bin, err := exec.LookPath(Getenv("SNAPQ_REDIS_SERVER_BIN", "redis-server"))
 	if err != nil {
@@ -46,7 +57,12 @@ func StartRedisServer(t testing.TB) *RedisServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &RedisServer{Addr: "127.0.0.1:" + port, Dir: dir, bin: bin, port: port}
+	r := &RedisServer{Addr: "127.0.0.1:" + port, Dir: dir, bin: bin, port: port, args: args}
+	if conf != "" {
+		if r.conf, err = writeConf(dir, conf); err != nil {
+			t.Fatal(err)
+		}
+	}
 	t.Cleanup(func() {
 		r.Stop(syscall.SIGTERM)
 		if t.Failed() {
@@ -76,9 +92,15 @@ func (r *RedisServer) Start() error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(r.bin, "--port", r.port, "--bind", "127.0.0.1", "--dir", r.Dir,
-		"--appendonly", "yes", "--appendfsync", "everysec", "--save", "",
-		"--maxmemory-policy", "noeviction", "--protected-mode", "yes")
+	args := []string{"--port", r.port, "--bind", "127.0.0.1", "--dir", r.Dir}
+	if r.conf != "" {
+		args = append([]string{r.conf}, args...)
+	}
+	if r.args == nil {
+		args = append(args, "--appendonly", "yes", "--appendfsync", "everysec", "--save", "",
+			"--maxmemory-policy", "noeviction", "--protected-mode", "yes")
+	}
+	cmd := exec.Command(r.bin, append(args, r.args...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		logf.Close()

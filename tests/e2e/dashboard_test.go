@@ -331,7 +331,8 @@ func TestDashboardBatchFlow(t *testing.T) {
 // shows the key's batches with their images (authenticated by the key cookie), and the queue
 // UI opens for the key holder only.
 func TestDashboardAuth(t *testing.T) {
-	s := startStack(t, "SNAPQ_AUTH=on")
+	const adminToken = "dashboard-test-admin-token-0123456789"
+	s := startStack(t, "SNAPQ_AUTH=on", "SNAPQ_ADMIN_TOKEN="+adminToken)
 	key := s.apiKey("dashboard")
 	site := fixtureSite(t)
 	var b batchResp
@@ -373,7 +374,7 @@ func TestDashboardAuth(t *testing.T) {
 	}`)
 	ui.shot("dashboard-auth-batch")
 
-	// Queue health: closed without a key, open in the browser that holds one.
+	// Queue health: closed without a key, and to API keys; open with the admin token.
 	resp, err := http.Get(s.api + "/admin/queues/")
 	if err != nil {
 		t.Fatal(err)
@@ -382,6 +383,7 @@ func TestDashboardAuth(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Basic") {
 		t.Fatalf("GET /admin/queues/ without a key: %d %q, want 401 with a Basic challenge", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
+	// An API key sees no one's tasks (issue 12): 403; the admin token opens it.
 	req, _ := http.NewRequest("GET", s.api+"/admin/queues/api/queues", nil)
 	req.SetBasicAuth("admin", key)
 	resp, err = http.DefaultClient.Do(req)
@@ -389,12 +391,22 @@ func TestDashboardAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /admin/queues/api/queues with Basic key: %d", resp.StatusCode)
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("GET /admin/queues/api/queues with an API key: %d, want 403", resp.StatusCode)
 	}
-	// Read-only by default: even a key holder cannot pause the capture queue.
+	req, _ = http.NewRequest("GET", s.api+"/admin/queues/api/queues", nil)
+	req.SetBasicAuth("admin", adminToken)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /admin/queues/api/queues with the admin token: %d", resp.StatusCode)
+	}
+	// Read-only by default: even the admin cannot pause the capture queue.
 	req, _ = http.NewRequest("POST", s.api+"/admin/queues/api/queues/capture:pause", nil)
-	req.SetBasicAuth("admin", key)
+	req.SetBasicAuth("admin", adminToken)
 	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -403,6 +415,11 @@ func TestDashboardAuth(t *testing.T) {
 	if resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Fatalf("POST pause on the read-only queue UI: %d, want 405", resp.StatusCode)
 	}
+	restore, err := ui.page.SetExtraHeaders([]string{"Authorization", "Bearer " + adminToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer restore()
 	if err := ui.page.Navigate(s.api + "/admin/queues/"); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/snapq/snapq/artifacts"
+	"github.com/snapq/snapq/queue"
 )
 
 // This file reads the variables both binaries share; cmd/api/config.go and
@@ -31,15 +32,28 @@ func Logger(level slog.Level, service string) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})).With("service", service)
 }
 
-// Redis parses SNAPQ_REDIS_URL (default redis://127.0.0.1:6379/0).
+// Redis parses SNAPQ_REDIS_URL (default redis://127.0.0.1:6379/0): a single
+// server, Sentinel (redis-sentinel://) or Cluster (redis-cluster://); the
+// forms are queue.ParseRedisURL's.
 func Redis(r *Reader) asynq.RedisConnOpt {
 	raw := r.String("SNAPQ_REDIS_URL", "redis://127.0.0.1:6379/0")
-	opt, err := asynq.ParseRedisURI(raw)
+	opt, err := queue.ParseRedisURL(raw)
 	if err != nil {
 		r.errs = append(r.errs, fmt.Errorf("SNAPQ_REDIS_URL: %w", err))
 		return asynq.RedisClientOpt{Addr: "127.0.0.1:6379"}
 	}
 	return opt
+}
+
+// QueueShards reads SNAPQ_QUEUE_SHARDS, the queues each task kind is split
+// into (default 8 on a Redis Cluster, else 1); api and workers must agree.
+func QueueShards(r *Reader, opt asynq.RedisConnOpt) int {
+	n := r.Int("SNAPQ_QUEUE_SHARDS", queue.DefaultShards(queue.IsCluster(opt)))
+	if err := queue.ValidateShards(n); err != nil {
+		r.errs = append(r.errs, err)
+		return 1
+	}
+	return n
 }
 
 // DatabaseURL reads SNAPQ_DATABASE_URL (default

@@ -7,6 +7,7 @@ import { batchesView, submitView } from './batches.js';
 import { batchView } from './batch.js';
 import { jobView } from './job.js';
 import { suitesView, suiteView, runView } from './regression.js';
+import { queuesView } from './queues.js';
 
 const routes = [
   [/^\/?$/, batchesView, 'batches'],
@@ -17,6 +18,7 @@ const routes = [
   [/^\/suites\/?$/, suitesView, 'suites'],
   [/^\/suites\/([^/]+)\/?$/, suiteView, 'suites'],
   [/^\/runs\/([^/]+)\/?$/, runView, 'suites'],
+  [/^\/queues\/?$/, queuesView, 'queues'],
 ];
 
 let current = null; // {controller, cleanups}

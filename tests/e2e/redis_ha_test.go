@@ -78,7 +78,7 @@ func sentinelFailover(t *testing.T, fail func(ctx context.Context, g *testenv.Se
 	}
 	t.Logf("master %s → %s in %s, with counts %v", old, newMaster, time.Since(failedAt).Round(time.Millisecond), mid.Counts)
 
-	done := s.waitCounts(id, nil, 2*time.Minute, "completed", completed)
+	done := s.waitCounts(id, nil, 3*time.Minute, "completed", completed)
 	if done.Counts["succeeded"] != 100 || done.Total != 100 {
 		t.Fatalf("after the failover: %v of %d, want 100 succeeded", done.Counts, done.Total)
 	}

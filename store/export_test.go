@@ -16,3 +16,6 @@ func (s *Store) ExecForTest(ctx context.Context, sql string, args ...any) error 
 	_, err := s.pool.Exec(ctx, sql, args...)
 	return err
 }
+
+// Unavailable is unavailable, the classification of pgx errors (tests only).
+var Unavailable = unavailable

@@ -25,17 +25,30 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first SIGTERM or SIGINT drains; a second one hands the running jobs
+	// back to the queue at once.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	if err := run(ctx); err != nil {
+	now := make(chan struct{})
+	go func() {
+		<-sigs
+		stop()
+		<-sigs
+		close(now)
+	}()
+	if err := run(ctx, now); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		os.Exit(1)
 	}
 }
 
 // run works on tasks until ctx ends, then stops taking new ones and gives
-// running jobs SNAPQ_SHUTDOWN_TIMEOUT to finish before handing them back.
-func run(ctx context.Context) error {
+// running jobs SNAPQ_SHUTDOWN_TIMEOUT to finish; past that bound, or as soon
+// as now is closed, it hands the rest back to the queue (another worker runs
+// them, without a retry counted) and returns.
+func run(ctx context.Context, now <-chan struct{}) error {
 	cfg, err := loadWorkerConfig()
 	if err != nil {
 		return err
@@ -66,8 +79,23 @@ func run(ctx context.Context) error {
 	}
 	log.Info("worker started", "egress_allow", cfg.EgressAllow, "tabs", cfg.Concurrency, "jobs", cfg.Jobs, "chrome", cfg.Capture.ChromeBin)
 	<-ctx.Done()
-	log.Info("shutting down: finishing running jobs", "timeout", cfg.ShutdownTimeout)
-	srv.Shutdown()
+	log.Info("shutting down: finishing running jobs (a second signal hands them back to the queue)", "timeout", cfg.ShutdownTimeout)
+	drain, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-now:
+			log.Warn("second signal: handing running jobs back to the queue")
+			cancel()
+		case <-drain.Done():
+		}
+	}()
+	if !srv.Drain(drain) {
+		log.Warn("jobs still running at shutdown: handed back to the queue")
+	}
+	// The interrupted handlers record their attempts within the bookkeeping bound.
+	srv.Shutdown(jobs.BookkeepingTimeout)
+	log.Info("worker stopped")
 	return nil
 }
 
@@ -157,15 +185,14 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 }
 
 // newServer is the asynq server: SNAPQ_WORKER_JOBS tasks at once, retries
-// backing off from SNAPQ_RETRY_BASE_DELAY.
-func newServer(cfg workerConfig, log *slog.Logger) *asynq.Server {
-	return asynq.NewServer(cfg.Redis, asynq.Config{
-		Concurrency:     cfg.Jobs,
-		Queues:          queue.Weights,
-		RetryDelayFunc:  queue.RetryDelay(cfg.RetryBaseDelay),
-		ShutdownTimeout: cfg.ShutdownTimeout,
-		Logger:          env.AsynqLogger{L: log},
-		LogLevel:        asynq.WarnLevel,
+// backing off from SNAPQ_RETRY_BASE_DELAY (queue.Server has the rules).
+func newServer(cfg workerConfig, log *slog.Logger) *queue.Server {
+	return queue.NewServer(cfg.Redis, queue.ServerConfig{
+		Concurrency:    cfg.Jobs,
+		RetryBaseDelay: cfg.RetryBaseDelay,
+		Logger:         env.AsynqLogger{L: log},
+		LogLevel:       asynq.WarnLevel,
+		Log:            log,
 	})
 }
 

@@ -11,7 +11,7 @@ import (
 )
 
 // Redis is unreachable for 45 s mid-batch, longer than asynq's 30 s lease,
-// then comes back with its AOF. It passes, but takes about 100 s, too long
+// then comes back with its AOF. It passes, but takes 65-100 s, too long
 // for make test: run it with -tags chaos_known -run ChaosKnown. The tasks the worker held lose their leases
 // and are recovered; every accepted job ends succeeded with one artifact set
 // (no job captured twice to two sets, no orphan object, no row without one).

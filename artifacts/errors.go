@@ -16,6 +16,10 @@ var (
 	// ErrUnavailable marks a failure worth retrying later: the storage
 	// service could not be reached, timed out, or answered 5xx/429/408.
 	ErrUnavailable = errors.New("object storage unavailable")
+	// ErrStorageFull means the storage service is out of space (MinIO's
+	// XMinioStorageFull, HTTP 507 Insufficient Storage). It is transient
+	// too: errors.Is(err, ErrUnavailable) holds, space may be freed.
+	ErrStorageFull = errors.New("object storage is full")
 	// ErrNotFound means the key does not exist.
 	ErrNotFound = errors.New("object not found")
 	// ErrIntegrity means stored bytes do not match their recorded SHA-256.
@@ -52,6 +56,8 @@ func wrap(op, key string, err error) error {
 	switch {
 	case isNotFound(err):
 		kind = ErrNotFound
+	case isStorageFull(err):
+		kind = storageFull
 	case isTransient(err):
 		kind = ErrUnavailable
 	}
@@ -109,6 +115,18 @@ func isTransient(err error) bool {
 	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, syscall.EPIPE)
+}
+
+// storageFull is the kind of a storage-full error: both sentinels.
+var storageFull = errors.Join(ErrStorageFull, ErrUnavailable)
+
+// isStorageFull reports an S3 answer that the storage is out of space.
+func isStorageFull(err error) bool {
+	var resp minio.ErrorResponse
+	if !errors.As(err, &resp) {
+		return false
+	}
+	return resp.Code == "XMinioStorageFull" || resp.StatusCode == http.StatusInsufficientStorage
 }
 
 func isNotFound(err error) bool {

@@ -19,3 +19,6 @@ func PutRaw(ctx context.Context, s *Store, key string, data []byte, sha string) 
 		minio.PutObjectOptions{UserMetadata: map[string]string{metaSHA256: sha}})
 	return err
 }
+
+// Wrap is wrap, the classification of a minio-go error (tests only).
+var Wrap = wrap

@@ -149,3 +149,32 @@ func TestIsTransient(t *testing.T) {
 		})
 	}
 }
+
+// A full disk is its own kind, and still transient: space may be freed
+// before the job's retries run out.
+func TestStorageFull(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		err        error
+		full, tran bool
+	}{
+		{name: "minio storage full", err: minio.ErrorResponse{Code: "XMinioStorageFull", StatusCode: 507}, full: true, tran: true},
+		{name: "507 without code", err: minio.ErrorResponse{StatusCode: 507}, full: true, tran: true},
+		{name: "wrapped", err: fmt.Errorf("put: %w", minio.ErrorResponse{Code: "XMinioStorageFull", StatusCode: 507}), full: true, tran: true},
+		{name: "503", err: minio.ErrorResponse{Code: "ServiceUnavailable", StatusCode: 503}, full: false, tran: true},
+		{name: "access denied", err: minio.ErrorResponse{Code: "AccessDenied", StatusCode: 403}, full: false, tran: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := artifacts.Wrap("put", "k", tt.err)
+			if got := errors.Is(err, artifacts.ErrStorageFull); got != tt.full {
+				t.Errorf("errors.Is(%v, ErrStorageFull) = %v, want %v", err, got, tt.full)
+			}
+			if got := artifacts.IsTransient(err); got != tt.tran {
+				t.Errorf("IsTransient(%v) = %v, want %v", err, got, tt.tran)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 )
@@ -49,7 +50,17 @@ const (
 	// CodeArtifactNameConflict: the capture gave two artifacts one name (a bug:
 	// names are meant to be unique per job); not retried.
 	CodeArtifactNameConflict = "artifact_name_conflict"
+	// CodeStorageFull: object storage refused an upload because its disk is
+	// full (MinIO's XMinioStorageFull, HTTP 507). Retried like an outage; the
+	// job fails with it when its retries run out.
+	CodeStorageFull = "storage_full"
 )
+
+// ErrUnavailable marks a failure to reach the system of record (Postgres
+// refused or reset the connection, shut down, or did not answer in time).
+// It says nothing about the job: the queue retries the task later without
+// counting an attempt, so an outage does not use up a job's retries.
+var ErrUnavailable = errors.New("the job store is unavailable")
 
 func itoa(n int) string { return strconv.Itoa(n) }
 

@@ -71,7 +71,11 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 
 	result, arts, jerr := h.run(ctx, job, release)
 	if jerr != nil {
-		return h.fail(ctx, log, job, begin, jerr, lastAttempt || !jerr.retryable)
+		// A canceled task context (not its deadline) is the worker handing the
+		// task back to the queue as it stops: whatever the capture made of
+		// the interruption, the job is not done with.
+		interrupted := errors.Is(ctx.Err(), context.Canceled)
+		return h.fail(ctx, log, job, begin, jerr, (lastAttempt || !jerr.retryable) && !interrupted)
 	}
 	result.TimingsMS["total"] = time.Since(begin).Milliseconds()
 	cctx, cancel := Bookkeeping(ctx)
@@ -245,8 +249,7 @@ func (h *Handler) run(ctx context.Context, job *Job, releaseHost func()) (*Resul
 		obj, err := h.Store.Put(ctx, key, img.Data, img.ContentType, artifacts.PutOptions{})
 		if err != nil {
 			h.uploadFailed(ctx, job, arts, err)
-			return nil, nil, &jobError{JobError{Code: CodeUploadFailed, Message: fmt.Sprintf("upload %s: %v", img.Name, err)},
-				artifacts.IsTransient(err) || ctx.Err() != nil, nil}
+			return nil, nil, uploadError(ctx, img.Name, err)
 		}
 		arts = append(arts, &Artifact{ID: NewID(), JobID: job.ID, Kind: KindScreenshot, Name: img.Name, Seq: img.Index,
 			ObjectKey: obj.Key, ContentType: img.ContentType, Bytes: obj.Bytes, Width: img.Width, Height: img.Height,
@@ -264,8 +267,7 @@ func (h *Handler) run(ctx context.Context, job *Job, releaseHost func()) (*Resul
 		obj, err := h.Store.Put(ctx, key, f.Data, f.ContentType, opts)
 		if err != nil {
 			h.uploadFailed(ctx, job, arts, err)
-			return nil, nil, &jobError{JobError{Code: CodeUploadFailed, Message: fmt.Sprintf("upload %s: %v", f.Name, err)},
-				artifacts.IsTransient(err) || ctx.Err() != nil, nil}
+			return nil, nil, uploadError(ctx, f.Name, err)
 		}
 		arts = append(arts, &Artifact{ID: NewID(), JobID: job.ID, Kind: f.Kind, Name: f.Name, Seq: len(res.Images) + i + 1,
 			ObjectKey: obj.Key, ContentType: f.ContentType, Bytes: obj.Bytes, SHA256: obj.SHA256})
@@ -293,6 +295,18 @@ func (h *Handler) uploadFailed(ctx context.Context, job *Job, uploaded []*Artifa
 	ctx, cancel := Bookkeeping(ctx)
 	defer cancel()
 	h.deleteObjects(ctx, h.logger().With("job_id", job.ID, "attempt", job.Attempts), uploaded)
+}
+
+// uploadError is the failure of an artifact's upload: storage_full when the
+// storage is out of space, upload_failed otherwise; retried when storage may
+// recover (an outage, a full disk) or the task was interrupted.
+func uploadError(ctx context.Context, name string, err error) *jobError {
+	code := CodeUploadFailed
+	if errors.Is(err, artifacts.ErrStorageFull) {
+		code = CodeStorageFull
+	}
+	return &jobError{JobError{Code: code, Message: fmt.Sprintf("upload %s: %v", name, err)},
+		artifacts.IsTransient(err) || ctx.Err() != nil, nil}
 }
 
 // newResult is the Result of what the capture reported, as stored: of a finished capture, or,

@@ -161,6 +161,7 @@ func TestHandlerContentDisposition(t *testing.T) {
 
 func TestHandlerFailures(t *testing.T) {
 	t.Parallel()
+	storageFull := fmt.Errorf("put k: %w", errors.Join(artifacts.ErrStorageFull, artifacts.ErrUnavailable)) // as artifacts classifies a 507
 	okResult := &capture.Result{HTTPStatus: 200, Images: []capture.Image{{Name: "p.png", Index: 1, ContentType: "image/png", Data: []byte("png")}},
 		Files: []capture.File{{Kind: capture.OutputHTML, Name: "p.html", ContentType: "text/html", Data: []byte("<p>")}}}
 	tests := []struct {
@@ -185,8 +186,19 @@ func TestHandlerFailures(t *testing.T) {
 			wantStatus: jobs.StatusQueued, wantCode: jobs.CodeInternal, wantMsg: "cdp: websocket closed"},
 		{name: "interrupted job is recorded despite its done ctx", cancel: true, renderErr: errors.New("page closed"),
 			wantStatus: jobs.StatusQueued, wantCode: capture.CodeNavigationTimeout, wantMsg: "the job was interrupted: context canceled"},
-		{name: "interrupted last attempt is final and its hooks still run", cancel: true, lastAttempt: true, renderErr: errors.New("page closed"),
-			wantStatus: jobs.StatusFailed, wantCode: capture.CodeNavigationTimeout, wantMsg: "the job was interrupted: context canceled", wantNoRetry: true},
+		// A canceled task is the worker handing it back as it stops: even on its
+		// last attempt, or with a capture error that would be final, the job waits
+		// for the next worker.
+		{name: "interrupted last attempt goes back to the queue", cancel: true, lastAttempt: true, renderErr: errors.New("page closed"),
+			wantStatus: jobs.StatusQueued, wantCode: capture.CodeNavigationTimeout, wantMsg: "the job was interrupted: context canceled"},
+		{name: "interrupted job with a final capture error goes back to the queue", cancel: true,
+			renderErr:  &capture.Error{Code: capture.CodeInvalidSelector, Message: "target closed"},
+			wantStatus: jobs.StatusQueued, wantCode: capture.CodeInvalidSelector},
+		{name: "storage full is retried", failOn: map[string]error{"p.png": storageFull},
+			wantStatus: jobs.StatusQueued, wantCode: jobs.CodeStorageFull},
+		{name: "storage full on the last attempt is final", lastAttempt: true,
+			failOn:     map[string]error{"p.html": storageFull},
+			wantStatus: jobs.StatusFailed, wantCode: jobs.CodeStorageFull, wantNoRetry: true},
 		{name: "transient upload failure is retried", failOn: map[string]error{"p.html": artifacts.ErrUnavailable},
 			wantStatus: jobs.StatusQueued, wantCode: jobs.CodeUploadFailed},
 		{name: "permanent upload failure is final", failOn: map[string]error{"p.png": errors.New("AccessDenied")},

@@ -30,6 +30,8 @@ type BatchStore interface {
 }
 
 // JobStore is what Handler needs: one job's attempt started and settled.
+// Each method's error wraps ErrUnavailable when the store could not be
+// reached (the task then waits for it without using a retry).
 type JobStore interface {
 	// GetJob reads a job (the host cap needs its URL before it starts).
 	GetJob(ctx context.Context, id string) (*Job, error)
@@ -84,8 +86,11 @@ type Queue interface {
 // ctx's cancel (a shutdown or the task's deadline must not leave a row
 // half-settled) but is bounded by its own 10 seconds.
 func Bookkeeping(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	return context.WithTimeout(context.WithoutCancel(ctx), BookkeepingTimeout)
 }
+
+// BookkeepingTimeout bounds the writes of Bookkeeping.
+const BookkeepingTimeout = 10 * time.Second
 
 // Log returns l, or the default logger when l is nil.
 func Log(l *slog.Logger) *slog.Logger {

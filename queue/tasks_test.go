@@ -1,6 +1,8 @@
 package queue
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -20,5 +22,34 @@ func TestRetryDelayPerKind(t *testing.T) {
 	}
 	if d := f(0, nil, hook); d < time.Second || d > 1200*time.Millisecond {
 		t.Errorf("first webhook delay = %s, want about 1s", d)
+	}
+}
+
+// A task that could not reach the job store did not fail; its delay follows
+// the outage, from the base delay up to UnavailableMaxDelay.
+func TestUnavailableRetries(t *testing.T) {
+	t.Parallel()
+	down := fmt.Errorf("start job x: %w: connection refused", jobs.ErrUnavailable)
+	if IsFailure(down) {
+		t.Errorf("IsFailure(%v) = true; an unreachable store must not count as a failed attempt", down)
+	}
+	if !IsFailure(errors.New("navigation_timeout: slow")) {
+		t.Error("IsFailure(a capture failure) = false")
+	}
+	s := &Server{base: time.Second}
+	capture := asynq.NewTask(jobs.KindCapture, nil)
+	if d := s.retryDelay(0, down, capture); d < time.Second || d > 1200*time.Millisecond {
+		t.Errorf("delay at the start of an outage = %s, want about the base 1s", d)
+	}
+	s.outageSince = time.Now().Add(-12 * time.Second)
+	if d := s.retryDelay(0, down, capture); d < 12*time.Second || d > 15*time.Second {
+		t.Errorf("delay 12 s into an outage = %s, want about 12s", d)
+	}
+	s.outageSince = time.Now().Add(-time.Hour)
+	if d := s.retryDelay(3, down, capture); d < UnavailableMaxDelay || d > UnavailableMaxDelay*6/5 {
+		t.Errorf("delay an hour into an outage = %s, want about %s", d, UnavailableMaxDelay)
+	}
+	if d := s.retryDelay(2, errors.New("upload_failed"), capture); d < 4*time.Second || d > 4800*time.Millisecond {
+		t.Errorf("delay of an ordinary third retry = %s, want about 4s", d)
 	}
 }

@@ -21,3 +21,6 @@ func (s *Store) ExecForTest(ctx context.Context, sql string, args ...any) error 
 func (s *Store) QueryRowForTest(ctx context.Context, sql string, args ...any) pgx.Row {
 	return s.pool.QueryRow(ctx, sql, args...)
 }
+
+// Unavailable is unavailable, the classification of pgx errors (tests only).
+var Unavailable = unavailable

@@ -449,10 +449,10 @@ func (s *Store) StartJob(ctx context.Context, id string) (*jobs.Job, bool, error
 		WHERE id = $1 AND status IN ('queued', 'running') RETURNING `+jobColumns+`, `+sharedOptionsColumn, id), true, nil)
 	if errors.Is(err, pgx.ErrNoRows) {
 		j, err := s.GetJob(ctx, id)
-		return j, false, err
+		return j, false, unavailable(err)
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("start job %s: %w", id, err)
+		return nil, false, fmt.Errorf("start job %s: %w", id, unavailable(err))
 	}
 	return j, true, nil
 }
@@ -489,7 +489,7 @@ func (s *Store) CompleteJob(ctx context.Context, id string, attempt int, result 
 		return finishBatch(ctx, tx, batchID)
 	})
 	if err != nil {
-		return false, fmt.Errorf("complete job %s: %w", id, err)
+		return false, fmt.Errorf("complete job %s: %w", id, unavailable(err))
 	}
 	return ok, nil
 }
@@ -520,7 +520,7 @@ func (s *Store) FailJob(ctx context.Context, id string, attempt int, e jobs.JobE
 			return fmt.Errorf("fail job %s: %w", id, err)
 		}
 	}
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return unavailable(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var batchID string
 		err := tx.QueryRow(ctx, `UPDATE jobs SET status = $3, error_code = $4, error_message = $5, result = $6,
 			finished_at = `+finished+`, updated_at = now()
@@ -533,7 +533,7 @@ func (s *Store) FailJob(ctx context.Context, id string, attempt int, e jobs.JobE
 			return fmt.Errorf("fail job %s: %w", id, err)
 		}
 		return finishBatch(ctx, tx, batchID)
-	})
+	}))
 }
 
 // CancelBatch implements jobs.Repository.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"os"
 	"os/signal"
@@ -30,17 +29,30 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first SIGTERM or SIGINT drains; a second one hands the running jobs
+	// back to the queue at once.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	if err := run(ctx); err != nil {
+	now := make(chan struct{})
+	go func() {
+		<-sigs
+		stop()
+		<-sigs
+		close(now)
+	}()
+	if err := run(ctx, now); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		os.Exit(1)
 	}
 }
 
 // run works on tasks until ctx ends, then stops taking new ones and gives
-// running jobs SNAPQ_SHUTDOWN_TIMEOUT to finish before handing them back.
-func run(ctx context.Context) error {
+// running jobs SNAPQ_SHUTDOWN_TIMEOUT to finish; past that bound, or as soon
+// as now is closed, it hands the rest back to the queue (another worker runs
+// them, without a retry counted) and returns.
+func run(ctx context.Context, now <-chan struct{}) error {
 	cfg, err := loadWorkerConfig()
 	if err != nil {
 		return err
@@ -74,8 +86,23 @@ func run(ctx context.Context) error {
 	}
 	log.Info("worker started", "egress_allow", cfg.EgressAllow, "tabs", cfg.Concurrency, "jobs", cfg.Jobs, "chrome", cfg.Capture.ChromeBin)
 	<-ctx.Done()
-	log.Info("shutting down: finishing running jobs", "timeout", cfg.ShutdownTimeout)
-	srv.Shutdown()
+	log.Info("shutting down: finishing running jobs (a second signal hands them back to the queue)", "timeout", cfg.ShutdownTimeout)
+	drain, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-now:
+			log.Warn("second signal: handing running jobs back to the queue")
+			cancel()
+		case <-drain.Done():
+		}
+	}()
+	if !srv.Drain(drain) {
+		log.Warn("jobs still running at shutdown: handed back to the queue")
+	}
+	// The interrupted handlers record their attempts within the bookkeeping bound.
+	srv.Shutdown(jobs.BookkeepingTimeout)
+	log.Info("worker stopped")
 	return nil
 }
 
@@ -147,21 +174,6 @@ func openDeps(ctx context.Context, cfg workerConfig, log *slog.Logger) (_ *deps,
 
 var _ jobs.HostSlots = (*ratelimit.HostSemaphore)(nil)
 
-// isFailure tells asynq which handler errors count as failures (using up an
-// attempt): not a capture handed back because its host is at its cap.
-func isFailure(err error) bool { return !jobs.IsHostBusy(err) }
-
-// retryDelay is the queue's backoff, except for a task handed back because
-// its host is busy: it comes back after jobs.HostBusyDelay.
-func retryDelay(base asynq.RetryDelayFunc) asynq.RetryDelayFunc {
-	return func(n int, err error, t *asynq.Task) time.Duration {
-		if jobs.IsHostBusy(err) {
-			return jobs.HostBusyDelay + time.Duration(rand.Int64N(int64(jobs.HostBusyDelay)/2))
-		}
-		return base(n, err, t)
-	}
-}
-
 // close closes what openDeps opened, last opened first.
 func (d *deps) close() {
 	if d.rdb != nil {
@@ -207,16 +219,15 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 }
 
 // newServer is the asynq server: SNAPQ_WORKER_JOBS tasks at once, retries
-// backing off from SNAPQ_RETRY_BASE_DELAY.
-func newServer(cfg workerConfig, log *slog.Logger) *asynq.Server {
-	return asynq.NewServer(cfg.Redis, asynq.Config{
-		Concurrency:     cfg.Jobs,
-		Queues:          cfg.queueConfig().WorkerQueues(), // every shard of every kind
-		RetryDelayFunc:  retryDelay(queue.RetryDelay(cfg.RetryBaseDelay)),
-		IsFailure:       isFailure,
-		ShutdownTimeout: cfg.ShutdownTimeout,
-		Logger:          env.AsynqLogger{L: log},
-		LogLevel:        asynq.WarnLevel,
+// backing off from SNAPQ_RETRY_BASE_DELAY (queue.Server has the rules).
+func newServer(cfg workerConfig, log *slog.Logger) *queue.Server {
+	return queue.NewServer(cfg.Redis, queue.ServerConfig{
+		Concurrency:    cfg.Jobs,
+		Queues:         cfg.queueConfig().WorkerQueues(), // every shard of every kind
+		RetryBaseDelay: cfg.RetryBaseDelay,
+		Logger:         env.AsynqLogger{L: log},
+		LogLevel:       asynq.WarnLevel,
+		Log:            log,
 	})
 }
 

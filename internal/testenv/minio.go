@@ -28,6 +28,7 @@ type MinIO struct {
 	dir     string
 	console string
 	logPath string
+	mount   string // the tmpfs of StartMinIOOnTmpfs, or ""
 	cmd     *exec.Cmd
 	done    chan struct{}
 }
@@ -43,6 +44,84 @@ func MinIOBin() string {
 // t.Cleanup. A missing binary fails the test under CI=true.
 func StartMinIO(t testing.TB) *MinIO {
 	t.Helper()
+	return startMinIO(t, t.TempDir())
+}
+
+// StartMinIOOnTmpfs is StartMinIO with its data on a tmpfs of its own of
+// size bytes, so a test can fill the disk (FillDisk) and free it again
+// (FreeDisk). The tmpfs is unmounted in t.Cleanup after the server stopped.
+// Mounting needs root (CAP_SYS_ADMIN): where it is refused, the test fails
+// under CI=true and skips elsewhere.
+func StartMinIOOnTmpfs(t testing.TB, size int64) *MinIO {
+	t.Helper()
+	if _, err := os.Stat(MinIOBin()); err != nil {
+		Unavailable(t, "minio server binary", err)
+	}
+	mnt := t.TempDir()
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, fmt.Sprintf("size=%d,mode=0700", size)); err != nil {
+		Unavailable(t, "a tmpfs mount for the test's MinIO (run as root)", err)
+	}
+	t.Cleanup(func() { unmount(t, mnt) }) // after the server's own cleanup: cleanups run last first
+	m := startMinIO(t, mnt)
+	m.mount = mnt
+	return m
+}
+
+// unmount unmounts a tmpfs, retrying while it is busy, then detaching it.
+func unmount(t testing.TB, mnt string) {
+	for range 50 {
+		if err := syscall.Unmount(mnt, 0); err == nil || errors.Is(err, syscall.EINVAL) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := syscall.Unmount(mnt, syscall.MNT_DETACH); err != nil {
+		t.Errorf("unmount %s: %v", mnt, err)
+	}
+}
+
+// FillDisk writes a file next to the server's data on its tmpfs so that only
+// leave bytes stay free. MinIO refuses writes (XMinioStorageFull, 507) once
+// a write would leave less than 1% of the drive free.
+func (m *MinIO) FillDisk(leave int64) error {
+	if m.mount == "" {
+		return errors.New("minio: FillDisk needs StartMinIOOnTmpfs")
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(m.mount, &st); err != nil {
+		return err
+	}
+	fill := int64(st.Bavail)*st.Bsize - leave
+	if fill <= 0 {
+		return nil
+	}
+	f, err := os.OpenFile(filepath.Join(m.mount, "filler"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	chunk := make([]byte, 1<<20)
+	for fill > 0 {
+		n := min(fill, int64(len(chunk)))
+		if _, err := f.Write(chunk[:n]); err != nil {
+			return fmt.Errorf("fill %s: %w", m.mount, err)
+		}
+		fill -= n
+	}
+	return nil
+}
+
+// FreeDisk removes what FillDisk wrote.
+func (m *MinIO) FreeDisk() error {
+	if m.mount == "" {
+		return errors.New("minio: FreeDisk needs StartMinIOOnTmpfs")
+	}
+	return os.Remove(filepath.Join(m.mount, "filler"))
+}
+
+// startMinIO starts a server whose data and log are under dir.
+func startMinIO(t testing.TB, dir string) *MinIO {
+	t.Helper()
 	bin := MinIOBin()
 	if _, err := os.Stat(bin); err != nil {
 		Unavailable(t, "minio server binary", err)
@@ -55,7 +134,6 @@ func StartMinIO(t testing.TB) *MinIO {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
 	m := &MinIO{
 		S3:      S3{Endpoint: "127.0.0.1:" + port, AccessKey: "chaos" + RandomSuffix(3), SecretKey: "chaos-secret-" + RandomSuffix(8)},
 		t:       t,

@@ -116,6 +116,12 @@ type Procs struct {
 
 // Start starts bin/name, appending its output to LogDir/name.log.
 func (p *Procs) Start(name string, args ...string) error {
+	return p.StartAs(name, name, args...)
+}
+
+// StartAs starts bin/bin under another name (a second worker: "worker2"),
+// logging to LogDir/name.log; Pid, Stop and Log take that name.
+func (p *Procs) StartAs(name, bin string, args ...string) error {
 	if p.procs == nil {
 		p.procs, p.done = map[string]*exec.Cmd{}, map[string]chan struct{}{}
 	}
@@ -123,7 +129,7 @@ func (p *Procs) Start(name string, args ...string) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(filepath.Join(p.BinDir, name), args...)
+	cmd := exec.Command(filepath.Join(p.BinDir, bin), args...)
 	cmd.Env = p.Env
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {

@@ -643,3 +643,78 @@ func TestChaosWebhookReceiverDown(t *testing.T) {
 	}
 	t.Logf("delivered after %d attempts: %d refused over 20 s, one 500, one 200", d.Attempts, refused)
 }
+
+// Object storage's disk fills up (its own MinIO on a 64 MiB tmpfs): uploads
+// are refused with 507 XMinioStorageFull, and jobs are retried like in an
+// outage. A batch whose retries run out while the disk is full fails with the
+// stable code storage_full and stores nothing; a batch whose retries are
+// still running when space is freed succeeds, and so does one submitted
+// afterwards, on its first attempt.
+func TestChaosStorageFull(t *testing.T) {
+	m := testenv.StartMinIOOnTmpfs(t, 64<<20)
+	bucket := "snapq-chaos-" + testenv.RandomSuffix(4)
+	s := startStack(t, append(storageEnv(m.S3, m.Endpoint, bucket), "SNAPQ_MAX_RETRY=2")...)
+	site := fixtureSite(t)
+	// Storage works, and the worker is up.
+	if b := s.waitBatch(s.submit(map[string]any{"targets": tallTargets(site, 1)}), 90*time.Second); b.Counts["succeeded"] != 1 {
+		t.Fatalf("before the disk filled up: %v", b.Counts)
+	}
+	// Less than 1% of the drive free: MinIO refuses every write.
+	if err := m.FillDisk(256 << 10); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	full := s.waitBatch(s.submit(map[string]any{"targets": tallTargets(site, 2)}), 2*time.Minute)
+	t.Logf("batch on a full disk ended in %s: %v", time.Since(start).Round(100*time.Millisecond), full.Counts)
+	var jobs struct {
+		Jobs []jobResp `json:"jobs"`
+	}
+	s.do("GET", "/v1/batches/"+full.ID+"/jobs", nil, &jobs)
+	for _, j := range jobs.Jobs {
+		if j.Status != "failed" || j.Error == nil || j.Error.Code != "storage_full" || j.Attempts != 3 {
+			t.Errorf("job %s on a full disk: %s after %d attempts, error %+v; want failed with storage_full after 3", j.URL, j.Status, j.Attempts, j.Error)
+		} else if !strings.Contains(j.Error.Message, "XMinioStorageFull") && !strings.Contains(strings.ToLower(j.Error.Message), "storage") {
+			t.Errorf("job %s: message %q does not say storage is full", j.URL, j.Error.Message)
+		}
+	}
+
+	// A batch submitted while the disk is full fails its first attempt; space is
+	// freed before its retries run out, and it succeeds.
+	waiting := s.submit(map[string]any{"targets": tallTargets(site, 2)})
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var js struct {
+			Jobs []jobResp `json:"jobs"`
+		}
+		s.do("GET", "/v1/batches/"+waiting+"/jobs", nil, &js)
+		seen := false
+		for _, j := range js.Jobs {
+			seen = seen || (j.Error != nil && j.Error.Code == "storage_full" && j.Status != "failed")
+		}
+		if seen {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no job of the second batch met the full disk within 60 s: %+v", js.Jobs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := m.FreeDisk(); err != nil {
+		t.Fatal(err)
+	}
+	freed := time.Now()
+	retried, _ := checkAllSucceeded(t, s, waiting, 2, 90*time.Second)
+	if retried == 0 {
+		t.Errorf("no job of the batch that met the full disk took a second attempt")
+	}
+	after := s.submit(map[string]any{"targets": tallTargets(site, 2)})
+	if retried, _ := checkAllSucceeded(t, s, after, 2, 90*time.Second); retried != 0 {
+		t.Errorf("%d jobs submitted after space was freed needed a retry", retried)
+	}
+	t.Logf("after space was freed: the waiting batch and a new one succeeded in %s", time.Since(freed).Round(100*time.Millisecond))
+	mc, err := m.Client(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.checkStored(mc, bucket) // the failed jobs left no object behind
+}

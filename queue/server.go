@@ -1,0 +1,190 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/snapq/snapq/jobs"
+)
+
+// UnavailableMaxDelay caps the wait between tries of a task whose job store
+// (Postgres) could not be reached: while the outage lasts, a task is retried
+// after about as long as the outage has lasted so far, from the retry base
+// delay up to this.
+const UnavailableMaxDelay = 30 * time.Second
+
+// ServerConfig configures a worker's Server.
+type ServerConfig struct {
+	Concurrency    int            // tasks at once (SNAPQ_WORKER_JOBS)
+	Queues         map[string]int // queues and weights (Config.WorkerQueues); nil: Weights
+	RetryBaseDelay time.Duration // first backoff (SNAPQ_RETRY_BASE_DELAY); default 10 s
+	Logger         asynq.Logger
+	LogLevel       asynq.LogLevel
+	Log            *slog.Logger // the server's own lines (outages of the job store); nil: slog's default
+}
+
+// Server runs a worker's tasks on asynq with snapq's retry and stop rules:
+//
+//   - A task that failed because the job store could not be reached
+//     (jobs.ErrUnavailable) did not fail: asynq retries it without counting
+//     a retry (IsFailure), after a delay that grows with the outage up to
+//     UnavailableMaxDelay. An outage never uses up a job's retries.
+//   - Drain stops taking tasks and lets the running ones finish; Shutdown
+//     then hands whatever still runs back to the queue at once (asynq's
+//     requeue: pending again, its retry count untouched) and cancels its
+//     context, so another worker picks it up.
+type Server struct {
+	srv  *asynq.Server
+	base time.Duration
+	log  *slog.Logger
+
+	mu          sync.Mutex
+	running     int       // handlers that have not returned
+	outageSince time.Time // first unreachable-store failure since the last task that reached it
+}
+
+// NewServer builds the worker's asynq server on conn.
+func NewServer(conn asynq.RedisConnOpt, cfg ServerConfig) *Server {
+	s := &Server{base: cfg.RetryBaseDelay, log: jobs.Log(cfg.Log)}
+	if s.base <= 0 {
+		s.base = 10 * time.Second
+	}
+	queues := cfg.Queues
+	if queues == nil {
+		queues = Weights
+	}
+	s.srv = asynq.NewServer(conn, asynq.Config{
+		Concurrency:    cfg.Concurrency,
+		Queues:         queues,
+		RetryDelayFunc: s.retryDelay,
+		IsFailure:      IsFailure,
+		// Drain is the graceful bound; once Shutdown is called, what still runs
+		// goes back to the queue without waiting (0 would mean asynq's 8 s).
+		ShutdownTimeout: time.Millisecond,
+		Logger:          cfg.Logger,
+		LogLevel:        cfg.LogLevel,
+	})
+	return s
+}
+
+// IsFailure is the worker's asynq IsFailure: a task that could not reach the
+// job store, or whose target host was at its cap, says nothing about its
+// job, and is retried without counting.
+func IsFailure(err error) bool {
+	return !errors.Is(err, jobs.ErrUnavailable) && !jobs.IsHostBusy(err)
+}
+
+// Start runs the handlers of mux, tracked so Drain knows when they are done.
+func (s *Server) Start(mux *asynq.ServeMux) error {
+	mux.Use(s.track)
+	return s.srv.Start(mux)
+}
+
+// Drain stops taking new tasks and waits until every running handler has
+// returned, or ctx ends; it reports whether all returned.
+func (s *Server) Drain(ctx context.Context) bool {
+	s.srv.Stop()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for s.inFlight() > 0 {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+	return true
+}
+
+// Shutdown hands every task still running back to the queue and cancels its
+// context, then waits up to grace for those handlers to return (they record
+// the interrupted attempt; see jobs.Handler).
+func (s *Server) Shutdown(grace time.Duration) {
+	s.srv.Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for s.inFlight() > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (s *Server) inFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running
+}
+
+// track counts running handlers and follows the job store's reachability.
+// A capture that cannot reach the store on its last retry is revoked instead
+// of failed: asynq archives a failed task whose retries are used up whatever
+// IsFailure says, and the api's reconciler would then fail the job as
+// worker_lost. A revoked task is gone from Redis; the reconciler enqueues
+// its job again once the store answers (the row is as it was: queued, or
+// running until its timeout has passed).
+func (s *Server) track(next asynq.Handler) asynq.Handler {
+	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+		s.mu.Lock()
+		s.running++
+		s.mu.Unlock()
+		err := next.ProcessTask(ctx, t)
+		unavailable := errors.Is(err, jobs.ErrUnavailable)
+		s.mu.Lock()
+		s.running--
+		since := s.outageSince
+		switch {
+		case unavailable && since.IsZero():
+			s.outageSince = time.Now()
+		case !unavailable:
+			s.outageSince = time.Time{}
+		}
+		s.mu.Unlock()
+		switch {
+		case unavailable && since.IsZero():
+			s.log.Warn("job store unreachable: tasks wait for it without using their retries", "err", err)
+		case !unavailable && !since.IsZero():
+			s.log.Info("job store reachable again", "after", time.Since(since).Round(time.Millisecond).String())
+		}
+		if unavailable {
+			s.log.Debug("task waits for the job store", "task", t.Type(), "err", err)
+		}
+		if unavailable && t.Type() == jobs.KindCapture && lastAttempt(ctx) {
+			return fmt.Errorf("%w (the reconciler enqueues the job again): %w", err, asynq.RevokeTask)
+		}
+		return err
+	})
+}
+
+// retryDelay is RetryDelay, but for a task that could not reach the job
+// store: about as long as the outage has lasted, from the base delay up to
+// UnavailableMaxDelay, with up to 20% jitter.
+func (s *Server) retryDelay(n int, err error, t *asynq.Task) time.Duration {
+	if jobs.IsHostBusy(err) {
+		// Handed back because its host was at its cap: soon again.
+		return jobs.HostBusyDelay + time.Duration(rand.Int64N(int64(jobs.HostBusyDelay)/2))
+	}
+	if !errors.Is(err, jobs.ErrUnavailable) {
+		return RetryDelay(s.base)(n, err, t)
+	}
+	s.mu.Lock()
+	since := s.outageSince
+	s.mu.Unlock()
+	d := s.base
+	if !since.IsZero() {
+		d = max(d, time.Since(since))
+	}
+	d = min(d, UnavailableMaxDelay)
+	return d + time.Duration(rand.Int64N(int64(d)/5+1))
+}

@@ -24,7 +24,7 @@ const UnavailableMaxDelay = 30 * time.Second
 type ServerConfig struct {
 	Concurrency    int            // tasks at once (SNAPQ_WORKER_JOBS)
 	Queues         map[string]int // queues and weights (Config.WorkerQueues); nil: Weights
-	RetryBaseDelay time.Duration // first backoff (SNAPQ_RETRY_BASE_DELAY); default 10 s
+	RetryBaseDelay time.Duration  // first backoff (SNAPQ_RETRY_BASE_DELAY); default 10 s
 	Logger         asynq.Logger
 	LogLevel       asynq.LogLevel
 	Log            *slog.Logger // the server's own lines (outages of the job store); nil: slog's default

@@ -48,11 +48,20 @@ func (s *Store) DispatchHeld(ctx context.Context, depth int) ([]jobs.Dispatch, e
 		}
 		ps, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (picked, error) {
 			var p picked
-			var opts []byte
-			if err := r.Scan(&p.d.ID, &p.d.Owner, &opts, &p.share); err != nil {
+			var opts, shared []byte
+			if err := r.Scan(&p.d.ID, &p.d.Owner, &opts, &shared, &p.share); err != nil {
 				return p, err
 			}
-			return p, json.Unmarshal(opts, &p.d.Options)
+			var err error
+			if shared != nil { // the batch's options, stored once (migration 0006)
+				p.d.Options, err = jobs.NewSharedOptions(shared).Resolve(opts)
+			} else {
+				err = json.Unmarshal(opts, &p.d.Options)
+			}
+			if err != nil {
+				err = fmt.Errorf("job %s options: %w", p.d.ID, err)
+			}
+			return p, err
 		})
 		if err != nil {
 			return fmt.Errorf("dispatch held jobs: %w", err)
@@ -117,4 +126,4 @@ WITH RECURSIVE owners AS (
 )
 UPDATE jobs j SET dispatched_at = now(), updated_at = now()
 FROM picked p WHERE j.id = p.id
-RETURNING j.id, j.owner, j.options, p.share`
+RETURNING j.id, j.owner, j.options, (SELECT b.job_options FROM batches b WHERE b.id = j.batch_id), p.share`

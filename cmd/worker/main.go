@@ -41,6 +41,9 @@ func run(ctx context.Context) error {
 		return err
 	}
 	log := env.Logger(cfg.LogLevel, "worker")
+	if w := cfg.drainWarning(); w != "" {
+		log.Warn(w)
+	}
 	d, err := openDeps(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -64,7 +67,8 @@ func run(ctx context.Context) error {
 	if cfg.PprofAddr != "" {
 		go servePprof(cfg.PprofAddr, log)
 	}
-	log.Info("worker started", "egress_allow", cfg.EgressAllow, "tabs", cfg.Concurrency, "jobs", cfg.Jobs, "chrome", cfg.Capture.ChromeBin)
+	log.Info("worker started", "egress_allow", cfg.EgressAllow, "tabs", cfg.Concurrency, "jobs", cfg.Jobs, "chrome", cfg.Capture.ChromeBin,
+		"chrome_url", cfg.Capture.RemoteURL, "egress_proxy_listen", cfg.Egress.Listen)
 	<-ctx.Done()
 	log.Info("shutting down: finishing running jobs", "timeout", cfg.ShutdownTimeout)
 	srv.Shutdown()
@@ -160,9 +164,12 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 // backing off from SNAPQ_RETRY_BASE_DELAY.
 func newServer(cfg workerConfig, log *slog.Logger) *asynq.Server {
 	return asynq.NewServer(cfg.Redis, asynq.Config{
-		Concurrency:     cfg.Jobs,
-		Queues:          queue.Weights,
-		RetryDelayFunc:  queue.RetryDelay(cfg.RetryBaseDelay),
+		Concurrency:    cfg.Jobs,
+		Queues:         queue.Weights,
+		RetryDelayFunc: queue.RetryDelay(cfg.RetryBaseDelay),
+		// A job no browser could take (remote pool down or overloaded) is retried
+		// with the usual backoff without using up its retries.
+		IsFailure:       func(err error) bool { return !jobs.IsBrowserUnavailable(err) },
 		ShutdownTimeout: cfg.ShutdownTimeout,
 		Logger:          env.AsynqLogger{L: log},
 		LogLevel:        asynq.WarnLevel,

@@ -28,12 +28,13 @@ func (s *stack) startWorkerAs(name string) {
 	s.start(name)
 }
 
-
 // Three workers share one Redis and a 300-page batch; one is killed with SIGKILL
-// mid-batch. Every job succeeds, and succeeds once: one "job succeeded" line in all the
-// workers' logs together, one set of artifact rows, and exactly the bucket objects those
-// rows name (no duplicate rows, no orphan objects, sizes and SHA-256s as recorded). The
-// killed worker's jobs finish on the other two once asynq's lease on them expires.
+// mid-batch. Every job succeeds, and succeeds once: at most one "job succeeded" line in
+// all the workers' logs together (none only for a job the killed worker committed just
+// before it died), one set of artifact rows, and exactly the bucket objects those rows
+// name (no duplicate rows, no orphan objects, sizes and SHA-256s as recorded). The killed
+// worker's jobs finish on the other two once asynq's lease on them expires (30 s, then
+// its recoverer's next pass, up to a minute later).
 func TestManyWorkersEachJobOnce(t *testing.T) {
 	start := time.Now()
 	s := startStack(t, "SNAPQ_WORKER_CONCURRENCY=2", "SNAPQ_WORKER_JOBS=3", "SNAPQ_MAX_RETRY=5")
@@ -43,13 +44,14 @@ func TestManyWorkersEachJobOnce(t *testing.T) {
 	const n = 300
 	targets := make([]map[string]any, n)
 	for i := range targets {
-		targets[i] = map[string]any{"url": site + "/short?i=" + itoa(i), "name": "p" + pad3(i)}
+		targets[i] = map[string]any{"url": site + "/short?i=" + itoa(i)}
 	}
 	id := s.submit(map[string]any{"targets": targets, "options": map[string]any{
 		"viewport": map[string]any{"width": 320, "height": 240}, "screenshot": map[string]any{"mode": "viewport"}}})
 
-	// SIGKILL worker-b once a third of the batch is done and it holds jobs.
-	deadline := time.Now().Add(2 * time.Minute)
+	// SIGKILL worker-b once a third of the batch is done and it holds jobs. (The bounds
+	// are for a loaded, shared 2-core machine: 300 pages take 1-3 minutes there.)
+	deadline := time.Now().Add(5 * time.Minute)
 	for {
 		var b batchResp
 		s.do("GET", "/v1/batches/"+id, nil, &b)
@@ -64,7 +66,7 @@ func TestManyWorkersEachJobOnce(t *testing.T) {
 	}
 	s.stop("worker-b", syscall.SIGKILL)
 
-	done := s.waitBatch(id, 4*time.Minute)
+	done := s.waitBatch(id, 8*time.Minute)
 	if done.Counts["succeeded"] != n {
 		t.Fatalf("final counts %v, want all %d succeeded", done.Counts, n)
 	}
@@ -96,13 +98,23 @@ func TestManyWorkersEachJobOnce(t *testing.T) {
 			}
 		}
 	}
+	silent := 0
 	for id, j := range jobs {
 		if j.Status != "succeeded" || perJob[id] != 1 {
 			t.Errorf("job %s: %s with %d artifact rows, want succeeded with 1", j.URL, j.Status, perJob[id])
 		}
-		if wins[id] != 1 {
+		switch wins[id] {
+		case 1:
+		case 0:
+			silent++ // committed by worker-b, killed before it logged
+		default:
 			t.Errorf("job %s: %d \"job succeeded\" log lines across the workers, want 1", j.URL, wins[id])
 		}
+	}
+	// Only a job worker-b committed in the instant before SIGKILL can lack its line: at
+	// most its SNAPQ_WORKER_JOBS.
+	if silent > 3 {
+		t.Errorf("%d jobs succeeded without any worker logging it; at most worker-b's 3 in flight can", silent)
 	}
 	hist, retried := attemptsSummary(jobs)
 	t.Logf("%d jobs in %s; attempts histogram %v (%d retried: worker-b's)", n, time.Since(start).Round(time.Second), hist, retried)

@@ -51,6 +51,8 @@ type options struct {
 	verbose     bool
 	outputs     bool
 	diffOnly    bool
+	scale       bool     // the scale bench (scale.go) instead of floor/e2e
+	noWorker    bool     // startStack starts the api only
 	allow       string   // SNAPQ_EGRESS_ALLOW_CIDRS for the corpus sites
 	env         []string // extra environment for api and worker (the soak's TMPDIR, pprof address)
 	soak        soakOptions
@@ -68,6 +70,7 @@ func main() {
 	flag.BoolVar(&o.lib, "lib", false, "also measure the capture package alone (clean slate, no queue or storage)")
 	flag.StringVar(&o.chrome, "chrome", testenv.Getenv("SNAPQ_CHROME_BIN", "/usr/bin/chromium"), "chromium binary")
 	flag.BoolVar(&o.diffOnly, "diff-only", false, "only measure the pixel diff (needs no services)")
+	flag.BoolVar(&o.scale, "scale", false, "only measure 2 workers x 2 tabs against 1 worker x 4 tabs (scale.go)")
 	o.soak.flags()
 	o.cluster.flags()
 	flag.Parse()
@@ -81,6 +84,13 @@ func main() {
 	if o.soak.on {
 		if err := soak(o); err != nil {
 			fmt.Fprintln(os.Stderr, "soak:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if o.scale {
+		if err := runScale(o); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
 		return
@@ -340,6 +350,9 @@ func startStack(ctx context.Context, o options) (*stack, error) {
 	if err := testenv.WaitReady(st.api, 30*time.Second); err != nil {
 		st.close()
 		return nil, fmt.Errorf("%w\n%s", err, st.procs.Log("api", 2000))
+	}
+	if o.noWorker {
+		return st, nil
 	}
 	if err := st.procs.Start("worker"); err != nil {
 		st.close()

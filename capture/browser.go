@@ -21,6 +21,10 @@ type Browser struct {
 	log   *slog.Logger
 	slots chan struct{} // one token per running capture
 
+	// pool, with Config.RemoteURL, runs every capture on one of its single-slot members
+	// (remote.go); the fields below are then unused.
+	pool *remotePool
+
 	mu       sync.Mutex
 	closed   bool
 	inst     *instance     // current browser; nil until (re)started
@@ -36,7 +40,15 @@ func New(ctx context.Context, cfg Config) (*Browser, error) {
 		return nil, fmt.Errorf("capture config: %w", err)
 	}
 	cfg = cfg.withDefaults()
-	b := &Browser{cfg: cfg, log: cfg.Logger, slots: make(chan struct{}, cfg.Tabs)}
+	b := unstartedBrowser(cfg)
+	if cfg.RemoteURL != "" {
+		pool, err := newRemotePool(ctx, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("connect to the remote browsers: %w", err)
+		}
+		b.pool = pool
+		return b, nil
+	}
 	inst, err := startInstance(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("start browser: %w", err)
@@ -45,8 +57,17 @@ func New(ctx context.Context, cfg Config) (*Browser, error) {
 	return b, nil
 }
 
-// Ping checks that the browser answers, starting it if it is down.
+// unstartedBrowser returns a Browser with no browser started yet.
+func unstartedBrowser(cfg Config) *Browser {
+	return &Browser{cfg: cfg, log: cfg.Logger, slots: make(chan struct{}, cfg.Tabs)}
+}
+
+// Ping checks that the browser answers, starting it if it is down. With RemoteURL, one
+// answering browser of the pool is enough.
 func (b *Browser) Ping(ctx context.Context) error {
+	if b.pool != nil {
+		return b.pool.ping(ctx)
+	}
 	inst, err := b.instance(ctx, false)
 	if err != nil {
 		return err
@@ -61,6 +82,16 @@ func (b *Browser) Ping(ctx context.Context) error {
 // Close stops the browser and removes its temporary profile. Captures still running fail
 // with CodeCanceled; later calls return an error. Close waits for background shutdowns.
 func (b *Browser) Close() error {
+	if b.pool != nil {
+		b.mu.Lock()
+		closed := b.closed
+		b.closed = true
+		b.mu.Unlock()
+		if !closed {
+			b.pool.close()
+		}
+		return nil
+	}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -90,6 +121,9 @@ func (b *Browser) Capture(ctx context.Context, req Request) (*Result, error) {
 	req, err := normalizeRequest(req)
 	if err != nil {
 		return nil, err
+	}
+	if b.pool != nil {
+		return b.pool.capture(ctx, req)
 	}
 
 	select {

@@ -28,10 +28,19 @@ type Config struct {
 	// ChromeBin is the Chromium executable to launch (default /usr/bin/chromium, Debian's
 	// chromium package). The package never downloads a browser.
 	ChromeBin string
-	// RemoteURL, when set, is a CDP endpoint (ws://…/devtools/browser/… or http://host:port)
-	// of a running browser to connect to instead of launching ChromeBin. The remote browser is
-	// never closed by this package; only the contexts it created are.
+	// RemoteURL, when set, is one or more comma-separated CDP endpoints (ws://…/devtools/
+	// browser/… or http://host:port) of running browsers to connect to instead of launching
+	// ChromeBin (SNAPQ_CHROME_URL). Each slot gets its own connection, slot i to endpoint
+	// i mod n (remote.go). A remote browser is never closed by this package; only the
+	// contexts it created are.
 	RemoteURL string
+	// EgressListen is the address (ip:0) the proxies of the remote egress check bind; it
+	// must be the address the Egress sessions bind (SNAPQ_EGRESS_PROXY_LISTEN, default
+	// 127.0.0.1:0). Only used with RemoteURL and Egress.
+	EgressListen string
+	// EgressAdvertise is the host a remote browser dials to reach those proxies
+	// (SNAPQ_EGRESS_PROXY_ADVERTISE); default EgressListen's host.
+	EgressAdvertise string
 	// Tabs is the number of concurrent capture slots (default 2). Each slot owns one long-lived
 	// tab in its own browser context.
 	Tabs int
@@ -51,11 +60,12 @@ type Config struct {
 	// Chromium so that nothing bypasses it (loopback included, WebRTC UDP off). A top-level
 	// navigation the guard refuses fails the job with CodeBlockedAddress; refused
 	// sub-resources are counted in Result.BlockedRequests. With RemoteURL the proxies listen
-	// on 127.0.0.1 of this process, so the remote browser must share its network namespace,
-	// and it must have been launched with --force-webrtc-ip-handling-policy=
-	// disable_non_proxied_udp: no CDP call sets that, so on connecting a throwaway context
-	// checks that navigation goes to its proxy and WebRTC reaches nothing directly, and the
-	// browser gets no job otherwise (checkRemoteEgress).
+	// on EgressListen of this process (127.0.0.1 by default, so the remote browser must
+	// share its network namespace, unless EgressListen/EgressAdvertise make them reachable
+	// from it), and it must have been launched with --force-webrtc-ip-handling-policy=
+	// disable_non_proxied_udp: no CDP call sets that, so on every connection a throwaway
+	// context checks that navigation goes to its proxy and neither it nor WebRTC reaches
+	// this process directly, and the connection gets no job otherwise (checkRemoteEgress).
 	Egress Egress
 	// NoSandbox disables Chromium's own sandbox (SNAPQ_CHROME_NO_SANDBOX). It is always off
 	// when running as root, where Chromium cannot sandbox itself.
@@ -112,6 +122,20 @@ var reservedFlags = map[string]bool{
 func (c Config) Validate() error {
 	c = c.withDefaults()
 	var errs []error
+	if c.RemoteURL != "" {
+		eps := remoteEndpoints(c.RemoteURL)
+		if len(eps) == 0 {
+			errs = append(errs, errors.New("remote browser URL: no endpoint"))
+		}
+		for _, ep := range eps {
+			if err := validateEndpoint(ep); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if _, err := probeListen(c); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if c.RemoteURL == "" {
 		if err := checkExecutable(c.ChromeBin); err != nil {
 			errs = append(errs, fmt.Errorf("chromium not found at %s: install Debian's chromium package (apt-get install chromium) or set SNAPQ_CHROME_BIN (%w)", c.ChromeBin, err))

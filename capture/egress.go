@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -89,18 +90,23 @@ func hostOnly(hostport string) string {
 // anything, so no hostname of Chromium's leaves the machine even as a DNS query.
 type refuseProxy struct {
 	ln       net.Listener
+	url      string
 	srv      *http.Server
 	requests atomic.Int64 // requests refused
 }
 
 var _ EgressSession = (*refuseProxy)(nil)
 
-func newRefuseProxy() (*refuseProxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func newRefuseProxy() (*refuseProxy, error) { return newRefuseProxyAt("127.0.0.1", "") }
+
+// newRefuseProxyAt listens on host (an IP) and advertises advertise (default: the address
+// it bound).
+func newRefuseProxyAt(host, advertise string) (*refuseProxy, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		return nil, fmt.Errorf("listen for the browser-wide proxy: %w", err)
 	}
-	p := &refuseProxy{ln: ln}
+	p := &refuseProxy{ln: ln, url: "http://" + advertised(ln.Addr(), advertise)}
 	p.srv = &http.Server{ReadHeaderTimeout: 5 * time.Second,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			p.requests.Add(1)
@@ -111,7 +117,7 @@ func newRefuseProxy() (*refuseProxy, error) {
 	return p, nil
 }
 
-func (p *refuseProxy) URL() string                   { return "http://" + p.ln.Addr().String() }
+func (p *refuseProxy) URL() string                   { return p.url }
 func (p *refuseProxy) Outcome(string) (string, bool) { return "", false }
 func (p *refuseProxy) Blocked() int                  { return 0 }
 func (p *refuseProxy) Reset()                        {}
@@ -124,21 +130,27 @@ var errRemoteEgress = errors.New("the remote browser's contexts cannot be pinned
 // remoteProbeTimeout bounds checkRemoteEgress's wait for WebRTC to gather its candidates.
 const remoteProbeTimeout = 3 * time.Second
 
-// checkRemoteEgress proves, before a remote browser gets any job, that what local launch
-// enforces with flags holds there too. A remote browser was launched by someone else:
-// this package cannot give it the WebRTC policy or the browser-wide refusing proxy, and
-// CDP has no per-context WebRTC setting. So a throwaway context, proxied like a job's,
-// tries to reach a loopback probe by navigation and by WebRTC (STUN over UDP, TURN over
-// TCP); the browser is refused unless the navigation went to the context's proxy and
-// nothing reached the probe. Chromium's own background traffic outside the job contexts
-// stays the remote operator's to govern.
-func checkRemoteEgress(ctx context.Context, rb *rod.Browser) (err error) {
-	proxy, err := newRefuseProxy()
+// checkRemoteEgress proves, before a remote browser connection gets any job, that what
+// local launch enforces with flags holds there too. A remote browser was launched by
+// someone else: this package cannot give it the WebRTC policy or the browser-wide refusing
+// proxy, and CDP has no per-context WebRTC setting. So a throwaway context, proxied like a
+// job's (a proxy on cfg.EgressListen, dialed at cfg.EgressAdvertise), tries to reach a
+// probe listening on the same address by navigation and by WebRTC (STUN over UDP, TURN
+// over TCP); the browser is refused unless the navigation reached the context's proxy
+// (the guard is reachable from the browser) and nothing reached the probe directly (the
+// browser cannot go around the guard to this worker). Chromium's own background traffic
+// outside the job contexts stays the remote operator's to govern.
+func checkRemoteEgress(ctx context.Context, rb *rod.Browser, cfg Config) (err error) {
+	host, err := probeListen(cfg)
+	if err != nil {
+		return err
+	}
+	proxy, err := newRefuseProxyAt(host, cfg.EgressAdvertise)
 	if err != nil {
 		return fmt.Errorf("start probe proxy: %w", err)
 	}
 	defer func() { _ = proxy.Close() }()
-	probe, err := newLoopbackProbe()
+	probe, err := newLoopbackProbe(host, cfg.EgressAdvertise)
 	if err != nil {
 		return err
 	}
@@ -170,8 +182,12 @@ func checkRemoteEgress(ctx context.Context, rb *rod.Browser) (err error) {
 	if _, err := (proto.PageNavigate{URL: "http://" + probe.addr + "/"}).Call(page); err != nil {
 		return fmt.Errorf("probe navigation: %w", err)
 	}
-	if proxy.requests.Load() == 0 || probe.hits.Load() != 0 {
-		return fmt.Errorf("%w: a navigation did not go through the context's proxy", errRemoteEgress)
+	if probe.hits.Load() != 0 {
+		return fmt.Errorf("%w: a navigation to %s went around the context's proxy", errRemoteEgress, probe.addr)
+	}
+	if proxy.requests.Load() == 0 {
+		return fmt.Errorf("%w: the browser did not reach the egress proxy at %s (set SNAPQ_EGRESS_PROXY_LISTEN and "+
+			"SNAPQ_EGRESS_PROXY_ADVERTISE to an address it can reach)", errRemoteEgress, proxy.URL())
 	}
 	js := fmt.Sprintf(`new Promise(done => {
   if (typeof RTCPeerConnection !== "function") return done("no webrtc");
@@ -199,8 +215,39 @@ func checkRemoteEgress(ctx context.Context, rb *rod.Browser) (err error) {
 	return nil
 }
 
-// loopbackProbe listens on 127.0.0.1, TCP and UDP on one port, and counts the connections
-// and datagrams that arrive.
+// probeListen is the IP the remote egress check's proxy and probe bind: the host of
+// cfg.EgressListen (127.0.0.1 by default). An unspecified host needs EgressAdvertise.
+func probeListen(cfg Config) (string, error) {
+	listen := cfg.EgressListen
+	if listen == "" {
+		return "127.0.0.1", nil
+	}
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil || port != "0" {
+		return "", fmt.Errorf("egress listen address %q: want ip:0", listen)
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return "", fmt.Errorf("egress listen address %q: the host must be an IP address", listen)
+	}
+	if ip.IsUnspecified() && cfg.EgressAdvertise == "" {
+		return "", fmt.Errorf("egress listen address %q binds every interface: set the advertised host", listen)
+	}
+	return host, nil
+}
+
+// advertised is addr with its host replaced by advertise, if set.
+func advertised(addr net.Addr, advertise string) string {
+	if advertise == "" {
+		return addr.String()
+	}
+	_, port, _ := net.SplitHostPort(addr.String())
+	return net.JoinHostPort(strings.Trim(advertise, "[]"), port)
+}
+
+// loopbackProbe listens on one IP (the worker's 127.0.0.1 by default), TCP and UDP on one
+// port, and counts the connections and datagrams that arrive. addr is the address a
+// browser dials to reach it.
 type loopbackProbe struct {
 	addr string
 	tcp  net.Listener
@@ -208,10 +255,10 @@ type loopbackProbe struct {
 	hits atomic.Int64
 }
 
-func newLoopbackProbe() (*loopbackProbe, error) {
+func newLoopbackProbe(host, advertise string) (*loopbackProbe, error) {
 	var lastErr error
 	for range 10 { // the UDP port may be taken; try another
-		tcp, err := net.Listen("tcp", "127.0.0.1:0")
+		tcp, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 		if err != nil {
 			return nil, fmt.Errorf("listen for the egress probe: %w", err)
 		}
@@ -221,7 +268,7 @@ func newLoopbackProbe() (*loopbackProbe, error) {
 			lastErr = err
 			continue
 		}
-		p := &loopbackProbe{addr: tcp.Addr().String(), tcp: tcp, udp: udp}
+		p := &loopbackProbe{addr: advertised(tcp.Addr(), advertise), tcp: tcp, udp: udp}
 		go func() {
 			for {
 				c, err := tcp.Accept()

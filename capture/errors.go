@@ -19,6 +19,11 @@ var (
 	errTargetClosed  = errors.New("the page's tab was closed")
 )
 
+// ErrUnavailable is wrapped by errors that mean no browser could be reached: a remote
+// endpoint refused the connection, timed out, or answered 429/503 (an overloaded pool).
+// Capture reports it as CodeBrowserUnavailable before anything of the job has run.
+var ErrUnavailable = errors.New("no browser is available")
+
 // ErrClosed is returned (wrapped in *Error with CodeCanceled) by Capture after Close.
 var ErrClosed = errBrowserClosed
 
@@ -55,6 +60,8 @@ func classify(parent, jobCtx context.Context, ph phase, err error) *Error {
 		return newError(CodeCanceled, true, errBrowserClosed, "the capture browser was shut down while %s", ph)
 	case errors.Is(cause, errBrowserGone), errors.Is(err, errBrowserGone):
 		return newError(CodeBrowserCrashed, true, errBrowserGone, "the browser went away while %s", ph)
+	case errors.Is(err, ErrUnavailable) && parent.Err() == nil:
+		return newError(CodeBrowserUnavailable, true, err, "no browser could take the job: %s", unavailableReason(err))
 	case errors.Is(parent.Err(), context.DeadlineExceeded):
 		return newError(CodeNavigationTimeout, true, context.DeadlineExceeded, "the job's time ran out while %s", ph)
 	case errors.Is(parent.Err(), context.Canceled):

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -104,15 +105,20 @@ func startInstance(ctx context.Context, cfg Config) (inst *instance, err error) 
 			return inst, fmt.Errorf("launch %s: %w", cfg.ChromeBin, err)
 		}
 	} else {
+		// A remote endpoint that refuses, times out or is overloaded is "unavailable"
+		// (remote.go): the job is handed back to the queue without counting a failure.
 		wsURL, err = resolveWebSocketURL(ctx, cfg.RemoteURL)
 		if err != nil {
-			return inst, fmt.Errorf("resolve %s: %w", cfg.RemoteURL, err)
+			return inst, fmt.Errorf("resolve %s: %w", cfg.RemoteURL, markUnavailable(err))
 		}
 	}
 
 	inst.ws = &cdp.WebSocket{}
 	if err = inst.ws.Connect(ctx, wsURL, nil); err != nil {
 		inst.ws = nil
+		if inst.proc == nil {
+			err = fmt.Errorf("%w: %w", ErrUnavailable, err)
+		}
 		return inst, fmt.Errorf("connect to %s: %w", wsURL, err)
 	}
 	inst.rb = rod.New().Client(cdp.New().Start(inst.ws)).Context(inst.ctx).NoDefaultDevice()
@@ -122,11 +128,14 @@ func startInstance(ctx context.Context, cfg Config) (inst *instance, err error) 
 	err = inst.rb.Connect()
 	stop()
 	if err != nil {
+		if inst.proc == nil {
+			err = fmt.Errorf("%w: %w", ErrUnavailable, err)
+		}
 		return inst, fmt.Errorf("connect to %s: %w", wsURL, err)
 	}
 	go inst.dispatch(inst.rb.Event())
 	if inst.proc == nil && cfg.Egress != nil {
-		if err = checkRemoteEgress(ctx, inst.rb); err != nil {
+		if err = checkRemoteEgress(ctx, inst.rb, cfg); err != nil {
 			return inst, fmt.Errorf("%s: %w", cfg.RemoteURL, err)
 		}
 	}
@@ -157,18 +166,18 @@ func resolveWebSocketURL(ctx context.Context, raw string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := remoteHTTP.Do(req)
 	if err != nil {
 		return "", err
 	}
 	defer func() { _ = res.Body.Close() }()
 	if res.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("GET %s: %s", u, res.Status)
+		return "", &statusError{url: u.String(), status: res.Status, code: res.StatusCode}
 	}
 	var v struct {
 		WebSocketDebuggerURL string `json:"webSocketDebuggerUrl"`
 	}
-	if err := json.NewDecoder(res.Body).Decode(&v); err != nil {
+	if err := json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&v); err != nil {
 		return "", fmt.Errorf("GET %s: %w", u, err)
 	}
 	if v.WebSocketDebuggerURL == "" {

@@ -184,6 +184,10 @@ const (
 	// CodeActionFailed: a required action failed (not retryable); the message names the
 	// action's index and type.
 	CodeActionFailed = "action_failed"
+	// CodeBrowserUnavailable: no browser could take the job before it started — a remote
+	// endpoint (Config.RemoteURL) refused the connection or answered 429/503. Retryable;
+	// the error wraps ErrUnavailable so the queue can retry without counting a failure.
+	CodeBrowserUnavailable = "browser_unavailable"
 )
 
 // Error is a classified capture failure.

@@ -28,6 +28,8 @@ const (
 	DefaultHeaderTimeout = 30 * time.Second
 	DefaultIdleTimeout   = 90 * time.Second
 	DefaultMaxEvents     = 1000
+	// DefaultListen is where sessions listen: the worker's loopback, a kernel-chosen port.
+	DefaultListen = "127.0.0.1:0"
 )
 
 // Config configures a Proxy. Zero values take the documented defaults.
@@ -49,6 +51,15 @@ type Config struct {
 	// MaxEvents is how many outcome events a Session keeps, oldest dropped first
 	// (default 1,000). Stats count every request regardless.
 	MaxEvents int
+	// Listen is the address each Session's listener binds (SNAPQ_EGRESS_PROXY_LISTEN,
+	// default 127.0.0.1:0). The port must be 0: every session gets its own port. A browser
+	// in another network namespace (SNAPQ_CHROME_URL pointing at another pod) needs an
+	// address it can reach, e.g. 0.0.0.0:0 or the pod's own IP.
+	Listen string
+	// Advertise is the host put in Session.URL for the browser to dial
+	// (SNAPQ_EGRESS_PROXY_ADVERTISE). Default: the host the listener bound (127.0.0.1);
+	// required when Listen's host is unspecified (0.0.0.0, [::]).
+	Advertise string
 	// Logger receives refusals (Info) and other outcomes (Debug). Default: discard.
 	Logger *slog.Logger
 }
@@ -78,6 +89,9 @@ func (c Config) Validate() error {
 	if c.MaxEvents < 0 {
 		errs = append(errs, fmt.Errorf("egress: MaxEvents %d is negative", c.MaxEvents))
 	}
+	if err := validateListen(c.Listen, c.Advertise); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -101,6 +115,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxEvents <= 0 {
 		c.MaxEvents = d.MaxEvents
+	}
+	if c.Listen == "" {
+		c.Listen = DefaultListen
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -28,9 +28,10 @@ type Stats struct {
 	Allowed, Blocked, DNSFailures, ConnectFailures int
 }
 
-// Session is one proxy listener on 127.0.0.1 serving one browser context, so every
-// request it sees belongs to one capture job. It records each request's outcome so the
-// capture side can tell why a navigation failed. Safe for concurrent use.
+// Session is one proxy listener (on 127.0.0.1 unless Config.Listen says otherwise)
+// serving one browser context, so every request it sees belongs to one capture job. It
+// records each request's outcome so the capture side can tell why a navigation failed.
+// Safe for concurrent use.
 type Session struct {
 	p   *Proxy
 	ln  net.Listener
@@ -50,19 +51,20 @@ type Session struct {
 	rec recorder
 }
 
-// NewSession starts a proxy listener on 127.0.0.1 with a kernel-chosen port. Pass
+// NewSession starts a proxy listener on Config.Listen (127.0.0.1 by default) with a
+// kernel-chosen port. Pass
 // Session.URL() to Chromium as the proxy of one browser context and Close the session
 // with the context.
 func (p *Proxy) NewSession() (*Session, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", p.cfg.Listen)
 	if err != nil {
-		return nil, fmt.Errorf("egress: listen: %w", err)
+		return nil, fmt.Errorf("egress: listen on %s: %w", p.cfg.Listen, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Session{
 		p:         p,
 		ln:        ln,
-		url:       "http://" + ln.Addr().String(),
+		url:       ProxyURL(ln.Addr(), p.cfg.Advertise),
 		log:       p.log.With("egress_proxy", ln.Addr().String()),
 		ctx:       ctx,
 		cancel:    cancel,
@@ -85,7 +87,8 @@ func (p *Proxy) NewSession() (*Session, error) {
 	return s, nil
 }
 
-// URL is the proxy address for Chromium, "http://127.0.0.1:PORT".
+// URL is the proxy address for Chromium, "http://127.0.0.1:PORT" (the advertised host
+// with Config.Advertise).
 func (s *Session) URL() string { return s.url }
 
 // Close stops the listener, closes every live connection (kept-alive requests, tunnels,

@@ -70,6 +70,14 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 	begin := time.Now()
 
 	result, arts, jerr := h.run(ctx, job, release)
+	if jerr != nil && jerr.Code == capture.CodeBrowserUnavailable && !lastAttempt {
+		// No browser could take it: back to the queue, which retries it without
+		// counting a failure (ErrBrowserUnavailable).
+		if err := h.record(ctx, log, job, begin, jerr, false); err != nil {
+			return err
+		}
+		return fmt.Errorf("job %s: %s: %w", job.ID, jerr.Message, ErrBrowserUnavailable)
+	}
 	if jerr != nil {
 		// A canceled task context (not its deadline) is the worker handing the
 		// task back to the queue as it stops: whatever the capture made of
@@ -180,6 +188,18 @@ func (h *Handler) deleteOtherAttempts(ctx context.Context, log *slog.Logger, job
 // when it started); final marks the job failed and tells the queue not to
 // retry. The message is capped: a vendor's error text can be long too.
 func (h *Handler) fail(ctx context.Context, log *slog.Logger, job *Job, begin time.Time, jerr *jobError, final bool) error {
+	if err := h.record(ctx, log, job, begin, jerr, final); err != nil {
+		return err
+	}
+	if final {
+		h.afterFinal(ctx, job)
+		return fmt.Errorf("%s: %s: %w", jerr.Code, jerr.Message, ErrNoRetry)
+	}
+	return fmt.Errorf("%s: %s", jerr.Code, jerr.Message)
+}
+
+// record writes a failed attempt down (fail without the queue's answer).
+func (h *Handler) record(ctx context.Context, log *slog.Logger, job *Job, begin time.Time, jerr *jobError, final bool) error {
 	jerr.Message = capture.CapMessage(jerr.Message)
 	log.Warn("job attempt failed", "code", jerr.Code, "err", jerr.Message, "final", final)
 	if jerr.result != nil {
@@ -192,11 +212,7 @@ func (h *Handler) fail(ctx context.Context, log *slog.Logger, job *Job, begin ti
 	if err := h.Repo.FailJob(rctx, job.ID, job.Attempts, jerr.JobError, jerr.result, final); err != nil {
 		return fmt.Errorf("record failure of job %s: %w", job.ID, err)
 	}
-	if final {
-		h.afterFinal(ctx, job)
-		return fmt.Errorf("%s: %s: %w", jerr.Code, jerr.Message, ErrNoRetry)
-	}
-	return fmt.Errorf("%s: %s", jerr.Code, jerr.Message)
+	return nil
 }
 
 // afterFinal runs the AfterFinal hooks; they get a bookkeeping context so a

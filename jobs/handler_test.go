@@ -174,6 +174,8 @@ func TestHandlerFailures(t *testing.T) {
 		wantCode    string
 		wantMsg     string
 		wantNoRetry bool // the queue is told not to retry
+		// the queue is told no browser could take the job (a retry that is not a failure)
+		wantUnavailable bool
 	}{
 		{name: "non-retryable capture error is final", renderErr: &capture.Error{Code: capture.CodeInvalidSelector, Message: "bad selector"},
 			wantStatus: jobs.StatusFailed, wantCode: capture.CodeInvalidSelector, wantMsg: "bad selector", wantNoRetry: true},
@@ -205,6 +207,13 @@ func TestHandlerFailures(t *testing.T) {
 			wantStatus: jobs.StatusFailed, wantCode: jobs.CodeUploadFailed, wantNoRetry: true},
 		{name: "transient upload failure on the last attempt is final", lastAttempt: true, failOn: map[string]error{"p.png": artifacts.ErrUnavailable},
 			wantStatus: jobs.StatusFailed, wantCode: jobs.CodeUploadFailed, wantNoRetry: true},
+		{name: "no browser available goes back to the queue, not counted as a failure",
+			renderErr:  &capture.Error{Code: capture.CodeBrowserUnavailable, Message: "no browser could take the job: 503", Retryable: true, Err: capture.ErrUnavailable},
+			wantStatus: jobs.StatusQueued, wantCode: capture.CodeBrowserUnavailable, wantUnavailable: true},
+		{name: "no browser available on the last attempt is final",
+			lastAttempt: true,
+			renderErr:   &capture.Error{Code: capture.CodeBrowserUnavailable, Message: "no browser could take the job: 503", Retryable: true, Err: capture.ErrUnavailable},
+			wantStatus:  jobs.StatusFailed, wantCode: capture.CodeBrowserUnavailable, wantNoRetry: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -227,6 +236,9 @@ func TestHandlerFailures(t *testing.T) {
 			}
 			if got := errors.Is(err, jobs.ErrNoRetry); got != tt.wantNoRetry {
 				t.Errorf("Capture = %v: ErrNoRetry %v, want %v", err, got, tt.wantNoRetry)
+			}
+			if got := jobs.IsBrowserUnavailable(err); got != tt.wantUnavailable {
+				t.Errorf("Capture = %v: IsBrowserUnavailable %v, want %v", err, got, tt.wantUnavailable)
 			}
 			got := e.store.job(t, j.ID)
 			if got.Status != tt.wantStatus || got.ErrorCode != tt.wantCode || got.Attempts != 2 {

@@ -75,10 +75,11 @@ func NewServer(conn asynq.RedisConnOpt, cfg ServerConfig) *Server {
 }
 
 // IsFailure is the worker's asynq IsFailure: a task that could not reach the
-// job store, or whose target host was at its cap, says nothing about its
-// job, and is retried without counting.
+// job store, whose target host was at its cap, or that no browser could take
+// (a remote pool down or overloaded) says nothing about its job, and is
+// retried without counting.
 func IsFailure(err error) bool {
-	return !errors.Is(err, jobs.ErrUnavailable) && !jobs.IsHostBusy(err)
+	return !errors.Is(err, jobs.ErrUnavailable) && !jobs.IsHostBusy(err) && !jobs.IsBrowserUnavailable(err)
 }
 
 // Start runs the handlers of mux, tracked so Drain knows when they are done.

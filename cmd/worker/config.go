@@ -47,12 +47,14 @@ type workerConfig struct {
 
 	// Webhook holds SNAPQ_WEBHOOK_MAX_RETRY and SNAPQ_WEBHOOK_TIMEOUT.
 	Webhook webhook.Config
-	// Capture holds SNAPQ_CHROME_BIN, SNAPQ_CHROME_URL, SNAPQ_BROWSER_RECYCLE_AFTER,
+	// Capture holds SNAPQ_CHROME_BIN, SNAPQ_CHROME_URL (comma-separated
+	// endpoints), SNAPQ_EGRESS_PROXY_LISTEN/ADVERTISE, SNAPQ_BROWSER_RECYCLE_AFTER,
 	// SNAPQ_TAB_RECYCLE_AFTER, SNAPQ_CAPTURE_CALL_TIMEOUT, SNAPQ_CHROME_NO_SANDBOX,
 	// and Concurrency as Tabs. Logger and Egress are left to the wiring.
 	Capture capture.Config
-	// EgressAllow is SNAPQ_EGRESS_ALLOW_CIDRS; Egress.Policy allows it. The
-	// Logger is left to the wiring.
+	// EgressAllow is SNAPQ_EGRESS_ALLOW_CIDRS; Egress.Policy allows it.
+	// Egress.Listen and Egress.Advertise are SNAPQ_EGRESS_PROXY_LISTEN and
+	// SNAPQ_EGRESS_PROXY_ADVERTISE. The Logger is left to the wiring.
 	EgressAllow []netip.Prefix
 	Egress      egress.Config
 
@@ -105,6 +107,10 @@ func loadWorkerConfig() (workerConfig, error) {
 	c.EgressAllow = allow
 	c.Egress = egress.DefaultConfig()
 	c.Egress.Policy = egress.NewPolicy(allow)
+	// Where the per-job proxies listen, and the host a remote browser dials for them.
+	c.Egress.Listen = r.String("SNAPQ_EGRESS_PROXY_LISTEN", egress.DefaultListen)
+	c.Egress.Advertise = r.String("SNAPQ_EGRESS_PROXY_ADVERTISE", "")
+	c.Capture.EgressListen, c.Capture.EgressAdvertise = c.Egress.Listen, c.Egress.Advertise
 
 	c.MetricsAddr = r.String("SNAPQ_METRICS_ADDR", "")
 	c.PprofAddr = r.String("SNAPQ_PPROF_ADDR", "")
@@ -121,12 +127,18 @@ func loadWorkerConfig() (workerConfig, error) {
 
 	concErr := c.validateConcurrency()
 	cc := c.Capture
+	// The proxies' listen address is Egress's to report (one line per variable).
+	cc.EgressListen, cc.EgressAdvertise = "", ""
 	if concErr != nil {
 		// Tabs is SNAPQ_WORKER_CONCURRENCY, reported already: not twice.
 		cc.Tabs = 0 // Validate reads 0 as the default
 	}
+	egressErr := c.Egress.Validate()
+	if egressErr != nil {
+		egressErr = fmt.Errorf("SNAPQ_EGRESS_PROXY_LISTEN=%s, SNAPQ_EGRESS_PROXY_ADVERTISE=%s: %w", c.Egress.Listen, c.Egress.Advertise, egressErr)
+	}
 	if err := errors.Join(concErr, fairErr, r.Err(), allowErr, c.S3.Validate(),
-		cc.Validate(), c.Egress.Validate(), c.Webhook.Validate()); err != nil {
+		cc.Validate(), egressErr, c.Webhook.Validate()); err != nil {
 		return workerConfig{}, err
 	}
 	return c, nil
@@ -142,4 +154,18 @@ func (c workerConfig) validateConcurrency() error {
 		return fmt.Errorf("SNAPQ_WORKER_JOBS=%d: want at least SNAPQ_WORKER_CONCURRENCY (%d)", c.Jobs, c.Concurrency)
 	}
 	return nil
+}
+
+// longestJob is the longest a capture job can hold a tab: the largest timeout_ms
+// the API accepts plus the capture's grace period to take its outputs.
+var longestJob = jobs.MaxJobTimeout + capture.CaptureGrace(jobs.MaxJobTimeout)
+
+// drainWarning says what a SIGTERM does to long jobs when SNAPQ_SHUTDOWN_TIMEOUT
+// is shorter than longestJob, or is "" when every job can finish while draining.
+func (c workerConfig) drainWarning() string {
+	if c.ShutdownTimeout >= longestJob {
+		return ""
+	}
+	return fmt.Sprintf("SNAPQ_SHUTDOWN_TIMEOUT=%s is shorter than the longest job (%s): on SIGTERM, jobs still running after it "+
+		"are handed back and retried elsewhere (one more attempt each); set it to %s or more to drain every job", c.ShutdownTimeout, longestJob, longestJob)
 }

@@ -51,6 +51,9 @@ func defaultWorkerConfig(chrome string) workerConfig {
 	s3.AccessKey, s3.SecretKey = "key", "secret"
 	cc := capture.DefaultConfig()
 	cc.ChromeBin = chrome
+	cc.EgressListen = "127.0.0.1:0"
+	eg := egress.DefaultConfig()
+	eg.Listen = "127.0.0.1:0"
 	return workerConfig{
 		LogLevel:        slog.LevelInfo,
 		DatabaseURL:     "postgres://postgres@127.0.0.1:5432/snapq?sslmode=disable",
@@ -65,7 +68,7 @@ func defaultWorkerConfig(chrome string) workerConfig {
 		Shards:          1,
 		Webhook:         webhook.Config{MaxRetry: 8, Timeout: 10 * time.Second},
 		Capture:         cc,
-		Egress:          egress.DefaultConfig(),
+		Egress:          eg,
 		HostConcurrency: 4,
 	}
 }
@@ -141,6 +144,16 @@ func TestLoadWorkerConfig(t *testing.T) {
 			name: "shards on a single redis",
 			env:  []string{"SNAPQ_QUEUE_SHARDS=4"},
 			want: func(c *workerConfig) { c.Shards = 4 },
+		},
+		{
+			name: "a remote browser pool in another pod",
+			env: []string{"SNAPQ_CHROME_BIN=/nonexistent/chromium", "SNAPQ_CHROME_URL=http://browsers-0:9222, http://browsers-1:9222",
+				"SNAPQ_EGRESS_PROXY_LISTEN=0.0.0.0:0", "SNAPQ_EGRESS_PROXY_ADVERTISE=10.4.2.17"},
+			want: func(c *workerConfig) {
+				c.Capture.ChromeBin, c.Capture.RemoteURL = "/nonexistent/chromium", "http://browsers-0:9222, http://browsers-1:9222"
+				c.Capture.EgressListen, c.Capture.EgressAdvertise = "0.0.0.0:0", "10.4.2.17"
+				c.Egress.Listen, c.Egress.Advertise = "0.0.0.0:0", "10.4.2.17"
+			},
 		},
 		{
 			name: "a remote browser needs no local chromium",
@@ -227,6 +240,21 @@ func TestLoadWorkerConfigErrors(t *testing.T) {
 			want: []string{"chromium not found at /nonexistent/chromium: install Debian's chromium package (apt-get install chromium) or set SNAPQ_CHROME_BIN (stat /nonexistent/chromium: no such file or directory)"},
 		},
 		{
+			name: "proxies on every interface without an advertised host",
+			env:  []string{"SNAPQ_EGRESS_PROXY_LISTEN=0.0.0.0:0"},
+			want: []string{"SNAPQ_EGRESS_PROXY_LISTEN=0.0.0.0:0, SNAPQ_EGRESS_PROXY_ADVERTISE=: egress: listen address \"0.0.0.0:0\" binds every interface: set the host the browser dials (SNAPQ_EGRESS_PROXY_ADVERTISE)"},
+		},
+		{
+			name: "proxies on a fixed port",
+			env:  []string{"SNAPQ_EGRESS_PROXY_LISTEN=10.0.0.5:3128", "SNAPQ_EGRESS_PROXY_ADVERTISE=10.0.0.5"},
+			want: []string{"SNAPQ_EGRESS_PROXY_LISTEN=10.0.0.5:3128, SNAPQ_EGRESS_PROXY_ADVERTISE=10.0.0.5: egress: listen address \"10.0.0.5:3128\": the port must be 0 (each browser context gets a proxy on a port of its own)"},
+		},
+		{
+			name: "a remote endpoint that is not a URL",
+			env:  []string{"SNAPQ_CHROME_URL=http://127.0.0.1:9222,browsers:9222"},
+			want: []string{`remote browser URL "browsers:9222": scheme "browsers", want ws, wss, http or https`},
+		},
+		{
 			name: "every bad variable at once",
 			env: []string{"SNAPQ_WORKER_CONCURRENCY=0", "SNAPQ_REDIS_URL=mysql://db", "SNAPQ_S3_BUCKET=No_Such",
 				"SNAPQ_EGRESS_ALLOW_CIDRS=10.0.0.0/33", "SNAPQ_TAB_RECYCLE_AFTER=-1", "SNAPQ_WEBHOOK_TIMEOUT=1h"},
@@ -249,6 +277,32 @@ func TestLoadWorkerConfigErrors(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, strings.Split(err.Error(), "\n")); diff != "" {
 				t.Errorf("error lines (-want +got):\n%s\nerror: %v", diff, err)
+			}
+		})
+	}
+}
+
+// A drain shorter than the longest job is reported at start; the default
+// and the Kubernetes value (450s) are not.
+func TestDrainWarning(t *testing.T) {
+	tests := []struct {
+		name     string
+		shutdown time.Duration
+		warn     bool
+	}{
+		{name: "the e2e tests' 20s", shutdown: 20 * time.Second, warn: true},
+		{name: "just short", shutdown: 314 * time.Second, warn: true},
+		{name: "exactly the longest job", shutdown: 315 * time.Second},
+		{name: "kubernetes", shutdown: 450 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := workerConfig{ShutdownTimeout: tt.shutdown}.drainWarning()
+			if (w != "") != tt.warn {
+				t.Fatalf("drainWarning(%s) = %q, want a warning: %v", tt.shutdown, w, tt.warn)
+			}
+			if tt.warn && !strings.Contains(w, "5m15s") {
+				t.Errorf("the warning does not name the longest job (5m15s): %q", w)
 			}
 		})
 	}

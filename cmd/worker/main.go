@@ -58,6 +58,9 @@ func run(ctx context.Context, now <-chan struct{}) error {
 		return err
 	}
 	log := env.Logger(cfg.LogLevel, "worker")
+	if w := cfg.drainWarning(); w != "" {
+		log.Warn(w)
+	}
 	d, err := openDeps(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -84,7 +87,8 @@ func run(ctx context.Context, now <-chan struct{}) error {
 	if cfg.PprofAddr != "" {
 		go servePprof(cfg.PprofAddr, log)
 	}
-	log.Info("worker started", "egress_allow", cfg.EgressAllow, "tabs", cfg.Concurrency, "jobs", cfg.Jobs, "chrome", cfg.Capture.ChromeBin)
+	log.Info("worker started", "egress_allow", cfg.EgressAllow, "tabs", cfg.Concurrency, "jobs", cfg.Jobs, "chrome", cfg.Capture.ChromeBin,
+		"chrome_url", cfg.Capture.RemoteURL, "egress_proxy_listen", cfg.Egress.Listen)
 	<-ctx.Done()
 	log.Info("shutting down: finishing running jobs (a second signal hands them back to the queue)", "timeout", cfg.ShutdownTimeout)
 	drain, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)

@@ -76,6 +76,19 @@ chromium_up() {
   [[ -x /usr/bin/chromium ]] || die "chromium installed but /usr/bin/chromium is missing"
 }
 
+# As root the worker starts Chromium as this unprivileged user, so Chromium can
+# sandbox its renderers (it refuses to as root). SNAPQ_CHROME_USER overrides it.
+chrome_user() { printf '%s\n' "${SNAPQ_CHROME_USER:-snapq-chrome}"; }
+
+chrome_user_up() {
+  [[ $(id -u) == 0 ]] || return 0 # a worker that is not root runs Chromium as itself
+  id -u "$(chrome_user)" >/dev/null 2>&1 && return 0
+  useradd --system --no-create-home --shell /usr/sbin/nologin "$(chrome_user)" ||
+    id -u "$(chrome_user)" >/dev/null 2>&1 || # a concurrent `up` made it
+    die "could not create the user $(chrome_user) Chromium runs as"
+  say "created user $(chrome_user) (Chromium runs as it when the worker is root)"
+}
+
 # ---------------------------------------------------------------- Postgres
 
 pg_ready() { pg_isready -q -h "$PG_HOST" -p "$PG_PORT"; }
@@ -302,6 +315,7 @@ cmd_up() {
   exec 9>"$RUN/up.lock"
   flock 9 # concurrent `up`s run one after another
   chromium_up
+  chrome_user_up
   postgres_up
   redis_up
   minio_up
@@ -347,6 +361,9 @@ cmd_status() {
     line="MISSING $(chrome_bin)"; bad=1
   fi
   printf '%-9s %s\n' chromium "$line"
+  if [[ $(id -u) == 0 ]] && ! id -u "$(chrome_user)" >/dev/null 2>&1; then
+    printf '%-9s %s\n' chromium "MISSING user $(chrome_user) (the worker runs Chromium as it when root)"; bad=1
+  fi
 
   who=system; [[ -f $RUN/postgres.started ]] && who="started by services.sh"
   if pg_ready; then

@@ -15,6 +15,9 @@
 // First, with no services, the pixel diff of visual regression is measured
 // against a naive image.At comparison (bench/diff.go; -diff-only stops there).
 //
+// -sandbox measures only what Chromium's sandbox and site isolation cost
+// (bench/sandbox.go): "bench: site-isolation: on / off = R".
+//
 // Both run at the same concurrency, interleaved over several rounds. The last
 // line is "bench: e2e/floor = R".
 package main
@@ -37,7 +40,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/snapq/snapq/internal/fixtures"
 	"github.com/snapq/snapq/internal/testenv"
 )
 
@@ -51,6 +53,7 @@ type options struct {
 	verbose     bool
 	outputs     bool
 	diffOnly    bool
+	sandbox     bool
 	allow       string   // SNAPQ_EGRESS_ALLOW_CIDRS for the corpus sites
 	env         []string // extra environment for api and worker (the soak's TMPDIR, pprof address)
 	soak        soakOptions
@@ -67,8 +70,16 @@ func main() {
 	flag.BoolVar(&o.lib, "lib", false, "also measure the capture package alone (clean slate, no queue or storage)")
 	flag.StringVar(&o.chrome, "chrome", testenv.Getenv("SNAPQ_CHROME_BIN", "/usr/bin/chromium"), "chromium binary")
 	flag.BoolVar(&o.diffOnly, "diff-only", false, "only measure the pixel diff (needs no services)")
+	flag.BoolVar(&o.sandbox, "sandbox", false, "only measure Chromium's sandbox and site isolation on the capture package (needs only Chromium; -pages, -rounds, -concurrency apply)")
 	o.soak.flags()
 	flag.Parse()
+	if o.sandbox {
+		if err := sandboxBench(o); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if o.soak.on {
 		if err := soak(o); err != nil {
 			fmt.Fprintln(os.Stderr, "soak:", err)
@@ -226,10 +237,11 @@ func serveSites(addrs []string) ([]string, func(), error) {
 			stop()
 			return nil, nil, err
 		}
-		srv := &http.Server{Handler: fixtures.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		site := "http://" + ln.Addr().String()
+		srv := &http.Server{Handler: withFrames(&sites, site), ReadHeaderTimeout: 10 * time.Second}
 		go srv.Serve(ln) //nolint:errcheck
 		servers = append(servers, srv)
-		sites = append(sites, "http://"+ln.Addr().String())
+		sites = append(sites, site)
 	}
 	return sites, stop, nil
 }

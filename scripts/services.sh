@@ -6,12 +6,13 @@
 #   scripts/services.sh status   one line per service; exit 1 if any is down
 #   scripts/services.sh env      print `export SNAPQ_...=...` lines: eval "$(scripts/services.sh env)"
 #
-# Made for a fresh Debian machine as root (installs use apt-get). Without root it
-# starts what is installed and prints the apt-get command for what is not.
+# Made for a fresh Debian machine as root (installs use apt-get; `up` also creates the
+# unprivileged user snapq-chrome, or $SNAPQ_CHROME_USER, that a root worker runs Chromium
+# as). Without root it starts what is installed and prints the apt-get command for what is not.
 # Data, logs and pid files live in <repo>/.data/ (git-ignored).
 #
 # Overrides: SNAPQ_CHROME_BIN (an existing browser binary: skips the chromium package),
-# SNAPQ_MINIO_BIN (a MinIO server binary: skips the build).
+# SNAPQ_MINIO_BIN (a MinIO server binary: skips the build), SNAPQ_CHROME_USER.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -408,7 +409,7 @@ EOF
 }
 
 usage() {
-  sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 

@@ -15,6 +15,9 @@
 // First, with no services, the pixel diff of visual regression is measured
 // against a naive image.At comparison (bench/diff.go; -diff-only stops there).
 //
+// -sandbox measures only what Chromium's sandbox and site isolation cost
+// (bench/sandbox.go): "bench: site-isolation: on / off = R".
+//
 // Both run at the same concurrency, interleaved over several rounds. The last
 // line is "bench: e2e/floor = R".
 package main
@@ -37,7 +40,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/snapq/snapq/internal/fixtures"
 	"github.com/snapq/snapq/internal/testenv"
 )
 
@@ -51,8 +53,9 @@ type options struct {
 	verbose     bool
 	outputs     bool
 	diffOnly    bool
-	scale       bool     // the scale bench (scale.go) instead of floor/e2e
-	noWorker    bool     // startStack starts the api only
+	scale       bool // the scale bench (scale.go) instead of floor/e2e
+	noWorker    bool // startStack starts the api only
+	sandbox     bool
 	allow       string   // SNAPQ_EGRESS_ALLOW_CIDRS for the corpus sites
 	env         []string // extra environment for api and worker (the soak's TMPDIR, pprof address)
 	soak        soakOptions
@@ -71,9 +74,17 @@ func main() {
 	flag.StringVar(&o.chrome, "chrome", testenv.Getenv("SNAPQ_CHROME_BIN", "/usr/bin/chromium"), "chromium binary")
 	flag.BoolVar(&o.diffOnly, "diff-only", false, "only measure the pixel diff (needs no services)")
 	flag.BoolVar(&o.scale, "scale", false, "only measure 2 workers x 2 tabs against 1 worker x 4 tabs (scale.go)")
+	flag.BoolVar(&o.sandbox, "sandbox", false, "only measure Chromium's sandbox and site isolation on the capture package (needs only Chromium; -pages, -rounds, -concurrency apply)")
 	o.soak.flags()
 	o.cluster.flags()
 	flag.Parse()
+	if o.sandbox {
+		if err := sandboxBench(o); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if o.cluster.on {
 		if err := clusterBench(o); err != nil {
 			fmt.Fprintln(os.Stderr, "bench -cluster:", err)
@@ -245,10 +256,11 @@ func serveSites(addrs []string) ([]string, func(), error) {
 			stop()
 			return nil, nil, err
 		}
-		srv := &http.Server{Handler: fixtures.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		site := "http://" + ln.Addr().String()
+		srv := &http.Server{Handler: withFrames(&sites, site), ReadHeaderTimeout: 10 * time.Second}
 		go srv.Serve(ln) //nolint:errcheck
 		servers = append(servers, srv)
-		sites = append(sites, "http://"+ln.Addr().String())
+		sites = append(sites, site)
 	}
 	return sites, stop, nil
 }

@@ -21,6 +21,8 @@ const (
 	DefaultBrowserRecycleAfter = 500
 	DefaultTabRecycleAfter     = 100
 	DefaultCallTimeout         = 30 * time.Second
+	// DefaultChromeUser is the account Chromium runs as when the worker is root.
+	DefaultChromeUser = "snapq-chrome"
 )
 
 // Config configures a Browser.
@@ -67,9 +69,18 @@ type Config struct {
 	// context checks that navigation goes to its proxy and neither it nor WebRTC reaches
 	// this process directly, and the connection gets no job otherwise (checkRemoteEgress).
 	Egress Egress
-	// NoSandbox disables Chromium's own sandbox (SNAPQ_CHROME_NO_SANDBOX). It is always off
-	// when running as root, where Chromium cannot sandbox itself.
+	// NoSandbox disables Chromium's own sandbox (SNAPQ_CHROME_NO_SANDBOX): pages then run
+	// in renderers with the browser's privileges, which New logs as a warning. Only for
+	// hosts and containers that cannot give Chromium a user namespace (launch.go).
 	NoSandbox bool
+	// ChromeUser is the account Chromium is launched as when this process runs as root
+	// (default "snapq-chrome", SNAPQ_CHROME_USER): Chromium refuses to sandbox itself as
+	// root. It must exist and not be root; a worker that is not root launches Chromium as
+	// itself, and NoSandbox launches it as root without a sandbox.
+	ChromeUser string
+	// SiteIsolation runs every site in its own renderer process (Chromium's site-per-process,
+	// SNAPQ_CHROME_SITE_ISOLATION), so a page's cross-site frames do not share its process.
+	SiteIsolation bool
 	// Logger receives lifecycle logs (launch, restart, crash). Default: discard.
 	Logger *slog.Logger
 }
@@ -82,6 +93,7 @@ func DefaultConfig() Config {
 		BrowserRecycleAfter: DefaultBrowserRecycleAfter,
 		TabRecycleAfter:     DefaultTabRecycleAfter,
 		CallTimeout:         DefaultCallTimeout,
+		ChromeUser:          DefaultChromeUser,
 	}
 }
 
@@ -103,6 +115,9 @@ func (c Config) withDefaults() Config {
 	if c.CallTimeout == 0 {
 		c.CallTimeout = d.CallTimeout
 	}
+	if c.ChromeUser == "" {
+		c.ChromeUser = d.ChromeUser
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -119,7 +134,10 @@ var reservedFlags = map[string]bool{
 }
 
 // Validate reports a configuration that cannot work. Zero values count as their defaults.
-func (c Config) Validate() error {
+func (c Config) Validate() error { return c.validate(os.Geteuid()) }
+
+// validate is Validate for a process running with effective uid euid.
+func (c Config) validate(euid int) error {
 	c = c.withDefaults()
 	var errs []error
 	if c.RemoteURL != "" {
@@ -139,6 +157,9 @@ func (c Config) Validate() error {
 	if c.RemoteURL == "" {
 		if err := checkExecutable(c.ChromeBin); err != nil {
 			errs = append(errs, fmt.Errorf("chromium not found at %s: install Debian's chromium package (apt-get install chromium) or set SNAPQ_CHROME_BIN (%w)", c.ChromeBin, err))
+		}
+		if _, err := c.chromeCredential(euid); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if c.Tabs < 1 {
@@ -201,6 +222,20 @@ func chromiumEnv(userDataDir string) []string {
 	return env
 }
 
+// disabledFeatures is the --disable-features list. Chromium's own services must not call
+// home through the egress proxy (which would resolve their hostnames): autofill,
+// translation, optimization hints, media router, domain reliability. Without site
+// isolation, site-per-process is disabled too (rod's default).
+func disabledFeatures(siteIsolation bool) []string {
+	f := []string{"TranslateUI", "AutofillServerCommunication",
+		"OptimizationHints", "OptimizationGuideModelDownloading", "MediaRouter", "DialMediaRouteProvider",
+		"CertificateTransparencyComponentUpdater", "InterestFeedContentSuggestions"}
+	if !siteIsolation {
+		f = append([]string{"site-per-process"}, f...)
+	}
+	return f
+}
+
 // newLauncher builds the Chromium command line. rod's defaults are kept (they disable
 // background work) except popup unblocking; Bin is always set so rod never downloads a browser.
 func (c Config) newLauncher(userDataDir string) *launcher.Launcher {
@@ -222,17 +257,17 @@ func (c Config) newLauncher(userDataDir string) *launcher.Launcher {
 		Set("mute-audio").
 		Set("no-default-browser-check").
 		Set("disable-extensions").
-		// Chromium's own services must not call home through the egress proxy (which
-		// would resolve their hostnames): autofill, translation, optimization hints,
-		// media router, domain reliability.
-		Set("disable-features", "site-per-process", "TranslateUI", "AutofillServerCommunication",
-			"OptimizationHints", "OptimizationGuideModelDownloading", "MediaRouter", "DialMediaRouteProvider",
-			"CertificateTransparencyComponentUpdater", "InterestFeedContentSuggestions").
+		Set("disable-features", disabledFeatures(c.SiteIsolation)...).
 		Set("disable-domain-reliability").
-		Set("no-pings")
-	// Chromium refuses to run its sandbox as root; containers without a seccomp profile
-	// for it need NoSandbox too (the container is then the isolation boundary).
-	l.NoSandbox(c.NoSandbox || os.Geteuid() == 0)
+		Set("no-pings").
+		// The DevTools URL is read from Chromium's stderr (launch.go).
+		Set(flags.RemoteDebuggingPort, "0")
+	if c.SiteIsolation {
+		l.Delete("disable-site-isolation-trials") // one of rod's defaults
+	}
+	// The sandbox is on unless configured off: rod's launcher turns it off by itself in a
+	// container, and as root the process is started as ChromeUser instead (launch.go).
+	l.NoSandbox(c.NoSandbox)
 	for k, v := range c.ExtraFlags {
 		name := flags.Flag(strings.TrimLeft(k, "-"))
 		if v == "" {

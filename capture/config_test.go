@@ -15,9 +15,11 @@ func TestConfigValidate(t *testing.T) {
 	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	const useradd = "create it (useradd --system --no-create-home --shell /usr/sbin/nologin snapq-no-such-user), set SNAPQ_CHROME_USER to another unprivileged user, or set SNAPQ_CHROME_NO_SANDBOX=true"
 	tests := []struct {
 		name    string
 		cfg     Config
+		root    bool   // validate as root (euid 0) instead of as uid 1000
 		wantErr string // substring; "" means valid
 	}{
 		{name: "zero values are defaults", cfg: Config{ChromeBin: "/bin/sh"}},
@@ -31,11 +33,23 @@ func TestConfigValidate(t *testing.T) {
 		{name: "extra flag with =", cfg: Config{ChromeBin: "/bin/sh", ExtraFlags: map[string]string{"proxy-server=x": ""}}, wantErr: "not a flag name"},
 		{name: "reserved extra flag", cfg: Config{ChromeBin: "/bin/sh", ExtraFlags: map[string]string{"--user-data-dir": "/tmp"}}, wantErr: "set by the capture package"},
 		{name: "extra flag ok", cfg: Config{ChromeBin: "/bin/sh", ExtraFlags: map[string]string{"--proxy-server": "http://127.0.0.1:1"}}},
+		{name: "as root the chromium user must exist", root: true, cfg: Config{ChromeBin: "/bin/sh", ChromeUser: "snapq-no-such-user"},
+			wantErr: `chromium user "snapq-no-such-user" does not exist: as root the worker starts Chromium as that user so Chromium can sandbox the pages it renders; ` + useradd},
+		{name: "as root the chromium user must not be root", root: true, cfg: Config{ChromeBin: "/bin/sh", ChromeUser: "root"},
+			wantErr: `chromium user "root" is root`},
+		{name: "as root an unprivileged chromium user", root: true, cfg: Config{ChromeBin: "/bin/sh", ChromeUser: "nobody"}},
+		{name: "as root without a sandbox no user is needed", root: true, cfg: Config{ChromeBin: "/bin/sh", ChromeUser: "snapq-no-such-user", NoSandbox: true}},
+		{name: "as root a remote browser needs no user", root: true, cfg: Config{RemoteURL: "ws://127.0.0.1:9222/devtools/browser/x", ChromeUser: "snapq-no-such-user"}},
+		{name: "not root needs no user", cfg: Config{ChromeBin: "/bin/sh", ChromeUser: "snapq-no-such-user"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := tt.cfg.Validate()
+			euid := 1000
+			if tt.root {
+				euid = 0
+			}
+			err := tt.cfg.validate(euid)
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Errorf("Validate() = %v, want nil", err)
@@ -55,13 +69,40 @@ func TestLaunchFlags(t *testing.T) {
 		"--disable-sync", "--no-first-run", "--disable-dev-shm-usage", "--hide-scrollbars", "--mute-audio",
 		"--no-default-browser-check", "--disable-extensions", "--user-data-dir=/tmp/profile",
 		"--proxy-server=http://127.0.0.1:1", "--lang"}
-	if os.Geteuid() == 0 {
-		want = append(want, "--no-sandbox")
-	}
 	for _, w := range want {
 		if !slices.Contains(args, w) {
 			t.Errorf("launch args lack %s: %v", w, args)
 		}
+	}
+	// The sandbox stays on, as root and in containers (where rod would turn it off), and
+	// site isolation stays off, unless configured.
+	for _, a := range args {
+		if a == "--no-sandbox" || a == "--remote-debugging-port" || strings.HasPrefix(a, "--remote-debugging-port=") && a != "--remote-debugging-port=0" {
+			t.Errorf("launch args have %s: %v", a, args)
+		}
+	}
+	if !slices.Contains(args, "--remote-debugging-port=0") {
+		t.Errorf("launch args lack --remote-debugging-port=0 (the DevTools URL is read from stderr): %v", args)
+	}
+	features := func(args []string) string {
+		for _, a := range args {
+			if v, ok := strings.CutPrefix(a, "--disable-features="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	if f := features(args); !strings.HasPrefix(f, "site-per-process,") || !slices.Contains(args, "--disable-site-isolation-trials") {
+		t.Errorf("site isolation is on by default: --disable-features=%s", f)
+	}
+	iso := cfg
+	iso.SiteIsolation, iso.NoSandbox = true, true
+	isoArgs := iso.newLauncher("/tmp/profile").FormatArgs()
+	if f := features(isoArgs); strings.Contains(f, "site-per-process") || !strings.Contains(f, "TranslateUI") || slices.Contains(isoArgs, "--disable-site-isolation-trials") {
+		t.Errorf("SiteIsolation: --disable-features=%s, args %v", f, isoArgs)
+	}
+	if !slices.Contains(isoArgs, "--no-sandbox") {
+		t.Errorf("NoSandbox: args lack --no-sandbox: %v", isoArgs)
 	}
 	if slices.Contains(args, "--disable-popup-blocking") {
 		t.Error("popups must stay blocked: they would outlive the job in the slot's context")

@@ -16,7 +16,6 @@ import (
 
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/cdp"
-	"github.com/go-rod/rod/lib/launcher"
 	"github.com/go-rod/rod/lib/proto"
 )
 
@@ -35,8 +34,8 @@ type instance struct {
 
 	rb     *rod.Browser // bound to ctx
 	ws     *cdp.WebSocket
-	proc   *launcher.Launcher // nil when connected to RemoteURL
-	dir    string             // temporary user-data-dir, "" when remote
+	proc   *chromeProcess // nil when connected to RemoteURL
+	dir    string         // temporary user-data-dir, "" when remote
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
@@ -99,8 +98,7 @@ func startInstance(ctx context.Context, cfg Config) (inst *instance, err error) 
 				lcfg.ExtraFlags[k] = v
 			}
 		}
-		inst.proc = lcfg.newLauncher(inst.dir).Context(ctx)
-		wsURL, err = inst.proc.Launch()
+		inst.proc, wsURL, err = launchChromium(ctx, lcfg, inst.dir)
 		if err != nil {
 			return inst, fmt.Errorf("launch %s: %w", cfg.ChromeBin, err)
 		}
@@ -141,7 +139,7 @@ func startInstance(ctx context.Context, cfg Config) (inst *instance, err error) 
 	}
 
 	if inst.proc != nil {
-		inst.log.Info("chromium started", "bin", cfg.ChromeBin, "pid", inst.proc.PID())
+		inst.logStarted()
 	} else {
 		inst.log.Info("connected to remote browser", "url", cfg.RemoteURL)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -208,6 +209,7 @@ func TestRemoteBrowser(t *testing.T) {
 	needChromium(t)
 	cfg := DefaultConfig()
 	cfg.ExtraFlags = map[string]string{"host-resolver-rules": "MAP nothing.test ~NOTFOUND"}
+	cfg.NoSandbox = os.Geteuid() == 0 // rod's launcher cannot start it as another user
 	dir := t.TempDir()
 	l := cfg.newLauncher(dir)
 	wsURL, err := l.Launch()

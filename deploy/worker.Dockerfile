@@ -28,9 +28,13 @@ RUN apt-get update \
       tini ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && /usr/bin/chromium --version \
- && useradd --uid 10001 --user-group --create-home --home-dir /home/snapq --shell /usr/sbin/nologin snapq
+ && useradd --uid 10001 --user-group --create-home --home-dir /home/snapq --shell /usr/sbin/nologin snapq \
+ && useradd --system --no-create-home --shell /usr/sbin/nologin snapq-chrome
 COPY --from=build /out/snapq-worker /usr/local/bin/snapq-worker
-# Chromium writes its profile and crash data under $HOME.
+# Chromium writes its profile and crash data under $HOME. The worker runs as
+# 10001 and starts Chromium as itself; run as root (--user 0) it would start
+# Chromium as snapq-chrome instead (SNAPQ_CHROME_USER), since Chromium does not
+# sandbox itself as root.
 USER 10001:10001
 ENV HOME=/home/snapq SNAPQ_CHROME_BIN=/usr/bin/chromium
 # tini is PID 1: it forwards SIGTERM to the worker (graceful drain) and reaps

@@ -6,12 +6,13 @@
 #   scripts/services.sh status   one line per service; exit 1 if any is down
 #   scripts/services.sh env      print `export SNAPQ_...=...` lines: eval "$(scripts/services.sh env)"
 #
-# Made for a fresh Debian machine as root (installs use apt-get). Without root it
-# starts what is installed and prints the apt-get command for what is not.
+# Made for a fresh Debian machine as root (installs use apt-get; `up` also creates the
+# unprivileged user snapq-chrome, or $SNAPQ_CHROME_USER, that a root worker runs Chromium
+# as). Without root it starts what is installed and prints the apt-get command for what is not.
 # Data, logs and pid files live in <repo>/.data/ (git-ignored).
 #
 # Overrides: SNAPQ_CHROME_BIN (an existing browser binary: skips the chromium package),
-# SNAPQ_MINIO_BIN (a MinIO server binary: skips the build).
+# SNAPQ_MINIO_BIN (a MinIO server binary: skips the build), SNAPQ_CHROME_USER.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -74,6 +75,19 @@ chromium_up() {
   # Debian's package only: nothing here downloads a browser any other way.
   apt_install chromium fonts-liberation fonts-noto-core fonts-noto-color-emoji
   [[ -x /usr/bin/chromium ]] || die "chromium installed but /usr/bin/chromium is missing"
+}
+
+# As root the worker starts Chromium as this unprivileged user, so Chromium can
+# sandbox its renderers (it refuses to as root). SNAPQ_CHROME_USER overrides it.
+chrome_user() { printf '%s\n' "${SNAPQ_CHROME_USER:-snapq-chrome}"; }
+
+chrome_user_up() {
+  [[ $(id -u) == 0 ]] || return 0 # a worker that is not root runs Chromium as itself
+  id -u "$(chrome_user)" >/dev/null 2>&1 && return 0
+  useradd --system --no-create-home --shell /usr/sbin/nologin "$(chrome_user)" ||
+    id -u "$(chrome_user)" >/dev/null 2>&1 || # a concurrent `up` made it
+    die "could not create the user $(chrome_user) Chromium runs as"
+  say "created user $(chrome_user) (Chromium runs as it when the worker is root)"
 }
 
 # ---------------------------------------------------------------- Postgres
@@ -302,6 +316,7 @@ cmd_up() {
   exec 9>"$RUN/up.lock"
   flock 9 # concurrent `up`s run one after another
   chromium_up
+  chrome_user_up
   postgres_up
   redis_up
   minio_up
@@ -347,6 +362,9 @@ cmd_status() {
     line="MISSING $(chrome_bin)"; bad=1
   fi
   printf '%-9s %s\n' chromium "$line"
+  if [[ $(id -u) == 0 ]] && ! id -u "$(chrome_user)" >/dev/null 2>&1; then
+    printf '%-9s %s\n' chromium "MISSING user $(chrome_user) (the worker runs Chromium as it when root)"; bad=1
+  fi
 
   who=system; [[ -f $RUN/postgres.started ]] && who="started by services.sh"
   if pg_ready; then
@@ -391,7 +409,7 @@ EOF
 }
 
 usage() {
-  sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 

@@ -50,7 +50,7 @@ type workerConfig struct {
 	// Capture holds SNAPQ_CHROME_BIN, SNAPQ_CHROME_URL (comma-separated
 	// endpoints), SNAPQ_EGRESS_PROXY_LISTEN/ADVERTISE, SNAPQ_BROWSER_RECYCLE_AFTER,
 	// SNAPQ_TAB_RECYCLE_AFTER, SNAPQ_CAPTURE_CALL_TIMEOUT, SNAPQ_CHROME_NO_SANDBOX,
-	// and Concurrency as Tabs. Logger and Egress are left to the wiring.
+	// SNAPQ_CHROME_USER, SNAPQ_CHROME_SITE_ISOLATION, and Concurrency as Tabs. Logger and Egress are left to the wiring.
 	Capture capture.Config
 	// EgressAllow is SNAPQ_EGRESS_ALLOW_CIDRS; Egress.Policy allows it.
 	// Egress.Listen and Egress.Advertise are SNAPQ_EGRESS_PROXY_LISTEN and
@@ -99,6 +99,8 @@ func loadWorkerConfig() (workerConfig, error) {
 	c.Capture.TabRecycleAfter = r.Int("SNAPQ_TAB_RECYCLE_AFTER", c.Capture.TabRecycleAfter)
 	c.Capture.CallTimeout = r.Duration("SNAPQ_CAPTURE_CALL_TIMEOUT", c.Capture.CallTimeout)
 	c.Capture.NoSandbox = r.Bool("SNAPQ_CHROME_NO_SANDBOX", false)
+	c.Capture.ChromeUser = r.String("SNAPQ_CHROME_USER", c.Capture.ChromeUser)
+	c.Capture.SiteIsolation = r.Bool("SNAPQ_CHROME_SITE_ISOLATION", c.Capture.SiteIsolation)
 
 	allow, allowErr := egress.ParseCIDRs(r.String("SNAPQ_EGRESS_ALLOW_CIDRS", ""))
 	if allowErr != nil {

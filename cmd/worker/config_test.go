@@ -21,7 +21,8 @@ import (
 
 // setup clears every SNAPQ_* variable the test process inherited, sets the
 // S3 credentials (required, no default), points SNAPQ_CHROME_BIN at an empty
-// executable file (the loader only checks that it exists), then sets env.
+// executable file (the loader only checks that it exists), SNAPQ_CHROME_USER at
+// Debian's "nobody" (as root the loader checks that the user exists), then sets env.
 // It returns that file's path. t.Setenv rules out t.Parallel.
 func setup(t *testing.T, env ...string) (chrome string) {
 	t.Helper()
@@ -35,6 +36,7 @@ func setup(t *testing.T, env ...string) (chrome string) {
 		t.Fatal(err)
 	}
 	t.Setenv("SNAPQ_CHROME_BIN", chrome)
+	t.Setenv("SNAPQ_CHROME_USER", "nobody")
 	t.Setenv("SNAPQ_S3_ACCESS_KEY", "key")
 	t.Setenv("SNAPQ_S3_SECRET_KEY", "secret")
 	for _, kv := range env {
@@ -54,6 +56,7 @@ func defaultWorkerConfig(chrome string) workerConfig {
 	cc.EgressListen = "127.0.0.1:0"
 	eg := egress.DefaultConfig()
 	eg.Listen = "127.0.0.1:0"
+	cc.ChromeUser = "nobody"
 	return workerConfig{
 		LogLevel:        slog.LevelInfo,
 		DatabaseURL:     "postgres://postgres@127.0.0.1:5432/snapq?sslmode=disable",
@@ -106,6 +109,7 @@ func TestLoadWorkerConfig(t *testing.T) {
 				"SNAPQ_RETRY_BASE_DELAY=500ms", "SNAPQ_MAX_RETRY=0", "SNAPQ_MAX_JOBS_IN_FLIGHT=9", "SNAPQ_WEBHOOK_MAX_RETRY=25", "SNAPQ_WEBHOOK_TIMEOUT=2m",
 				"SNAPQ_CHROME_URL=ws://127.0.0.1:9222/devtools/browser/x", "SNAPQ_BROWSER_RECYCLE_AFTER=50",
 				"SNAPQ_TAB_RECYCLE_AFTER=5", "SNAPQ_CAPTURE_CALL_TIMEOUT=1m", "SNAPQ_CHROME_NO_SANDBOX=true",
+				"SNAPQ_CHROME_USER=chrome", "SNAPQ_CHROME_SITE_ISOLATION=true",
 				"SNAPQ_EGRESS_ALLOW_CIDRS=127.0.0.2/32, 10.1.0.0/16",
 				"SNAPQ_METRICS_ADDR=127.0.0.1:9101", "SNAPQ_PPROF_ADDR=127.0.0.1:6060",
 			},
@@ -121,6 +125,7 @@ func TestLoadWorkerConfig(t *testing.T) {
 				c.Capture.RemoteURL = "ws://127.0.0.1:9222/devtools/browser/x"
 				c.Capture.Tabs, c.Capture.BrowserRecycleAfter, c.Capture.TabRecycleAfter = 3, 50, 5
 				c.Capture.CallTimeout, c.Capture.NoSandbox = time.Minute, true
+				c.Capture.ChromeUser, c.Capture.SiteIsolation = "chrome", true
 				c.EgressAllow = []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32"), netip.MustParsePrefix("10.1.0.0/16")}
 				c.MetricsAddr, c.PprofAddr = "127.0.0.1:9101", "127.0.0.1:6060"
 			},
@@ -305,5 +310,28 @@ func TestDrainWarning(t *testing.T) {
 				t.Errorf("the warning does not name the longest job (5m15s): %q", w)
 			}
 		})
+	}
+}
+
+// As root the worker refuses to start when the user Chromium runs as is missing, and says
+// how to fix it; SNAPQ_CHROME_NO_SANDBOX lets it start anyway. Not root, it needs no user.
+func TestLoadWorkerConfigChromeUser(t *testing.T) {
+	setup(t, "SNAPQ_CHROME_USER=snapq-no-such-user")
+	_, err := loadWorkerConfig()
+	if os.Geteuid() != 0 {
+		if err != nil {
+			t.Fatalf("loadWorkerConfig as uid %d: %v (only root needs the user)", os.Geteuid(), err)
+		}
+		return
+	}
+	want := `chromium user "snapq-no-such-user" does not exist: as root the worker starts Chromium as that user so Chromium can sandbox the pages it renders; ` +
+		"create it (useradd --system --no-create-home --shell /usr/sbin/nologin snapq-no-such-user), set SNAPQ_CHROME_USER to another unprivileged user, " +
+		"or set SNAPQ_CHROME_NO_SANDBOX=true to run pages without Chromium's sandbox"
+	if err == nil || err.Error() != want {
+		t.Fatalf("loadWorkerConfig error:\n got %v\nwant %s", err, want)
+	}
+	t.Setenv("SNAPQ_CHROME_NO_SANDBOX", "true")
+	if _, err := loadWorkerConfig(); err != nil {
+		t.Fatalf("with SNAPQ_CHROME_NO_SANDBOX=true: %v", err)
 	}
 }

@@ -1,0 +1,241 @@
+package capture
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/user"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-rod/rod/lib/launcher/flags"
+)
+
+// Chromium is started here rather than by rod's launcher, which cannot start a process as
+// another user. Chromium's sandbox (Debian's build: a user namespace for each renderer,
+// plus a seccomp-bpf filter) refuses to run as root, so a worker running as root starts
+// Chromium as Config.ChromeUser; a worker that is not root starts it as itself. The command
+// line, environment and working directory are the launcher's (Config.newLauncher); the
+// DevTools URL is read from Chromium's stderr.
+
+// Bounds on reading the DevTools URL from a starting Chromium.
+const (
+	launchTimeout     = 60 * time.Second // on top of the caller's ctx
+	launchStderrLimit = 1 << 20          // bytes of stderr searched for the URL
+	launchStderrTail  = 2 << 10          // bytes of stderr kept for the error of a failed start
+)
+
+// devToolsPrefix starts the line in which Chromium prints its browser endpoint.
+const devToolsPrefix = "DevTools listening on "
+
+// credential is the user and group Chromium is started as.
+type credential struct{ uid, gid uint32 }
+
+// chromeCredential returns who a process running with effective uid euid starts Chromium
+// as: nil means as itself (not root, or root without a sandbox).
+func (c Config) chromeCredential(euid int) (*credential, error) {
+	if euid != 0 || c.NoSandbox {
+		return nil, nil
+	}
+	u, err := user.Lookup(c.ChromeUser)
+	if err != nil {
+		var unknown user.UnknownUserError
+		if errors.As(err, &unknown) {
+			return nil, fmt.Errorf("chromium user %q does not exist: as root the worker starts Chromium as that user so Chromium can sandbox the pages it renders; "+
+				"create it (useradd --system --no-create-home --shell /usr/sbin/nologin %s), set SNAPQ_CHROME_USER to another unprivileged user, "+
+				"or set SNAPQ_CHROME_NO_SANDBOX=true to run pages without Chromium's sandbox", c.ChromeUser, c.ChromeUser)
+		}
+		return nil, fmt.Errorf("chromium user %q: %w", c.ChromeUser, err)
+	}
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, fmt.Errorf("chromium user %q: %w", c.ChromeUser, err)
+	}
+	if uid == 0 {
+		return nil, fmt.Errorf("chromium user %q is root: Chromium cannot sandbox itself as root; set SNAPQ_CHROME_USER to an unprivileged user", c.ChromeUser)
+	}
+	return &credential{uid: uint32(uid), gid: uint32(gid)}, nil
+}
+
+// chromeProcess is a Chromium started by launchChromium.
+type chromeProcess struct {
+	pid  int
+	dir  string        // its user-data-dir
+	exit chan struct{} // closed when the process has exited and been reaped
+}
+
+// PID returns the browser process's pid, which is also its process group's id.
+func (p *chromeProcess) PID() int { return p.pid }
+
+// Cleanup waits for the process to exit and removes its user-data-dir.
+func (p *chromeProcess) Cleanup() {
+	<-p.exit
+	_ = os.RemoveAll(p.dir)
+}
+
+// launchChromium starts Chromium with cfg's command line and profile dir, as the user
+// chromeCredential names (dir is given to that user), and returns it with its DevTools
+// WebSocket URL. ctx bounds the start only; a Chromium that does not print its URL in
+// time is killed.
+func launchChromium(ctx context.Context, cfg Config, dir string) (*chromeProcess, string, error) {
+	cred, err := cfg.chromeCredential(os.Geteuid())
+	if err != nil {
+		return nil, "", err
+	}
+	if cred != nil {
+		if err := os.Chown(dir, int(cred.uid), int(cred.gid)); err != nil {
+			return nil, "", fmt.Errorf("give the profile dir to %s: %w", cfg.ChromeUser, err)
+		}
+	}
+	attr, err := sysProcAttr(cred)
+	if err != nil {
+		return nil, "", err
+	}
+	l := cfg.newLauncher(dir)
+	env, _ := l.GetFlags(flags.Env)
+	cmd := exec.Command(l.Get(flags.Bin), l.FormatArgs()...)
+	cmd.Env = env
+	cmd.Dir = dir
+	cmd.SysProcAttr = attr
+	// stdout stays /dev/null; stderr is a pipe read below. Its reader is ours, so
+	// Wait does not wait for Chromium's children to close their copies of it.
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, "", err
+	}
+	cmd.Stderr = w
+
+	p := &chromeProcess{dir: dir, exit: make(chan struct{})}
+	started := make(chan error, 1)
+	go func() {
+		// The parent-death signal (Linux) is sent when the thread that started the
+		// process ends, not the process: this goroutine holds its thread until Chromium
+		// exits, and a thread locked by a goroutine that unlocks is never ended.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		err := cmd.Start()
+		started <- err
+		if err == nil {
+			_ = cmd.Wait()
+		}
+		close(p.exit)
+	}()
+	err = <-started
+	_ = w.Close()
+	if err != nil {
+		_ = r.Close()
+		return nil, "", fmt.Errorf("start %s: %w", cmd.Path, err)
+	}
+	p.pid = cmd.Process.Pid
+
+	out := newStderrReader(r)
+	timer := time.NewTimer(launchTimeout)
+	defer timer.Stop()
+	var u string
+	select {
+	case u = <-out.url:
+	case <-p.exit:
+		err = errors.New("chromium exited")
+	case <-out.done:
+		err = errors.New("chromium printed no DevTools URL")
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-timer.C:
+		err = fmt.Errorf("chromium printed no DevTools URL in %s", launchTimeout)
+	}
+	if err != nil {
+		killProcess(p.pid)
+		<-p.exit
+		select {
+		case <-out.done:
+		case <-time.After(time.Second): // a child may hold stderr a moment longer
+		}
+		if tail := out.tail(); tail != "" {
+			err = fmt.Errorf("%w; its stderr ends: %s", err, tail)
+		}
+		return nil, "", err
+	}
+	return p, u, nil
+}
+
+// stderrReader reads a starting Chromium's stderr: it sends the DevTools URL once, keeps
+// the end of what came before it for errors, and then discards the rest until EOF.
+type stderrReader struct {
+	url  chan string
+	done chan struct{} // closed at EOF or when the search gave up
+
+	mu   sync.Mutex
+	last []byte
+}
+
+func newStderrReader(r *os.File) *stderrReader {
+	s := &stderrReader{url: make(chan string, 1), done: make(chan struct{})}
+	go func() {
+		defer func() { _ = r.Close() }()
+		found := false
+		br := bufio.NewReaderSize(io.LimitReader(r, launchStderrLimit), 4096)
+		for !found {
+			line, err := br.ReadSlice('\n')
+			s.keep(line)
+			if i := bytes.Index(line, []byte(devToolsPrefix)); i >= 0 {
+				u := strings.TrimSpace(string(line[i+len(devToolsPrefix):]))
+				if strings.HasPrefix(u, "ws://") {
+					s.url <- u
+					found = true
+				}
+			}
+			if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+				break // EOF, or the limit: no URL
+			}
+		}
+		if !found {
+			close(s.done)
+		}
+		_, _ = io.Copy(io.Discard, r)
+		if found {
+			close(s.done)
+		}
+	}()
+	return s
+}
+
+func (s *stderrReader) keep(b []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.last = append(s.last, b...)
+	if n := len(s.last) - launchStderrTail; n > 0 {
+		s.last = append(s.last[:0], s.last[n:]...)
+	}
+}
+
+func (s *stderrReader) tail() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.TrimSpace(strings.ToValidUTF8(string(s.last), "?"))
+}
+
+// logStarted logs a launched Chromium: who it runs as and whether its sandbox is on.
+func (inst *instance) logStarted() {
+	cfg := inst.cfg
+	as := "worker's user"
+	if os.Geteuid() == 0 {
+		as = "root"
+		if !cfg.NoSandbox {
+			as = cfg.ChromeUser
+		}
+	}
+	inst.log.Info("chromium started", "bin", cfg.ChromeBin, "pid", inst.proc.PID(), "user", as,
+		"sandbox", !cfg.NoSandbox, "site_isolation", cfg.SiteIsolation)
+	if cfg.NoSandbox {
+		inst.log.Warn("chromium runs without its sandbox (SNAPQ_CHROME_NO_SANDBOX=true): pages are rendered in processes with the browser's privileges, and a renderer exploit reaches the worker's files and network")
+	}
+}

@@ -3,6 +3,9 @@ SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin:$(shell PATH="$(PATH):/usr/local/go/bin" go env GOPATH 2>/dev/null)/bin
 GO ?= go
 TEST_TIMEOUT ?= 20m
+# TEST_PARALLEL is how many t.Parallel tests of a package run at once: the e2e tests that mostly
+# wait (leases, failovers, outages) run four at a time beside each other on 2 cores.
+TEST_PARALLEL ?= 4
 # FUZZTIME is how long `make fuzz` runs each fuzz target (a go test -fuzztime value).
 FUZZTIME ?= 30s
 # FUZZMINIMIZETIME bounds the minimizing of each new input; go test's default (60s) can spend a
@@ -36,7 +39,7 @@ build:
 
 ## test: go vet, then unit, integration and end-to-end tests against real services
 test: services vet
-	CI=$${CI:-true} $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	CI=$${CI:-true} $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -parallel $(TEST_PARALLEL) ./...
 
 ## fuzz: each parser fuzz target for FUZZTIME (default 30s), one after another (no services needed);
 ## `make test` runs their seed corpora as ordinary tests

@@ -322,6 +322,7 @@ func redBox(img image.Image) image.Rectangle {
 // starts one run although two api replicas schedule it; a disabled suite with
 // the same schedule does not run.
 func TestRegressionSchedule(t *testing.T) {
+	t.Parallel() // mostly waiting (leases, outages, failovers): runs beside the others (Makefile: -parallel)
 	s := startStack(t, "SNAPQ_SCHEDULE_SYNC=1s", "SNAPQ_MIN_SCHEDULE_INTERVAL=1m")
 	port, err := testenv.FreePort()
 	if err != nil {

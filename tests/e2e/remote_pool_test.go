@@ -243,6 +243,7 @@ func TestRemoteBrowserPool(t *testing.T) {
 // The worker refuses to start when the remote browser cannot reach its egress proxies:
 // here they listen on 127.0.0.3 but are advertised as 127.0.0.4, where nothing listens.
 func TestRemoteBrowserUnreachableGuard(t *testing.T) {
+	t.Parallel() // mostly waiting (leases, outages, failovers): runs beside the others (Makefile: -parallel)
 	port, err := testenv.FreePort()
 	if err != nil {
 		t.Fatal(err)

@@ -83,6 +83,7 @@ func TestWorkerGracefulShutdown(t *testing.T) {
 // pending again with no retry counted, and a second worker then runs every
 // job once more.
 func TestWorkerSecondSignal(t *testing.T) {
+	t.Parallel() // mostly waiting (leases, outages, failovers): runs beside the others (Makefile: -parallel)
 	// /hold answers only once released: until then every capture is in flight.
 	release := make(chan struct{})
 	var arrived atomic.Int32

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/user"
@@ -133,6 +134,13 @@ func launchChromium(ctx context.Context, cfg Config, dir string) (*chromeProcess
 	_ = w.Close()
 	if err != nil {
 		_ = r.Close()
+		if cred != nil && errors.Is(err, fs.ErrPermission) {
+			// The usual cause: a directory on the way to the profile (TMPDIR) that
+			// only root may enter.
+			return nil, "", fmt.Errorf("start %s as %s: %w (can that user reach %s and %s? every directory above the profile, "+
+				"TMPDIR included, must be searchable by it: chmod o+x, or set TMPDIR to such a directory)",
+				cmd.Path, cfg.ChromeUser, err, cmd.Path, dir)
+		}
 		return nil, "", fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
 	p.pid = cmd.Process.Pid

@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -45,6 +47,11 @@ func startChaosStack(t *testing.T, redisURL, dbURL string, extraEnv ...string) *
 	}
 	c := &chaosStack{dbURL: dbURL, bucket: "snapq-chaos-" + testenv.RandomSuffix(4), mc: mc, tmp: t.TempDir()}
 	t.Cleanup(func() { testenv.RemoveBucket(mc, c.bucket) })
+	// Chromium runs as its own user (the sandbox): it must be able to enter the
+	// TMPDIR its profile goes in, and t.TempDir's parent is root's alone.
+	if err := os.Chmod(filepath.Dir(c.tmp), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	env := append([]string{
 		"SNAPQ_REDIS_URL=" + redisURL,
 		"SNAPQ_DATABASE_URL=" + dbURL,

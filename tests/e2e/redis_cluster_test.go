@@ -37,7 +37,10 @@ func TestRedisCluster(t *testing.T) {
 	start := time.Now()
 	cl := testenv.StartCluster(t)
 	s := startStack(t, "SNAPQ_REDIS_URL="+cl.URL(), "SNAPQ_AUTH=on", "SNAPQ_RATE_LIMIT=20", "SNAPQ_RATE_BURST=40",
-		"SNAPQ_ADMIN_TOKEN=cluster-test-admin-token-0123456789")
+		"SNAPQ_ADMIN_TOKEN=cluster-test-admin-token-0123456789",
+		// The whole batch in Redis at once (fair dispatch would hold all but
+		// the depth in Postgres), so the shards' counts add up to it.
+		"SNAPQ_DISPATCH_DEPTH=1000")
 	keyA, keyB := s.apiKey("alice"), s.apiKey("bob")
 	auth := func(k string) map[string]string { return map[string]string{"Authorization": "Bearer " + k} }
 	site := fixtureSite(t)
@@ -47,9 +50,16 @@ func TestRedisCluster(t *testing.T) {
 	s.stop("worker", syscall.SIGTERM)
 	id := s.submitWith(auth(keyA), tinyBatch(site, 200))
 
+	// The dispatcher enqueues the batch just after the submission returns.
 	var qs queuesResp
-	if code, _ := s.doWith("GET", "/v1/queues", auth(keyB), nil, &qs); code != http.StatusOK {
-		t.Fatalf("GET /v1/queues: %d", code)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if code, _ := s.doWith("GET", "/v1/queues", auth(keyB), nil, &qs); code != http.StatusOK {
+			t.Fatalf("GET /v1/queues: %d", code)
+		}
+		if len(qs.Queues) > 0 && qs.Queues[0].Pending >= 200 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	if len(qs.Queues) != 3 || qs.Queues[0].Name != "capture" || qs.Queues[0].Shards != 8 || qs.Queues[0].Pending != 200 {
 		t.Fatalf("GET /v1/queues = %+v, want capture with 8 shards and 200 pending", qs.Queues)

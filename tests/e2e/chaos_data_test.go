@@ -9,6 +9,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -47,9 +48,10 @@ func startChaosStack(t *testing.T, redisURL, dbURL string, extraEnv ...string) *
 	}
 	c := &chaosStack{dbURL: dbURL, bucket: "snapq-chaos-" + testenv.RandomSuffix(4), mc: mc, tmp: t.TempDir()}
 	t.Cleanup(func() { testenv.RemoveBucket(mc, c.bucket) })
-	// Chromium runs as its own user (the sandbox): it must be able to enter the
-	// TMPDIR its profile goes in, and t.TempDir's parent is root's alone.
-	if err := os.Chmod(filepath.Dir(c.tmp), 0o755); err != nil {
+	// Chromium runs as its own user (the sandbox): like /tmp, the TMPDIR its
+	// profile and singleton socket go in must be open to it (t.TempDir's are
+	// root's alone).
+	if err := errors.Join(os.Chmod(filepath.Dir(c.tmp), 0o755), os.Chmod(c.tmp, 0o1777)); err != nil {
 		t.Fatal(err)
 	}
 	env := append([]string{

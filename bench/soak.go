@@ -122,6 +122,11 @@ func soak(o options) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	// Open like /tmp: a root worker's Chromium runs as SNAPQ_CHROME_USER (the
+	// sandbox) and writes its singleton socket here.
+	if err := os.Chmod(tmp, 0o1777); err != nil {
+		return err
+	}
 	pprofPort, err := testenv.FreePort()
 	if err != nil {
 		return err

@@ -132,6 +132,7 @@ func (p *Procs) StartAs(name, bin string, args ...string) error {
 	cmd := exec.Command(filepath.Join(p.BinDir, bin), args...)
 	cmd.Env = p.Env
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = dieWithTest()
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return err

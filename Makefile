@@ -3,8 +3,9 @@ SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin:$(shell PATH="$(PATH):/usr/local/go/bin" go env GOPATH 2>/dev/null)/bin
 GO ?= go
 TEST_TIMEOUT ?= 20m
-# TEST_PARALLEL is how many t.Parallel tests of a package run at once: the e2e tests that mostly
-# wait (leases, failovers, outages) run four at a time beside each other on 2 cores.
+# TEST_PARALLEL is how many t.Parallel tests of a package run at once: every e2e test runs its own
+# stack (Redis database, Postgres schema, bucket, processes), and four at a time keep 2 cores busy
+# while others wait on leases, failovers and outages.
 TEST_PARALLEL ?= 4
 # FUZZTIME is how long `make fuzz` runs each fuzz target (a go test -fuzztime value).
 FUZZTIME ?= 30s

@@ -13,6 +13,7 @@ import (
 // the results and evaluates an expression; the named image is an artifact, the result's log
 // has one entry per action and the evaluation is in the result.
 func TestActionsEndToEnd(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

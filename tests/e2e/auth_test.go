@@ -24,6 +24,7 @@ func (s *stack) apiKey(name string) string {
 }
 
 func TestAuthLimitsIdempotency(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, "SNAPQ_AUTH=on", "SNAPQ_RATE_LIMIT=1", "SNAPQ_RATE_BURST=15",
 		"SNAPQ_CORS_ORIGINS=https://dash.example", "SNAPQ_MAX_BODY_BYTES=2097152")
 	keyA, keyB := s.apiKey("alice"), s.apiKey("bob")

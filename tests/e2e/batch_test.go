@@ -135,6 +135,7 @@ func (s *stack) waitBatch(id string, timeout time.Duration) batchResp {
 }
 
 func TestBatchEndToEnd(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	site := fixtureSite(t)
 	unreachable := closedPortURL(t)
@@ -268,7 +269,7 @@ func download(t *testing.T, apiURL string) []byte {
 // A worker killed mid-batch loses nothing: its tasks come back after the
 // lease expires and every job still ends.
 func TestWorkerKilledMidBatch(t *testing.T) {
-	t.Parallel() // mostly waiting (leases, outages, failovers): runs beside the others (Makefile: -parallel)
+	t.Parallel()
 	s := startStack(t)
 	site := fixtureSite(t)
 	var targets []map[string]any

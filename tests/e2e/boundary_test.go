@@ -40,6 +40,7 @@ func (s *stack) raw(method, path, host, contentType, body string, headers map[st
 // With SNAPQ_AUTH=off the real api refuses what a web page in the operator's
 // browser could send: forms, text/plain, a rebound Host, cross-site fetches.
 func TestAuthOffBrowserBoundary(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, "SNAPQ_CORS_ORIGINS=https://dash.example")
 	const batch = "/v1/batches/0190a0a0-0000-7000-8000-0000000000ff"
 	port := s.api[strings.LastIndex(s.api, ":")+1:]
@@ -76,6 +77,7 @@ func TestAuthOffBrowserBoundary(t *testing.T) {
 // Bad keys are limited per client address, on /v1 and the queue UI alike;
 // past the limit even a valid key from that address waits.
 func TestAuthFailureLimit(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, "SNAPQ_AUTH=on", "SNAPQ_AUTH_FAILURE_BURST=3", "SNAPQ_AUTH_FAILURE_RATE=0.01")
 	key := s.apiKey("ci")
 	bad := map[string]string{"Authorization": "Bearer sq_" + strings.Repeat("x", 43)}

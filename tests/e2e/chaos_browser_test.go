@@ -22,6 +22,7 @@ const (
 // A renderer killed mid-capture fails only the jobs on it; they are retried
 // and the tab is replaced.
 func TestChaosRendererKilled(t *testing.T) {
+	t.Parallel()
 	// The CDP-call watchdog the reliability anchors recommend, not the 30 s default: a
 	// browser left unable to open a tab (see Browser.Capture) is replaced sooner.
 	s := startStack(t, "SNAPQ_CAPTURE_CALL_TIMEOUT=10s")
@@ -64,6 +65,7 @@ func TestChaosRendererKilled(t *testing.T) {
 // The browser process killed mid-capture: the jobs on it are retried on a
 // fresh browser the worker starts by itself.
 func TestChaosBrowserKilled(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, "SNAPQ_CAPTURE_CALL_TIMEOUT=10s")
 	w := newChaosWatch(t, s)
 	site := chaosSite(t)
@@ -101,6 +103,7 @@ func TestChaosBrowserKilled(t *testing.T) {
 // the worker: the jobs on it fail over to a fresh browser and complete while
 // the old one is still stopped.
 func TestChaosBrowserHung(t *testing.T) {
+	t.Parallel()
 	const callTimeout = 3 * time.Second
 	s := startStack(t, "SNAPQ_CAPTURE_CALL_TIMEOUT="+callTimeout.String())
 	w := newChaosWatch(t, s)
@@ -147,6 +150,7 @@ func TestChaosBrowserHung(t *testing.T) {
 // SNAPQ_SHUTDOWN_TIMEOUT are cut off, the worker exits promptly leaving no
 // Chromium behind, and another worker retries the cut-off jobs to success.
 func TestChaosShutdownBoundExpires(t *testing.T) {
+	t.Parallel()
 	const bound = 2 * time.Second
 	s := startStack(t, "SNAPQ_SHUTDOWN_TIMEOUT="+bound.String())
 	w := newChaosWatch(t, s)

@@ -294,7 +294,7 @@ func (c *chaosStack) reconciled() (n int, passes []int) {
 // (SIGTERM), then as a crash (SIGKILL). The worker and api reconnect, every
 // job succeeds once with one artifact set.
 func TestChaosRedisRestart(t *testing.T) {
-	t.Parallel() // mostly waiting (leases, outages, failovers): runs beside the others (Makefile: -parallel)
+	t.Parallel()
 	rs := testenv.StartRedisServer(t)
 	c := startChaosStack(t, rs.URL(), testenv.DatabaseURL(t))
 	targets := chaosTargets(fixtureSite(t))
@@ -331,7 +331,7 @@ func TestChaosRedisRestart(t *testing.T) {
 // running jobs are gone. The reconciler re-enqueues the queued jobs; the
 // running ones finish in their worker; all succeed once.
 func TestChaosRedisDataLoss(t *testing.T) {
-	t.Parallel() // mostly waiting (leases, outages, failovers): runs beside the others (Makefile: -parallel)
+	t.Parallel()
 	rs := testenv.StartRedisServer(t)
 	c := startChaosStack(t, rs.URL(), testenv.DatabaseURL(t))
 	targets := chaosTargets(fixtureSite(t))
@@ -367,7 +367,7 @@ func TestChaosRedisDataLoss(t *testing.T) {
 // captures in flight lose their connection at start or commit, retry, and
 // every job succeeds with its artifact rows.
 func TestChaosPostgresRestart(t *testing.T) {
-	t.Parallel() // mostly waiting (leases, outages, failovers): runs beside the others (Makefile: -parallel)
+	t.Parallel()
 	pg := testenv.StartPostgres(t)
 	// Retries back off from 2 s (14 s over 3 retries), longer than the restart.
 	c := startChaosStack(t, testenv.Redis(t).URL(), pg.URL(), "SNAPQ_RETRY_BASE_DELAY=2s")
@@ -393,7 +393,7 @@ func TestChaosPostgresRestart(t *testing.T) {
 // outage (4 s) is shorter than the capture retry budget (3 retries backing
 // off from 2 s: 14 s).
 func TestChaosPostgresDownAtCommit(t *testing.T) {
-	t.Parallel() // mostly waiting (leases, outages, failovers): runs beside the others (Makefile: -parallel)
+	t.Parallel()
 	c, _, out := postgresDownAtCommit(t, 2*time.Second, 4*time.Second)
 	// A started job runs again only when its attempt ended without a commit.
 	if out.retried == 0 {
@@ -409,7 +409,7 @@ func TestChaosPostgresDownAtCommit(t *testing.T) {
 // more than the one extra attempt an interrupted commit costs. (Before, 10 of
 // 16 jobs ended failed with worker_lost after 0 attempts.)
 func TestChaosPostgresOutageOutlastsRetries(t *testing.T) {
-	t.Parallel() // mostly waiting (leases, outages, failovers): runs beside the others (Makefile: -parallel)
+	t.Parallel()
 	c, mid, out := postgresDownAtCommit(t, 500*time.Millisecond, 12*time.Second)
 	total := len(chaosTargets(""))
 	waited := c.logCount("worker", `"task waits for the job store"`, `start job`)

@@ -17,6 +17,7 @@ import (
 // final failure, and there is no sweeper of unreferenced keys (the design in
 // anchors/reliability.md §3, step 5). Run: go test -tags chaos_known -run ChaosKnown ./tests/e2e/
 func TestChaosKnownFinalUploadFailureLeavesNoOrphans(t *testing.T) {
+	t.Parallel()
 	m := testenv.StartMinIO(t)
 	p := testenv.NewFaultProxy(m.Endpoint)
 	t.Cleanup(p.Close)

@@ -236,7 +236,7 @@ func tallTargets(site string, n int) []map[string]any {
 // later: uploads fail with upload_failed, the jobs are retried, and every job
 // succeeds with one artifact set and no orphan objects.
 func TestChaosStorageDownMidUpload(t *testing.T) {
-	t.Parallel() // mostly waiting (leases, outages, failovers): runs beside the others (Makefile: -parallel)
+	t.Parallel()
 	m := testenv.StartMinIO(t)
 	bucket := "snapq-chaos-" + testenv.RandomSuffix(4)
 	s := startStack(t, append(storageEnv(m.S3, m.Endpoint, bucket), "SNAPQ_MAX_RETRY=6")...)
@@ -289,7 +289,7 @@ func TestChaosStorageDownMidUpload(t *testing.T) {
 // answers for 4 s, then works again: jobs are retried and all succeed, and
 // no object is left without a row (the delayed answers wrote their objects).
 func TestChaosStorageFaults(t *testing.T) {
-	t.Parallel() // mostly waiting (leases, outages, failovers): runs beside the others (Makefile: -parallel)
+	t.Parallel()
 	m := testenv.StartMinIO(t)
 	p := testenv.NewFaultProxy(m.Endpoint)
 	t.Cleanup(p.Close)
@@ -440,6 +440,7 @@ func endless(c net.Conn, head, chunk string) {
 // code, close their connections, and leave the worker able to capture the
 // next page.
 func TestChaosHostileTargets(t *testing.T) {
+	t.Parallel()
 	page := "<!doctype html><html><head><title>trickle</title></head><body><h1>slow</h1>" + strings.Repeat("x", 64) + "</body></html>"
 	silent := startHostile(t, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
 	trickleAll := startHostile(t, func(c net.Conn) {
@@ -554,7 +555,7 @@ func TestChaosHostileTargets(t *testing.T) {
 // then 200, gets the event delivered once; the attempts and last status
 // show in GET /v1/batches/:id/webhooks along the way.
 func TestChaosWebhookReceiverDown(t *testing.T) {
-	t.Parallel() // mostly waiting (leases, outages, failovers): runs beside the others (Makefile: -parallel)
+	t.Parallel()
 	raw := make([]byte, 24)
 	rand.Read(raw)
 	secret := "whsec_" + base64.StdEncoding.EncodeToString(raw)
@@ -654,7 +655,7 @@ func TestChaosWebhookReceiverDown(t *testing.T) {
 // still running when space is freed succeeds, and so does one submitted
 // afterwards, on its first attempt.
 func TestChaosStorageFull(t *testing.T) {
-	t.Parallel() // mostly waiting (leases, outages, failovers): runs beside the others (Makefile: -parallel)
+	t.Parallel()
 	m := testenv.StartMinIOOnTmpfs(t, 64<<20)
 	bucket := "snapq-chaos-" + testenv.RandomSuffix(4)
 	s := startStack(t, append(storageEnv(m.S3, m.Endpoint, bucket), "SNAPQ_MAX_RETRY=2")...)

@@ -16,6 +16,7 @@ import (
 // and are recovered; every accepted job ends succeeded with one artifact set
 // (no job captured twice to two sets, no orphan object, no row without one).
 func TestChaosKnownRedisLongOutage(t *testing.T) {
+	t.Parallel()
 	rs := testenv.StartRedisServer(t)
 	c := startChaosStack(t, rs.URL(), testenv.DatabaseURL(t))
 	targets := chaosTargets(fixtureSite(t))

@@ -154,6 +154,7 @@ func (u *browserUI) text(sel string) string {
 // the fields, a batch submitted through the form whose progress bar reaches 100 % without a
 // reload, its thumbnails, and a job page where every segment image loaded at its size.
 func TestDashboardBatchFlow(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	site := fixtureSite(t)
 	ui := openDashboard(t, s.api+"/")
@@ -331,6 +332,7 @@ func TestDashboardBatchFlow(t *testing.T) {
 // shows the key's batches with their images (authenticated by the key cookie), and the queue
 // UI opens for the key holder only.
 func TestDashboardAuth(t *testing.T) {
+	t.Parallel()
 	const adminToken = "dashboard-test-admin-token-0123456789"
 	s := startStack(t, "SNAPQ_AUTH=on", "SNAPQ_ADMIN_TOKEN="+adminToken)
 	key := s.apiKey("dashboard")
@@ -433,6 +435,7 @@ func TestDashboardAuth(t *testing.T) {
 // from the keyboard; "Approve all" turns the run approved and makes the capture the
 // new baseline.
 func TestDashboardRegressionViews(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	site := &changingSite{color: "#223344", blocks: 1}
 	srv := httptest.NewServer(site)

@@ -83,6 +83,7 @@ if (navigator.serviceWorker) navigator.serviceWorker.register("/sw.js").catch(()
 // The egress guard: nothing a job loads may reach a denied address, however
 // the URL is spelled and however the page gets there.
 func TestEgressGuard(t *testing.T) {
+	t.Parallel()
 	c := startCanary(t)
 	canaryURL := "http://127.0.0.1:" + c.port
 	site := guardSite(t, canaryURL)
@@ -151,6 +152,7 @@ func TestEgressGuard(t *testing.T) {
 // result. (Names that do not resolve are tested in tests/guard with an
 // injected resolver: no test may send a query to a real DNS server.)
 func TestEgressKeepsErrorsDistinct(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.2:0")
 	if err != nil {
 		testenv.Unavailable(t, "a listener on "+"127.0.0.2", err)

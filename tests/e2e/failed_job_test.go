@@ -12,6 +12,7 @@ import (
 // steps that ran and the failed one last; the page's 1 MB exception and 10 MB evaluate value
 // reach the stored error and result only within the caps.
 func TestFailedJobShowsLog(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<!doctype html><html><body><p id="p">hi</p></body></html>`)

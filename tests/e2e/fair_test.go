@@ -31,6 +31,7 @@ func done(b batchResp) int { return b.Counts["succeeded"] + b.Counts["failed"] +
 // submits 5. With one FIFO queue B would wait for all of A's; with the
 // dispatcher B's batch completes after a few dozen of A's.
 func TestFairSchedulingAcrossKeys(t *testing.T) {
+	t.Parallel()
 	begin := time.Now()
 	s := startStack(t, "SNAPQ_AUTH=on", "SNAPQ_WORKER_CONCURRENCY=4", "SNAPQ_LOG_LEVEL=info")
 	keyA, keyB := s.apiKey("alice"), s.apiKey("bob")

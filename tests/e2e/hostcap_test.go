@@ -17,7 +17,7 @@ import (
 // tabs each: the host never sees more than 2 document requests at once, and
 // every job succeeds.
 func TestHostConcurrencyCapAcrossWorkers(t *testing.T) {
-	t.Parallel() // mostly waiting (leases, outages, failovers): runs beside the others (Makefile: -parallel)
+	t.Parallel()
 	begin := time.Now()
 	var inFlight, peak, served atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

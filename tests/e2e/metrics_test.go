@@ -13,6 +13,7 @@ import (
 // After a two-page batch, the api's /metrics counts the jobs and the batch
 // request by route, and the worker's /metrics counts two successful captures.
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	port, err := testenv.FreePort()
 	if err != nil {
 		t.Fatal(err)

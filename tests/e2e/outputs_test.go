@@ -17,6 +17,7 @@ import (
 // One job asks for every output; each is stored as its own artifact with its content type,
 // and captured HTML is served as a download.
 func TestOutputsEndToEnd(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	site := fixtureSite(t)
 

@@ -33,7 +33,7 @@ type queuesResp struct {
 }
 
 func TestRedisCluster(t *testing.T) {
-	t.Parallel() // mostly waiting (leases, outages, failovers): runs beside the others (Makefile: -parallel)
+	t.Parallel()
 	start := time.Now()
 	cl := testenv.StartCluster(t)
 	s := startStack(t, "SNAPQ_REDIS_URL="+cl.URL(), "SNAPQ_AUTH=on", "SNAPQ_RATE_LIMIT=20", "SNAPQ_RATE_BURST=40",

@@ -97,7 +97,7 @@ func sentinelFailover(t *testing.T, fail func(ctx context.Context, g *testenv.Se
 
 // SENTINEL FAILOVER mid-batch: the old master becomes a replica.
 func TestRedisSentinelFailover(t *testing.T) {
-	t.Parallel() // mostly waiting (leases, outages, failovers): runs beside the others (Makefile: -parallel)
+	t.Parallel()
 	sentinelFailover(t, func(ctx context.Context, g *testenv.SentinelGroup) (string, error) {
 		return g.Failover(ctx)
 	})
@@ -106,7 +106,7 @@ func TestRedisSentinelFailover(t *testing.T) {
 // kill -9 of the master mid-batch: the sentinels promote the replica; what
 // the replica had not received yet is lost, and the reconciler re-enqueues it.
 func TestRedisSentinelMasterKilled(t *testing.T) {
-	t.Parallel() // mostly waiting (leases, outages, failovers): runs beside the others (Makefile: -parallel)
+	t.Parallel()
 	sentinelFailover(t, func(ctx context.Context, g *testenv.SentinelGroup) (string, error) {
 		old := g.Master.Addr
 		g.Master.Stop(syscall.SIGKILL)

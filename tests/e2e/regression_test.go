@@ -157,6 +157,7 @@ func statuses(r runResp) string {
 // the heading is, an ignore selector passes it again, a taller page adds a new
 // segment, and an animated page passes every time under stabilization.
 func TestRegressionEndToEnd(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	site := &changingSite{color: "#223344", blocks: 2}
 	srv := httptest.NewServer(site)
@@ -322,7 +323,7 @@ func redBox(img image.Image) image.Rectangle {
 // starts one run although two api replicas schedule it; a disabled suite with
 // the same schedule does not run.
 func TestRegressionSchedule(t *testing.T) {
-	t.Parallel() // mostly waiting (leases, outages, failovers): runs beside the others (Makefile: -parallel)
+	t.Parallel()
 	s := startStack(t, "SNAPQ_SCHEDULE_SYNC=1s", "SNAPQ_MIN_SCHEDULE_INTERVAL=1m")
 	port, err := testenv.FreePort()
 	if err != nil {

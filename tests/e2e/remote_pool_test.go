@@ -158,6 +158,7 @@ func canaryFixtureSite(t *testing.T, canary string) string {
 // started again on the same port: the jobs it was running fail as retryable, the ones
 // that find it down wait (browser_unavailable, not a failure), and every job completes.
 func TestRemoteBrowserPool(t *testing.T) {
+	t.Parallel()
 	canary := startTCPCanary(t)
 	site := canaryFixtureSite(t, canary.addr)
 	port, err := testenv.FreePort()
@@ -243,7 +244,7 @@ func TestRemoteBrowserPool(t *testing.T) {
 // The worker refuses to start when the remote browser cannot reach its egress proxies:
 // here they listen on 127.0.0.3 but are advertised as 127.0.0.4, where nothing listens.
 func TestRemoteBrowserUnreachableGuard(t *testing.T) {
-	t.Parallel() // mostly waiting (leases, outages, failovers): runs beside the others (Makefile: -parallel)
+	t.Parallel()
 	port, err := testenv.FreePort()
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 // batch's. The images in the bucket, the headers the page received and the options the
 // API lists show it.
 func TestBatchOptionsWithOverridesEndToEnd(t *testing.T) {
+	t.Parallel()
 	s := startStack(t)
 	var mu sync.Mutex
 	seen := map[string]http.Header{} // page name -> request headers

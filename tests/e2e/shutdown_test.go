@@ -18,6 +18,7 @@ import (
 // queued rest is untouched and runs after a restart. The timeout is generous (40 s for
 // four 3 s pages) because 4 tabs on a loaded 2-core machine took over 20 s.
 func TestWorkerGracefulShutdown(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, "SNAPQ_SHUTDOWN_TIMEOUT=40s", "SNAPQ_WORKER_CONCURRENCY=4", "SNAPQ_WORKER_JOBS=4")
 	site := fixtureSite(t)
 	var targets []map[string]any
@@ -83,7 +84,7 @@ func TestWorkerGracefulShutdown(t *testing.T) {
 // pending again with no retry counted, and a second worker then runs every
 // job once more.
 func TestWorkerSecondSignal(t *testing.T) {
-	t.Parallel() // mostly waiting (leases, outages, failovers): runs beside the others (Makefile: -parallel)
+	t.Parallel()
 	// /hold answers only once released: until then every capture is in flight.
 	release := make(chan struct{})
 	var arrived atomic.Int32

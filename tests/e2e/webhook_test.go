@@ -90,6 +90,7 @@ type webhookCall struct {
 // A completed batch is announced once, signed, retried after a 500 with the
 // same webhook-id, and recorded as delivered.
 func TestWebhookDelivery(t *testing.T) {
+	t.Parallel()
 	raw := make([]byte, 24)
 	rand.Read(raw)
 	secret := "whsec_" + base64.StdEncoding.EncodeToString(raw)
@@ -164,6 +165,7 @@ func TestWebhookDelivery(t *testing.T) {
 // A webhook to an address the egress policy denies is refused without a
 // connection and fails at once, saying why.
 func TestWebhookBlockedAddress(t *testing.T) {
+	t.Parallel()
 	c := startCanary(t)
 	canaryURL := "http://127.0.0.1:" + c.port
 	site := guardSite(t, canaryURL)

@@ -36,7 +36,7 @@ func (s *stack) startWorkerAs(name string) {
 // worker's jobs finish on the other two once asynq's lease on them expires (30 s, then
 // its recoverer's next pass, up to a minute later).
 func TestManyWorkersEachJobOnce(t *testing.T) {
-	t.Parallel() // mostly waiting (leases, outages, failovers): runs beside the others (Makefile: -parallel)
+	t.Parallel()
 	start := time.Now()
 	s := startStack(t, "SNAPQ_WORKER_CONCURRENCY=2", "SNAPQ_WORKER_JOBS=3", "SNAPQ_MAX_RETRY=5")
 	s.startWorkerAs("worker-b")

@@ -388,7 +388,7 @@ func (s *Store) GetJob(ctx context.Context, id string) (*jobs.Job, error) {
 		return nil, jobs.ErrNotFound
 	}
 	if err != nil {
-		return nil, fmt.Errorf("get job %s: %w", id, err)
+		return nil, fmt.Errorf("get job %s: %w", id, unavailable(err))
 	}
 	return j, nil
 }

@@ -444,16 +444,22 @@ func (s *stack) runBatch(urls []string) (time.Duration, float64, error) {
 type memSampler struct{}
 
 func (memSampler) start(pid int) func() float64 {
+	return samplePeak(func() float64 { return treePSSMiB(pid) })
+}
+
+// samplePeak calls sample every second until the returned function is called, which
+// returns the largest value seen. Reading smaps of every Chromium process costs CPU:
+// sample sparingly.
+func samplePeak(sample func() float64) func() float64 {
 	var mu sync.Mutex
 	peak := 0.0
-	done := make(chan struct{})
-	stopped := make(chan struct{})
+	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
-		t := time.NewTicker(time.Second) // reading smaps of every Chromium process costs CPU: sample sparingly
+		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		for {
-			v := treePSSMiB(pid)
+			v := sample()
 			mu.Lock()
 			peak = max(peak, v)
 			mu.Unlock()

@@ -133,32 +133,7 @@ func sandboxRun(ctx context.Context, cfg capture.Config, urls []string) (time.Du
 // this process's descendants (the one browser running) and returns the peak in MiB.
 func childrenPSS() func() float64 {
 	self := os.Getpid()
-	var mu sync.Mutex
-	peak := 0.0
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			v := treePSSMiB(self) - pssKiB(self)/1024
-			mu.Lock()
-			peak = max(peak, v)
-			mu.Unlock()
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func() float64 {
-		close(done)
-		<-stopped
-		mu.Lock()
-		defer mu.Unlock()
-		return peak
-	}
+	return samplePeak(func() float64 { return treePSSMiB(self) - pssKiB(self)/1024 })
 }
 
 // withFrames adds /frames?i=N to the fixture site: a short page embedding three articles

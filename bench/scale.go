@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -96,31 +95,15 @@ func (s *stack) runSetup(setup scaleSetup, corpus []string) (time.Duration, floa
 
 // runBatchPids is runBatch sampling the PSS of several process trees (summed).
 func (s *stack) runBatchPids(urls []string, pids []int) (time.Duration, float64, error) {
-	var mu sync.Mutex
-	peak := 0.0
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			v := 0.0
-			for _, pid := range pids {
-				v += treePSSMiB(pid)
-			}
-			mu.Lock()
-			peak = max(peak, v)
-			mu.Unlock()
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
+	stop := samplePeak(func() float64 {
+		v := 0.0
+		for _, pid := range pids {
+			v += treePSSMiB(pid)
 		}
-	}()
+		return v
+	})
 	d, _, err := s.runBatch(urls)
-	close(done)
-	<-stopped
+	peak := stop()
 	if err != nil && strings.Contains(err.Error(), "worker.log") {
 		err = fmt.Errorf("%w (and worker-b.log)", err)
 	}

@@ -30,6 +30,15 @@ func New(rdb redis.UniversalClient, rate float64, burst int) *Limiter {
 	return &Limiter{rdb: rdb, rate: rate, burst: burst, prefix: "snapq:rate:"}
 }
 
+// Limits reports the rate (requests per second; 0: no limit) and the burst,
+// for GET /v1/key.
+func (l *Limiter) Limits() (rate float64, burst int) {
+	if l.rate <= 0 {
+		return 0, l.burst
+	}
+	return l.rate, l.burst
+}
+
 // Key is the Redis key of a client's state: the client key inside a hash tag
 // ({…}), so on a Redis Cluster everything snapq keeps about one client lives
 // in one slot and a script may touch several of its keys. Braces in key are

@@ -35,7 +35,10 @@ type KeyReader interface {
 	TouchKey(ctx context.Context, id string) error
 }
 
-const ownerKey = "snapq.owner" // gin context key: the caller's API key id, "" without auth
+const (
+	ownerKey     = "snapq.owner"   // gin context key: the caller's API key id, "" without auth
+	callerKeyKey = "snapq.api_key" // gin context key: the caller's *jobs.APIKey, unset without auth
+)
 
 // authenticate requires a valid API key unless auth is off.
 func (s *Server) authenticate(c *gin.Context) error {
@@ -63,6 +66,7 @@ func (s *Server) authenticate(c *gin.Context) error {
 		s.logger().Warn("record api key use", "key", k.Prefix, "err", err)
 	}
 	c.Set(ownerKey, k.ID)
+	c.Set(callerKeyKey, k)
 	return nil
 }
 

@@ -14,10 +14,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snapq/snapq/internal/contract"
 	"github.com/snapq/snapq/internal/testenv"
+	"github.com/snapq/snapq/web"
 )
 
 var binDir string
+
+// apiContract is the API description every stack's client holds the api to.
+var apiContract *contract.Validator
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "snapq-e2e-bin")
@@ -26,6 +31,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
+	if apiContract, err = contract.Load(web.OpenAPI); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	if err := testenv.BuildBinaries("../..", dir); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -41,6 +50,10 @@ type stack struct {
 	t     *testing.T
 	api   string // base URL
 	procs *testenv.Procs
+	// client sends the test's requests; each request and answer is checked
+	// against the API description (web/openapi.json), and what drifts fails
+	// the test when it ends.
+	client *http.Client
 }
 
 // startStack starts api and worker with the shared settings plus extraEnv,
@@ -65,6 +78,7 @@ func startStack(t *testing.T, extraEnv ...string) *stack {
 		t.Fatal(err)
 	}
 	s := &stack{t: t, api: "http://127.0.0.1:" + port, procs: &testenv.Procs{BinDir: binDir, LogDir: t.TempDir()}}
+	s.client = contractClient(t, "127.0.0.1:"+port)
 	s.procs.Env = append(os.Environ(),
 		"SNAPQ_HTTP_ADDR=127.0.0.1:"+port,
 		"SNAPQ_DATABASE_URL="+testenv.DatabaseURL(t),
@@ -140,7 +154,7 @@ func (s *stack) doWith(method, path string, headers map[string]string, body any,
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.client.Do(req)
 	if err != nil {
 		s.t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -152,4 +166,18 @@ func (s *stack) doWith(method, path string, headers map[string]string, body any,
 		}
 	}
 	return resp.StatusCode, resp.Header
+}
+
+// contractClient is an HTTP client whose requests to the api at host, and
+// their answers, are checked against web/openapi.json; each violation is an
+// error of t when it ends. The dashboard and the queue UI are not API.
+func contractClient(t *testing.T, host string) *http.Client {
+	tr := &contract.Transport{Validator: apiContract, Host: host,
+		Undocumented: []string{"/", "/assets/*", web.QueuesPath, web.QueuesPath + "/*"}}
+	t.Cleanup(func() {
+		for _, v := range tr.Violations() {
+			t.Errorf("API contract (web/openapi.json): %s", v)
+		}
+	})
+	return &http.Client{Transport: tr}
 }

@@ -133,7 +133,7 @@ func (s *Server) Handler() http.Handler {
 	v1.GET("/jobs/:id", s.loadJob, s.h(s.getJob))
 	v1.GET("/artifacts/:id", s.loadArtifact, s.h(s.getArtifact))
 	v1.GET("/queues", s.h(s.listQueues)) // queues.go
-	v1.GET("/key", s.h(s.getKey))         // key.go
+	v1.GET("/key", s.h(s.getKey))        // key.go
 	s.routeSuites(v1)                    // suites.go
 	r.NoRoute(s.h(func(c *gin.Context) error {
 		return &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "no such endpoint: " + c.Request.URL.Path}

@@ -42,11 +42,11 @@ func answer(status int, body string) http.HandlerFunc {
 func TestTransport(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name     string
-		method   string
-		path     string
-		body     string
-		handler  http.HandlerFunc
+		name      string
+		method    string
+		path      string
+		body      string
+		handler   http.HandlerFunc
 		wantDrift string // "" for none; else a substring of the violation
 	}{
 		{name: "a documented answer", method: "GET", path: batchPath, handler: answer(200, batchJSON)},

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -196,7 +197,12 @@ func pdfTargetAndPartial(t *testing.T, s *stack, site string) {
 // the storage's response headers.
 func downloadWithHeaders(t *testing.T, apiURL string) ([]byte, http.Header) {
 	t.Helper()
-	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	u, err := url.Parse(apiURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noFollow := contractClient(t, u.Host)
+	noFollow.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	resp, err := noFollow.Get(apiURL)
 	if err != nil {
 		t.Fatal(err)

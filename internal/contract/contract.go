@@ -67,6 +67,7 @@ type Exchange struct {
 
 // Check returns what the document does not allow of x, or nil:
 //
+//   - a CORS preflight is not checked;
 //   - a path and method the document lacks, answered with anything but 404
 //     or 405 (the server has an undocumented route);
 //   - a request the document rejects that the server accepted (status below
@@ -79,6 +80,9 @@ func (v *Validator) Check(ctx context.Context, x Exchange) *Violation {
 	req := x.Request
 	fail := func(format string, args ...any) *Violation {
 		return &Violation{Method: req.Method, Path: req.URL.Path, Status: x.Status, Message: fmt.Sprintf(format, args...)}
+	}
+	if req.Method == http.MethodOptions && req.Header.Get("Access-Control-Request-Method") != "" {
+		return nil // a CORS preflight, answered on any path by the CORS middleware: no operation
 	}
 	route, params, err := v.router.FindRoute(req)
 	if err != nil {

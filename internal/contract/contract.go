@@ -125,7 +125,9 @@ func cloneWithBody(req *http.Request, body []byte) *http.Request {
 func oneLine(err error) string {
 	var se *openapi3.SchemaError
 	if errors.As(err, &se) {
-		return fmt.Sprintf("%s (at %s)", se.Reason, "/"+strings.Join(se.JSONPointer(), "/"))
+		// The JSON Schema 2020-12 validator's reason is a tree, one problem a line.
+		reason := strings.Join(strings.Fields(strings.ReplaceAll(se.Reason, "\n", " ")), " ")
+		return fmt.Sprintf("%s (at %s)", reason, "/"+strings.Join(se.JSONPointer(), "/"))
 	}
 	var re *openapi3filter.ResponseError
 	if errors.As(err, &re) && re.Err != nil && re.Reason != "" {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/snapq/snapq/internal/contract"
@@ -15,13 +16,16 @@ const batchJSON = `{"id":"0193a5b2-7c1e-7d3f-9a41-2b6c8e0f1a2d","status":"runnin
 	"counts":{"queued":1,"running":1,"succeeded":0,"failed":0,"canceled":0},"labels":{},
 	"created_at":"2026-12-01T15:00:00Z","finished_at":null}`
 
+// loadDoc loads web/openapi.json once for every test.
+var loadDoc = sync.OnceValues(func() (*contract.Validator, error) { return contract.Load(web.OpenAPI) })
+
 const batchPath = "/v1/batches/0193a5b2-7c1e-7d3f-9a41-2b6c8e0f1a2d"
 
 // setup serves answers from routes (path -> status and body) behind a
 // checking Transport.
 func setup(t *testing.T, handler http.HandlerFunc) (*http.Client, *contract.Transport, string) {
 	t.Helper()
-	v, err := contract.Load(web.OpenAPI)
+	v, err := loadDoc()
 	if err != nil {
 		t.Fatal(err)
 	}

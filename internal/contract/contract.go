@@ -3,11 +3,13 @@ package contract
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -151,6 +153,10 @@ type Transport struct {
 
 	mu         sync.Mutex
 	violations []Violation
+	// seen holds the exchanges checked already: a test that polls gets the
+	// same answer many times, and checking one costs milliseconds (the JSON
+	// Schema 2020-12 validator compiles the schema each time).
+	seen map[[sha256.Size]byte]bool
 }
 
 // RoundTrip sends req through Base and checks the exchange. Bodies are read
@@ -191,12 +197,45 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		x.Body = b
 	}
-	if v := t.Validator.Check(req.Context(), x); v != nil {
-		t.mu.Lock()
-		t.violations = append(t.violations, *v)
-		t.mu.Unlock()
+	if t.firstTime(x) {
+		if v := t.Validator.Check(req.Context(), x); v != nil {
+			t.mu.Lock()
+			t.violations = append(t.violations, *v)
+			t.mu.Unlock()
+		}
 	}
 	return resp, nil
+}
+
+// maxSeen bounds the memory of firstTime; past it every exchange is checked.
+const maxSeen = 100_000
+
+// firstTime reports whether no exchange like x (the same request and the
+// same answer) was checked before.
+func (t *Transport) firstTime(x Exchange) bool {
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(x.Request.Method), []byte(x.Request.URL.RequestURI()), x.RequestBody,
+		[]byte(strconv.Itoa(x.Status)), x.Body} {
+		h.Write(part)
+		h.Write([]byte{0})
+	}
+	hdr := x.Header.Clone()
+	hdr.Del("Date")
+	_ = hdr.Write(h) // in key order; writing to a hash never fails
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.seen[sum] {
+		return false
+	}
+	if t.seen == nil {
+		t.seen = map[[sha256.Size]byte]bool{}
+	}
+	if len(t.seen) < maxSeen {
+		t.seen[sum] = true
+	}
+	return true
 }
 
 func (t *Transport) checks(req *http.Request) bool {

@@ -135,3 +135,19 @@ func TestTransportEventStream(t *testing.T) {
 		t.Errorf("violations %v, want none", vs)
 	}
 }
+
+// The same exchange twice is checked, and reported, once.
+func TestTransportReportsARepeatOnce(t *testing.T) {
+	t.Parallel()
+	client, tr, base := setup(t, answer(200, strings.Replace(batchJSON, `"total":2,`, "", 1)))
+	for range 3 {
+		resp, err := client.Get(base + batchPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if vs := tr.Violations(); len(vs) != 1 {
+		t.Errorf("violations %v, want the one drift once", vs)
+	}
+}

@@ -73,7 +73,8 @@ func (c SSEConfig) Validate() error {
 	return nil
 }
 
-func (c SSEConfig) withDefaults() SSEConfig {
+// WithDefaults returns c with each zero value set to its default.
+func (c SSEConfig) WithDefaults() SSEConfig {
 	if c.MaxStreams == 0 {
 		c.MaxStreams = DefaultSSEMaxStreams
 	}
@@ -176,7 +177,7 @@ func (s *Server) serveEvents(c *gin.Context, src sseSource) error {
 	if s.Events == nil {
 		return &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "live events are not enabled on this server"}
 	}
-	cfg := s.SSE.withDefaults()
+	cfg := s.SSE.WithDefaults()
 	if n := s.streams.Add(1); n > int64(cfg.MaxStreams) {
 		s.streams.Add(-1)
 		return tooManyStreams()

@@ -20,6 +20,7 @@ import (
 	"github.com/snapq/snapq/capture"
 	"github.com/snapq/snapq/cmd/internal/env"
 	"github.com/snapq/snapq/egress"
+	"github.com/snapq/snapq/events"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/ratelimit"
@@ -170,6 +171,8 @@ func openDeps(ctx context.Context, cfg workerConfig, log *slog.Logger) (_ *deps,
 		return nil, errors.New("unexpected redis client type")
 	}
 	d.rdb = rdb
+	// Job and comparison changes go to the live event streams (best effort).
+	d.store.SetEvents(&events.Publisher{Redis: rdb, Logger: log.With("component", "events")})
 	d.hosts = ratelimit.NewHostSemaphore(rdb)
 	d.dispatch = &jobs.Dispatcher{Repo: d.store, Queue: d.tasks, Logger: log.With("component", "dispatch"),
 		Depth: cfg.DispatchDepth, Fleet: d.tasks.FleetConcurrency}

@@ -133,6 +133,7 @@ type deps struct {
 	// read per followed stream, so a pool of its own sized to SNAPQ_SSE_MAX_STREAMS.
 	eventsRDB redis.UniversalClient
 	hub       *events.Hub
+	events    *events.Publisher
 }
 
 // openDeps connects to every dependency and applies pending migrations; on
@@ -168,7 +169,8 @@ func openDeps(ctx context.Context, cfg apiConfig, log *slog.Logger) (_ *deps, er
 		Depth: cfg.DispatchDepth, Fleet: d.tasks.FleetConcurrency}
 	// The api publishes what it changes itself (a cancel, the reconciler's
 	// requeues and failures) and serves the streams.
-	d.store.SetEvents(&events.Publisher{Redis: rdb, Logger: log.With("component", "events")})
+	d.events = &events.Publisher{Redis: rdb, Logger: log.With("component", "events")}
+	d.store.SetEvents(d.events)
 	sse := cfg.SSE.WithDefaults()
 	if d.eventsRDB, ok = queue.WithPoolSize(cfg.Redis, sse.MaxStreams+10).MakeRedisClient().(redis.UniversalClient); !ok {
 		return nil, errors.New("unexpected redis client type")
@@ -259,7 +261,8 @@ func newMetrics(cfg apiConfig, d *deps) (*web.Metrics, error) {
 		return nil, nil
 	}
 	inspector := asynq.NewInspectorFromRedisClient(d.rdb)
-	return web.NewMetrics(web.MetricsConfig{Mode: cfg.Metrics, Counts: d.store, Queues: inspector, QueueShards: cfg.Queue.Shards})
+	return web.NewMetrics(web.MetricsConfig{Mode: cfg.Metrics, Counts: d.store, Queues: inspector, QueueShards: cfg.Queue.Shards,
+		Collectors: append(d.events.Collectors(), d.hub.Collectors()...)})
 }
 
 // startLoops starts the reconciler, which re-enqueues accepted jobs whose task

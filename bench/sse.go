@@ -7,6 +7,9 @@ package main
 // live. It prints the events each replica delivered per second and the
 // latency from a job's commit (the event's "at", stamped by the publisher
 // just after the commit) to its receipt, p50 and p99, over every client.
+// First, before the worker starts, -sse-burst synthetic job events are
+// published to the same stream as fast as Redis takes them: the rate the
+// replicas deliver them at is their fan-out capacity, not the batch's pace.
 
 import (
 	"bufio"
@@ -20,30 +23,43 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/snapq/snapq/events"
 	"github.com/snapq/snapq/internal/testenv"
+	"github.com/snapq/snapq/queue"
 )
 
 type sseOptions struct {
 	on      bool
 	clients int
 	pages   int
+	burst   int
 }
 
 func (s *sseOptions) flags() {
 	flag.BoolVar(&s.on, "sse", false, "measure live events (SSE) fan-out instead of the bench")
 	flag.IntVar(&s.clients, "sse-clients", 200, "clients following the batch, half on each api replica")
 	flag.IntVar(&s.pages, "sse-pages", 100, "pages in the followed batch")
+	flag.IntVar(&s.burst, "sse-burst", 2000, "synthetic job events published as fast as possible before the worker starts (capacity); 0: none")
 }
 
 // sseClient is one follower's tally.
 type sseClient struct {
-	replica   int
-	events    int
-	latencies []time.Duration // job events: receipt - at
-	first     time.Time       // first event after the snapshot
-	last      time.Time
-	done      bool
-	err       error
+	replica int
+	// the burst of synthetic events (job ids "burst-N"), counted apart
+	burst                 int
+	burstLat              []time.Duration
+	burstFirst, burstLast time.Time
+	burstDone             chan struct{}
+	burstWant             int
+	burstClosed           bool
+	events                int
+	latencies             []time.Duration // job events: receipt - at
+	first                 time.Time       // first event after the snapshot
+	last                  time.Time
+	done                  bool
+	err                   error
 }
 
 func sseBench(o options) error {
@@ -100,7 +116,7 @@ func sseBench(o options) error {
 	tr := &http.Transport{MaxIdleConnsPerHost: o.sse.clients, MaxConnsPerHost: 0}
 	hc := &http.Client{Transport: tr}
 	for i := range clients {
-		c := &sseClient{replica: i % 2}
+		c := &sseClient{replica: i % 2, burstWant: o.sse.burst, burstDone: make(chan struct{})}
 		clients[i] = c
 		ready.Add(1)
 		finished.Add(1)
@@ -112,6 +128,11 @@ func sseBench(o options) error {
 	ready.Wait()
 	fmt.Printf("bench: sse: %d clients (%d per replica, 2 api replicas) on one batch of %d tiny pages, worker concurrency %d\n",
 		len(clients), len(clients)/2, len(urls), o.concurrency)
+	if o.sse.burst > 0 {
+		if err := sseBurst(ctx, st, b.ID, clients, o.sse.burst); err != nil {
+			return err
+		}
+	}
 	start := time.Now()
 	if err := st.procs.Start("worker"); err != nil {
 		return err
@@ -190,6 +211,10 @@ func (c *sseClient) follow(hc *http.Client, url string, connected func()) {
 				c.done = true
 				return
 			}
+			if typ == "job" && strings.Contains(line, `"job_id":"burst-`) {
+				c.burstEvent(now, line[6:])
+				continue
+			}
 			c.events++
 			if c.first.IsZero() {
 				c.first = now
@@ -217,4 +242,92 @@ func pct(ds []time.Duration, p int) time.Duration {
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	i := (len(s)*p + 99) / 100
 	return s[max(i-1, 0)].Round(100 * time.Microsecond)
+}
+
+func (c *sseClient) burstEvent(now time.Time, data string) {
+	var d struct {
+		At time.Time `json:"at"`
+	}
+	if json.Unmarshal([]byte(data), &d) == nil {
+		c.burstLat = append(c.burstLat, now.Sub(d.At))
+	}
+	if c.burstFirst.IsZero() {
+		c.burstFirst = now
+	}
+	c.burstLast = now
+	c.burst++
+	if c.burst == c.burstWant && !c.burstClosed {
+		c.burstClosed = true
+		close(c.burstDone)
+	}
+}
+
+// sseBurst publishes n synthetic job events to the batch's stream as fast as
+// Redis takes them (20 per round trip) and waits until every client got
+// them all: the replicas' fan-out capacity.
+func sseBurst(ctx context.Context, st *stack, batchID string, clients []*sseClient, n int) error {
+	var redisURL string
+	for _, kv := range st.procs.Env {
+		if v, ok := strings.CutPrefix(kv, "SNAPQ_REDIS_URL="); ok {
+			redisURL = v // the last one wins, as for the processes
+		}
+	}
+	opt, err := queue.ParseRedisURL(redisURL)
+	if err != nil {
+		return err
+	}
+	rdb, ok := opt.MakeRedisClient().(redis.UniversalClient)
+	if !ok {
+		return fmt.Errorf("unexpected redis client type")
+	}
+	defer rdb.Close()
+	pub := &events.Publisher{Redis: rdb}
+	stream := events.BatchStream(batchID)
+	start := time.Now()
+	for i := 0; i < n; i += 20 {
+		var evs []events.Event
+		for j := i; j < min(i+20, n); j++ {
+			evs = append(evs, events.Event{Type: events.TypeJob, Data: events.Job{BatchID: batchID,
+				JobID: fmt.Sprintf("burst-%d", j), Status: "running", Attempt: 1, At: time.Now()}})
+		}
+		pub.Publish(ctx, stream, false, evs...)
+	}
+	published := time.Since(start)
+	if pub.Failures() > 0 {
+		return fmt.Errorf("%d burst publishes failed", pub.Failures())
+	}
+	timeout := time.After(5 * time.Minute)
+	for _, c := range clients {
+		select {
+		case <-c.burstDone:
+		case <-timeout:
+			return fmt.Errorf("a client got %d of the %d burst events", c.burst, n)
+		}
+	}
+	fmt.Printf("bench: sse: burst: %d events published in %.2fs (%.0f/s)\n", n, published.Seconds(), float64(n)/published.Seconds())
+	var all []time.Duration
+	for r := range 2 {
+		events := 0
+		var first, last time.Time
+		var lat []time.Duration
+		for _, c := range clients {
+			if c.replica != r {
+				continue
+			}
+			events += c.burst
+			if first.IsZero() || c.burstFirst.Before(first) {
+				first = c.burstFirst
+			}
+			if c.burstLast.After(last) {
+				last = c.burstLast
+			}
+			lat = append(lat, c.burstLat...)
+		}
+		all = append(all, lat...)
+		secs := last.Sub(first).Seconds()
+		fmt.Printf("bench: sse: burst: replica %c delivered %d events to %d clients in %.2fs = %.0f events/s; publish->receipt p50 %s p99 %s\n",
+			'A'+r, events, len(clients)/2, secs, float64(events)/secs, pct(lat, 50), pct(lat, 99))
+	}
+	fmt.Printf("bench: sse: burst: publish->receipt latency p50 = %s, p99 = %s (%d receipts)\n", pct(all, 50), pct(all, 99), len(all))
+	return nil
 }

@@ -300,7 +300,10 @@ func (st *sseStream) write(es ...events.Entry) error {
 		}
 		st.last = e.ID
 		if st.src.finalEntry(e) {
-			st.final = true
+			// The database decides (an entry cannot end a stream on its own).
+			if _, final, err := st.src.load(st.w.c.Request.Context()); err == nil && final {
+				st.final = true
+			}
 		}
 	}
 	return nil

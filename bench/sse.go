@@ -60,6 +60,7 @@ type sseClient struct {
 	last                  time.Time
 	done                  bool
 	err                   error
+	reconnects            int
 }
 
 func sseBench(o options) error {
@@ -148,17 +149,18 @@ func sseBench(o options) error {
 
 	var all []time.Duration
 	for r := range 2 {
-		events, done := 0, 0
+		events, done, reconnects := 0, 0, 0
 		var first, last time.Time
 		var lat []time.Duration
 		for _, c := range clients {
 			if c.replica != r {
 				continue
 			}
-			if c.err != nil {
+			if !c.done {
 				return fmt.Errorf("client on replica %d: %w", r, c.err)
 			}
 			events += c.events
+			reconnects += c.reconnects
 			if c.done {
 				done++
 			}
@@ -172,26 +174,48 @@ func sseBench(o options) error {
 		}
 		all = append(all, lat...)
 		secs := last.Sub(first).Seconds()
-		fmt.Printf("bench: sse: replica %c: %d events to %d clients in %.1fs = %.0f events/s delivered; %d/%d clients got done; commit->receipt p50 %s p99 %s\n",
-			'A'+r, events, len(clients)/2, secs, float64(events)/secs, done, len(clients)/2, pct(lat, 50), pct(lat, 99))
+		fmt.Printf("bench: sse: replica %c: %d events to %d clients in %.1fs = %.0f events/s delivered; %d/%d clients got done (%d reconnects); commit->receipt p50 %s p99 %s\n",
+			'A'+r, events, len(clients)/2, secs, float64(events)/secs, done, len(clients)/2, reconnects, pct(lat, 50), pct(lat, 99))
 	}
 	fmt.Printf("bench: sse: job events %d received; commit->receipt latency p50 = %s, p99 = %s\n", len(all), pct(all, 50), pct(all, 99))
 	return nil
 }
 
 // follow reads the stream until done, calling connected after the snapshot.
+// A stream that ends early (a client that fell too far behind is dropped by
+// the server) is resumed with Last-Event-ID, as EventSource does.
 func (c *sseClient) follow(hc *http.Client, url string, connected func()) {
 	once := sync.OnceFunc(connected)
 	defer once()
-	resp, err := hc.Get(url)
-	if err != nil {
+	last := ""
+	for attempt := 0; attempt < 20; attempt++ {
+		if attempt > 0 {
+			c.reconnects++
+		}
+		done, err := c.read(hc, url, &last, once)
+		if done {
+			return
+		}
 		c.err = err
-		return
+	}
+}
+
+// read reads one connection of the stream; it reports whether done came.
+func (c *sseClient) read(hc *http.Client, url string, last *string, connected func()) (bool, error) {
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		return false, err
+	}
+	if *last != "" {
+		req.Header.Set("Last-Event-ID", *last)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return false, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		c.err = fmt.Errorf("status %d", resp.StatusCode)
-		return
+		return false, fmt.Errorf("status %d", resp.StatusCode)
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -199,17 +223,19 @@ func (c *sseClient) follow(hc *http.Client, url string, connected func()) {
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
+		case strings.HasPrefix(line, "id: "):
+			*last = line[4:]
 		case strings.HasPrefix(line, "event: "):
 			typ = line[7:]
 		case strings.HasPrefix(line, "data: "):
 			now := time.Now()
 			switch typ {
 			case "snapshot":
-				once()
+				connected()
 				continue
 			case "done":
 				c.done = true
-				return
+				return true, nil
 			}
 			if typ == "job" && strings.Contains(line, `"job_id":"burst-`) {
 				c.burstEvent(now, line[6:])
@@ -230,7 +256,7 @@ func (c *sseClient) follow(hc *http.Client, url string, connected func()) {
 			}
 		}
 	}
-	c.err = fmt.Errorf("stream ended without done: %v", sc.Err())
+	return false, fmt.Errorf("stream ended without done: %v", sc.Err())
 }
 
 // pct is the p-th percentile of ds, rounded to 0.1 ms.

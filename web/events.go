@@ -357,7 +357,6 @@ func (w *sseWriter) start() error {
 	h := w.c.Writer.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
-	h.Set("Connection", "keep-alive")
 	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
 	w.c.Status(http.StatusOK)
 	return w.flush()

@@ -197,6 +197,14 @@ func (s *Server) serveEvents(c *gin.Context, src sseSource) error {
 			last = "" // expired or trimmed past it: start again from a snapshot
 		}
 	}
+	resumedFinal := false
+	if last != "" {
+		// A client that saw the last change but not done gets the rest, then done.
+		var err error
+		if _, resumedFinal, err = src.load(ctx); err != nil {
+			return err
+		}
+	}
 	var snapshot any
 	final := false
 	if last == "" {
@@ -232,7 +240,7 @@ func (s *Server) serveEvents(c *gin.Context, src sseSource) error {
 			return nil
 		}
 	}
-	st := &sseStream{s: s, w: w, src: src, last: last}
+	st := &sseStream{s: s, w: w, src: src, last: last, final: resumedFinal}
 	st.run(ctx, sub, cfg.Heartbeat)
 	return nil
 }
@@ -249,13 +257,16 @@ type sseStream struct {
 func (st *sseStream) run(ctx context.Context, sub *events.Subscription, heartbeat time.Duration) {
 	// Catch up from the stream itself, then follow the subscription (which
 	// started before the catch-up, so the two overlap; ids decide).
-	for !st.final {
+	for {
 		es, err := st.s.Events.Range(ctx, st.src.stream, st.last, 512)
 		if err != nil {
 			st.s.logger().Warn("event stream catch-up", "stream", st.src.stream, "err", err)
 			return
 		}
-		if err := st.write(es...); err != nil || len(es) < 512 {
+		if st.write(es...) != nil {
+			return
+		}
+		if len(es) < 512 || st.final {
 			break
 		}
 	}

@@ -72,3 +72,51 @@ func TestEventStreamLimit(t *testing.T) {
 		t.Fatalf("second stream: %d %v", second.StatusCode, second.Header)
 	}
 }
+
+// A client that resumes after the last change of a finished batch gets the
+// entries after its id, then done, and the stream ends; an unknown batch is 404.
+func TestEventStreamResumeFinished(t *testing.T) {
+	t.Parallel()
+	db := testenv.Redis(t)
+	rdb := redis.NewClient(db.Options())
+	t.Cleanup(func() { rdb.Close() })
+	b := &jobs.Batch{ID: jobs.NewID(), Total: 1, Counts: jobs.Counts{Succeeded: 1}, CreatedAt: time.Now()}
+	pub := &events.Publisher{Redis: rdb}
+	stream := events.BatchStream(b.ID)
+	pub.Publish(context.Background(), stream, false, events.Event{Type: events.TypeJob, Data: events.Job{JobID: "j", Status: "running"}})
+	first, _ := (&events.Hub{Redis: rdb}).Tail(context.Background(), stream)
+	pub.Publish(context.Background(), stream, true, events.Event{Type: events.TypeJob, Data: events.Job{JobID: "j", Status: "succeeded"}})
+	s := &Server{Batches: &oneBatch{b: b}, Events: &events.Hub{Redis: rdb, Block: 100 * time.Millisecond},
+		Config: Config{ListenAddr: "127.0.0.1:8080"}}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+
+	req, _ := http.NewRequest("GET", srv.URL+"/v1/batches/"+b.ID+"/events?last_event_id="+first, nil)
+	req.Host = "127.0.0.1:8080"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var types []string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() { // ends when the server closes the stream
+		if typ, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+			types = append(types, typ)
+		}
+	}
+	if strings.Join(types, ",") != "job,done" {
+		t.Fatalf("events after %s: %v", first, types)
+	}
+
+	req, _ = http.NewRequest("GET", srv.URL+"/v1/batches/"+jobs.NewID()+"/events", nil)
+	req.Host = "127.0.0.1:8080"
+	resp2, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp2.Body.Close()
+	if resp2.StatusCode != http.StatusNotFound {
+		t.Fatalf("unknown batch: %d", resp2.StatusCode)
+	}
+}

@@ -120,3 +120,34 @@ func TestEventStreamResumeFinished(t *testing.T) {
 		t.Fatalf("unknown batch: %d", resp2.StatusCode)
 	}
 }
+
+// The server's read and write timeouts (cmd/api sets a minute each) do not
+// end a stream: it keeps its heartbeat well past them.
+func TestEventStreamOutlivesServerTimeouts(t *testing.T) {
+	t.Parallel()
+	db := testenv.Redis(t)
+	rdb := redis.NewClient(db.Options())
+	t.Cleanup(func() { rdb.Close() })
+	b := &jobs.Batch{ID: jobs.NewID(), Total: 1, Counts: jobs.Counts{Queued: 1}, CreatedAt: time.Now()}
+	s := &Server{Batches: &oneBatch{b: b}, Events: &events.Hub{Redis: rdb, Block: 100 * time.Millisecond},
+		SSE: SSEConfig{Heartbeat: 50 * time.Millisecond}, Config: Config{ListenAddr: "127.0.0.1:8080"}}
+	srv := httptest.NewUnstartedServer(s.Handler())
+	srv.Config.ReadTimeout, srv.Config.WriteTimeout = 300*time.Millisecond, 300*time.Millisecond
+	srv.Start()
+	t.Cleanup(srv.Close)
+	req, _ := http.NewRequest("GET", srv.URL+"/v1/batches/"+b.ID+"/events", nil)
+	req.Host = "127.0.0.1:8080"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	start := time.Now()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if sc.Text() == ": ping" && time.Since(start) > time.Second {
+			return // alive at three times the timeouts
+		}
+	}
+	t.Fatalf("the stream ended after %s: %v", time.Since(start), sc.Err())
+}

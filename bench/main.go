@@ -18,6 +18,9 @@
 // -sandbox measures only what Chromium's sandbox and site isolation cost
 // (bench/sandbox.go): "bench: site-isolation: on / off = R".
 //
+// -sse measures live events: 200 clients on two api replicas following one
+// batch; events/s per replica and commit-to-receipt latency (bench/sse.go).
+//
 // Both run at the same concurrency, interleaved over several rounds. The last
 // line is "bench: e2e/floor = R".
 package main
@@ -60,6 +63,7 @@ type options struct {
 	env         []string // extra environment for api and worker (the soak's TMPDIR, pprof address)
 	soak        soakOptions
 	cluster     clusterOptions
+	sse         sseOptions
 }
 
 func main() {
@@ -77,7 +81,15 @@ func main() {
 	flag.BoolVar(&o.sandbox, "sandbox", false, "only measure Chromium's sandbox and site isolation on the capture package (needs only Chromium; -pages, -rounds, -concurrency apply)")
 	o.soak.flags()
 	o.cluster.flags()
+	o.sse.flags()
 	flag.Parse()
+	if o.sse.on {
+		if err := sseBench(o); err != nil {
+			fmt.Fprintln(os.Stderr, "bench -sse:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if o.sandbox {
 		if err := sandboxBench(o); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)

@@ -216,3 +216,22 @@ func checkSentinel(ctx context.Context, o asynq.RedisFailoverClientOpt) error {
 	}
 	return nil
 }
+
+// WithPoolSize returns opt with its connection pool size set to n (asynq's
+// default is 10 per CPU): for a client that holds one connection per
+// blocking read, such as the live event streams' reader.
+func WithPoolSize(opt asynq.RedisConnOpt, n int) asynq.RedisConnOpt {
+	switch o := opt.(type) {
+	case asynq.RedisClientOpt:
+		o.PoolSize = n
+		return o
+	case asynq.RedisFailoverClientOpt:
+		o.PoolSize = n
+		return o
+	case asynq.RedisClusterClientOpt:
+		// go-redis sizes each node's pool from its options; asynq's cluster
+		// option has no pool size, so the default per node applies.
+		return o
+	}
+	return opt
+}

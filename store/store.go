@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/snapq/snapq/events"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/migrations"
 )
@@ -21,6 +22,8 @@ import (
 // Store implements the domain's repository interfaces on Postgres (guards.go).
 type Store struct {
 	pool *pgxpool.Pool
+	// events receives committed state changes (events.go); nil: none.
+	events *events.Publisher
 }
 
 // Open connects to Postgres (SNAPQ_DATABASE_URL) and checks the connection.
@@ -454,6 +457,7 @@ func (s *Store) StartJob(ctx context.Context, id string) (*jobs.Job, bool, error
 	if err != nil {
 		return nil, false, fmt.Errorf("start job %s: %w", id, unavailable(err))
 	}
+	s.publishJobs(ctx, j.BatchID, jobChanged{id: j.ID, name: j.Name, url: j.URL, status: j.Status, attempt: j.Attempts})
 	return j, true, nil
 }
 
@@ -464,11 +468,12 @@ func (s *Store) CompleteJob(ctx context.Context, id string, attempt int, result 
 		return false, err
 	}
 	ok := false
+	var batchID, name, url string
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var batchID string
 		err := tx.QueryRow(ctx, `UPDATE jobs SET status = 'succeeded', result = $3, error_code = NULL,
 			error_message = NULL, finished_at = now(), updated_at = now()
-			WHERE id = $1 AND status = 'running' AND attempts = $2 RETURNING batch_id`, id, attempt, res).Scan(&batchID)
+			WHERE id = $1 AND status = 'running' AND attempts = $2 RETURNING batch_id, name, url`, id, attempt, res).
+			Scan(&batchID, &name, &url)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
@@ -490,6 +495,9 @@ func (s *Store) CompleteJob(ctx context.Context, id string, attempt int, result 
 	})
 	if err != nil {
 		return false, fmt.Errorf("complete job %s: %w", id, unavailable(err))
+	}
+	if ok {
+		s.publishJobs(ctx, batchID, jobChanged{id: id, name: name, url: url, status: jobs.StatusSucceeded, attempt: attempt})
 	}
 	return ok, nil
 }
@@ -520,12 +528,12 @@ func (s *Store) FailJob(ctx context.Context, id string, attempt int, e jobs.JobE
 			return fmt.Errorf("fail job %s: %w", id, err)
 		}
 	}
-	return unavailable(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var batchID string
+	var batchID, name, url string
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `UPDATE jobs SET status = $3, error_code = $4, error_message = $5, result = $6,
 			finished_at = `+finished+`, updated_at = now()
-			WHERE id = $1 AND attempts = $2 AND status IN ('queued', 'running') RETURNING batch_id`,
-			id, attempt, status, e.Code, e.Message, res).Scan(&batchID)
+			WHERE id = $1 AND attempts = $2 AND status IN ('queued', 'running') RETURNING batch_id, name, url`,
+			id, attempt, status, e.Code, e.Message, res).Scan(&batchID, &name, &url)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil // another attempt owns the job, or it is final already
 		}
@@ -533,13 +541,25 @@ func (s *Store) FailJob(ctx context.Context, id string, attempt int, e jobs.JobE
 			return fmt.Errorf("fail job %s: %w", id, err)
 		}
 		return finishBatch(ctx, tx, batchID)
-	}))
+	})
+	if err != nil {
+		return unavailable(err)
+	}
+	if batchID != "" {
+		if !final {
+			status = events.StatusRetrying // the job is queued again, for its next attempt
+		}
+		s.publishJobs(ctx, batchID, jobChanged{id: id, name: name, url: url, status: status, attempt: attempt, err: &e})
+	}
+	return nil
 }
 
 // CancelBatch implements jobs.Repository.
 func (s *Store) CancelBatch(ctx context.Context, id string) ([]string, error) {
 	var ids []string
+	var changed []jobChanged
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		ids, changed = nil, nil
 		var exists bool
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM batches WHERE id = $1)`, id).Scan(&exists); err != nil {
 			return err
@@ -549,16 +569,27 @@ func (s *Store) CancelBatch(ctx context.Context, id string) ([]string, error) {
 		}
 		rows, err := tx.Query(ctx, `UPDATE jobs SET status = 'canceled', error_code = 'canceled',
 			error_message = 'the batch was canceled before this job started', finished_at = now(), updated_at = now()
-			WHERE batch_id = $1 AND status = 'queued' RETURNING id`, id)
+			WHERE batch_id = $1 AND status = 'queued' RETURNING id, name, url, attempts, error_message`, id)
 		if err != nil {
 			return err
 		}
-		ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
+		for rows.Next() {
+			c := jobChanged{status: jobs.StatusCanceled, err: &jobs.JobError{Code: "canceled"}}
+			if err := rows.Scan(&c.id, &c.name, &c.url, &c.attempt, &c.err.Message); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, c.id)
+			changed = append(changed, c)
+		}
+		if err := rows.Err(); err != nil {
 			return err
 		}
 		return finishBatch(ctx, tx, id)
 	})
+	if err == nil {
+		s.publishJobs(ctx, id, changed...)
+	}
 	return ids, err
 }
 
@@ -580,8 +611,18 @@ func (s *Store) Unfinished(ctx context.Context, before time.Time, limit int) ([]
 
 // Requeue implements jobs.Repository.
 func (s *Store) Requeue(ctx context.Context, id string) error {
-	_, err := s.pool.Exec(ctx, `UPDATE jobs SET status = 'queued', updated_at = now() WHERE id = $1 AND status = 'running'`, id)
-	return err
+	c := jobChanged{id: id, status: jobs.StatusQueued}
+	var batchID string
+	err := s.pool.QueryRow(ctx, `UPDATE jobs SET status = 'queued', updated_at = now() WHERE id = $1 AND status = 'running'
+		RETURNING batch_id, name, url, attempts`, id).Scan(&batchID, &c.name, &c.url, &c.attempt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s.publishJobs(ctx, batchID, c)
+	return nil
 }
 
 // finishBatch stamps finished_at once no job of the batch is left unfinished

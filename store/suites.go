@@ -499,6 +499,9 @@ func (s *Store) RecordComparisons(ctx context.Context, runID, jobID string, cs [
 		finished = true
 		return createDelivery(ctx, tx, batchID, regression.EventRunCompleted)
 	})
+	if err == nil {
+		s.publishComparisons(ctx, runID, cs)
+	}
 	return finished, err
 }
 

@@ -23,11 +23,12 @@ const QueuesPath = "/admin/queues"
 // SameSite=Strict, so other sites cannot make a browser send it.
 const KeyCookie = "snapq_key"
 
-// artifactKeyCookie lets a GET or HEAD of /v1/artifacts/:id without an
-// Authorization header authenticate with the dashboard's key cookie. Every
-// other /v1 route ignores the cookie, so it cannot be used to change anything.
+// artifactKeyCookie lets a GET or HEAD of /v1/artifacts/:id, or of an event
+// stream (EventSource cannot send headers either), without an Authorization
+// header authenticate with the dashboard's key cookie. Every other /v1 route
+// ignores the cookie, so it cannot be used to change anything.
 func (s *Server) artifactKeyCookie(c *gin.Context) {
-	if !s.Config.Auth || c.FullPath() != "/v1/artifacts/:id" || c.GetHeader("Authorization") != "" {
+	if !s.Config.Auth || (c.FullPath() != "/v1/artifacts/:id" && !eventRoutes[c.FullPath()]) || c.GetHeader("Authorization") != "" {
 		return
 	}
 	if c.Request.Method != http.MethodGet && c.Request.Method != http.MethodHead {

@@ -67,6 +67,8 @@ type MetricsConfig struct {
 	QueueShards int
 	// ScrapeTimeout bounds each source read at scrape time (default 2 s).
 	ScrapeTimeout time.Duration
+	// Collectors are registered too (the live events' publisher and hub).
+	Collectors []prometheus.Collector
 }
 
 // Metrics holds the api's own Prometheus registry: request counters and
@@ -127,6 +129,9 @@ func NewMetrics(cfg MetricsConfig) (*Metrics, error) {
 		m.registry.Register(collectors.NewGoCollector()),
 		m.registry.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})),
 	)
+	for _, c := range cfg.Collectors {
+		err = errors.Join(err, m.registry.Register(c))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}

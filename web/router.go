@@ -99,6 +99,11 @@ type Server struct {
 	Metrics        *Metrics // GET /metrics and request metrics (metrics.go); nil: none
 	Logger         *slog.Logger
 	Config         Config
+	// Events reads the live event streams (events.go); nil: the event routes answer 404.
+	Events EventHub
+	SSE    SSEConfig
+	// streams counts this replica's open event streams (SSE.MaxStreams).
+	streams streamCount
 }
 
 const (
@@ -130,6 +135,7 @@ func (s *Server) Handler() http.Handler {
 	v1.GET("/batches/:id/jobs", s.h(listQuery(jobStatuses)), s.loadBatch, s.h(s.listJobs))
 	v1.GET("/batches/:id/webhooks", s.loadBatch, s.h(s.listWebhooks))
 	v1.POST("/batches/:id/cancel", s.loadBatch, s.h(s.cancelBatch))
+	v1.GET("/batches/:id/events", s.loadBatch, s.h(s.batchEvents)) // events.go
 	v1.GET("/jobs/:id", s.loadJob, s.h(s.getJob))
 	v1.GET("/artifacts/:id", s.loadArtifact, s.h(s.getArtifact))
 	v1.GET("/queues", s.h(s.listQueues)) // queues.go

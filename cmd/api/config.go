@@ -89,6 +89,10 @@ type apiConfig struct {
 	// HostConcurrencyMax caps the host_concurrency option
 	// (SNAPQ_HOST_CONCURRENCY_MAX, default 16).
 	HostConcurrencyMax int
+
+	// SSE holds SNAPQ_SSE_MAX_STREAMS (default 1000), SNAPQ_SSE_MAX_DURATION
+	// (default 30m) and SNAPQ_SSE_HEARTBEAT (default 15s): the live event streams.
+	SSE web.SSEConfig
 }
 
 // loadAPIConfig reads every SNAPQ_* variable `api serve` uses and validates
@@ -133,7 +137,12 @@ func loadAPIConfig() (apiConfig, error) {
 	c.Web.ListenAddr = c.Addr
 	c.DispatchDepth = r.Int("SNAPQ_DISPATCH_DEPTH", 0)
 	c.HostConcurrencyMax = r.Int("SNAPQ_HOST_CONCURRENCY_MAX", jobs.DefaultHostConcurrencyMax)
-	if err := errors.Join(r.Err(), c.validate(), c.validateFair()); err != nil {
+	c.SSE = web.SSEConfig{
+		MaxStreams:  r.Int("SNAPQ_SSE_MAX_STREAMS", web.DefaultSSEMaxStreams),
+		MaxDuration: r.Duration("SNAPQ_SSE_MAX_DURATION", web.DefaultSSEMaxDuration),
+		Heartbeat:   r.Duration("SNAPQ_SSE_HEARTBEAT", web.DefaultSSEHeartbeat),
+	}
+	if err := errors.Join(r.Err(), c.validate(), c.validateFair(), c.SSE.Validate()); err != nil {
 		return apiConfig{}, err
 	}
 	return c, nil

@@ -23,6 +23,7 @@ import (
 
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/cmd/internal/env"
+	"github.com/snapq/snapq/events"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/ratelimit"
@@ -128,6 +129,11 @@ type deps struct {
 	rdb     redis.UniversalClient
 	// dispatch feeds the queue from the held jobs (kicked by submissions).
 	dispatch *jobs.Dispatcher
+	// eventsRDB is the Redis client of the live event streams: one blocking
+	// read per followed stream, so a pool of its own sized to SNAPQ_SSE_MAX_STREAMS.
+	eventsRDB redis.UniversalClient
+	hub       *events.Hub
+	events    *events.Publisher
 }
 
 // openDeps connects to every dependency and applies pending migrations; on
@@ -161,6 +167,15 @@ func openDeps(ctx context.Context, cfg apiConfig, log *slog.Logger) (_ *deps, er
 	d.rdb = rdb
 	d.dispatch = &jobs.Dispatcher{Repo: d.store, Queue: d.tasks, Logger: log.With("component", "dispatch"),
 		Depth: cfg.DispatchDepth, Fleet: d.tasks.FleetConcurrency}
+	// The api publishes what it changes itself (a cancel, the reconciler's
+	// requeues and failures) and serves the streams.
+	d.events = &events.Publisher{Redis: rdb, Logger: log.With("component", "events")}
+	d.store.SetEvents(d.events)
+	sse := cfg.SSE.WithDefaults()
+	if d.eventsRDB, ok = queue.WithPoolSize(cfg.Redis, sse.MaxStreams+10).MakeRedisClient().(redis.UniversalClient); !ok {
+		return nil, errors.New("unexpected redis client type")
+	}
+	d.hub = &events.Hub{Redis: d.eventsRDB, Logger: log.With("component", "events")}
 	return d, nil
 }
 
@@ -174,6 +189,9 @@ func checkRedis(ctx context.Context, opt asynq.RedisConnOpt) error {
 
 // close closes what openDeps opened, last opened first.
 func (d *deps) close() {
+	if d.eventsRDB != nil {
+		d.eventsRDB.Close()
+	}
 	if d.rdb != nil {
 		d.rdb.Close()
 	}
@@ -216,6 +234,8 @@ func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeSe
 		Metrics:        metrics,
 		Logger:         log,
 		Config:         webCfg,
+		Events:         d.hub,
+		SSE:            cfg.SSE,
 		Checks: []web.Check{
 			{Name: "postgres", Ping: st.Ping},
 			{Name: "redis", Ping: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
@@ -241,7 +261,8 @@ func newMetrics(cfg apiConfig, d *deps) (*web.Metrics, error) {
 		return nil, nil
 	}
 	inspector := asynq.NewInspectorFromRedisClient(d.rdb)
-	return web.NewMetrics(web.MetricsConfig{Mode: cfg.Metrics, Counts: d.store, Queues: inspector, QueueShards: cfg.Queue.Shards})
+	return web.NewMetrics(web.MetricsConfig{Mode: cfg.Metrics, Counts: d.store, Queues: inspector, QueueShards: cfg.Queue.Shards,
+		Collectors: append(d.events.Collectors(), d.hub.Collectors()...)})
 }
 
 // startLoops starts the reconciler, which re-enqueues accepted jobs whose task

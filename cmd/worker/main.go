@@ -20,6 +20,7 @@ import (
 	"github.com/snapq/snapq/capture"
 	"github.com/snapq/snapq/cmd/internal/env"
 	"github.com/snapq/snapq/egress"
+	"github.com/snapq/snapq/events"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/ratelimit"
@@ -67,6 +68,7 @@ func run(ctx context.Context, now <-chan struct{}) error {
 	}
 	defer d.close()
 	metrics := newWorkerMetrics() // counted always, served only with SNAPQ_METRICS_ADDR
+	metrics.registry.MustRegister(d.events.Collectors()...)
 	metricsLn, err := listenMetrics(cfg)
 	if err != nil {
 		return err
@@ -122,6 +124,7 @@ type deps struct {
 	rdb      redis.UniversalClient
 	hosts    *ratelimit.HostSemaphore
 	dispatch *jobs.Dispatcher
+	events   *events.Publisher // live events, counted in metrics
 }
 
 // openDeps connects to Postgres and S3, starts Chromium behind the egress
@@ -170,6 +173,9 @@ func openDeps(ctx context.Context, cfg workerConfig, log *slog.Logger) (_ *deps,
 		return nil, errors.New("unexpected redis client type")
 	}
 	d.rdb = rdb
+	// Job and comparison changes go to the live event streams (best effort).
+	d.events = &events.Publisher{Redis: rdb, Logger: log.With("component", "events")}
+	d.store.SetEvents(d.events)
 	d.hosts = ratelimit.NewHostSemaphore(rdb)
 	d.dispatch = &jobs.Dispatcher{Repo: d.store, Queue: d.tasks, Logger: log.With("component", "dispatch"),
 		Depth: cfg.DispatchDepth, Fleet: d.tasks.FleetConcurrency}

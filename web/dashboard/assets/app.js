@@ -66,6 +66,51 @@ async function render() {
       timer = setTimeout(tick, ms);
       cleanups.push(() => clearTimeout(timer));
     },
+    /**
+     * follow keeps a view live over Server-Sent Events (GET path, the key
+     * cookie authenticates): onChange runs (at most every 250 ms) after each
+     * change, and once more at "done", when the stream ends. If the event
+     * stream keeps failing (3 errors without an event between them, or no
+     * EventSource), it falls back to polling: onChange every pollMs until it
+     * returns false. onState reports 'live', 'polling' or 'done'.
+     */
+    follow(path, onChange, { pollMs = 2000, onState = () => {} } = {}) {
+      const poll = () => { onState('polling'); this.every(pollMs, onChange); };
+      if (typeof EventSource === 'undefined') { poll(); return; }
+      const es = new EventSource(path);
+      let errors = 0;
+      let timer = null;
+      let closed = false;
+      const stop = () => { closed = true; es.close(); clearTimeout(timer); };
+      cleanups.push(stop);
+      const changed = () => {
+        if (timer || closed) return;
+        timer = setTimeout(async () => {
+          timer = null;
+          if (controller.signal.aborted) return;
+          try { await onChange(); } catch (err) { if (err.name !== 'AbortError') console.error(err); }
+        }, 250);
+      };
+      es.addEventListener('open', () => { errors = 0; onState('live'); });
+      for (const type of ['snapshot', 'job', 'batch', 'comparison', 'run']) {
+        es.addEventListener(type, () => { errors = 0; changed(); });
+      }
+      es.addEventListener('done', async () => {
+        stop();
+        onState('done');
+        try { await onChange(); } catch (err) { if (err.name !== 'AbortError') console.error(err); }
+      });
+      es.addEventListener('error', () => {
+        if (closed) return;
+        errors++;
+        // EventSource reconnects by itself (with Last-Event-ID); past three
+        // failures in a row, or once it gave up (a 4xx/5xx), poll instead.
+        if (errors >= 3 || es.readyState === EventSource.CLOSED) {
+          stop();
+          if (!controller.signal.aborted) poll();
+        }
+      });
+    },
   };
   try {
     await view(ctx);

@@ -1,4 +1,5 @@
-// Batch detail: live progress (polls every 2 s until the batch completes), the
+// Batch detail: live progress (live events until the batch completes; polls
+// every 2 s if the event stream is unavailable), the
 // job table with a status filter, first-segment thumbnails and cancel.
 import { api, artifactURL } from './api.js';
 import { h, fill, badge, progress, legend, time, labelChips, errorBox, filterLinks, shortID, retryingImage, donePercent } from './ui.js';
@@ -82,9 +83,11 @@ export async function batchView(ctx) {
     if (!page.jobs.length) jobsMsg.append(h('p', { class: 'notice' }, status ? `No ${status} jobs.` : 'No jobs.'));
     drawMore();
     const complete = b.status === 'completed';
-    live.textContent = complete ? `Completed ${new Date(b.finished_at).toLocaleTimeString()}.` : `Updating every ${POLL_MS / 1000} s…`;
+    live.textContent = complete ? `Completed ${new Date(b.finished_at).toLocaleTimeString()}.`
+      : mode === 'polling' ? `Updating every ${POLL_MS / 1000} s…` : 'Live: updating as jobs change…';
     return !complete;
   };
+  let mode = 'live';
   try {
     if (!(await refresh())) return;
   } catch (err) {
@@ -92,7 +95,7 @@ export async function batchView(ctx) {
     fill(summary, errorBox(err, 'Could not load the batch'));
     return;
   }
-  ctx.every(POLL_MS, async () => {
+  ctx.follow(`/v1/batches/${encodeURIComponent(id)}/events`, async () => {
     try {
       return await refresh();
     } catch (err) {
@@ -100,7 +103,7 @@ export async function batchView(ctx) {
       live.textContent = `Update failed (${err.code}: ${err.message}); retrying.`;
       return true;
     }
-  });
+  }, { pollMs: POLL_MS, onState: (m) => { mode = m; } });
 }
 
 // summaryParts builds the summary's containers once; updates replace their

@@ -194,7 +194,8 @@ export async function runView(ctx) {
   };
   drawRun(body, run, approve);
   if (run.status === 'running') {
-    ctx.every(2000, async () => {
+    // Live events while the run runs; polling every 2 s if they are unavailable.
+    ctx.follow(`/v1/runs/${encodeURIComponent(id)}/events`, async () => {
       run = await get();
       drawRun(body, run, approve);
       return run.status === 'running';

@@ -134,9 +134,9 @@ var errHandler = errors.New("event handler")
 
 type handlerError struct{ err error }
 
-func (e handlerError) Error() string { return e.err.Error() }
+func (e handlerError) Error() string   { return e.err.Error() }
 func (e handlerError) Is(t error) bool { return t == errHandler }
-func (e handlerError) Unwrap() error  { return e.err }
+func (e handlerError) Unwrap() error   { return e.err }
 
 // followOnce opens the stream once and reads it until it ends. got says
 // whether any event arrived. It returns nil when handle said done.

@@ -113,26 +113,26 @@ func (j *Job) Terminal() bool {
 
 // Result is what a capture reported.
 type Result struct {
-	HTTPStatus        int               `json:"http_status"`
-	FinalURL          string            `json:"final_url"`
-	Title             string            `json:"title"`
-	PageHeight        int               `json:"page_height"`
-	Segments          SegmentCounts     `json:"segments"`
-	BlockedRequests   int               `json:"blocked_requests"`
-	WaitErrors        []string          `json:"wait_errors,omitempty"`
-	TextChars         int               `json:"text_chars,omitempty"`
-	MarkdownChars     int               `json:"markdown_chars,omitempty"`
-	MarkdownTruncated bool              `json:"markdown_truncated,omitempty"`
-	TimingsMS         map[string]int64  `json:"timings_ms"`
-	Log               []LogEntry        `json:"log,omitempty"`
-	LogTruncated      bool              `json:"log_truncated,omitempty"`
-	Evaluations       []Evaluation      `json:"evaluations,omitempty"`
-	Stabilization     *Stabilization    `json:"stabilization,omitempty"`
-	Masks             []Box             `json:"masks,omitempty"`
-	Partial           bool              `json:"partial,omitempty"`
-	ContentType       string            `json:"content_type,omitempty"`
-	PDFPages          int               `json:"pdf_pages,omitempty"`
-	SkippedOutputs    []SkippedOutput   `json:"skipped_outputs,omitempty"`
+	HTTPStatus        int              `json:"http_status"`
+	FinalURL          string           `json:"final_url"`
+	Title             string           `json:"title"`
+	PageHeight        int              `json:"page_height"`
+	Segments          SegmentCounts    `json:"segments"`
+	BlockedRequests   int              `json:"blocked_requests"`
+	WaitErrors        []string         `json:"wait_errors,omitempty"`
+	TextChars         int              `json:"text_chars,omitempty"`
+	MarkdownChars     int              `json:"markdown_chars,omitempty"`
+	MarkdownTruncated bool             `json:"markdown_truncated,omitempty"`
+	TimingsMS         map[string]int64 `json:"timings_ms"`
+	Log               []LogEntry       `json:"log,omitempty"`
+	LogTruncated      bool             `json:"log_truncated,omitempty"`
+	Evaluations       []Evaluation     `json:"evaluations,omitempty"`
+	Stabilization     *Stabilization   `json:"stabilization,omitempty"`
+	Masks             []Box            `json:"masks,omitempty"`
+	Partial           bool             `json:"partial,omitempty"`
+	ContentType       string           `json:"content_type,omitempty"`
+	PDFPages          int              `json:"pdf_pages,omitempty"`
+	SkippedOutputs    []SkippedOutput  `json:"skipped_outputs,omitempty"`
 }
 
 // SegmentCounts says how many pieces a page needed and how many were kept.

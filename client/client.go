@@ -179,9 +179,7 @@ func (c *Client) newRequest(ctx context.Context, req request, body []byte) (*htt
 		hr.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
 	}
 	for k, vs := range req.header {
-		for _, v := range vs {
-			hr.Header.Add(k, v)
-		}
+		hr.Header[http.CanonicalHeaderKey(k)] = vs // replaces the defaults above (Accept)
 	}
 	return hr, nil
 }

@@ -235,7 +235,7 @@ func TestWaitBatchResumesStream(t *testing.T) {
 	t.Parallel()
 	var conns atomic.Int32
 	c := setup(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/batches/b1/events" {
+		if r.URL.Path != "/v1/batches/b1/events" || r.Header.Get("Accept") != "text/event-stream" {
 			t.Errorf("unexpected %s %s", r.Method, r.URL.Path)
 			http.NotFound(w, r)
 			return

@@ -28,7 +28,7 @@ type JobEvent struct {
 	JobID   string    `json:"job_id"`
 	Name    string    `json:"name"`
 	URL     string    `json:"url"`
-	Status  string    `json:"status"`
+	Status  string    `json:"status"` // queued, running, retrying, succeeded, failed, canceled
 	Attempt int       `json:"attempt"`
 	Error   *JobError `json:"error,omitempty"`
 	At      time.Time `json:"at"`
@@ -126,10 +126,12 @@ type RunEvent struct {
 type ComparisonEvent struct {
 	RunID        string    `json:"run_id"`
 	ComparisonID string    `json:"comparison_id"`
+	JobID        string    `json:"job_id"`
 	Target       string    `json:"target"`
 	Viewport     string    `json:"viewport"`
 	Segment      int       `json:"segment"`
 	Status       string    `json:"status"`
+	DiffPixels   int64     `json:"diff_pixels"`
 	DiffRatio    float64   `json:"diff_ratio"`
 	Message      string    `json:"message"`
 	At           time.Time `json:"at"`

@@ -49,6 +49,7 @@ type Client struct {
 	base *url.URL
 	cfg  Config
 	hc   *http.Client
+	idle time.Duration // streamIdle; shorter in tests
 }
 
 // New returns a client of the api at cfg.BaseURL.
@@ -72,7 +73,7 @@ func New(cfg Config) (*Client, error) {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
 	}
-	return &Client{base: u, cfg: cfg, hc: cfg.HTTPClient}, nil
+	return &Client{base: u, cfg: cfg, hc: cfg.HTTPClient, idle: streamIdle}, nil
 }
 
 // BaseURL is the api's address the client calls.

@@ -285,6 +285,36 @@ func TestWaitBatchResumesStream(t *testing.T) {
 	}
 }
 
+// A stream that goes silent (no event, no heartbeat) is taken as dead and
+// reopened from the last event.
+func TestWaitBatchReopensSilentStream(t *testing.T) {
+	t.Parallel()
+	var conns atomic.Int32
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	c := setup(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+		if conns.Add(1) == 1 {
+			fmt.Fprint(w, "id: a1\nevent: snapshot\ndata: {\"id\":\"b1\",\"status\":\"running\",\"total\":1,\"counts\":{\"running\":1}}\n\n")
+			w.(http.Flusher).Flush()
+			select { // silent, neither closed nor sending heartbeats
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		if id := r.Header.Get("Last-Event-ID"); id != "a1" {
+			t.Errorf("reopened with Last-Event-ID %q, want a1", id)
+		}
+		fmt.Fprint(w, "id: a2\nevent: done\ndata: {\"id\":\"b1\",\"status\":\"completed\",\"total\":1,\"counts\":{\"succeeded\":1}}\n\n")
+	}))
+	c.idle = 200 * time.Millisecond
+	b, err := c.WaitBatch(context.Background(), "b1", nil)
+	if err != nil || b.Status != "completed" || conns.Load() != 2 {
+		t.Fatalf("batch %+v, %v after %d connections; want completed after 2", b, err, conns.Load())
+	}
+}
+
 func TestWaitBatchPollsWithoutStream(t *testing.T) {
 	t.Parallel()
 	var gets atomic.Int32

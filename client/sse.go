@@ -163,9 +163,9 @@ func (c *Client) followOnce(ctx context.Context, path string, lastID *string, ha
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		return false, errNoStream
 	}
-	idle := time.AfterFunc(streamIdle, cancel)
+	idle := time.AfterFunc(c.idle, cancel)
 	defer idle.Stop()
-	er := newEventReader(&touchReader{r: resp.Body, touch: func() { idle.Reset(streamIdle) }})
+	er := newEventReader(&touchReader{r: resp.Body, touch: func() { idle.Reset(c.idle) }})
 	for {
 		ev, err := er.next()
 		if err != nil {

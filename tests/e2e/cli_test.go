@@ -205,7 +205,7 @@ func TestCLICapture(t *testing.T) {
 	}
 
 	// One URL the egress guard refuses: exit 1, the job named on stderr, --json parses.
-	blocked := "http://127.0.0.3:9/"
+	blocked := "http://127.0.0.3:8081/" // not in SNAPQ_EGRESS_ALLOW_CIDRS: the guard refuses it
 	res = s.runCLI(ctx, "capture", writeLines(t, []string{"ok-1\t" + site + "/short", "broken\t" + blocked, "ok-2\t" + site + "/short?b"}),
 		"--wait", "--json", "--set", "screenshot.mode=viewport")
 	if res.code != 1 {

@@ -54,10 +54,11 @@ type cliResult struct {
 	stdout, stderr string
 }
 
-// runCLI runs the snapq CLI against the stack with stdout and stderr as pipes.
+// runCLI runs the snapq CLI against the stack with stdout and stderr as
+// pipes. It may run on another goroutine than the test's: a CLI that could not
+// be started has code -1 and the reason in stderr.
 func (s *stack) runCLI(ctx context.Context, args ...string) cliResult {
-	s.t.Helper()
-	cmd := exec.CommandContext(ctx, snapqCLI(s.t), append([]string{"--api", s.api}, args...)...)
+	cmd := exec.CommandContext(ctx, cliBin, append([]string{"--api", s.api}, args...)...)
 	cmd.Env = cliEnv()
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -68,9 +69,17 @@ func (s *stack) runCLI(ctx context.Context, args ...string) cliResult {
 	case errors.As(err, &exit):
 		code = exit.ExitCode()
 	case err != nil:
-		s.t.Fatalf("snapq %v: %v", args, err)
+		code = -1
+		fmt.Fprintf(&errOut, "\nrun snapq %v: %v", args, err)
 	}
 	return cliResult{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
+// goCLI runs the CLI on another goroutine; receive its result from the channel.
+func (s *stack) goCLI(ctx context.Context, args ...string) <-chan cliResult {
+	ch := make(chan cliResult, 1)
+	go func() { ch <- s.runCLI(ctx, args...) }()
+	return ch
 }
 
 // cliEnv is the environment without SNAPQ_* settings and with an empty
@@ -101,8 +110,15 @@ func TestCLICapture(t *testing.T) {
 	t.Parallel()
 	s := startStack(t)
 	site := fixtureSite(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute) // generous: the suite shares the machine
 	defer cancel()
+
+	snapqCLI(t)
+
+	// One URL the egress guard refuses, in a batch of its own running beside the big one.
+	blocked := "http://127.0.0.3:8081/" // not in SNAPQ_EGRESS_ALLOW_CIDRS: the guard refuses it
+	failing := s.goCLI(ctx, "capture", writeLines(t, []string{"ok-1\t" + site + "/short", "broken\t" + blocked, "ok-2\t" + site + "/short?b"}),
+		"--wait", "--json", "--set", "screenshot.mode=viewport")
 
 	lines := []string{"# thirty local pages, named"}
 	for i := range 30 {
@@ -204,10 +220,8 @@ func TestCLICapture(t *testing.T) {
 		t.Errorf("manifest: batch %s, %d jobs, %d files; want %s, 30, 60", manifest.BatchID, len(manifest.Jobs), files, batchID)
 	}
 
-	// One URL the egress guard refuses: exit 1, the job named on stderr, --json parses.
-	blocked := "http://127.0.0.3:8081/" // not in SNAPQ_EGRESS_ALLOW_CIDRS: the guard refuses it
-	res = s.runCLI(ctx, "capture", writeLines(t, []string{"ok-1\t" + site + "/short", "broken\t" + blocked, "ok-2\t" + site + "/short?b"}),
-		"--wait", "--json", "--set", "screenshot.mode=viewport")
+	// The failing URL: exit 1, the job named on stderr, --json parses.
+	res = <-failing
 	if res.code != 1 {
 		t.Fatalf("exit %d with a failing URL, want 1\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}
@@ -256,14 +270,16 @@ func TestCLIProgressPTY(t *testing.T) {
 	t.Parallel()
 	s := startStack(t)
 	site := fixtureSite(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // generous: the suite shares the machine
 	defer cancel()
 	var lines []string
-	for i := range 6 {
-		lines = append(lines, fmt.Sprintf("%s/slow?ms=600&i=%d", site, i))
+	for i := range 4 {
+		lines = append(lines, fmt.Sprintf("%s/short?i=%d", site, i))
 	}
 	file := writeLines(t, lines)
 	args := []string{"--api", s.api, "capture", file, "--wait", "--set", "screenshot.mode=viewport"}
+	snapqCLI(t)
+	piped := s.goCLI(ctx, args[2:]...) // the same batch with stdout and stderr as pipes, at the same time
 
 	cmd := exec.CommandContext(ctx, snapqCLI(t), args...)
 	cmd.Env = cliEnv()
@@ -286,21 +302,21 @@ func TestCLIProgressPTY(t *testing.T) {
 	term := screen.String()
 	// A bar redraws its line: a carriage return not followed by the
 	// terminal's own \r\n, the bar's block characters, and the final count.
-	if !regexp.MustCompile(`\r[^\n]`).MatchString(term) || !strings.Contains(term, "█") || !strings.Contains(term, "6/6") {
+	if !regexp.MustCompile(`\r[^\n]`).MatchString(term) || !strings.Contains(term, "█") || !strings.Contains(term, "4/4") {
 		t.Errorf("no progress bar on the terminal:\n%q", term)
 	}
 	if strings.Contains(term, "jobs/s, ETA") {
 		t.Errorf("plain progress lines on a terminal:\n%q", term)
 	}
 
-	res := s.runCLI(ctx, args[2:]...)
+	res := <-piped
 	if res.code != 0 {
 		t.Fatalf("exit %d\n%s", res.code, res.stderr)
 	}
 	if strings.ContainsAny(res.stderr+res.stdout, "\r█") {
 		t.Errorf("bar drawing on a pipe:\n%q", res.stderr)
 	}
-	if !regexp.MustCompile(`(?m)^batch [0-9a-f-]{36}: 6/6 done, 6 succeeded, 0 failed, 0 running, [0-9.]+ jobs/s, ETA 0s$`).MatchString(res.stderr) {
+	if !regexp.MustCompile(`(?m)^batch [0-9a-f-]{36}: 4/4 done, 4 succeeded, 0 failed, 0 running, [0-9.]+ jobs/s, ETA 0s$`).MatchString(res.stderr) {
 		t.Errorf("no final plain progress line on a pipe:\n%s", res.stderr)
 	}
 }

@@ -31,7 +31,7 @@ func TestGoClient(t *testing.T) {
 	s := startStack(t)
 	site := fixtureSite(t)
 	c := s.client()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // generous: the suite shares the machine
 	defer cancel()
 
 	created, err := c.CreateBatch(ctx, client.BatchRequest{

@@ -225,7 +225,7 @@ func TestCLICapture(t *testing.T) {
 	if res.code != 1 {
 		t.Fatalf("exit %d with a failing URL, want 1\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}
-	if !regexp.MustCompile(`failed job broken \([0-9a-f-]+\) ` + regexp.QuoteMeta(blocked) + `: failed: blocked_address`).MatchString(res.stderr) ||
+	if !regexp.MustCompile(`failed job broken \([0-9a-f-]+\) `+regexp.QuoteMeta(blocked)+`: failed: blocked_address`).MatchString(res.stderr) ||
 		strings.Contains(res.stderr, "ok-1") {
 		t.Errorf("stderr does not name the failed job (only it):\n%s", res.stderr)
 	}

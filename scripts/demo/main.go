@@ -1,111 +1,79 @@
 // Command demo submits a sample batch of local fixture pages to a running
-// snapq api, waits for it to finish, and prints each job with its artifact
-// URLs. `make demo` runs it after starting the stack.
+// snapq api through the Go client (client/), follows it, and prints each job
+// with its artifact URLs; then it runs the demo visual-regression suite.
+// `make demo` runs it after starting the stack.
 package main
 
 import (
-	"bytes"
-	"encoding/json"
+	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
+	"os/signal"
 	"time"
+
+	"github.com/snapq/snapq/client"
 )
 
 func main() {
 	api := "http://" + getenv("SNAPQ_HTTP_ADDR", "127.0.0.1:8080")
 	site := "http://" + getenv("SNAPQ_FIXTURES_ADDR", "127.0.0.2:8090")
-	if err := run(api, site); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, api, site); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
 }
 
-type job struct {
-	ID     string `json:"id"`
-	URL    string `json:"url"`
-	Name   string `json:"name"`
-	Status string `json:"status"`
-	Error  *struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-	Result *struct {
-		HTTPStatus int `json:"http_status"`
-		PageHeight int `json:"page_height"`
-		Segments   struct {
-			Total     int  `json:"total"`
-			Captured  int  `json:"captured"`
-			Truncated bool `json:"truncated"`
-		} `json:"segments"`
-	} `json:"result"`
-	Artifacts []struct {
-		Name   string `json:"name"`
-		Width  int    `json:"width"`
-		Height int    `json:"height"`
-		Bytes  int64  `json:"bytes"`
-		URL    string `json:"url"`
-	} `json:"artifacts"`
-}
-
-func run(api, site string) error {
-	body := map[string]any{
-		"labels": map[string]string{"source": "make demo"},
-		"targets": []map[string]any{
-			{"url": site + "/short", "name": "short"},
-			{"url": site + "/article?n=40", "name": "article"},
-			{"url": site + "/tall?h=5000", "name": "tall"},
-			{"url": site + "/images?n=16", "name": "images"},
-			{"url": site + "/status/404", "name": "not-found"},
-			{"url": site + "/tall?h=60000", "name": "very-tall", "options": map[string]any{"screenshot": map[string]any{"max_segments": 5}}},
-			{"url": site + "/tall?h=3000", "name": "full-page", "options": map[string]any{"screenshot": map[string]any{"mode": "full", "format": "jpeg", "quality": 80}}},
-			// The api itself, on loopback: the egress guard refuses it (blocked_address).
-			{"url": api + "/readyz", "name": "guarded"},
-		},
+func run(ctx context.Context, api, site string) error {
+	c, err := client.New(client.Config{BaseURL: api, APIKey: os.Getenv("SNAPQ_API_KEY"), PollInterval: 2 * time.Second})
+	if err != nil {
+		return err
 	}
-	raw, _ := json.Marshal(body)
-	resp, err := http.Post(api+"/v1/batches", "application/json", bytes.NewReader(raw))
+	created, err := c.CreateBatch(ctx, client.BatchRequest{
+		Labels: map[string]string{"source": "make demo"},
+		Targets: []client.Target{
+			{URL: site + "/short", Name: "short"},
+			{URL: site + "/article?n=40", Name: "article"},
+			{URL: site + "/tall?h=5000", Name: "tall"},
+			{URL: site + "/images?n=16", Name: "images"},
+			{URL: site + "/status/404", Name: "not-found"},
+			{URL: site + "/tall?h=60000", Name: "very-tall",
+				Options: &client.Options{Screenshot: &client.ScreenshotOptions{MaxSegments: client.Ptr(5)}}},
+			{URL: site + "/tall?h=3000", Name: "full-page", Options: &client.Options{Screenshot: &client.ScreenshotOptions{
+				Mode: client.Ptr("full"), Format: client.Ptr("jpeg"), Quality: client.Ptr(80)}}},
+			// The api itself, on loopback: the egress guard refuses it (blocked_address).
+			{URL: api + "/readyz", Name: "guarded"},
+		},
+	})
 	if err != nil {
 		return fmt.Errorf("submit batch: %w (is the api up? make up)", err)
 	}
-	var batch struct {
-		ID   string `json:"id"`
-		Jobs []job  `json:"jobs"`
-	}
-	if err := decode(resp, http.StatusAccepted, &batch); err != nil {
-		return err
-	}
-	fmt.Printf("submitted batch %s with %d jobs: %s/v1/batches/%s\n", batch.ID, len(batch.Jobs), api, batch.ID)
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
-		var b struct {
-			Status string         `json:"status"`
-			Counts map[string]int `json:"counts"`
+	fmt.Printf("submitted batch %s with %d jobs: %s/v1/batches/%s\n", created.ID, len(created.Jobs), api, created.ID)
+	waitCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	last := ""
+	b, err := c.WaitBatch(waitCtx, created.ID, func(e client.BatchEvent) {
+		line := fmt.Sprintf("  %s: %d/%d done (%d succeeded, %d failed, %d running)", e.Batch.Status,
+			e.Batch.Counts.Done(), created.Total, e.Batch.Counts.Succeeded, e.Batch.Counts.Failed, e.Batch.Counts.Running)
+		if e.Job != nil {
+			line = fmt.Sprintf("  job %-10s %s", e.Job.Name, e.Job.Status)
 		}
-		resp, err := http.Get(api + "/v1/batches/" + batch.ID)
+		if line != last {
+			fmt.Println(line)
+			last = line
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("batch not completed: %w; see .data/logs/worker.log", err)
+	}
+	fmt.Printf("  %s: %d succeeded, %d failed\n", b.Status, b.Counts.Succeeded, b.Counts.Failed)
+	for j, err := range c.ListJobs(ctx, b.ID, client.ListOptions{}) {
 		if err != nil {
 			return err
 		}
-		if err := decode(resp, http.StatusOK, &b); err != nil {
-			return err
-		}
-		fmt.Printf("  %s: %v\n", b.Status, b.Counts)
-		if b.Status == "completed" {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("batch not completed after 5 minutes; see .data/logs/worker.log")
-		}
-		time.Sleep(2 * time.Second)
-	}
-	for _, j := range batch.Jobs {
-		var full job
-		resp, err := http.Get(api + "/v1/jobs/" + j.ID)
+		full, err := c.GetJob(ctx, j.ID)
 		if err != nil {
-			return err
-		}
-		if err := decode(resp, http.StatusOK, &full); err != nil {
 			return err
 		}
 		fmt.Printf("\n%-10s %-9s %s\n", full.Name, full.Status, full.URL)
@@ -120,23 +88,15 @@ func run(api, site string) error {
 			fmt.Printf("  %-16s %5dx%-6d %8d B  %s\n", a.Name, a.Width, a.Height, a.Bytes, a.URL)
 		}
 	}
-	runID, err := regression(api, site)
+	runID, err := regression(ctx, c, site)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("\nDashboard: %s/#/batches/%s · visual regression run: %s/#/runs/%s · queues: %s/admin/queues\n",
-		api, batch.ID, api, runID, api)
+		api, b.ID, api, runID, api)
+	fmt.Printf("The same from the CLI: go run ./cmd/snapq batches get %s (or: go install ./cmd/snapq)\n", b.ID)
 	fmt.Printf("The stack keeps running: api %s, logs in .data/logs/, stop it with make down.\n", api)
 	return nil
-}
-
-func decode(resp *http.Response, want int, v any) error {
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		return fmt.Errorf("%s %s: status %d: %s", resp.Request.Method, resp.Request.URL, resp.StatusCode, raw)
-	}
-	return json.Unmarshal(raw, v)
 }
 
 func getenv(k, def string) string {
@@ -148,74 +108,42 @@ func getenv(k, def string) string {
 
 // regression runs the demo suite (created on first use): the first run needs
 // review; later runs compare with what was approved.
-func regression(api, site string) (string, error) {
+func regression(ctx context.Context, c *client.Client, site string) (string, error) {
 	const name = "snapq demo"
-	var list struct {
-		Suites []struct {
-			ID   string `json:"id"`
-			Name string `json:"name"`
-		} `json:"suites"`
-	}
-	resp, err := http.Get(api + "/v1/suites?limit=1000")
-	if err != nil {
-		return "", err
-	}
-	if err := decode(resp, http.StatusOK, &list); err != nil {
-		return "", err
-	}
 	suiteID := ""
-	for _, s := range list.Suites {
+	for s, err := range c.ListSuites(ctx, client.ListOptions{}) {
+		if err != nil {
+			return "", err
+		}
 		if s.Name == name {
 			suiteID = s.ID
 		}
 	}
 	if suiteID == "" {
-		raw, _ := json.Marshal(map[string]any{"name": name, "targets": []map[string]any{
-			{"url": site + "/short", "name": "short"},
-			{"url": site + "/tall?h=2000", "name": "tall", "viewports": []map[string]int{{"width": 1280, "height": 720}, {"width": 390, "height": 844}}},
+		s, err := c.CreateSuite(ctx, client.SuiteInput{Name: name, Targets: []client.SuiteTarget{
+			{URL: site + "/short", Name: "short"},
+			{URL: site + "/tall?h=2000", Name: "tall", Viewports: []client.Viewport{{Width: 1280, Height: 720}, {Width: 390, Height: 844}}},
 		}})
-		resp, err := http.Post(api+"/v1/suites", "application/json", bytes.NewReader(raw))
 		if err != nil {
-			return "", err
-		}
-		var s struct {
-			ID string `json:"id"`
-		}
-		if err := decode(resp, http.StatusCreated, &s); err != nil {
 			return "", err
 		}
 		suiteID = s.ID
 	}
-	resp, err = http.Post(api+"/v1/suites/"+suiteID+"/runs", "application/json", nil)
+	run, err := c.StartRun(ctx, suiteID)
 	if err != nil {
 		return "", err
 	}
-	var run struct {
-		ID     string         `json:"id"`
-		Status string         `json:"status"`
-		Counts map[string]int `json:"counts"`
-	}
-	if err := decode(resp, http.StatusAccepted, &run); err != nil {
-		return "", err
-	}
 	fmt.Printf("\nvisual regression: suite %q, run %s\n", name, run.ID)
-	deadline := time.Now().Add(5 * time.Minute)
-	for run.Status == "running" {
-		if time.Now().After(deadline) {
-			return "", fmt.Errorf("run not finished after 5 minutes; see .data/logs/worker.log")
-		}
-		time.Sleep(2 * time.Second)
-		resp, err := http.Get(api + "/v1/runs/" + run.ID)
-		if err != nil {
-			return "", err
-		}
-		if err := decode(resp, http.StatusOK, &run); err != nil {
-			return "", err
-		}
+	waitCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	run, err = c.WaitRun(waitCtx, run.ID, nil)
+	if err != nil {
+		return "", fmt.Errorf("run not finished: %w; see .data/logs/worker.log", err)
 	}
-	fmt.Printf("  %s: %v\n", run.Status, run.Counts)
-	if run.Status == "needs_review" {
-		fmt.Printf("  approve it to make these captures the baselines: curl -X POST %s/v1/runs/%s/approve -H 'Content-Type: application/json' -d '{\"all\": true}'\n", api, run.ID)
+	fmt.Printf("  %s: %d comparisons, %d passed, %d failed, %d new\n", run.Status, run.Counts.Total, run.Counts.Passed,
+		run.Counts.Failed, run.Counts.New)
+	if run.Status == client.RunNeedsReview {
+		fmt.Printf("  approve it to make these captures the baselines: go run ./cmd/snapq suites approve %s --all\n", run.ID)
 	}
 	return run.ID, nil
 }

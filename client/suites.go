@@ -1,0 +1,136 @@
+package client
+
+import (
+	"context"
+	"iter"
+	"net/http"
+	"net/url"
+)
+
+// CreateSuite creates a visual-regression suite (POST /v1/suites).
+func (c *Client) CreateSuite(ctx context.Context, in SuiteInput) (*Suite, error) {
+	var s Suite
+	if err := c.do(ctx, request{method: http.MethodPost, path: "/v1/suites", body: in, want: http.StatusCreated}, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// GetSuite returns a suite (GET /v1/suites/:id).
+func (c *Client) GetSuite(ctx context.Context, id string) (*Suite, error) {
+	var s Suite
+	if err := c.do(ctx, request{method: http.MethodGet, path: "/v1/suites/" + escape(id)}, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// UpdateSuite patches a suite (PATCH /v1/suites/:id): each top-level field of
+// patch replaces the suite's, a nil value removes an optional one; without
+// "webhook" the webhook is kept. patch is JSON-encoded: a map[string]any or
+// a struct with omitempty fields.
+func (c *Client) UpdateSuite(ctx context.Context, id string, patch any) (*Suite, error) {
+	var s Suite
+	if err := c.do(ctx, request{method: http.MethodPatch, path: "/v1/suites/" + escape(id), body: patch}, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// DeleteSuite deletes a suite with its runs and baselines (DELETE /v1/suites/:id).
+func (c *Client) DeleteSuite(ctx context.Context, id string) error {
+	return c.do(ctx, request{method: http.MethodDelete, path: "/v1/suites/" + escape(id), want: http.StatusNoContent}, nil)
+}
+
+// ListSuitesPage returns one page of the caller's suites.
+func (c *Client) ListSuitesPage(ctx context.Context, opts ListOptions) (*Page[Suite], error) {
+	var out struct {
+		Suites     []Suite `json:"suites"`
+		NextCursor *string `json:"next_cursor"`
+	}
+	opts.Status = "" // suites have no status filter
+	if err := c.do(ctx, request{method: http.MethodGet, path: "/v1/suites", query: opts.query()}, &out); err != nil {
+		return nil, err
+	}
+	return &Page[Suite]{Items: out.Suites, NextCursor: deref(out.NextCursor)}, nil
+}
+
+// ListSuites iterates over the caller's suites.
+func (c *Client) ListSuites(ctx context.Context, opts ListOptions) iter.Seq2[Suite, error] {
+	return pages(ctx, opts, c.ListSuitesPage)
+}
+
+// StartRun captures a suite now and compares it with its baselines
+// (POST /v1/suites/:id/runs); WaitRun follows it.
+func (c *Client) StartRun(ctx context.Context, suiteID string) (*Run, error) {
+	var r Run
+	if err := c.do(ctx, request{method: http.MethodPost, path: "/v1/suites/" + escape(suiteID) + "/runs", want: http.StatusAccepted}, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// ListRunsPage returns one page of a suite's runs, newest first.
+func (c *Client) ListRunsPage(ctx context.Context, suiteID string, opts ListOptions) (*Page[Run], error) {
+	var out struct {
+		Runs       []Run   `json:"runs"`
+		NextCursor *string `json:"next_cursor"`
+	}
+	opts.Status = ""
+	path := "/v1/suites/" + escape(suiteID) + "/runs"
+	if err := c.do(ctx, request{method: http.MethodGet, path: path, query: opts.query()}, &out); err != nil {
+		return nil, err
+	}
+	return &Page[Run]{Items: out.Runs, NextCursor: deref(out.NextCursor)}, nil
+}
+
+// ListRuns iterates over a suite's runs, newest first (without comparisons).
+func (c *Client) ListRuns(ctx context.Context, suiteID string, opts ListOptions) iter.Seq2[Run, error] {
+	return pages(ctx, opts, func(ctx context.Context, o ListOptions) (*Page[Run], error) {
+		return c.ListRunsPage(ctx, suiteID, o)
+	})
+}
+
+// GetRun returns a run with its comparisons (GET /v1/runs/:id).
+func (c *Client) GetRun(ctx context.Context, id string) (*Run, error) {
+	var r Run
+	if err := c.do(ctx, request{method: http.MethodGet, path: "/v1/runs/" + escape(id)}, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// ApproveRun promotes a run's captures to baselines (POST /v1/runs/:id/approve).
+func (c *Client) ApproveRun(ctx context.Context, id string, a Approval) (*Run, error) {
+	var r Run
+	if err := c.do(ctx, request{method: http.MethodPost, path: "/v1/runs/" + escape(id) + "/approve", body: a}, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// ListBaselines returns a suite's active baselines, or every version with
+// history (GET /v1/suites/:id/baselines).
+func (c *Client) ListBaselines(ctx context.Context, suiteID string, history bool) ([]Baseline, error) {
+	var out struct {
+		Baselines []Baseline `json:"baselines"`
+	}
+	var q url.Values
+	if history {
+		q = url.Values{"history": {"true"}}
+	}
+	if err := c.do(ctx, request{method: http.MethodGet, path: "/v1/suites/" + escape(suiteID) + "/baselines", query: q}, &out); err != nil {
+		return nil, err
+	}
+	return out.Baselines, nil
+}
+
+// RestoreBaseline makes an earlier baseline version the active one again, as
+// a new version (POST /v1/baselines/:id/restore).
+func (c *Client) RestoreBaseline(ctx context.Context, id string) (*Baseline, error) {
+	var b Baseline
+	if err := c.do(ctx, request{method: http.MethodPost, path: "/v1/baselines/" + escape(id) + "/restore"}, &b); err != nil {
+		return nil, err
+	}
+	return &b, nil
+}

@@ -1,0 +1,399 @@
+package client
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Job statuses.
+const (
+	JobQueued    = "queued"
+	JobRunning   = "running"
+	JobSucceeded = "succeeded"
+	JobFailed    = "failed"
+	JobCanceled  = "canceled"
+)
+
+// Batch statuses (derived from the job counts).
+const (
+	BatchQueued    = "queued"
+	BatchRunning   = "running"
+	BatchCompleted = "completed"
+)
+
+// Run statuses; every one but RunRunning is final.
+const (
+	RunRunning     = "running"
+	RunPassed      = "passed"
+	RunFailed      = "failed"
+	RunNeedsReview = "needs_review"
+	RunError       = "error"
+	RunApproved    = "approved"
+)
+
+// Counts is the number of a batch's jobs in each status.
+type Counts struct {
+	Queued    int `json:"queued"`
+	Running   int `json:"running"`
+	Succeeded int `json:"succeeded"`
+	Failed    int `json:"failed"`
+	Canceled  int `json:"canceled"`
+}
+
+// Done is the number of jobs in a final status.
+func (c Counts) Done() int { return c.Succeeded + c.Failed + c.Canceled }
+
+// Total is the number of jobs counted.
+func (c Counts) Total() int { return c.Queued + c.Running + c.Done() }
+
+// Batch is a batch as GET /v1/batches/:id shows it.
+type Batch struct {
+	ID         string            `json:"id"`
+	Status     string            `json:"status"`
+	Total      int               `json:"total"`
+	Counts     Counts            `json:"counts"`
+	Labels     map[string]string `json:"labels"`
+	CreatedAt  time.Time         `json:"created_at"`
+	FinishedAt *time.Time        `json:"finished_at"`
+}
+
+// Completed reports whether every job of the batch reached a final status.
+func (b *Batch) Completed() bool { return b.Status == BatchCompleted }
+
+// CreatedBatch answers CreateBatch: the batch and a summary of its jobs in
+// submission order.
+type CreatedBatch struct {
+	Batch
+	Jobs []JobSummary `json:"jobs"`
+	// Replayed is true when the api answered an Idempotency-Key it had seen
+	// with the batch it created then.
+	Replayed bool `json:"-"`
+}
+
+// JobSummary is a job as CreateBatch lists it.
+type JobSummary struct {
+	ID     string `json:"id"`
+	URL    string `json:"url"`
+	Name   string `json:"name"`
+	Status string `json:"status"`
+}
+
+// JobError is why a job failed: a stable code and a message.
+type JobError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Job is a job as GET /v1/jobs/:id and GET /v1/batches/:id/jobs show it.
+type Job struct {
+	ID       string    `json:"id"`
+	BatchID  string    `json:"batch_id"`
+	URL      string    `json:"url"`
+	Name     string    `json:"name"`
+	Status   string    `json:"status"`
+	Attempts int       `json:"attempts"`
+	Error    *JobError `json:"error"`
+	Result   *Result   `json:"result"`
+	// Options are the job's resolved capture options (every field set), as
+	// the api reports them.
+	Options    json.RawMessage `json:"options"`
+	CreatedAt  time.Time       `json:"created_at"`
+	StartedAt  *time.Time      `json:"started_at"`
+	FinishedAt *time.Time      `json:"finished_at"`
+	// Preview is the job's first screenshot; only in ListJobs.
+	Preview *ImageRef `json:"preview,omitempty"`
+	// Artifacts are the job's stored outputs; only in GetJob.
+	Artifacts []Artifact `json:"artifacts,omitempty"`
+}
+
+// Terminal reports whether the job reached a final status.
+func (j *Job) Terminal() bool {
+	return j.Status == JobSucceeded || j.Status == JobFailed || j.Status == JobCanceled
+}
+
+// Result is what a capture reported.
+type Result struct {
+	HTTPStatus        int              `json:"http_status"`
+	FinalURL          string           `json:"final_url"`
+	Title             string           `json:"title"`
+	PageHeight        int              `json:"page_height"`
+	Segments          SegmentCounts    `json:"segments"`
+	BlockedRequests   int              `json:"blocked_requests"`
+	WaitErrors        []string         `json:"wait_errors,omitempty"`
+	TextChars         int              `json:"text_chars,omitempty"`
+	MarkdownChars     int              `json:"markdown_chars,omitempty"`
+	MarkdownTruncated bool             `json:"markdown_truncated,omitempty"`
+	TimingsMS         map[string]int64 `json:"timings_ms"`
+	Log               []LogEntry       `json:"log,omitempty"`
+	LogTruncated      bool             `json:"log_truncated,omitempty"`
+	Evaluations       []Evaluation     `json:"evaluations,omitempty"`
+	Stabilization     *Stabilization   `json:"stabilization,omitempty"`
+	Masks             []Box            `json:"masks,omitempty"`
+	Partial           bool             `json:"partial,omitempty"`
+	ContentType       string           `json:"content_type,omitempty"`
+	PDFPages          int              `json:"pdf_pages,omitempty"`
+	SkippedOutputs    []SkippedOutput  `json:"skipped_outputs,omitempty"`
+}
+
+// SegmentCounts says how many pieces a page needed and how many were kept.
+type SegmentCounts struct {
+	Total     int  `json:"total"`
+	Captured  int  `json:"captured"`
+	Truncated bool `json:"truncated"`
+}
+
+// LogEntry is one step performed on the page.
+type LogEntry struct {
+	Index   int    `json:"index"`
+	Type    string `json:"type"`
+	Target  string `json:"target"`
+	OK      bool   `json:"ok"`
+	MS      int64  `json:"ms"`
+	Error   string `json:"error,omitempty"`
+	Excerpt string `json:"excerpt,omitempty"`
+}
+
+// Evaluation is the value of an evaluate action.
+type Evaluation struct {
+	Index     int             `json:"index"`
+	Value     json.RawMessage `json:"value"`
+	Truncated bool            `json:"truncated,omitempty"`
+}
+
+// Stabilization says how many captures a regression capture took to settle.
+type Stabilization struct {
+	Captures int  `json:"captures"`
+	Stable   bool `json:"stable"`
+}
+
+// Box is a rectangle in page pixels.
+type Box struct {
+	X      int `json:"x"`
+	Y      int `json:"y"`
+	Width  int `json:"width"`
+	Height int `json:"height"`
+}
+
+// SkippedOutput is an asked-for output the target cannot give, with why.
+type SkippedOutput struct {
+	Output string `json:"output"`
+	Reason string `json:"reason"`
+}
+
+// Artifact is one stored output of a job. URL is the api's download address
+// (GET /v1/artifacts/:id, a redirect to the object); DownloadArtifact reads it.
+type Artifact struct {
+	ID          string `json:"id"`
+	Kind        string `json:"kind"`
+	Name        string `json:"name"`
+	ContentType string `json:"content_type"`
+	Bytes       int64  `json:"bytes"`
+	Width       int    `json:"width"`
+	Height      int    `json:"height"`
+	SHA256      string `json:"sha256"`
+	URL         string `json:"url"`
+}
+
+// ImageRef points at an image artifact: previews, baselines, diffs.
+type ImageRef struct {
+	ArtifactID string `json:"artifact_id"`
+	URL        string `json:"url"`
+	Width      int    `json:"width"`
+	Height     int    `json:"height"`
+}
+
+// Webhooks answers BatchWebhooks: the batch's webhook URL (never its
+// secret; nil without one) and every delivery so far.
+type Webhooks struct {
+	Webhook    *WebhookRef `json:"webhook"`
+	Deliveries []Delivery  `json:"deliveries"`
+}
+
+// WebhookRef shows a webhook's URL.
+type WebhookRef struct {
+	URL string `json:"url"`
+}
+
+// Delivery is one webhook event's delivery and its outcome so far.
+type Delivery struct {
+	ID          string     `json:"id"`
+	Event       string     `json:"event"`
+	Status      string     `json:"status"`
+	Attempts    int        `json:"attempts"`
+	LastStatus  *int       `json:"last_status"`
+	LastError   *string    `json:"last_error"`
+	CreatedAt   time.Time  `json:"created_at"`
+	DeliveredAt *time.Time `json:"delivered_at"`
+}
+
+// Suite is a visual-regression suite.
+type Suite struct {
+	ID             string        `json:"id"`
+	Name           string        `json:"name"`
+	Targets        []SuiteTarget `json:"targets"`
+	Options        *Options      `json:"options"`
+	Schedule       *Schedule     `json:"schedule"`
+	Threshold      float64       `json:"threshold"`
+	PixelThreshold float64       `json:"pixel_threshold"`
+	Ignore         Ignore        `json:"ignore"`
+	Enabled        bool          `json:"enabled"`
+	Webhook        *WebhookRef   `json:"webhook"`
+	CreatedAt      time.Time     `json:"created_at"`
+	UpdatedAt      time.Time     `json:"updated_at"`
+	LastRun        *RunRef       `json:"last_run"`
+}
+
+// SuiteTarget is one page of a suite, captured at each of its viewports.
+type SuiteTarget struct {
+	URL       string     `json:"url"`
+	Name      string     `json:"name,omitempty"`
+	Options   *Options   `json:"options,omitempty"`
+	Viewports []Viewport `json:"viewports,omitempty"`
+}
+
+// Viewport is a viewport size in CSS pixels.
+type Viewport struct {
+	Width  int `json:"width"`
+	Height int `json:"height"`
+}
+
+// Schedule is a suite's cron schedule.
+type Schedule struct {
+	Cron     string `json:"cron"`
+	Timezone string `json:"timezone,omitempty"`
+}
+
+// Ignore lists what comparisons leave out.
+type Ignore struct {
+	Selectors []string `json:"selectors"`
+	Rects     []Box    `json:"rects"`
+}
+
+// RunRef is a suite's last run.
+type RunRef struct {
+	ID         string     `json:"id"`
+	Status     string     `json:"status"`
+	CreatedAt  time.Time  `json:"created_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+}
+
+// SuiteInput is the body of CreateSuite. Optional fields left nil take the
+// api's defaults.
+type SuiteInput struct {
+	Name           string        `json:"name"`
+	Targets        []SuiteTarget `json:"targets"`
+	Options        *Options      `json:"options,omitempty"`
+	Schedule       *Schedule     `json:"schedule,omitempty"`
+	Threshold      *float64      `json:"threshold,omitempty"`
+	PixelThreshold *float64      `json:"pixel_threshold,omitempty"`
+	Ignore         *Ignore       `json:"ignore,omitempty"`
+	Enabled        *bool         `json:"enabled,omitempty"`
+	Webhook        *WebhookInput `json:"webhook,omitempty"`
+}
+
+// RunCounts is the number of a run's comparisons in each status.
+type RunCounts struct {
+	Total   int `json:"total"`
+	Pending int `json:"pending"`
+	Passed  int `json:"passed"`
+	Failed  int `json:"failed"`
+	New     int `json:"new"`
+	Missing int `json:"missing"`
+	Error   int `json:"error"`
+}
+
+// Run is one capture of a suite compared with its baselines.
+type Run struct {
+	ID           string     `json:"id"`
+	SuiteID      string     `json:"suite_id"`
+	BatchID      string     `json:"batch_id"`
+	Trigger      string     `json:"trigger"`
+	ScheduledFor *time.Time `json:"scheduled_for"`
+	Status       string     `json:"status"`
+	Counts       RunCounts  `json:"counts"`
+	CreatedAt    time.Time  `json:"created_at"`
+	FinishedAt   *time.Time `json:"finished_at"`
+	// Comparisons are set by GetRun and ApproveRun, nil in lists.
+	Comparisons []Comparison `json:"comparisons,omitempty"`
+}
+
+// Finished reports whether the run reached a final status.
+func (r *Run) Finished() bool { return r.Status != "" && r.Status != RunRunning }
+
+// Comparison is one segment of one capture compared with its baseline.
+type Comparison struct {
+	ID         string     `json:"id"`
+	JobID      string     `json:"job_id"`
+	Target     string     `json:"target"`
+	Viewport   string     `json:"viewport"`
+	Segment    int        `json:"segment"`
+	Status     string     `json:"status"`
+	DiffPixels int64      `json:"diff_pixels"`
+	DiffRatio  float64    `json:"diff_ratio"`
+	Threshold  float64    `json:"threshold"`
+	Message    string     `json:"message"`
+	Baseline   *ImageRef  `json:"baseline"`
+	Current    *ImageRef  `json:"current"`
+	Diff       *ImageRef  `json:"diff"`
+	Approved   bool       `json:"approved"`
+	ApprovedAt *time.Time `json:"approved_at"`
+}
+
+// Approval selects what ApproveRun promotes to baselines: exactly one of
+// All, Targets (target names) or Comparisons (comparison ids).
+type Approval struct {
+	All         bool     `json:"all,omitempty"`
+	Targets     []string `json:"targets,omitempty"`
+	Comparisons []string `json:"comparisons,omitempty"`
+}
+
+// Baseline is one version of the approved image of a target, viewport and
+// segment.
+type Baseline struct {
+	ID           string    `json:"id"`
+	SuiteID      string    `json:"suite_id"`
+	Target       string    `json:"target"`
+	Viewport     string    `json:"viewport"`
+	Segment      int       `json:"segment"`
+	Version      int       `json:"version"`
+	ArtifactID   *string   `json:"artifact_id"` // nil: this version removed the segment
+	URL          *string   `json:"url"`
+	RunID        *string   `json:"run_id"`
+	RestoredFrom *string   `json:"restored_from"`
+	ApprovedBy   string    `json:"approved_by"`
+	ApprovedAt   time.Time `json:"approved_at"`
+	Active       bool      `json:"active"`
+}
+
+// KeyInfo is the calling API key as GET /v1/key shows it (never its secret).
+type KeyInfo struct {
+	ID           string    `json:"id"`
+	Name         string    `json:"name"`
+	Prefix       string    `json:"prefix"`
+	CreatedAt    time.Time `json:"created_at"`
+	Limits       KeyLimits `json:"limits"`
+	InFlightJobs int       `json:"in_flight_jobs"`
+}
+
+// KeyLimits are the limits the api applies to a key. Extra holds every
+// limit, including those this version of the client has no field for.
+type KeyLimits struct {
+	RatePerSecond   float64        `json:"rate_per_second"`
+	Burst           int            `json:"burst"`
+	MaxInFlightJobs int            `json:"max_in_flight_jobs"`
+	Extra           map[string]any `json:"-"`
+}
+
+// UnmarshalJSON keeps every limit in Extra besides the known fields.
+func (l *KeyLimits) UnmarshalJSON(b []byte) error {
+	type plain KeyLimits
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &p.Extra); err != nil {
+		return err
+	}
+	*l = KeyLimits(p)
+	return nil
+}

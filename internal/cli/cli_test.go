@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/snapq/snapq/client"
+)
+
+func TestReadTargets(t *testing.T) {
+	t.Parallel()
+	in := "# pages\n\nhttp://a.test/\nhome\thttp://b.test/x\n  http://c.test/  \n#skip\thttp://d.test/\n"
+	got, err := readTargets(strings.NewReader(in), "urls.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []client.Target{{URL: "http://a.test/"}, {Name: "home", URL: "http://b.test/x"}, {URL: "http://c.test/"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("targets (-want +got):\n%s", diff)
+	}
+	if _, err := readTargets(strings.NewReader("http://a.test/ http://b.test/\n"), "urls.txt"); err == nil ||
+		!strings.Contains(err.Error(), "urls.txt:1") {
+		t.Errorf("two URLs on a line: %v, want an error naming urls.txt:1", err)
+	}
+}
+
+func TestSetOption(t *testing.T) {
+	t.Parallel()
+	opts := map[string]any{"wait": map[string]any{"until": "load"}}
+	for _, s := range []string{"viewport.width=390", "viewport.device_scale_factor=2.5", "wait.best_attempt=true",
+		"wait.selector=#main", "outputs=[\"screenshot\",\"pdf\"]", "screenshot.format=png", "emulate.locale=", "pdf.page_ranges=1-3"} {
+		if err := setOption(opts, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	raw, _ := json.Marshal(opts)
+	want := `{"emulate":{"locale":""},"outputs":["screenshot","pdf"],"pdf":{"page_ranges":"1-3"},"screenshot":{"format":"png"},` +
+		`"viewport":{"device_scale_factor":2.5,"width":390},"wait":{"best_attempt":true,"selector":"#main","until":"load"}}`
+	if string(raw) != want {
+		t.Errorf("options\n got %s\nwant %s", raw, want)
+	}
+	if err := checkOptions(raw); err != nil {
+		t.Errorf("checkOptions: %v", err)
+	}
+	for _, bad := range []string{"novalue", "=1", "wait.until.x=1", "a..b=1"} {
+		if err := setOption(opts, bad); err == nil {
+			t.Errorf("--set %q: no error", bad)
+		}
+	}
+	if err := checkOptions([]byte(`{"viewport":{"widht":1}}`)); err == nil {
+		t.Error("a misspelt option passed checkOptions")
+	}
+	if err := checkOptions([]byte(`{"viewport":{"width":"wide"}}`)); err == nil {
+		t.Error("a string width passed checkOptions")
+	}
+}
+
+func TestSettingsPrecedence(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte("url: http://file:1\napi_key: sq_file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"SNAPQ_URL": "http://env:2"}
+	got, err := resolveSettings("", "", path, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != (settings{URL: "http://env:2", APIKey: "sq_file"}) {
+		t.Errorf("env over file: %+v", got)
+	}
+	got, _ = resolveSettings("http://flag:3", "sq_flag", path, func(k string) string { return env[k] })
+	if got != (settings{URL: "http://flag:3", APIKey: "sq_flag"}) {
+		t.Errorf("flags over env: %+v", got)
+	}
+	if _, err := resolveSettings("", "", filepath.Join(t.TempDir(), "missing.yaml"), func(string) string { return "" }); err == nil {
+		t.Error("a named config file that does not exist: no error")
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	_ = os.WriteFile(bad, []byte("ulr: x\n"), 0o600)
+	if _, err := resolveSettings("", "", bad, func(string) string { return "" }); err == nil {
+		t.Error("a misspelt config key: no error")
+	}
+}
+
+func TestSafeNames(t *testing.T) {
+	t.Parallel()
+	used := map[string]bool{}
+	var got []string
+	for _, n := range []string{"home", "home", "../etc", "..", "", "a/b", "home"} {
+		got = append(got, uniqueDir(safeName(n, "job"), used))
+	}
+	want := []string{"home", "home-2", "job", "job-2", "job-3", "a-b", "home-3"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("names (-want +got):\n%s", diff)
+	}
+}

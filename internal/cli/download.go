@@ -1,0 +1,202 @@
+package cli
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/snapq/snapq/client"
+)
+
+// Manifest is DIR/manifest.json: every job of the batch and every file
+// downloaded for it.
+type Manifest struct {
+	BatchID      string        `json:"batch_id"`
+	Status       string        `json:"status"`
+	API          string        `json:"api"`
+	DownloadedAt time.Time     `json:"downloaded_at"`
+	Jobs         []ManifestJob `json:"jobs"`
+	path         string
+}
+
+// ManifestJob is one job and its files; Dir is relative to the manifest.
+type ManifestJob struct {
+	ID        string             `json:"id"`
+	Name      string             `json:"name"`
+	URL       string             `json:"url"`
+	Status    string             `json:"status"`
+	Error     *client.JobError   `json:"error,omitempty"`
+	Dir       string             `json:"dir"`
+	Artifacts []ManifestArtifact `json:"artifacts"`
+}
+
+// ManifestArtifact is one downloaded file; Path is relative to the manifest.
+type ManifestArtifact struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Kind        string `json:"kind"`
+	ContentType string `json:"content_type"`
+	Path        string `json:"path"`
+	Bytes       int64  `json:"bytes"`
+	SHA256      string `json:"sha256"`
+	URL         string `json:"url"`
+}
+
+func (m *Manifest) files() (n int) {
+	for _, j := range m.Jobs {
+		n += len(j.Artifacts)
+	}
+	return n
+}
+
+func (m *Manifest) bytes() (n int64) {
+	for _, j := range m.Jobs {
+		for _, a := range j.Artifacts {
+			n += a.Bytes
+		}
+	}
+	return n
+}
+
+// downloadWorkers is how many artifacts download at once.
+const downloadWorkers = 4
+
+// download writes every artifact of jobs to out/<job name>/<artifact name>,
+// checks each file's sha256 against the api's, and writes out/manifest.json.
+// Jobs with the same name get "-2", "-3", … directories.
+func (a *app) download(ctx context.Context, b *client.Batch, jobs []client.Job, out string) (*Manifest, error) {
+	m := &Manifest{BatchID: b.ID, Status: b.Status, API: a.c.BaseURL(), DownloadedAt: time.Now().UTC(),
+		Jobs: make([]ManifestJob, len(jobs)), path: filepath.Join(out, "manifest.json")}
+	used := map[string]bool{"manifest.json": true}
+	type task struct {
+		job, art int
+		a        client.Artifact
+	}
+	var tasks []task
+	for i, j := range jobs {
+		dir := uniqueDir(safeName(j.Name, "job-"+strconv.Itoa(i+1)), used)
+		m.Jobs[i] = ManifestJob{ID: j.ID, Name: j.Name, URL: j.URL, Status: j.Status, Error: j.Error, Dir: dir,
+			Artifacts: []ManifestArtifact{}}
+		full, err := a.c.GetJob(ctx, j.ID)
+		if err != nil {
+			return nil, err
+		}
+		if len(full.Artifacts) == 0 {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Join(out, dir), 0o755); err != nil {
+			return nil, err
+		}
+		names := map[string]bool{}
+		for k, art := range full.Artifacts {
+			name := uniqueDir(safeName(art.Name, "artifact-"+strconv.Itoa(k+1)), names)
+			m.Jobs[i].Artifacts = append(m.Jobs[i].Artifacts, ManifestArtifact{ID: art.ID, Name: art.Name, Kind: art.Kind,
+				ContentType: art.ContentType, Path: dir + "/" + name, Bytes: art.Bytes, SHA256: art.SHA256, URL: art.URL})
+			tasks = append(tasks, task{job: i, art: k, a: art})
+		}
+	}
+	ch := make(chan task)
+	errs := make(chan error, len(tasks))
+	var wg sync.WaitGroup
+	for range min(downloadWorkers, len(tasks)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range ch {
+				ma := &m.Jobs[t.job].Artifacts[t.art]
+				errs <- a.fetchFile(ctx, t.a, filepath.Join(out, filepath.FromSlash(ma.Path)))
+			}
+		}()
+	}
+	for _, t := range tasks {
+		ch <- t
+	}
+	close(ch)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	raw, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(m.path, append(raw, '\n'), 0o644); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// fetchFile downloads one artifact to path through a temporary file and
+// checks its sha256 against the api's.
+func (a *app) fetchFile(ctx context.Context, art client.Artifact, path string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".snapq-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	h := sha256.New()
+	_, err = a.c.DownloadArtifact(ctx, art.ID, io.MultiWriter(tmp, h))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644) // CreateTemp's 0600 is for the partial file
+	}
+	if err != nil {
+		return err
+	}
+	if sum := hex.EncodeToString(h.Sum(nil)); art.SHA256 != "" && sum != art.SHA256 {
+		return fmt.Errorf("artifact %s (%s): downloaded sha256 %s, the api lists %s", art.ID, art.Name, sum, art.SHA256)
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// safeName is name as one path element: no separators, never "." or "..";
+// fallback when nothing is left.
+func safeName(name, fallback string) string {
+	name = strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == 0 {
+			return '-'
+		}
+		return r
+	}, strings.TrimSpace(name))
+	if name == "" || name == "." || name == ".." || strings.HasPrefix(name, ".") {
+		return fallback
+	}
+	return name
+}
+
+// uniqueDir returns name, or name-2, name-3, … when taken, and marks it taken.
+func uniqueDir(name string, used map[string]bool) string {
+	out := name
+	for n := 2; used[out]; n++ {
+		ext := filepath.Ext(name)
+		out = strings.TrimSuffix(name, ext) + "-" + strconv.Itoa(n) + ext
+	}
+	used[out] = true
+	return out
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

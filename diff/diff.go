@@ -130,7 +130,14 @@ func Compare(a, b image.Image, opts Options) (*Result, error) {
 	if int64(w)*int64(h) > MaxPixels {
 		return nil, fmt.Errorf("%w: %d×%d canvas exceeds %d pixels", ErrTooLarge, w, h, MaxPixels)
 	}
-	ra, rb := toRaster(a), toRaster(b)
+	return compareRasters(toRaster(a), toRaster(b), opts), nil
+}
+
+// compareRasters is Compare on rasters, opts validated and the canvas
+// bounded by the caller.
+func compareRasters(ra, rb raster, opts Options) *Result {
+	sa, sb := image.Pt(ra.w, ra.h), image.Pt(rb.w, rb.h)
+	w, h := max(sa.X, sb.X), max(sa.Y, sb.Y)
 	// Both views are cut to the overlap, whose size bounds the neighbour
 	// look-ups of anti-aliasing detection.
 	w0, h0 := min(ra.w, rb.w), min(ra.h, rb.h)
@@ -167,7 +174,7 @@ func Compare(a, b image.Image, opts Options) (*Result, error) {
 		r.Bounds = image.Rect(c.minX, c.minY, c.maxX+1, c.maxY+1)
 	}
 	r.Diff = c.out
-	return r, nil
+	return r
 }
 
 // comparer holds the state of one Compare call.

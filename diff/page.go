@@ -56,6 +56,9 @@ type SegmentResult struct {
 	// Bounds is the smallest rectangle of the segment holding every
 	// difference; empty when there is none.
 	Bounds image.Rectangle
+	// From is the index of the segment of the first page most of its paired
+	// rows (equal or changed) come from; -1 when none is paired.
+	From int
 }
 
 // SegmentMatch says where the content of one segment of the first page went.
@@ -220,6 +223,7 @@ func (r *PageResult) count() {
 	shiftsB := make([]map[int]int, len(r.b))
 	shiftsA := make([]map[int]int, len(r.a))
 	pairedA := make([]map[int]int, len(r.a))
+	pairedB := make([]map[int]int, len(r.b))
 	tally := func(ms []map[int]int, i, key, n int) {
 		if ms[i] == nil {
 			ms[i] = map[int]int{}
@@ -243,6 +247,7 @@ func (r *PageResult) count() {
 			d, aa, masked = res.DiffPixels, res.AAPixels, res.MaskedPixels
 			box = res.Bounds.Add(image.Pt(0, p.b-top))
 			tally(pairedA, p.segA, p.segB, p.n)
+			tally(pairedB, p.segB, p.segA, p.n)
 			if p.kind == HunkEqual {
 				tally(shiftsB, p.segB, p.b-p.a, p.n)
 				tally(shiftsA, p.segA, p.b-p.a, p.n)
@@ -270,6 +275,7 @@ func (r *PageResult) count() {
 	for i := range r.Segments {
 		s := &r.Segments[i]
 		s.Shift = mostRows(shiftsB[i], 0)
+		s.From = mostRows(pairedB[i], -1)
 		s.Bounds = bounds[i]
 		if area := r.Width * (s.Y1 - s.Y0); area > 0 {
 			s.Ratio = min(1, float64(s.DiffPixels)/float64(area))

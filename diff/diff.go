@@ -55,6 +55,9 @@ type Options struct {
 	Mask []image.Rectangle
 	// DiffImage renders Result.Diff.
 	DiffImage bool
+	// ColorMetric is MetricYIQ (empty: the default, pixelmatch's) or
+	// MetricOKLab. Anti-aliasing detection uses YIQ brightness either way.
+	ColorMetric string
 }
 
 // DefaultOptions are pixelmatch's defaults with a diff image.
@@ -66,6 +69,11 @@ func DefaultOptions() Options {
 func (o Options) Validate() error {
 	if math.IsNaN(o.Threshold) || o.Threshold > 1 {
 		return fmt.Errorf("%w: threshold %v is not within 0–1", ErrInvalidOptions, o.Threshold)
+	}
+	switch o.ColorMetric {
+	case "", MetricYIQ, MetricOKLab:
+	default:
+		return fmt.Errorf("%w: colour metric %q is not %q or %q", ErrInvalidOptions, o.ColorMetric, MetricYIQ, MetricOKLab)
 	}
 	return nil
 }
@@ -147,6 +155,7 @@ func compareRasters(ra, rb raster, opts Options) *Result {
 		a: ra, b: rb, w: w, h: h,
 		maxDelta:  maxYIQDelta * t * t,
 		includeAA: opts.IncludeAA,
+		okLab:     opts.ColorMetric == MetricOKLab,
 		res:       &Result{Width: w, Height: h, SizeA: sa, SizeB: sb, SizeMismatch: sa != sb},
 		minX:      w, minY: h, maxX: -1, maxY: -1,
 		grayKey: 0xffffffff,
@@ -162,6 +171,9 @@ func compareRasters(ra, rb raster, opts Options) *Result {
 	}
 	if opts.DiffImage {
 		c.out = image.NewNRGBA(canvas)
+	}
+	if c.okLab {
+		c.maxDelta = maxOKLabDelta * t
 	}
 	for y := range h {
 		c.compareRow(y)
@@ -183,6 +195,7 @@ type comparer struct {
 	w, h      int    // canvas
 	maxDelta  float64
 	includeAA bool
+	okLab     bool // MetricOKLab: okLabDelta against maxOKLabDelta·t
 	mask      []image.Rectangle // clipped to the canvas, non-empty
 	rowMask   []bool            // masked pixels of the current row
 	out       *image.NRGBA
@@ -249,7 +262,12 @@ func (c *comparer) compareSpan(y int, ra, rb []byte, masked []bool, out []byte) 
 			}
 			continue
 		}
-		delta := colorDelta(ra, rb, i, i)
+		var delta float64
+		if c.okLab {
+			delta = okLabDelta(ra, rb, i, i)
+		} else {
+			delta = colorDelta(ra, rb, i, i)
+		}
 		if math.Abs(delta) <= c.maxDelta {
 			if out != nil {
 				c.fade(ra, out, i)

@@ -251,6 +251,7 @@ func (c *Comparer) diffOne(ctx context.Context, job *jobs.Job, cmp *Comparison, 
 // diffOptions are the pixel diff's options for a suite's spec.
 func diffOptions(spec SuiteSpec) diff.Options {
 	opts := diff.DefaultOptions()
+	opts.ColorMetric = spec.Diff.ColorMetric // the same names as diff's metrics
 	opts.Threshold = spec.PixelThreshold
 	if spec.PixelThreshold == 0 {
 		opts.Threshold = diff.ExactThreshold // the diff package reads 0 as its default

@@ -195,7 +195,7 @@ type comparer struct {
 	w, h      int    // canvas
 	maxDelta  float64
 	includeAA bool
-	okLab     bool // MetricOKLab: okLabDelta against maxOKLabDelta·t
+	okLab     bool              // MetricOKLab: okLabDelta against maxOKLabDelta·t
 	mask      []image.Rectangle // clipped to the canvas, non-empty
 	rowMask   []bool            // masked pixels of the current row
 	out       *image.NRGBA

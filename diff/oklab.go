@@ -6,8 +6,9 @@ import "math"
 const (
 	// MetricYIQ is pixelmatch's YIQ distance, the default.
 	MetricYIQ = "yiq"
-	// MetricOKLab is the HyAB distance in the OKLab colour space (Björn
-	// Ottosson 2020; HyAB: Abasi et al. 2020): |ΔL| + √(Δa² + Δb²), which
+	// MetricOKLab is pixelmatch 8's metric: the HyAB distance in the OKLab
+	// colour space (Björn Ottosson 2020; HyAB: Abasi et al. 2020),
+	// |ΔLr| + √(Δa² + Δb²) with Ottosson's toe-corrected lightness Lr, which
 	// tells apart hues of one brightness that YIQ scores as nearly equal.
 	MetricOKLab = "oklab"
 )
@@ -30,14 +31,24 @@ func okLabDelta(a, b []byte, k, m int) float64 {
 	return math.Abs(l1-l2) + math.Sqrt(da*da+db*db)
 }
 
+// Toe constants of Ottosson's Lr (pixelmatch's TOE_K1..3).
+const (
+	toeK1 = 0.206
+	toeK2 = 0.03
+	toeK3 = (1 + toeK1) / (1 + toeK2)
+)
+
 // okLab converts sRGB channels (0–255, possibly fractional after blending)
-// to OKLab.
-func okLab(r, g, b float64) (L, A, B float64) {
+// to OKLab, with the toe-corrected lightness Lr in place of L (black 0,
+// white 1, as L).
+func okLab(r, g, b float64) (Lr, A, B float64) {
 	lr, lg, lb := linear(r), linear(g), linear(b)
 	l := math.Cbrt(0.4122214708*lr + 0.5363325363*lg + 0.0514459929*lb)
 	m := math.Cbrt(0.2119034982*lr + 0.6806995451*lg + 0.1073969566*lb)
 	s := math.Cbrt(0.0883024619*lr + 0.2817188376*lg + 0.6299787005*lb)
-	return 0.2104542553*l + 0.7936177850*m - 0.0040720468*s,
+	L := 0.2104542553*l + 0.7936177850*m - 0.0040720468*s
+	x := toeK3*L - toeK1
+	return 0.5 * (x + math.Sqrt(x*x+4*toeK2*toeK3*L)),
 		1.9779984951*l - 2.4285922050*m + 0.4505937099*s,
 		0.0259040371*l + 0.7827717662*m - 0.8086757660*s
 }

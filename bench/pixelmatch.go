@@ -44,13 +44,14 @@ func pixelmatchBench() error {
 		name string
 		a, b *image.RGBA
 		runs int
+		crop bool // also measure snapq with a cropped diff image (Options.DiffCrop)
 	}
 	a, b := pageImages(1280, 720)
 	ta, _ := pageImages(1280, 20000)
 	tb := image.NewRGBA(ta.Rect)
 	copy(tb.Pix, ta.Pix)
 	clearRect(tb, image.Rect(400, 12000+96, 520, 12000+112)) // one word gone
-	cases := []pair{{"1280x720 busy pair", a, b, 9}, {"1280x20000 page, one small change", ta, tb, 5}}
+	cases := []pair{{"1280x720 busy pair", a, b, 9, false}, {"1280x20000 page, one small change", ta, tb, 5, true}}
 	for _, c := range cases {
 		fa, fb := filepath.Join(tmp, "a.raw"), filepath.Join(tmp, "b.raw")
 		if err := os.WriteFile(fa, c.a.Pix, 0o600); err != nil {
@@ -63,15 +64,22 @@ func pixelmatchBench() error {
 		for _, m := range []struct{ metric, module string }{{diff.MetricYIQ, "pixelmatch7"}, {diff.MetricOKLab, "pixelmatch"}} {
 			o := diff.DefaultOptions()
 			o.ColorMetric = m.metric
-			var best time.Duration
-			var res *diff.Result
-			for range c.runs {
-				start := time.Now()
-				r, err := diff.Compare(c.a, c.b, o)
-				if err != nil {
-					return err
+			measure := func(o diff.Options) (time.Duration, *diff.Result, error) {
+				var best time.Duration
+				var res *diff.Result
+				for range c.runs {
+					start := time.Now()
+					r, err := diff.Compare(c.a, c.b, o)
+					if err != nil {
+						return 0, nil, err
+					}
+					best, res = minDur(best, time.Since(start)), r
 				}
-				best, res = minDur(best, time.Since(start)), r
+				return best, res, nil
+			}
+			best, res, err := measure(o)
+			if err != nil {
+				return err
 			}
 			out, err := exec.Command(node, filepath.Join(dir, "bench.mjs"), m.module, fa, fb,
 				fmt.Sprint(w), fmt.Sprint(h), fmt.Sprint(c.runs)).Output()
@@ -87,8 +95,18 @@ func pixelmatchBench() error {
 				return fmt.Errorf("node %s output %q: %w", m.module, out, err)
 			}
 			ours := float64(best.Microseconds()) / 1000
-			fmt.Printf("bench: diff/pixelmatch = %.2f (%s, %s: snapq %.1f ms, %d px differ; pixelmatch %s %.1f ms, %d px; with diff image, best of %d)\n",
+			fmt.Printf("bench: diff/pixelmatch = %.2f (%s, %s: snapq %.1f ms, %d px differ; pixelmatch %s %.1f ms, %d px; full diff image both, best of %d)\n",
 				pm.MS/ours, c.name, m.metric, ours, res.DiffPixels, pm.Version, pm.MS, pm.Diff, c.runs)
+			if c.crop {
+				o.DiffCrop = 64
+				best, res, err := measure(o)
+				if err != nil {
+					return err
+				}
+				ours := float64(best.Microseconds()) / 1000
+				fmt.Printf("bench: diff/pixelmatch = %.2f (%s, %s: snapq %.1f ms with the diff image cropped to the changed rows ±64 (%d rows); pixelmatch's is full-page)\n",
+					pm.MS/ours, c.name, m.metric, ours, res.Diff.Rect.Dy())
+			}
 		}
 	}
 	return nil

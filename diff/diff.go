@@ -58,6 +58,12 @@ type Options struct {
 	// ColorMetric is MetricYIQ (empty: the default, pixelmatch's) or
 	// MetricOKLab. Anti-aliasing detection uses YIQ brightness either way.
 	ColorMetric string
+	// DiffCrop, when above 0, renders the diff image only for the rows from
+	// DiffCrop rows above the first difference to DiffCrop rows below the
+	// last (Result.Diff's bounds then start at that row, in canvas
+	// coordinates; it is empty when nothing differs): a tall page with a
+	// small change costs a count and a band, not a full-page render.
+	DiffCrop int
 }
 
 // DefaultOptions are pixelmatch's defaults with a diff image.
@@ -144,6 +150,44 @@ func Compare(a, b image.Image, opts Options) (*Result, error) {
 // compareRasters is Compare on rasters, opts validated and the canvas
 // bounded by the caller.
 func compareRasters(ra, rb raster, opts Options) *Result {
+	if opts.DiffImage && opts.DiffCrop > 0 {
+		// Count first, then render only the band of rows around the
+		// differences: a tall page with a small change costs no full render.
+		counts := opts
+		counts.DiffImage = false
+		r := compareRasters(ra, rb, counts)
+		y0, y1 := 0, 0
+		if !r.Bounds.Empty() {
+			y0, y1 = max(0, r.Bounds.Min.Y-opts.DiffCrop), min(r.Height, r.Bounds.Max.Y+opts.DiffCrop)
+		}
+		c := newComparer(ra, rb, opts)
+		c.out, c.outY0 = image.NewNRGBA(image.Rect(0, y0, c.w, y1)), y0
+		for y := y0; y < y1; y++ {
+			c.compareRow(y)
+		}
+		r.Diff = c.out
+		return r
+	}
+	c := newComparer(ra, rb, opts)
+	if opts.DiffImage {
+		c.out = image.NewNRGBA(image.Rect(0, 0, c.w, c.h))
+	}
+	for y := range c.h {
+		c.compareRow(y)
+	}
+	r := c.res
+	if c.w*c.h > 0 {
+		r.Ratio = float64(r.DiffPixels) / float64(c.w*c.h)
+	}
+	if c.maxX >= 0 {
+		r.Bounds = image.Rect(c.minX, c.minY, c.maxX+1, c.maxY+1)
+	}
+	r.Diff = c.out
+	return r
+}
+
+// newComparer prepares the comparison of two rasters (without diff image).
+func newComparer(ra, rb raster, opts Options) *comparer {
 	sa, sb := image.Pt(ra.w, ra.h), image.Pt(rb.w, rb.h)
 	w, h := max(sa.X, sb.X), max(sa.Y, sb.Y)
 	// Both views are cut to the overlap, whose size bounds the neighbour
@@ -169,24 +213,10 @@ func compareRasters(ra, rb raster, opts Options) *Result {
 	if len(c.mask) > 0 {
 		c.rowMask = make([]bool, w)
 	}
-	if opts.DiffImage {
-		c.out = image.NewNRGBA(canvas)
-	}
 	if c.okLab {
 		c.maxDelta = maxOKLabDelta * t
 	}
-	for y := range h {
-		c.compareRow(y)
-	}
-	r := c.res
-	if w*h > 0 {
-		r.Ratio = float64(r.DiffPixels) / float64(w*h)
-	}
-	if c.maxX >= 0 {
-		r.Bounds = image.Rect(c.minX, c.minY, c.maxX+1, c.maxY+1)
-	}
-	r.Diff = c.out
-	return r
+	return c
 }
 
 // comparer holds the state of one Compare call.
@@ -199,6 +229,7 @@ type comparer struct {
 	mask      []image.Rectangle // clipped to the canvas, non-empty
 	rowMask   []bool            // masked pixels of the current row
 	out       *image.NRGBA
+	outY0     int // canvas row of out's first row (Options.DiffCrop)
 	res       *Result
 
 	minX, minY, maxX, maxY int // bounds of the differing pixels
@@ -214,7 +245,8 @@ func (c *comparer) compareRow(y int) {
 	masked := c.maskRow(y)
 	var out []byte
 	if c.out != nil {
-		out = c.out.Pix[y*c.out.Stride : y*c.out.Stride+4*c.w]
+		off := (y - c.outY0) * c.out.Stride
+		out = c.out.Pix[off : off+4*c.w]
 	}
 	x := 0
 	if y < c.a.h {
@@ -326,7 +358,7 @@ func (c *comparer) maskRow(y int) []bool {
 // backgrounds) and the row above was faded alone.
 func (c *comparer) fadeRowOnce(y int, src, dst []byte) {
 	if c.prevFaded && bytes.Equal(src, c.a.row(y-1)) {
-		above := c.out.Pix[(y-1)*c.out.Stride:]
+		above := c.out.Pix[(y-1-c.outY0)*c.out.Stride:]
 		copy(dst, above[:len(dst)])
 		return
 	}

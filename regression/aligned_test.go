@@ -185,3 +185,29 @@ func TestComparerAlignedApprovalAndIgnoreFollowContent(t *testing.T) {
 		t.Fatalf("unmasked clock, segment %d: %s %q", clockSeg, g.Status, g.Message)
 	}
 }
+
+// A page whose segments all have their baseline's bytes passes without an
+// image being read.
+func TestComparerAlignedUnchangedBytes(t *testing.T) {
+	blobs := memBlobs{}
+	page := inkedPage(100, 200, 3)
+	cur := segmentArtifacts(t, blobs, "home-100x80", page, 80)
+	base := segmentArtifacts(t, blobs, "base", page, 80)
+	for i := range cur {
+		cur[i].SHA256, base[i].SHA256 = fmt.Sprint("sum", i), fmt.Sprint("sum", i)
+		delete(blobs, cur[i].ObjectKey) // reading an image would fail
+	}
+	repo := &compareRepo{run: &Run{ID: "r", SuiteID: "s", Spec: SuiteSpec{PixelThreshold: 0.1}}, key: CaptureKey{"home", "100x80"},
+		job: segmentsJob(), arts: cur, bases: baselinesOf(base)}
+	if err := (&Comparer{Repo: repo, Store: blobs, Logger: quiet}).Compare(context.Background(), "j"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range repo.recorded {
+		if c.Status != ComparePassed || c.DiffMode != DiffAligned || c.BaselineArtifact == nil {
+			t.Fatalf("segment %d: %+v", c.Segment, c)
+		}
+	}
+	if len(repo.recorded) != 3 {
+		t.Fatalf("%d comparisons, want 3", len(repo.recorded))
+	}
+}

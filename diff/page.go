@@ -33,6 +33,10 @@ type PageOptions struct {
 	MaskB []image.Rectangle
 	// MaxEdits bounds the alignment (0: DefaultMaxEdits).
 	MaxEdits int
+	// OpenEnded says the pages were cut at a maximum height (a capped
+	// segment count): a hunk that reaches the end of both pages is what the
+	// cut let in or out, not a change, and is left out.
+	OpenEnded bool
 }
 
 // SegmentResult is the part of a page comparison that falls in one segment
@@ -122,6 +126,11 @@ func ComparePages(a, b []image.Image, opts PageOptions) (*PageResult, error) {
 	r.Width = max(r.Width, 0)
 	r.HeightA, r.HeightB = r.offA[len(r.a)], r.offB[len(r.b)]
 	r.Hunks = Align(sigA, sigB, opts.MaxEdits)
+	if n := len(r.Hunks); opts.OpenEnded && n > 0 {
+		if h := r.Hunks[n-1]; h.Kind != HunkEqual && h.A1 == r.HeightA && h.B1 == r.HeightB {
+			r.Hunks = r.Hunks[:n-1]
+		}
+	}
 	r.cut()
 	r.count()
 	return r, nil

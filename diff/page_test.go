@@ -222,3 +222,25 @@ func TestComparePagesWidths(t *testing.T) {
 		t.Fatalf("empty baseline: %+v, %v", r, err)
 	}
 }
+
+// Pages cut at a maximum height: content pushed past the cut by an
+// insertion is not reported as removed.
+func TestComparePagesOpenEnded(t *testing.T) {
+	t.Parallel()
+	page := fixturePage(320, 3000, 5)
+	base := withoutRows(page, 2880, 120) // the first 2,880 rows
+	cur := withoutRows(withRows(page, 300, 40, color.NRGBA{30, 90, 200, 255}), 2880, 160)
+	r := mustComparePages(t, base, cur, PageOptions{})
+	if got := changes(r.Hunks); len(got) != 2 || got[1].Kind != HunkRemoved {
+		t.Fatalf("closed: changes %v, want the insertion and a removal at the end", got)
+	}
+	r = mustComparePages(t, base, cur, PageOptions{OpenEnded: true})
+	if got, want := changes(r.Hunks), []Hunk{{HunkInserted, 300, 300, 300, 340}}; !slices.Equal(got, want) {
+		t.Fatalf("open-ended: changes %v, want %v", got, want)
+	}
+	for i, s := range r.Segments[1:] {
+		if s.DiffPixels != 0 {
+			t.Fatalf("segment %d: %+v", i+2, s)
+		}
+	}
+}

@@ -70,7 +70,14 @@ func (c *Comparer) compareAligned(ctx context.Context, run *Run, job *jobs.Job, 
 	// current capture's selector boxes are where those elements are now.
 	maskA = append(maskA, maskFor(run.Spec.Ignore.Rects, scale, 0)...)
 	maskB := maskFor(ignoreRects(nil, job.Result), scale, 0)
-	res, err := diff.ComparePages(baseImgs, curImgs, diff.PageOptions{Options: diffOptions(run.Spec), MaskA: maskA, MaskB: maskB})
+	// A page capped at max_segments (now or when the baseline's last segment
+	// was taken) ends at the cap, not at its end.
+	open := job.Result != nil && job.Result.Segments.Truncated
+	if r := c.baselineResult(ctx, page[len(page)-1], seen); r != nil && r.Segments.Truncated {
+		open = true
+	}
+	res, err := diff.ComparePages(baseImgs, curImgs, diff.PageOptions{Options: diffOptions(run.Spec), MaskA: maskA, MaskB: maskB,
+		OpenEnded: open})
 	if err != nil {
 		c.logger().Info("aligned comparison not possible; comparing segment by segment", "job_id", job.ID, "err", err)
 		return nil, nil, false

@@ -102,7 +102,10 @@ func (c *Comparer) compareAligned(ctx context.Context, run *Run, job *jobs.Job, 
 			cmp.DiffPixels, cmp.DiffRatio = 0, 0
 		case s.Ratio <= cmp.Threshold:
 			cmp.Status = ComparePassed
-			if s.Shift != 0 {
+			switch {
+			case s.Inserted > 0 || s.Removed > 0: // within the threshold
+				cmp.Message = describe(cmp.Hunks, s, cmp.Threshold)
+			case s.Shift != 0:
 				cmp.Message = fmt.Sprintf("unchanged, shifted %+d px", s.Shift)
 			}
 		default:
@@ -206,7 +209,11 @@ func describe(hs []diff.Hunk, s diff.SegmentResult, threshold float64) string {
 			parts = append(parts, fmt.Sprintf("rows y=%d-%d changed (were y=%d-%d)", h.B0, h.B1, h.A0, h.A1))
 		}
 	}
-	parts = append(parts, fmt.Sprintf("%d pixels differ (%.4f%% > %.4f%%)", s.DiffPixels, s.Ratio*100, threshold*100))
+	cmp := ">"
+	if s.Ratio <= threshold {
+		cmp = "<="
+	}
+	parts = append(parts, fmt.Sprintf("%d pixels differ (%.4f%% %s %.4f%%)", s.DiffPixels, s.Ratio*100, cmp, threshold*100))
 	if s.Shift != 0 {
 		parts = append(parts, fmt.Sprintf("content shifted %+d px", s.Shift))
 	}

@@ -211,3 +211,19 @@ func TestComparerAlignedUnchangedBytes(t *testing.T) {
 		t.Fatalf("%d comparisons, want 3", len(repo.recorded))
 	}
 }
+
+// An insertion within the threshold passes but says so.
+func TestComparerAlignedInsertionWithinThreshold(t *testing.T) {
+	blobs := memBlobs{}
+	base := inkedPage(100, 800, 4)
+	cur := insertRows(base, 50, 2, color.NRGBA{30, 90, 200, 255})
+	repo := &compareRepo{run: &Run{ID: "r", SuiteID: "s", Spec: SuiteSpec{PixelThreshold: 0.1, Threshold: 0.05}}, key: CaptureKey{"home", "100x80"},
+		job: segmentsJob(), arts: segmentArtifacts(t, blobs, "home-100x80", cur, 80), bases: baselinesOf(segmentArtifacts(t, blobs, "base", base, 80))}
+	if err := (&Comparer{Repo: repo, Store: blobs, Logger: quiet}).Compare(context.Background(), "j"); err != nil {
+		t.Fatal(err)
+	}
+	if s1 := bySegment(repo.recorded)[1]; s1.Status != ComparePassed || !strings.Contains(s1.Message, "+2 px inserted at y=50") ||
+		!strings.Contains(s1.Message, "<=") {
+		t.Fatalf("segment 1: %s %q", s1.Status, s1.Message)
+	}
+}

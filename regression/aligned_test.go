@@ -227,3 +227,49 @@ func TestComparerAlignedInsertionWithinThreshold(t *testing.T) {
 		t.Fatalf("segment 1: %s %q", s1.Status, s1.Message)
 	}
 }
+
+// An ignored element (a selector's boxes, measured in each capture) that
+// moved down with everything below an insertion and changed is masked in
+// both pages: only the insertion fails.
+func TestComparerAlignedSelectorMasks(t *testing.T) {
+	blobs := memBlobs{}
+	base := inkedPage(100, 800, 5)
+	clock := image.Rect(10, 400, 60, 412) // baseline page coordinates
+	cur := insertRows(base, 50, 20, color.NRGBA{30, 90, 200, 255})
+	for y := clock.Min.Y + 20; y < clock.Max.Y+20; y++ {
+		for x := clock.Min.X; x < clock.Max.X; x++ {
+			cur.SetNRGBA(x, y, color.NRGBA{0, 0, 0, 255})
+		}
+	}
+	baseArts := segmentArtifacts(t, blobs, "base", base, 80)
+	for _, a := range baseArts {
+		a.JobID = "baseline-job"
+	}
+	box := func(r image.Rectangle) capture.Box { return capture.Box{X: r.Min.X, Y: r.Min.Y, Width: r.Dx(), Height: r.Dy()} }
+	job := segmentsJob()
+	job.Result = &jobs.Result{Masks: []capture.Box{box(clock.Add(image.Pt(0, 20)))}}
+	repo := &compareRepo{run: &Run{ID: "r", SuiteID: "s", Spec: SuiteSpec{PixelThreshold: 0.1}}, key: CaptureKey{"home", "100x80"},
+		job: job, arts: segmentArtifacts(t, blobs, "home-100x80", cur, 80), bases: baselinesOf(baseArts),
+		others: map[string]*jobs.Job{"baseline-job": {ID: "baseline-job", Result: &jobs.Result{Masks: []capture.Box{box(clock)}}}}}
+	if err := (&Comparer{Repo: repo, Store: blobs, Logger: quiet}).Compare(context.Background(), "j"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range repo.recorded {
+		want := ComparePassed
+		if c.Segment == 1 {
+			want = CompareFailed
+		}
+		if c.Status != want {
+			t.Fatalf("segment %d: %s %q, want %s", c.Segment, c.Status, c.Message, want)
+		}
+	}
+	// Without the boxes the clock's change fails its segment.
+	job.Result = nil
+	repo.others["baseline-job"].Result = nil
+	if err := (&Comparer{Repo: repo, Store: blobs, Logger: quiet}).Compare(context.Background(), "j"); err != nil {
+		t.Fatal(err)
+	}
+	if c := bySegment(repo.recorded)[(clock.Min.Y+20)/80+1]; c.Status != CompareFailed {
+		t.Fatalf("unmasked clock: %s %q", c.Status, c.Message)
+	}
+}

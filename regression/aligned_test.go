@@ -245,7 +245,9 @@ func TestComparerAlignedSelectorMasks(t *testing.T) {
 	for _, a := range baseArts {
 		a.JobID = "baseline-job"
 	}
-	box := func(r image.Rectangle) capture.Box { return capture.Box{X: r.Min.X, Y: r.Min.Y, Width: r.Dx(), Height: r.Dy()} }
+	box := func(r image.Rectangle) capture.Box {
+		return capture.Box{X: r.Min.X, Y: r.Min.Y, Width: r.Dx(), Height: r.Dy()}
+	}
 	job := segmentsJob()
 	job.Result = &jobs.Result{Masks: []capture.Box{box(clock.Add(image.Pt(0, 20)))}}
 	repo := &compareRepo{run: &Run{ID: "r", SuiteID: "s", Spec: SuiteSpec{PixelThreshold: 0.1}}, key: CaptureKey{"home", "100x80"},

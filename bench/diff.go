@@ -73,6 +73,12 @@ func diffBench() error {
 		fmt.Printf("bench: diff %dx%d: %d px changed exactly, %d differ (%.2f%%) and %d anti-aliased at threshold 0.1; pix-byte loop %.1f MP/s; best of %d\n",
 			sz.X, sz.Y, naiveN, res.DiffPixels, 100*res.Ratio, res.AAPixels, mp/best.pix.Seconds(), runs)
 	}
+	if err := pixelmatchBench(); err != nil {
+		return err
+	}
+	if err := alignedBench(); err != nil {
+		return err
+	}
 	debug.FreeOSMemory() // give the images back before the e2e part
 	return nil
 }

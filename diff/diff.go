@@ -55,6 +55,15 @@ type Options struct {
 	Mask []image.Rectangle
 	// DiffImage renders Result.Diff.
 	DiffImage bool
+	// ColorMetric is MetricYIQ (empty: the default, pixelmatch's) or
+	// MetricOKLab. Anti-aliasing detection uses YIQ brightness either way.
+	ColorMetric string
+	// DiffCrop, when above 0, renders the diff image only for the rows from
+	// DiffCrop rows above the first difference to DiffCrop rows below the
+	// last (Result.Diff's bounds then start at that row, in canvas
+	// coordinates; it is empty when nothing differs): a tall page with a
+	// small change costs a count and a band, not a full-page render.
+	DiffCrop int
 }
 
 // DefaultOptions are pixelmatch's defaults with a diff image.
@@ -66,6 +75,11 @@ func DefaultOptions() Options {
 func (o Options) Validate() error {
 	if math.IsNaN(o.Threshold) || o.Threshold > 1 {
 		return fmt.Errorf("%w: threshold %v is not within 0–1", ErrInvalidOptions, o.Threshold)
+	}
+	switch o.ColorMetric {
+	case "", MetricYIQ, MetricOKLab:
+	default:
+		return fmt.Errorf("%w: colour metric %q is not %q or %q", ErrInvalidOptions, o.ColorMetric, MetricYIQ, MetricOKLab)
 	}
 	return nil
 }
@@ -130,7 +144,52 @@ func Compare(a, b image.Image, opts Options) (*Result, error) {
 	if int64(w)*int64(h) > MaxPixels {
 		return nil, fmt.Errorf("%w: %d×%d canvas exceeds %d pixels", ErrTooLarge, w, h, MaxPixels)
 	}
-	ra, rb := toRaster(a), toRaster(b)
+	return compareRasters(toRaster(a), toRaster(b), opts), nil
+}
+
+// compareRasters is Compare on rasters, opts validated and the canvas
+// bounded by the caller.
+func compareRasters(ra, rb raster, opts Options) *Result {
+	if opts.DiffImage && opts.DiffCrop > 0 {
+		// Count first, then render only the band of rows around the
+		// differences: a tall page with a small change costs no full render.
+		counts := opts
+		counts.DiffImage = false
+		r := compareRasters(ra, rb, counts)
+		y0, y1 := 0, 0
+		if !r.Bounds.Empty() {
+			y0, y1 = max(0, r.Bounds.Min.Y-opts.DiffCrop), min(r.Height, r.Bounds.Max.Y+opts.DiffCrop)
+		}
+		c := newComparer(ra, rb, opts)
+		c.out, c.outY0 = image.NewNRGBA(image.Rect(0, y0, c.w, y1)), y0
+		for y := y0; y < y1; y++ {
+			c.compareRow(y)
+		}
+		r.Diff = c.out
+		return r
+	}
+	c := newComparer(ra, rb, opts)
+	if opts.DiffImage {
+		c.out = image.NewNRGBA(image.Rect(0, 0, c.w, c.h))
+	}
+	for y := range c.h {
+		c.compareRow(y)
+	}
+	r := c.res
+	if c.w*c.h > 0 {
+		r.Ratio = float64(r.DiffPixels) / float64(c.w*c.h)
+	}
+	if c.maxX >= 0 {
+		r.Bounds = image.Rect(c.minX, c.minY, c.maxX+1, c.maxY+1)
+	}
+	r.Diff = c.out
+	return r
+}
+
+// newComparer prepares the comparison of two rasters (without diff image).
+func newComparer(ra, rb raster, opts Options) *comparer {
+	sa, sb := image.Pt(ra.w, ra.h), image.Pt(rb.w, rb.h)
+	w, h := max(sa.X, sb.X), max(sa.Y, sb.Y)
 	// Both views are cut to the overlap, whose size bounds the neighbour
 	// look-ups of anti-aliasing detection.
 	w0, h0 := min(ra.w, rb.w), min(ra.h, rb.h)
@@ -140,6 +199,7 @@ func Compare(a, b image.Image, opts Options) (*Result, error) {
 		a: ra, b: rb, w: w, h: h,
 		maxDelta:  maxYIQDelta * t * t,
 		includeAA: opts.IncludeAA,
+		okLab:     opts.ColorMetric == MetricOKLab,
 		res:       &Result{Width: w, Height: h, SizeA: sa, SizeB: sb, SizeMismatch: sa != sb},
 		minX:      w, minY: h, maxX: -1, maxY: -1,
 		grayKey: 0xffffffff,
@@ -153,21 +213,10 @@ func Compare(a, b image.Image, opts Options) (*Result, error) {
 	if len(c.mask) > 0 {
 		c.rowMask = make([]bool, w)
 	}
-	if opts.DiffImage {
-		c.out = image.NewNRGBA(canvas)
+	if c.okLab {
+		c.maxDelta = maxOKLabDelta * t
 	}
-	for y := range h {
-		c.compareRow(y)
-	}
-	r := c.res
-	if w*h > 0 {
-		r.Ratio = float64(r.DiffPixels) / float64(w*h)
-	}
-	if c.maxX >= 0 {
-		r.Bounds = image.Rect(c.minX, c.minY, c.maxX+1, c.maxY+1)
-	}
-	r.Diff = c.out
-	return r, nil
+	return c
 }
 
 // comparer holds the state of one Compare call.
@@ -176,9 +225,11 @@ type comparer struct {
 	w, h      int    // canvas
 	maxDelta  float64
 	includeAA bool
+	okLab     bool              // MetricOKLab: okLabDelta against maxOKLabDelta·t
 	mask      []image.Rectangle // clipped to the canvas, non-empty
 	rowMask   []bool            // masked pixels of the current row
 	out       *image.NRGBA
+	outY0     int // canvas row of out's first row (Options.DiffCrop)
 	res       *Result
 
 	minX, minY, maxX, maxY int // bounds of the differing pixels
@@ -194,7 +245,8 @@ func (c *comparer) compareRow(y int) {
 	masked := c.maskRow(y)
 	var out []byte
 	if c.out != nil {
-		out = c.out.Pix[y*c.out.Stride : y*c.out.Stride+4*c.w]
+		off := (y - c.outY0) * c.out.Stride
+		out = c.out.Pix[off : off+4*c.w]
 	}
 	x := 0
 	if y < c.a.h {
@@ -242,7 +294,12 @@ func (c *comparer) compareSpan(y int, ra, rb []byte, masked []bool, out []byte) 
 			}
 			continue
 		}
-		delta := colorDelta(ra, rb, i, i)
+		var delta float64
+		if c.okLab {
+			delta = okLabDelta(ra, rb, i, i)
+		} else {
+			delta = colorDelta(ra, rb, i, i)
+		}
 		if math.Abs(delta) <= c.maxDelta {
 			if out != nil {
 				c.fade(ra, out, i)
@@ -301,7 +358,7 @@ func (c *comparer) maskRow(y int) []bool {
 // backgrounds) and the row above was faded alone.
 func (c *comparer) fadeRowOnce(y int, src, dst []byte) {
 	if c.prevFaded && bytes.Equal(src, c.a.row(y-1)) {
-		above := c.out.Pix[(y-1)*c.out.Stride:]
+		above := c.out.Pix[(y-1-c.outY0)*c.out.Stride:]
 		copy(dst, above[:len(dst)])
 		return
 	}

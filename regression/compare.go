@@ -154,6 +154,11 @@ func (c *Comparer) compareSegments(ctx context.Context, run *Run, job *jobs.Job,
 	if scale <= 0 {
 		scale = 1
 	}
+	if run.Spec.Diff.ModeFor(job.Options.Screenshot.Mode) == DiffAligned && len(shots) > 0 {
+		if cs, diffs, ok := c.compareAligned(ctx, run, job, shots, bases, taken, scale); ok {
+			return cs, diffs, nil
+		}
+	}
 	var cs []*Comparison
 	var diffs []*jobs.Artifact
 	offsetY := 0 // top of the current segment in image pixels
@@ -167,7 +172,7 @@ func (c *Comparer) compareSegments(ctx context.Context, run *Run, job *jobs.Job,
 		if cur == nil && base == nil {
 			continue // a gap in the baselines past the page's end
 		}
-		cmp := &Comparison{Segment: seg, CurrentArtifact: cur, Threshold: run.Spec.Threshold}
+		cmp := &Comparison{Segment: seg, CurrentArtifact: cur, Threshold: run.Spec.Threshold, DiffMode: DiffPixel}
 		if base != nil {
 			cmp.BaselineID, cmp.BaselineArtifact = base.ID, base.Artifact
 		}
@@ -181,7 +186,7 @@ func (c *Comparer) compareSegments(ctx context.Context, run *Run, job *jobs.Job,
 			// when the baseline was captured.
 			rects := ignoreRects(ignoreRects(run.Spec.Ignore.Rects, job.Result), c.baselineResult(ctx, base, seen))
 			mask := maskFor(rects, scale, offsetY)
-			d, err := c.diffOne(ctx, job, cmp, mask, run.Spec.PixelThreshold, diffName(job.Name, seg, taken))
+			d, err := c.diffOne(ctx, job, cmp, mask, run.Spec, diffName(job.Name, seg, taken))
 			if err != nil {
 				cmp.Status, cmp.Message = CompareError, err.Error()
 			} else if d != nil {
@@ -210,7 +215,7 @@ func diffName(jobName string, segment int, taken map[string]bool) string {
 
 // diffOne diffs one segment with its baseline, sets the comparison's numbers
 // and status, and uploads the diff image, named name, when any pixel differs.
-func (c *Comparer) diffOne(ctx context.Context, job *jobs.Job, cmp *Comparison, mask []image.Rectangle, pixelThreshold float64, name string) (*jobs.Artifact, error) {
+func (c *Comparer) diffOne(ctx context.Context, job *jobs.Job, cmp *Comparison, mask []image.Rectangle, spec SuiteSpec, name string) (*jobs.Artifact, error) {
 	cur, err := c.image(ctx, cmp.CurrentArtifact)
 	if err != nil {
 		return nil, fmt.Errorf("current image: %w", err)
@@ -219,11 +224,8 @@ func (c *Comparer) diffOne(ctx context.Context, job *jobs.Job, cmp *Comparison, 
 	if err != nil {
 		return nil, fmt.Errorf("baseline image: %w", err)
 	}
-	opts := diff.DefaultOptions()
-	opts.Threshold, opts.Mask, opts.DiffImage = pixelThreshold, mask, true
-	if pixelThreshold == 0 {
-		opts.Threshold = diff.ExactThreshold // the diff package reads 0 as its default
-	}
+	opts := diffOptions(spec)
+	opts.Mask, opts.DiffImage = mask, true
 	res, err := diff.Compare(base, cur, opts)
 	if err != nil {
 		return nil, fmt.Errorf("diff: %w", err)
@@ -243,8 +245,24 @@ func (c *Comparer) diffOne(ctx context.Context, job *jobs.Job, cmp *Comparison, 
 	if res.DiffPixels == 0 || res.Diff == nil {
 		return nil, nil
 	}
+	return c.uploadDiff(ctx, job, cmp, res.Diff, name)
+}
+
+// diffOptions are the pixel diff's options for a suite's spec.
+func diffOptions(spec SuiteSpec) diff.Options {
+	opts := diff.DefaultOptions()
+	opts.ColorMetric = spec.Diff.ColorMetric // the same names as diff's metrics
+	opts.Threshold = spec.PixelThreshold
+	if spec.PixelThreshold == 0 {
+		opts.Threshold = diff.ExactThreshold // the diff package reads 0 as its default
+	}
+	return opts
+}
+
+// uploadDiff stores a segment's diff image and sets it on the comparison.
+func (c *Comparer) uploadDiff(ctx context.Context, job *jobs.Job, cmp *Comparison, img *image.NRGBA, name string) (*jobs.Artifact, error) {
 	var buf bytes.Buffer
-	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, res.Diff); err != nil {
+	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, img); err != nil {
 		return nil, fmt.Errorf("encode diff image: %w", err)
 	}
 	key := artifacts.Key("batches", job.BatchID, "jobs", job.ID, name)
@@ -252,7 +270,7 @@ func (c *Comparer) diffOne(ctx context.Context, job *jobs.Job, cmp *Comparison, 
 	if err != nil {
 		return nil, fmt.Errorf("upload diff image: %w", err)
 	}
-	b := res.Diff.Bounds()
+	b := img.Bounds()
 	a := &jobs.Artifact{ID: jobs.NewID(), JobID: job.ID, Kind: KindDiff, Name: name, Seq: 1000 + cmp.Segment,
 		ObjectKey: obj.Key, ContentType: "image/png", Bytes: obj.Bytes, Width: b.Dx(), Height: b.Dy(), SHA256: obj.SHA256}
 	cmp.DiffArtifact = a

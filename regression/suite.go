@@ -12,6 +12,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/snapq/snapq/capture"
+	"github.com/snapq/snapq/diff"
 	"github.com/snapq/snapq/jobs"
 )
 
@@ -93,6 +94,47 @@ type SuiteSpec struct {
 	Threshold      float64            `json:"threshold"`
 	PixelThreshold float64            `json:"pixel_threshold"`
 	Ignore         Ignore             `json:"ignore"`
+	Diff           DiffSettings       `json:"diff"`
+}
+
+// Diff modes (SuiteSpec.Diff.Mode). They are part of the public API.
+const (
+	// DiffAligned compares a page's baseline and current capture as a whole:
+	// rows are aligned across segment boundaries, so content that only moved
+	// passes (shifted) and an inserted block is one change.
+	DiffAligned = "aligned"
+	// DiffPixel compares segment N with baseline segment N, top-anchored.
+	DiffPixel = "pixel"
+)
+
+// Colour metrics (SuiteSpec.Diff.ColorMetric). They are part of the public API.
+const (
+	MetricYIQ   = "yiq"
+	MetricOKLab = "oklab"
+)
+
+// Hunk is a run of rows inserted, removed, changed or equal between a
+// baseline page and a current one (diff.Hunk).
+type Hunk = diff.Hunk
+
+// DiffSettings says how a run compares captures with baselines.
+type DiffSettings struct {
+	// Mode is DiffAligned or DiffPixel; empty means aligned for `segments`
+	// captures and pixel for the others.
+	Mode string `json:"mode,omitempty"`
+	// ColorMetric is MetricYIQ (the default, pixelmatch's) or MetricOKLab.
+	ColorMetric string `json:"color_metric,omitempty"`
+}
+
+// ModeFor is the diff mode used for a capture taken in screenshot mode shot.
+func (d DiffSettings) ModeFor(shot string) string {
+	if d.Mode != "" {
+		return d.Mode
+	}
+	if shot == capture.ModeSegments {
+		return DiffAligned
+	}
+	return DiffPixel
 }
 
 // SuiteTarget is one page of a suite.
@@ -203,6 +245,7 @@ type SuiteInput struct {
 	Threshold      *float64           `json:"threshold,omitempty"`
 	PixelThreshold *float64           `json:"pixel_threshold,omitempty"`
 	Ignore         *IgnoreInput       `json:"ignore,omitempty"`
+	Diff           *DiffSettings      `json:"diff,omitempty"`
 	Enabled        *bool              `json:"enabled,omitempty"`
 	Webhook        *jobs.WebhookInput `json:"webhook,omitempty"`
 }
@@ -308,6 +351,7 @@ func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration
 	s.Spec.Threshold = ratioField(in.Threshold, 0, "threshold", errs)
 	s.Spec.PixelThreshold = ratioField(in.PixelThreshold, DefaultPixelThreshold, "pixel_threshold", errs)
 	s.Spec.Ignore = validateIgnore(in.Ignore, errs)
+	s.Spec.Diff = validateDiff(in.Diff, errs)
 	s.Schedule = validateSchedule(in.Schedule, minInterval, errs)
 	if in.Webhook != nil {
 		jobs.ValidateWebhook(in.Webhook, errs)
@@ -350,6 +394,24 @@ func validateIgnore(in *IgnoreInput, errs *jobs.FieldErrors) Ignore {
 	}
 	out.Selectors = append(out.Selectors, in.Selectors...)
 	out.Rects = append(out.Rects, in.Rects...)
+	return out
+}
+
+func validateDiff(in *DiffSettings, errs *jobs.FieldErrors) DiffSettings {
+	if in == nil {
+		return DiffSettings{}
+	}
+	out := *in
+	switch out.Mode {
+	case "", DiffAligned, DiffPixel:
+	default:
+		errs.Add("invalid_option", "diff.mode", fmt.Sprintf("must be %q or %q", DiffAligned, DiffPixel))
+	}
+	switch out.ColorMetric {
+	case "", MetricYIQ, MetricOKLab:
+	default:
+		errs.Add("invalid_option", "diff.color_metric", fmt.Sprintf("must be %q or %q", MetricYIQ, MetricOKLab))
+	}
 	return out
 }
 
@@ -422,6 +484,9 @@ func (s *Suite) Input() map[string]any {
 	}
 	if s.Spec.Options != nil {
 		doc["options"] = s.Spec.Options
+	}
+	if s.Spec.Diff != (DiffSettings{}) {
+		doc["diff"] = s.Spec.Diff
 	}
 	if s.Schedule != nil {
 		doc["schedule"] = s.Schedule
@@ -530,17 +595,25 @@ type RunCounts struct {
 
 // Comparison is one segment of one capture set against its baseline.
 type Comparison struct {
-	ID               string
-	RunID            string
-	JobID            string
-	Target           string
-	Viewport         string
-	Segment          int
-	Status           string
-	DiffPixels       int64
-	DiffRatio        float64
-	Threshold        float64
-	Message          string
+	ID         string
+	RunID      string
+	JobID      string
+	Target     string
+	Viewport   string
+	Segment    int
+	Status     string
+	DiffPixels int64
+	DiffRatio  float64
+	Threshold  float64
+	Message    string
+	// DiffMode is DiffPixel or DiffAligned.
+	DiffMode string
+	// ShiftedPx is how far the segment's content moved down since the
+	// baseline (image pixels; negative: up), in aligned mode.
+	ShiftedPx int
+	// Hunks are the page's non-equal hunks touching the segment (page
+	// coordinates in image pixels: A the baseline, B the current capture).
+	Hunks            []Hunk
 	BaselineID       string
 	BaselineArtifact *jobs.Artifact
 	CurrentArtifact  *jobs.Artifact

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snapq/snapq/capture"
 	"github.com/snapq/snapq/jobs"
 )
 
@@ -160,5 +161,24 @@ func TestIsSegment(t *testing.T) {
 		if got := isSegment("home-1280x720", file); got != want {
 			t.Errorf("isSegment(%q) = %v, want %v", file, got, want)
 		}
+	}
+}
+
+func TestSuiteDiffSettings(t *testing.T) {
+	t.Parallel()
+	s, err := ParseSuite([]byte(`{"name": "x", "targets": [{"url": "https://example.com/"}], "diff": {"mode": "pixel", "color_metric": "oklab"}}`))
+	if err != nil || s.Spec.Diff != (DiffSettings{Mode: DiffPixel, ColorMetric: MetricOKLab}) {
+		t.Fatalf("diff settings: %+v, %v", s, err)
+	}
+	_, err = ParseSuite([]byte(`{"name": "x", "targets": [{"url": "https://example.com/"}], "diff": {"mode": "fuzzy", "color_metric": "lab"}}`))
+	var ve *jobs.ValidationError
+	if !errors.As(err, &ve) || len(ve.Fields) != 2 || ve.Fields[0].Field != "diff.mode" || ve.Fields[1].Field != "diff.color_metric" {
+		t.Fatalf("bad diff settings: %v", err)
+	}
+	if got := (DiffSettings{}).ModeFor(capture.ModeSegments); got != DiffAligned {
+		t.Errorf("segments default %q, want aligned", got)
+	}
+	if got := (DiffSettings{}).ModeFor(capture.ModeFull); got != DiffPixel {
+		t.Errorf("full default %q, want pixel", got)
 	}
 }

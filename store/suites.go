@@ -299,7 +299,7 @@ func (s *Store) ListRuns(ctx context.Context, suiteID string, limit int, cursor 
 
 const comparisonColumns = `id, run_id, job_id, target, viewport, segment, status, diff_pixels, diff_ratio, threshold,
 	message, coalesce(baseline_id::text, ''), coalesce(baseline_artifact_id::text, ''),
-	coalesce(current_artifact_id::text, ''), coalesce(diff_artifact_id::text, ''), approved_at`
+	coalesce(current_artifact_id::text, ''), coalesce(diff_artifact_id::text, ''), approved_at, diff_mode, shifted_px, hunks`
 
 // comparisons loads a run's comparisons with their artifacts, in target,
 // viewport and segment order.
@@ -315,7 +315,8 @@ func (s *Store) comparisons(ctx context.Context, runID string) ([]*regression.Co
 		var c regression.Comparison
 		var ref ids
 		err := r.Scan(&c.ID, &c.RunID, &c.JobID, &c.Target, &c.Viewport, &c.Segment, &c.Status, &c.DiffPixels,
-			&c.DiffRatio, &c.Threshold, &c.Message, &c.BaselineID, &ref.base, &ref.cur, &ref.diff, &c.ApprovedAt)
+			&c.DiffRatio, &c.Threshold, &c.Message, &c.BaselineID, &ref.base, &ref.cur, &ref.diff, &c.ApprovedAt,
+			&c.DiffMode, &c.ShiftedPx, &c.Hunks)
 		refs = append(refs, ref)
 		return &c, err
 	})
@@ -472,10 +473,10 @@ func (s *Store) RecordComparisons(ctx context.Context, runID, jobID string, cs [
 		for _, c := range cs {
 			if _, err := tx.Exec(ctx, `INSERT INTO comparisons (id, run_id, job_id, target, viewport, segment, status,
 				diff_pixels, diff_ratio, threshold, message, baseline_id, baseline_artifact_id, current_artifact_id,
-				diff_artifact_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULLIF($12, '')::uuid,
-				$13, $14, $15)`, c.ID, runID, jobID, c.Target, c.Viewport, c.Segment, c.Status, c.DiffPixels,
-				c.DiffRatio, c.Threshold, c.Message, c.BaselineID, artID(c.BaselineArtifact), artID(c.CurrentArtifact),
-				artID(c.DiffArtifact)); err != nil {
+				diff_artifact_id, diff_mode, shifted_px, hunks) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
+				NULLIF($12, '')::uuid, $13, $14, $15, $16, $17, $18)`, c.ID, runID, jobID, c.Target, c.Viewport, c.Segment,
+				c.Status, c.DiffPixels, c.DiffRatio, c.Threshold, c.Message, c.BaselineID, artID(c.BaselineArtifact),
+				artID(c.CurrentArtifact), artID(c.DiffArtifact), diffMode(c.DiffMode), c.ShiftedPx, hunksOf(c)); err != nil {
 				return fmt.Errorf("insert comparison: %w", err)
 			}
 		}
@@ -503,6 +504,22 @@ func (s *Store) RecordComparisons(ctx context.Context, runID, jobID string, cs [
 		s.publishComparisons(ctx, runID, cs)
 	}
 	return finished, err
+}
+
+// diffMode is the stored mode: pixel unless the comparison says aligned.
+func diffMode(m string) string {
+	if m == regression.DiffAligned {
+		return m
+	}
+	return regression.DiffPixel
+}
+
+// hunksOf is the comparison's hunks, [] for none.
+func hunksOf(c *regression.Comparison) []regression.Hunk {
+	if c.Hunks == nil {
+		return []regression.Hunk{}
+	}
+	return c.Hunks
 }
 
 func artID(a *jobs.Artifact) *string {
@@ -548,9 +565,17 @@ func (s *Store) Approve(ctx context.Context, runID string, a regression.Approval
 					Message: fmt.Sprintf("%d of the %d ids are not comparisons of this run", len(a.Comparisons)-known, len(a.Comparisons))}}}
 			}
 		}
-		rows, err := tx.Query(ctx, `SELECT id, target, viewport, segment, status, coalesce(current_artifact_id::text, '')
-			FROM comparisons WHERE run_id = $1 AND approved_at IS NULL AND status IN ('failed', 'new', 'missing')
-			AND ($2 OR target = ANY($3::text[]) OR id = ANY($4::uuid[]))`,
+		// In aligned mode the baseline is one page cut into segments: approving
+		// a change of a capture also approves the capture's segments whose
+		// content only moved (and removes baseline segments past its end), so
+		// the baseline segments stay one consistent page.
+		rows, err := tx.Query(ctx, `WITH picked AS (
+				SELECT id, job_id FROM comparisons WHERE run_id = $1 AND approved_at IS NULL
+				AND status IN ('failed', 'new', 'missing') AND ($2 OR target = ANY($3::text[]) OR id = ANY($4::uuid[])))
+			SELECT id, target, viewport, segment, status, coalesce(current_artifact_id::text, '')
+			FROM comparisons WHERE id IN (SELECT id FROM picked)
+			OR (run_id = $1 AND approved_at IS NULL AND diff_mode = 'aligned' AND status = 'passed'
+				AND (shifted_px <> 0 OR current_artifact_id IS NULL) AND job_id IN (SELECT job_id FROM picked))`,
 			runID, a.All, nonNil(a.Targets), nonNil(a.Comparisons))
 		if err != nil {
 			return err
@@ -569,7 +594,7 @@ func (s *Store) Approve(ctx context.Context, runID string, a regression.Approval
 		}
 		for _, p := range picks {
 			var art *string
-			if p.status != regression.CompareMissing && p.art != "" {
+			if p.status != regression.CompareMissing && p.art != "" { // a passed one without an image: moved off the page's end
 				art = &p.art
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO baselines (id, suite_id, target, viewport, segment, version,

@@ -189,21 +189,27 @@ type runView struct {
 }
 
 type comparisonView struct {
-	ID         string     `json:"id"`
-	JobID      string     `json:"job_id"`
-	Target     string     `json:"target"`
-	Viewport   string     `json:"viewport"`
-	Segment    int        `json:"segment"`
-	Status     string     `json:"status"`
-	DiffPixels int64      `json:"diff_pixels"`
-	DiffRatio  float64    `json:"diff_ratio"`
-	Threshold  float64    `json:"threshold"`
-	Message    string     `json:"message"`
-	Baseline   *imageRef  `json:"baseline"`
-	Current    *imageRef  `json:"current"`
-	Diff       *imageRef  `json:"diff"`
-	Approved   bool       `json:"approved"`
-	ApprovedAt *time.Time `json:"approved_at"`
+	ID         string  `json:"id"`
+	JobID      string  `json:"job_id"`
+	Target     string  `json:"target"`
+	Viewport   string  `json:"viewport"`
+	Segment    int     `json:"segment"`
+	Status     string  `json:"status"`
+	DiffPixels int64   `json:"diff_pixels"`
+	DiffRatio  float64 `json:"diff_ratio"`
+	Threshold  float64 `json:"threshold"`
+	Message    string  `json:"message"`
+	// DiffMode is "pixel" or "aligned"; ShiftedPx how far the content moved
+	// down since the baseline (image pixels); Hunks the page's inserted,
+	// removed and changed rows touching the segment.
+	DiffMode   string            `json:"diff_mode"`
+	ShiftedPx  int               `json:"shifted_px"`
+	Hunks      []regression.Hunk `json:"hunks"`
+	Baseline   *imageRef         `json:"baseline"`
+	Current    *imageRef         `json:"current"`
+	Diff       *imageRef         `json:"diff"`
+	Approved   bool              `json:"approved"`
+	ApprovedAt *time.Time        `json:"approved_at"`
 }
 
 func newRunView(r *regression.Run, base string) runView {
@@ -216,12 +222,20 @@ func newRunView(r *regression.Run, base string) runView {
 			cs[i] = comparisonView{ID: cmp.ID, JobID: cmp.JobID, Target: cmp.Target, Viewport: cmp.Viewport,
 				Segment: cmp.Segment, Status: cmp.Status, DiffPixels: cmp.DiffPixels,
 				DiffRatio: cmp.DiffRatio, Threshold: cmp.Threshold, Message: cmp.Message,
+				DiffMode: cmp.DiffMode, ShiftedPx: cmp.ShiftedPx, Hunks: nonNilHunks(cmp.Hunks),
 				Baseline: newImageRef(cmp.BaselineArtifact, base), Current: newImageRef(cmp.CurrentArtifact, base),
 				Diff: newImageRef(cmp.DiffArtifact, base), Approved: cmp.ApprovedAt != nil, ApprovedAt: cmp.ApprovedAt}
 		}
 		out.Comparisons = &cs
 	}
 	return out
+}
+
+func nonNilHunks(hs []regression.Hunk) []regression.Hunk {
+	if hs == nil {
+		return []regression.Hunk{}
+	}
+	return hs
 }
 
 type runList struct {

@@ -84,10 +84,23 @@ type comparisonResp struct {
 	DiffPixels int64     `json:"diff_pixels"`
 	DiffRatio  float64   `json:"diff_ratio"`
 	Message    string    `json:"message"`
+	DiffMode   string    `json:"diff_mode"`
+	ShiftedPx  int       `json:"shifted_px"`
+	Hunks      []hunk    `json:"hunks"`
 	Approved   bool      `json:"approved"`
 	Baseline   *imageRef `json:"baseline"`
 	Current    *imageRef `json:"current"`
 	Diff       *imageRef `json:"diff"`
+}
+
+// hunk is a run of rows inserted, removed or changed (page image pixels;
+// a: baseline, b: current capture).
+type hunk struct {
+	Kind   string `json:"kind"`
+	AStart int    `json:"a_start"`
+	AEnd   int    `json:"a_end"`
+	BStart int    `json:"b_start"`
+	BEnd   int    `json:"b_end"`
 }
 
 // imageRef is a comparison's baseline, current or diff image.

@@ -257,12 +257,24 @@ function comparison(c, approve) {
       h('div', { class: 'row' },
         h('strong', {}, `${c.viewport || ''} · segment ${c.segment}`), badge(c.status),
         c.approved ? badge('approved') : null,
+        c.status === 'passed' && c.shifted_px ? badge('shifted', `unchanged, shifted ${c.shifted_px > 0 ? '+' : ''}${c.shifted_px} px`) : null,
         h('span', { class: 'small muted' }, ratio(c))),
       needsApproval(c) ? h('button', { type: 'button', class: 'btn btn-small', onclick: (ev) => approve(ev.currentTarget, { comparisons: [c.id] }) },
         'Approve') : null),
     c.message ? h('p', { class: 'small' }, c.message) : null,
+    bands(c),
     h('div', { class: 'cmp-images' }, image(c.baseline, 'baseline'), image(c.current, 'current'), image(c.diff, 'diff')),
     c.baseline && c.current ? overlay(c) : null);
+}
+
+// bands lists an aligned comparison's inserted and removed blocks ("+40 px
+// at y=1,204"); changed rows are in the message and the diff image.
+function bands(c) {
+  const hs = (c.hunks || []).filter((x) => x.kind === 'inserted' || x.kind === 'removed');
+  if (!hs.length) return null;
+  const fmt = (n) => n.toLocaleString('en-US');
+  return h('ul', { class: 'small bands' }, hs.map((x) => h('li', { 'data-kind': x.kind },
+    x.kind === 'inserted' ? `+${fmt(x.b_end - x.b_start)} px at y=${fmt(x.b_start)}` : `−${fmt(x.a_end - x.a_start)} px at y=${fmt(x.b_start)}`)));
 }
 
 // overlay stacks current over baseline; the slider (keyboard: arrow keys)

@@ -1,6 +1,9 @@
 package web
 
 import (
+	"context"
+	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -100,5 +103,32 @@ func TestServeOpenAPI(t *testing.T) {
 	h.ServeHTTP(rec, req)
 	if rec.Code != http.StatusNotModified || rec.Body.Len() != 0 {
 		t.Errorf("revalidation: %d with %d bytes, want 304 and no body", rec.Code, rec.Body.Len())
+	}
+}
+
+// panicRepo panics reading a batch.
+type panicRepo struct{ fakeRepo }
+
+func (*panicRepo) GetBatch(context.Context, string) (*jobs.Batch, error) { panic("a bug") }
+
+// A panic is answered with the error shape of every other error: 500 internal.
+func TestPanicIsAnError(t *testing.T) {
+	t.Parallel()
+	repo := &panicRepo{}
+	s := &Server{Service: &jobs.Service{Repo: repo, Queue: &fakeQueue{}}, Batches: repo,
+		Logger: slog.New(slog.DiscardHandler), Config: Config{AllowedHosts: testHosts}}
+	req := httptest.NewRequest(http.MethodGet, "/v1/batches/"+jobs.NewID(), nil)
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, req)
+	var e errBody
+	if err := json.Unmarshal(rec.Body.Bytes(), &e); rec.Code != http.StatusInternalServerError || err != nil || e.Error.Code != "internal" {
+		t.Fatalf("%d %q (%v), want 500 with error code internal", rec.Code, rec.Body, err)
+	}
+	v, err := contract.Load(OpenAPI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if viol := v.Check(context.Background(), contract.Exchange{Request: req, Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}); viol != nil {
+		t.Errorf("the answer drifts from web/openapi.json: %s", viol)
 	}
 }

@@ -121,7 +121,9 @@ func (s *Server) Handler() http.Handler {
 	// is trusted, so a made-up X-Forwarded-For cannot pick a fresh address.
 	_ = r.SetTrustedProxies(nil) // nil never fails
 	// observe outside Recovery: panics count as 500; the browser boundary before CORS and every route
-	r.Use(s.observeRequests, gin.Recovery(), s.accessLog(), s.h(s.browserBoundary), s.cors)
+	// A panic's answer is the ordinary 500 error body (gin's own Recovery answers with none).
+	recovered := gin.CustomRecovery(func(c *gin.Context, v any) { writeError(c, fmt.Errorf("panic: %v", v)) })
+	r.Use(s.observeRequests, recovered, s.accessLog(), s.h(s.browserBoundary), s.cors)
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, healthResponse{Status: "ok"}) })
 	r.GET("/readyz", s.ready)
 	r.GET("/openapi.json", serveOpenAPI) // openapi.go

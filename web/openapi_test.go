@@ -71,13 +71,8 @@ func TestOpenAPICoversRouter(t *testing.T) {
 		}
 	}
 	for op := range documented {
-		if !routed[op] && !slices.Contains(pendingRoutes, op) {
+		if !routed[op] {
 			t.Errorf("web/openapi.json documents %s, which the router does not serve", op)
-		}
-	}
-	for _, op := range pendingRoutes {
-		if !documented[op] {
-			t.Errorf("pending route %s is not documented", op)
 		}
 	}
 }

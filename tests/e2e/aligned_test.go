@@ -70,7 +70,7 @@ func TestRegressionAlignedReflow(t *testing.T) {
 		ID string `json:"id"`
 	}
 	if code := s.do("POST", "/v1/suites", map[string]any{
-		"name":    "tall",
+		"name": "tall",
 		// A narrow viewport keeps three captures of 35 segments quick.
 		"targets": []map[string]any{{"url": srv.URL + "/", "name": "tall", "viewports": []map[string]any{{"width": 480, "height": 720}}}},
 		"options": map[string]any{"screenshot": map[string]any{"max_segments": 50}},

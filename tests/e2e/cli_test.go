@@ -140,7 +140,7 @@ func TestCLICapture(t *testing.T) {
 	}
 
 	// Every artifact the api lists is on disk with its sha256, and nothing else is.
-	c := s.client()
+	c := s.goClient()
 	want := map[string]string{"manifest.json": ""}
 	for j, err := range c.ListJobs(ctx, batchID, client.ListOptions{}) {
 		if err != nil {

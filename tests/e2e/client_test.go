@@ -13,10 +13,11 @@ import (
 	"github.com/snapq/snapq/client"
 )
 
-// newClient is the Go client of the stack's api.
-func (s *stack) client() *client.Client {
+// goClient is the Go client of the stack's api, sending through the stack's
+// contract-checked HTTP client (every request and answer held to web/openapi.json).
+func (s *stack) goClient() *client.Client {
 	s.t.Helper()
-	c, err := client.New(client.Config{BaseURL: s.api, PollInterval: 250 * time.Millisecond})
+	c, err := client.New(client.Config{BaseURL: s.api, HTTPClient: s.client, PollInterval: 250 * time.Millisecond})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func TestGoClient(t *testing.T) {
 	t.Parallel()
 	s := startStack(t)
 	site := fixtureSite(t)
-	c := s.client()
+	c := s.goClient()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // generous: the suite shares the machine
 	defer cancel()
 

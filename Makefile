@@ -37,6 +37,7 @@ build:
 	$(GO) build -o bin/api ./cmd/api
 	$(GO) build -o bin/worker ./cmd/worker
 	$(GO) build -o bin/fixtures ./cmd/fixtures
+	$(GO) build -o bin/snapq ./cmd/snapq
 
 ## test: go vet, then unit, integration and end-to-end tests against real services
 test: services vet

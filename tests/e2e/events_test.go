@@ -142,7 +142,7 @@ func TestLiveEvents(t *testing.T) {
 	}
 	urls = append(urls, site.URL+"/status/404", "http://127.0.0.2:9/blocked") // a result; a refused address
 	var batch batchResp
-	bs := &stack{t: t, api: replicaB, procs: s.procs}
+	bs := &stack{t: t, api: replicaB, procs: s.procs, client: contractClient(t, "127.0.0.1:"+port)}
 	if code, _ := bs.doWith("POST", "/v1/batches", auth(alice), map[string]any{"urls": urls}, &batch); code != http.StatusAccepted {
 		t.Fatalf("submit via replica B: status %d", code)
 	}

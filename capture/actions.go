@@ -67,7 +67,6 @@ type Action struct {
 // SecretMask is what logs show in place of a secret.
 const SecretMask = "••••"
 
-
 // Evaluation is the JSON value of an evaluate action. A value over MaxEvaluationBytes is cut
 // and becomes a string ending in "…[truncated N bytes]".
 type Evaluation struct {

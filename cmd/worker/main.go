@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/snapq/snapq/authprofile"
 	"log/slog"
 	"net"
 	"os"
@@ -201,7 +202,9 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 	h := &jobs.Handler{Repo: st, Renderer: d.browser, Store: d.objects, Logger: log,
 		AfterFinal: []func(context.Context, *jobs.Job){announce.AfterFinal, regression.CompareWhenFinal(st, tasks, regLog),
 			d.dispatch.AfterFinal},
-		Hosts: d.hosts, HostConcurrency: cfg.HostConcurrency}
+		Hosts: d.hosts, HostConcurrency: cfg.HostConcurrency,
+		Auth: &authprofile.Sessions{Repo: st, Sealer: cfg.Sealer, Renderer: d.browser, Lock: ratelimit.NewFlight(d.rdb),
+			Logger: log.With("component", "auth")}}
 	cmp := &regression.Comparer{Repo: st, Store: d.objects, Logger: regLog,
 		RunFinished: []func(context.Context, *regression.Run){func(ctx context.Context, r *regression.Run) { announce.Batch(ctx, r.BatchID) }}}
 	inFlight := cfg.MaxJobsInFlight

@@ -193,7 +193,7 @@ func (in *Input) apply(p *Profile, secrets map[string]string, creating bool) (*c
 			errs.Add("invalid_field", "secrets", fmt.Sprintf("at most %d secrets", MaxSecrets))
 		}
 	}
-	p.SecretNames = p.SecretNames[:0]
+	p.SecretNames = []string{}
 	for name := range secrets {
 		p.SecretNames = append(p.SecretNames, name)
 	}

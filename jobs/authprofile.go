@@ -51,20 +51,28 @@ func (h *Handler) authCapture(ctx context.Context, job *Job, req capture.Request
 	if !loggedOut(err) {
 		return res, err, nil
 	}
-	h.logger().Info("the page is logged out; logging in again", "job_id", job.ID, "auth_profile", job.Options.AuthProfile,
-		"version", version)
-	if version, err = h.Auth.Relogin(ctx, job, version, &req); err != nil {
-		return nil, nil, authError(err)
-	}
-	res, err = h.Renderer.Capture(ctx, req)
-	if loggedOut(err) {
+	// A login another worker made while this job waited may itself have run
+	// out by the time the page loads: one more new login, then give up.
+	for relogins := 0; loggedOut(err); relogins++ {
 		var ce *capture.Error
 		errors.As(err, &ce)
-		return nil, nil, &jobError{JobError{Code: CodeAuthFailed,
-			Message: fmt.Sprintf("still logged out with the new login (version %d): %s", version, ce.Message)}, false, partialOf(ce)}
+		if relogins == MaxRelogins {
+			return nil, nil, &jobError{JobError{Code: CodeAuthFailed,
+				Message: fmt.Sprintf("still logged out with a new login (version %d): %s", version, ce.Message)}, false, partialOf(ce)}
+		}
+		h.logger().Info("the page is logged out; logging in again", "job_id", job.ID, "auth_profile", job.Options.AuthProfile,
+			"version", version)
+		if version, err = h.Auth.Relogin(ctx, job, version, &req); err != nil {
+			return nil, nil, authError(err)
+		}
+		res, err = h.Renderer.Capture(ctx, req)
 	}
 	return res, err, nil
 }
+
+// MaxRelogins is how many new logins one job asks for before it fails with
+// auth_failed.
+const MaxRelogins = 2
 
 func loggedOut(err error) bool {
 	var ce *capture.Error

@@ -159,10 +159,10 @@ func TestAuthProfileSelfHealing(t *testing.T) {
 	start := time.Now()
 	var batch batchResp
 	if code, _ := s.doWith("POST", "/v1/batches", a, map[string]any{"urls": targets, "options": map[string]any{
-		"auth_profile": "shop", "wait": map[string]any{"delay_ms": 1500}, "screenshot": map[string]any{"mode": "viewport"}}}, &batch); code != http.StatusAccepted {
+		"auth_profile": "shop", "wait": map[string]any{"delay_ms": 300}, "screenshot": map[string]any{"mode": "viewport"}}}, &batch); code != http.StatusAccepted {
 		t.Fatalf("submit: %d", code)
 	}
-	done := s.waitCounts(batch.ID, a, 110*time.Second, "completed", func(b batchResp) bool { return b.Status == "completed" })
+	done := s.waitAuthBatch(batch.ID, a, 110*time.Second)
 	elapsed := time.Since(start)
 	if done.Counts["succeeded"] != 60 {
 		for _, j := range s.batchJobs(batch.ID, a) {
@@ -267,6 +267,36 @@ func TestAuthProfileSelfHealing(t *testing.T) {
 	}
 	if len(hits) > 0 || objects < 60 {
 		t.Fatalf("the password was found in %v (%d objects searched)", hits, objects)
+	}
+}
+
+// waitAuthBatch waits for a batch to complete; past timeout it fails the
+// test listing the jobs that failed and the workers' warnings.
+func (s *stack) waitAuthBatch(id string, h map[string]string, timeout time.Duration) batchResp {
+	s.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var b batchResp
+		code, _ := s.doWith("GET", "/v1/batches/"+id, h, nil, &b)
+		if code == http.StatusOK && b.Status == "completed" {
+			return b
+		}
+		if time.Now().After(deadline) {
+			for _, j := range s.batchJobs(id, h) {
+				if j.Status == "failed" {
+					s.t.Logf("job %s failed: %+v", j.URL, j.Error)
+				}
+			}
+			for _, name := range []string{"worker", "worker2"} {
+				for _, line := range strings.Split(s.procs.Log(name, 1<<20), "\n") {
+					if strings.Contains(line, `"WARN"`) || strings.Contains(line, `"component":"auth"`) || strings.Contains(line, `job succeeded`) || strings.Contains(line, `logging in again`) {
+						s.t.Log(name, line)
+					}
+				}
+			}
+			s.t.Fatalf("batch %s not completed after %s: %v", id, timeout, b.Counts)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 

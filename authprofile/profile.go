@@ -51,9 +51,13 @@ type Profile struct {
 	LastFailureAt *time.Time
 	LastFailure   string
 	// LastLog is the action log of the last login the recipe ran (secrets masked).
-	LastLog   []capture.LogEntry
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	LastLog []capture.LogEntry
+	// LastTestID is the last test (POST /test) a worker finished, with its
+	// failure ("" when it logged in).
+	LastTestID    string
+	LastTestError string
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 // Spec is a profile's recipe and how its pages show they are logged out.
@@ -110,6 +114,9 @@ type Repository interface {
 	AuthState(ctx context.Context, id string) (version int, sealed []byte, created time.Time, err error)
 	// RecordAuthFailure notes a failed login.
 	RecordAuthFailure(ctx context.Context, id, message string, log []capture.LogEntry) error
+	// RecordAuthTest notes that test testID finished with failure ("" when
+	// it logged in) and its log.
+	RecordAuthTest(ctx context.Context, id, testID, failure string, log []capture.LogEntry) error
 }
 
 // Input is the wire form of a profile (POST and PATCH /v1/auth-profiles).

@@ -16,6 +16,61 @@ import (
 type Service struct {
 	Repo   Repository
 	Sealer *Sealer
+	// Queue takes the auth:test tasks of Test; nil: Test is unavailable.
+	Queue TaskQueue
+}
+
+// TaskQueue submits a task (queue.AsynqQueue).
+type TaskQueue interface {
+	Submit(ctx context.Context, p jobs.Payload, timeout time.Duration) error
+}
+
+// TestTimeout bounds POST /v1/auth-profiles/:id/test: a worker must pick
+// the task up and run the recipe within it.
+const TestTimeout = 150 * time.Second
+
+// TestResult is the answer of a test login.
+type TestResult struct {
+	OK      bool               `json:"ok"`
+	Version int                `json:"version"`
+	Error   string             `json:"error,omitempty"`
+	Log     []capture.LogEntry `json:"log"`
+}
+
+// Test has a worker run p's recipe now and waits for the outcome: the
+// action log (secrets masked), and on success the new login's version.
+func (s *Service) Test(ctx context.Context, p *Profile) (*TestResult, error) {
+	if s.Queue == nil {
+		return nil, errors.New("no task queue for test logins")
+	}
+	if !p.HasRecipe() {
+		return nil, jobs.ValidationErrors([]jobs.FieldError{{Code: "no_recipe", Field: "login_url",
+			Message: "the profile has no recipe to test (it was made from a storage_state)"}})
+	}
+	testID := jobs.NewID()
+	if err := s.Queue.Submit(ctx, jobs.AuthTestPayload{TestID: testID, ProfileID: p.ID}, 0); err != nil {
+		return nil, fmt.Errorf("enqueue test login: %w", err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, TestTimeout)
+	defer cancel()
+	for {
+		cur, err := s.Repo.GetAuthProfile(wctx, p.ID)
+		if err != nil {
+			return nil, err
+		}
+		if cur.LastTestID == testID {
+			log := cur.LastLog
+			if log == nil {
+				log = []capture.LogEntry{}
+			}
+			return &TestResult{OK: cur.LastTestError == "", Version: cur.Version, Error: cur.LastTestError, Log: log}, nil
+		}
+		select {
+		case <-wctx.Done():
+			return nil, fmt.Errorf("no worker finished the test login within %s: %w", TestTimeout, wctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // ErrNoSealer: auth profiles need SNAPQ_SECRET_KEY.

@@ -285,3 +285,29 @@ func (s *Sessions) Test(ctx context.Context, p *Profile) (version int, log []cap
 }
 
 func (s *Sessions) logger() *slog.Logger { return jobs.Log(s.Logger) }
+
+// RunTest is the worker's handler of auth:test tasks: it runs the profile's
+// recipe (Test) and records the outcome for the api to answer with.
+func (s *Sessions) RunTest(ctx context.Context, t jobs.AuthTestPayload) error {
+	if s.Sealer == nil {
+		return fmt.Errorf("auth test %s: %w: %w", t.TestID, ErrNoSealer, jobs.ErrNoRetry)
+	}
+	p, err := s.Repo.GetAuthProfile(ctx, t.ProfileID)
+	if errors.Is(err, jobs.ErrNotFound) {
+		return fmt.Errorf("auth test %s: profile %s: %w", t.TestID, t.ProfileID, jobs.ErrNoRetry)
+	}
+	if err != nil {
+		return err
+	}
+	failure := ""
+	_, log, err := s.Test(ctx, p)
+	if err != nil {
+		failure = err.Error()
+		if failure == "" {
+			failure = "failed"
+		}
+	}
+	rctx, cancel := jobs.Bookkeeping(ctx)
+	defer cancel()
+	return s.Repo.RecordAuthTest(rctx, p.ID, t.TestID, failure, log)
+}

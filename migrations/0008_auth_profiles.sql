@@ -14,6 +14,8 @@ CREATE TABLE auth_profiles (
     last_failure_at timestamptz,
     last_failure    text,
     last_log        jsonb,                -- the last recipe run's action log, secrets masked
+    last_test_id    uuid,                 -- the last POST /test a worker finished
+    last_test_error text,                 -- its failure, '' when it logged in
     created_at      timestamptz NOT NULL DEFAULT now(),
     updated_at      timestamptz NOT NULL DEFAULT now(),
     UNIQUE (owner, name)

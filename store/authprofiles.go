@@ -21,7 +21,8 @@ var _ authprofile.Repository = (*Store)(nil)
 const keptAuthStates = 5
 
 const authProfileCols = `p.id, p.owner, p.name, p.origins, p.spec, p.secret_names, p.secrets, p.version,
-	p.last_login_at, p.last_failure_at, coalesce(p.last_failure, ''), p.last_log, p.created_at, p.updated_at`
+	p.last_login_at, p.last_failure_at, coalesce(p.last_failure, ''), p.last_log,
+	coalesce(p.last_test_id::text, ''), coalesce(p.last_test_error, ''), p.created_at, p.updated_at`
 
 func scanAuthProfile(row pgx.Row) (*authprofile.Profile, error) {
 	var (
@@ -29,7 +30,7 @@ func scanAuthProfile(row pgx.Row) (*authprofile.Profile, error) {
 		spec, log []byte
 	)
 	err := row.Scan(&p.ID, &p.Owner, &p.Name, &p.Origins, &spec, &p.SecretNames, &p.SealedSecrets, &p.Version,
-		&p.LastLoginAt, &p.LastFailureAt, &p.LastFailure, &log, &p.CreatedAt, &p.UpdatedAt)
+		&p.LastLoginAt, &p.LastFailureAt, &p.LastFailure, &log, &p.LastTestID, &p.LastTestError, &p.CreatedAt, &p.UpdatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, jobs.ErrNotFound
 	}
@@ -197,5 +198,19 @@ func (s *Store) RecordAuthFailure(ctx context.Context, id, message string, log [
 	}
 	_, err := s.pool.Exec(ctx, `UPDATE auth_profiles SET last_failure_at = now(), last_failure = $2,
 		last_log = coalesce($3, last_log) WHERE id = $1`, id, message, logJSON)
+	return err
+}
+
+// RecordAuthTest implements authprofile.Repository.
+func (s *Store) RecordAuthTest(ctx context.Context, id, testID, failure string, log []capture.LogEntry) error {
+	var logJSON []byte
+	if log != nil {
+		var err error
+		if logJSON, err = json.Marshal(log); err != nil {
+			return err
+		}
+	}
+	_, err := s.pool.Exec(ctx, `UPDATE auth_profiles SET last_test_id = $2, last_test_error = $3,
+		last_log = coalesce($4, last_log) WHERE id = $1`, id, testID, failure, logJSON)
 	return err
 }

@@ -23,6 +23,25 @@ func (s *Server) routeAuthProfiles(v1 *gin.RouterGroup) {
 	v1.GET("/auth-profiles/:id", s.loadAuthProfile, s.h(s.getAuthProfile))
 	v1.PATCH("/auth-profiles/:id", jsonBody, s.loadAuthProfile, s.h(s.updateAuthProfile))
 	v1.DELETE("/auth-profiles/:id", s.loadAuthProfile, s.h(s.deleteAuthProfile))
+	v1.POST("/auth-profiles/:id/test", s.loadAuthProfile, s.h(s.testAuthProfile))
+}
+
+// testAuthProfile has a worker log in with the profile now and answers with
+// the recipe's action log (secrets masked): 200 whether or not it logged in.
+func (s *Server) testAuthProfile(c *gin.Context) error {
+	if err := s.authProfilesOn(); err != nil {
+		return err
+	}
+	p, err := loaded[*authprofile.Profile](c, authProfileKey)
+	if err != nil {
+		return err
+	}
+	res, err := s.AuthProfiles.Test(c.Request.Context(), p)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, res)
+	return nil
 }
 
 func (s *Server) loadAuthProfile(c *gin.Context) {

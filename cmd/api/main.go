@@ -205,7 +205,7 @@ func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeSe
 		Batches:      st,
 		Suites:       st,
 		Webhooks:     st,
-		AuthProfiles: &authprofile.Service{Repo: st, Sealer: cfg.Sealer},
+		AuthProfiles: &authprofile.Service{Repo: st, Sealer: cfg.Sealer, Queue: tasks},
 		Keys:         st,
 		Limiter:      ratelimit.New(rdb, rate, burst),
 		// failed authentications per client address (web.Server.AuthFailures)

@@ -199,12 +199,13 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 	st, tasks := d.store, d.tasks
 	announce := &webhook.Announcer{Repo: st, Queue: tasks, Logger: log.With("component", "webhooks")}
 	regLog := log.With("component", "regression")
+	sessions := &authprofile.Sessions{Repo: st, Sealer: cfg.Sealer, Renderer: d.browser, Lock: ratelimit.NewFlight(d.rdb),
+		Logger: log.With("component", "auth")}
 	h := &jobs.Handler{Repo: st, Renderer: d.browser, Store: d.objects, Logger: log,
 		AfterFinal: []func(context.Context, *jobs.Job){announce.AfterFinal, regression.CompareWhenFinal(st, tasks, regLog),
 			d.dispatch.AfterFinal},
 		Hosts: d.hosts, HostConcurrency: cfg.HostConcurrency,
-		Auth: &authprofile.Sessions{Repo: st, Sealer: cfg.Sealer, Renderer: d.browser, Lock: ratelimit.NewFlight(d.rdb),
-			Logger: log.With("component", "auth")}}
+		Auth: sessions}
 	cmp := &regression.Comparer{Repo: st, Store: d.objects, Logger: regLog,
 		RunFinished: []func(context.Context, *regression.Run){func(ctx context.Context, r *regression.Run) { announce.Batch(ctx, r.BatchID) }}}
 	inFlight := cfg.MaxJobsInFlight
@@ -222,6 +223,7 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 	queue.Register(mux, wh.Run)
 	queue.Register(mux, cmp.Run, metrics.comparisons)
 	queue.Register(mux, runner.Run)
+	queue.Register(mux, sessions.RunTest)
 	return mux
 }
 

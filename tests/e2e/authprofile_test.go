@@ -397,9 +397,6 @@ func TestAuthProfileStorageState(t *testing.T) {
 		}
 	}
 	var wrong profileResp
-	s.do("GET", "/v1/auth-profiles", nil, &struct {
-		AuthProfiles *[]profileResp `json:"auth_profiles"`
-	}{})
 	var listed struct {
 		AuthProfiles []profileResp `json:"auth_profiles"`
 	}
@@ -411,5 +408,31 @@ func TestAuthProfileStorageState(t *testing.T) {
 	}
 	if wrong.LastFailure == "" || strings.Contains(wrong.LastFailure, "not-the-password") {
 		t.Fatalf("the failed recipe's profile: %+v", wrong)
+	}
+
+	// "Test login now": the recipe's action log, the secret masked.
+	var test struct {
+		OK    bool   `json:"ok"`
+		Error string `json:"error"`
+		Log   []struct {
+			Type    string `json:"type"`
+			Target  string `json:"target"`
+			OK      bool   `json:"ok"`
+			Excerpt string `json:"excerpt"`
+		} `json:"log"`
+	}
+	if code := s.do("POST", "/v1/auth-profiles/"+wrong.ID+"/test", nil, &raw); code != http.StatusOK {
+		t.Fatalf("test login: %d %s", code, raw)
+	}
+	_ = json.Unmarshal(raw, &test)
+	masked := false
+	for _, e := range test.Log {
+		masked = masked || (e.Type == "type" && e.Target == "#password" && e.Excerpt == "••••")
+	}
+	if test.OK || test.Error == "" || !masked || strings.Contains(string(raw), "not-the-password") {
+		t.Fatalf("test login of the wrong password: %s", raw)
+	}
+	if code := s.do("POST", "/v1/auth-profiles/"+p.ID+"/test", nil, &e); code != http.StatusBadRequest || e.Error.Field != "login_url" {
+		t.Fatalf("test login of a profile without a recipe: %d %+v", code, e.Error)
 	}
 }

@@ -152,6 +152,27 @@ func TestAuthProfileSelfHealing(t *testing.T) {
 		t.Fatalf("key B submit: %d", code)
 	}
 
+	// The first login, through "test login now": it tells how fast this
+	// machine is. A session must outlive one login plus one capture, or no
+	// page can ever be captured logged in: on a machine so loaded that a login
+	// takes more than 2.5 s, the session's life and the wait scale with it
+	// (the assertions do not change).
+	t0 := time.Now()
+	var test struct {
+		OK    bool   `json:"ok"`
+		Error string `json:"error"`
+	}
+	if code, _ := s.doWith("POST", "/v1/auth-profiles/"+p.ID+"/test", a, nil, &test); code != http.StatusOK || !test.OK {
+		t.Fatalf("test login: %d %+v", code, test)
+	}
+	loginTook := time.Since(t0)
+	ttl, wait := 10*time.Second, 110*time.Second
+	if scale := float64(loginTook) / float64(2500*time.Millisecond); scale > 1 {
+		ttl, wait = time.Duration(float64(ttl)*scale), time.Duration(float64(wait)*scale)
+	}
+	app.SetSessionTTL(ttl)
+	t.Logf("test login took %s: session TTL %s, batch wait %s", loginTook.Round(time.Millisecond), ttl, wait)
+
 	targets := make([]string, 60)
 	for i := range targets {
 		targets[i] = fmt.Sprintf("%s/page/%d", site, i+1)
@@ -162,7 +183,7 @@ func TestAuthProfileSelfHealing(t *testing.T) {
 		"auth_profile": "shop", "wait": map[string]any{"delay_ms": 300}, "screenshot": map[string]any{"mode": "viewport"}}}, &batch); code != http.StatusAccepted {
 		t.Fatalf("submit: %d", code)
 	}
-	done := s.waitAuthBatch(batch.ID, a, 110*time.Second)
+	done := s.waitAuthBatch(batch.ID, a, wait)
 	elapsed := time.Since(start)
 	if done.Counts["succeeded"] != 60 {
 		for _, j := range s.batchJobs(batch.ID, a) {
@@ -179,8 +200,8 @@ func TestAuthProfileSelfHealing(t *testing.T) {
 		}
 	}
 	logins, expired, failed := app.Stats()
-	t.Logf("60 pages, 4 tabs on 2 workers, session TTL 10 s, %s: %d logins, %d expiries seen, %d failed logins",
-		elapsed.Round(time.Second), logins, expired, failed)
+	t.Logf("60 pages, 4 tabs on 2 workers, session TTL %s, %s: %d logins (the first by the test login), %d expiries seen, %d failed logins",
+		ttl, elapsed.Round(time.Second), logins, expired, failed)
 	if logins > expired+1 || failed != 0 {
 		t.Fatalf("%d logins for %d expiries (%d failed): want at most one login per expiry, +1", logins, expired, failed)
 	}

@@ -152,26 +152,31 @@ func TestAuthProfileSelfHealing(t *testing.T) {
 		t.Fatalf("key B submit: %d", code)
 	}
 
-	// The first login, through "test login now": it tells how fast this
-	// machine is. A session must outlive one login plus one capture, or no
-	// page can ever be captured logged in: on a machine so loaded that a login
-	// takes more than 2.5 s, the session's life and the wait scale with it
-	// (the assertions do not change).
-	t0 := time.Now()
+	// The first logins, through "test login now": the second (the first
+	// also waits for the worker's browser) tells how fast this machine is. A
+	// session must outlive one login plus one capture, or no page can ever be
+	// captured logged in: on a machine so loaded that a login takes more than
+	// 2.5 s, the session's life and the wait scale with it (at most 6×; the
+	// assertions do not change).
 	var test struct {
 		OK    bool   `json:"ok"`
 		Error string `json:"error"`
 	}
-	if code, _ := s.doWith("POST", "/v1/auth-profiles/"+p.ID+"/test", a, nil, &test); code != http.StatusOK || !test.OK {
-		t.Fatalf("test login: %d %+v", code, test)
+	var loginTook time.Duration
+	for range 2 {
+		t0 := time.Now()
+		if code, _ := s.doWith("POST", "/v1/auth-profiles/"+p.ID+"/test", a, nil, &test); code != http.StatusOK || !test.OK {
+			t.Fatalf("test login: %d %+v", code, test)
+		}
+		loginTook = time.Since(t0)
 	}
-	loginTook := time.Since(t0)
 	ttl, wait := 10*time.Second, 110*time.Second
-	if scale := float64(loginTook) / float64(2500*time.Millisecond); scale > 1 {
+	if scale := min(6, float64(loginTook)/float64(2500*time.Millisecond)); scale > 1 {
 		ttl, wait = time.Duration(float64(ttl)*scale), time.Duration(float64(wait)*scale)
 	}
 	app.SetSessionTTL(ttl)
-	t.Logf("test login took %s: session TTL %s, batch wait %s", loginTook.Round(time.Millisecond), ttl, wait)
+	t.Logf("a test login took %s: session TTL %s, batch wait %s", loginTook.Round(time.Millisecond), ttl, wait)
+	loginsBefore, expiredBefore, _ := app.Stats()
 
 	targets := make([]string, 60)
 	for i := range targets {
@@ -200,6 +205,7 @@ func TestAuthProfileSelfHealing(t *testing.T) {
 		}
 	}
 	logins, expired, failed := app.Stats()
+	logins, expired = logins-loginsBefore+1, expired-expiredBefore // the batch's, +1 for the login it started with
 	t.Logf("60 pages, 4 tabs on 2 workers, session TTL %s, %s: %d logins (the first by the test login), %d expiries seen, %d failed logins",
 		ttl, elapsed.Round(time.Second), logins, expired, failed)
 	if logins > expired+1 || failed != 0 {

@@ -26,6 +26,31 @@ type Locker interface {
 	TryLock(ctx context.Context, key string, ttl time.Duration) (release func(), ok bool, err error)
 }
 
+// EventFailed is the webhook event a batch's webhook receives when a job of
+// the batch found its auth profile's recipe failing (once per batch).
+const EventFailed = "auth_profile.failed"
+
+// FailedEvent is the data of an auth_profile.failed event: no secret, no
+// login, the failure's message masked.
+type FailedEvent struct {
+	AuthProfile struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	} `json:"auth_profile"`
+	BatchID string    `json:"batch_id"`
+	JobID   string    `json:"job_id"`
+	Message string    `json:"message"`
+	At      time.Time `json:"failed_at"`
+}
+
+// NewFailedEvent is the event of p's failed login during job.
+func NewFailedEvent(p *Profile, job *jobs.Job, message string) FailedEvent {
+	var e FailedEvent
+	e.AuthProfile.ID, e.AuthProfile.Name = p.ID, p.Name
+	e.BatchID, e.JobID, e.Message, e.At = job.BatchID, job.ID, message, time.Now().UTC()
+	return e
+}
+
 // Defaults of Sessions.
 const (
 	DefaultLoginTimeout = 60 * time.Second

@@ -30,3 +30,7 @@ CREATE TABLE auth_profile_states (
     created_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (profile_id, version)
 );
+
+-- An event whose body is fixed when it happens (auth_profile.failed) keeps
+-- its data with the delivery; NULL: built when delivered (batch.completed).
+ALTER TABLE webhook_deliveries ADD COLUMN data jsonb;

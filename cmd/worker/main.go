@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/snapq/snapq/authprofile"
@@ -200,7 +201,7 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 	announce := &webhook.Announcer{Repo: st, Queue: tasks, Logger: log.With("component", "webhooks")}
 	regLog := log.With("component", "regression")
 	sessions := &authprofile.Sessions{Repo: st, Sealer: cfg.Sealer, Renderer: d.browser, Lock: ratelimit.NewFlight(d.rdb),
-		Logger: log.With("component", "auth")}
+		Logger: log.With("component", "auth"), OnFailure: authFailed(st, tasks, log)}
 	h := &jobs.Handler{Repo: st, Renderer: d.browser, Store: d.objects, Logger: log,
 		AfterFinal: []func(context.Context, *jobs.Job){announce.AfterFinal, regression.CompareWhenFinal(st, tasks, regLog),
 			d.dispatch.AfterFinal},
@@ -225,6 +226,27 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 	queue.Register(mux, runner.Run)
 	queue.Register(mux, sessions.RunTest)
 	return mux
+}
+
+// authFailed announces a failed login on the webhook of the batch whose job
+// found it (auth_profile.failed, once per batch).
+func authFailed(st *store.Store, tasks *queue.AsynqQueue, log *slog.Logger) func(context.Context, *authprofile.Profile, *jobs.Job, string) {
+	return func(ctx context.Context, p *authprofile.Profile, job *jobs.Job, msg string) {
+		data, err := json.Marshal(authprofile.NewFailedEvent(p, job, msg))
+		if err != nil {
+			return
+		}
+		id, ok, err := st.CreateEventDelivery(ctx, job.BatchID, authprofile.EventFailed, data)
+		if err != nil || !ok {
+			if err != nil {
+				log.Warn("create the auth_profile.failed delivery", "batch_id", job.BatchID, "err", err)
+			}
+			return
+		}
+		if err := tasks.EnqueueWebhook(ctx, id); err != nil {
+			log.Warn("enqueue the auth_profile.failed delivery; the reconciler will", "delivery_id", id, "err", err)
+		}
+	}
 }
 
 // newServer is the asynq server: SNAPQ_WORKER_JOBS tasks at once, retries

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -396,8 +397,20 @@ func TestAuthProfileStorageState(t *testing.T) {
 		t.Fatalf("create wrong: %d %s", code, raw)
 	}
 
+	var (
+		hookMu sync.Mutex
+		hooks  []string
+	)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		hookMu.Lock()
+		hooks = append(hooks, string(body))
+		hookMu.Unlock()
+	}))
+	t.Cleanup(receiver.Close)
 	var batch batchResp
-	if code := s.do("POST", "/v1/batches", map[string]any{"targets": []map[string]any{
+	if code := s.do("POST", "/v1/batches", map[string]any{"webhook": map[string]any{"url": receiver.URL, "secret": "0123456789abcdef0123"},
+		"targets": []map[string]any{
 		{"url": site + "/home", "options": map[string]any{"auth_profile": "uploaded"}},
 		{"url": site + "/page/7"},
 		{"url": other + "/short", "options": map[string]any{"auth_profile": "uploaded"}},
@@ -435,6 +448,25 @@ func TestAuthProfileStorageState(t *testing.T) {
 	}
 	if wrong.LastFailure == "" || strings.Contains(wrong.LastFailure, "not-the-password") {
 		t.Fatalf("the failed recipe's profile: %+v", wrong)
+	}
+
+	// The webhook heard of the failed login, once, without the password.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		hookMu.Lock()
+		got := strings.Join(hooks, "\n")
+		hookMu.Unlock()
+		if strings.Contains(got, `"type":"auth_profile.failed"`) && strings.Contains(got, `"type":"batch.completed"`) {
+			if strings.Count(got, `"type":"auth_profile.failed"`) != 1 || !strings.Contains(got, `"name":"wrong"`) ||
+				strings.Contains(got, "not-the-password") {
+				t.Fatalf("webhook bodies: %s", got)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no auth_profile.failed and batch.completed webhooks within 60 s: %s", got)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 
 	// "Test login now": the recipe's action log, the secret masked.

@@ -59,7 +59,13 @@ type Action struct {
 	Name       string        // screenshot: the images are <Request.Name>-<Name>.<ext>
 	Screenshot Screenshot    // screenshot: zero fields take Request.Screenshot's, Mode viewport
 	Optional   bool          // a failure is logged and the sequence goes on
+	// Secret: Text is a secret (an auth profile's password); the log shows •••• for it and
+	// no error quotes it.
+	Secret bool
 }
+
+// SecretMask is what logs show in place of a secret.
+const SecretMask = "••••"
 
 // Evaluation is the JSON value of an evaluate action. A value over MaxEvaluationBytes is cut
 // and becomes a string ending in "…[truncated N bytes]".
@@ -141,6 +147,12 @@ func (t *tab) runActions(ctx context.Context, req Request, cfg Config, res *Resu
 		entry.OK = err == nil
 		if err != nil {
 			entry.Error = err.Error()
+		}
+		if a.Secret {
+			entry.Excerpt = SecretMask
+			if a.Text != "" {
+				entry.Error = strings.ReplaceAll(entry.Error, a.Text, SecretMask)
+			}
 		}
 		actionLog{res}.add(entry)
 		if err != nil && ctx.Err() != nil {

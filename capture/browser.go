@@ -169,6 +169,10 @@ func (b *Browser) Capture(ctx context.Context, req Request) (*Result, error) {
 
 	res, err := t.run(ctx, req, b.cfg, budget)
 	if err != nil {
+		// A logged-out page is an answer, not a broken tab: the clean slate resets it and the
+		// tab serves the job's retry with a new login.
+		var ce *Error
+		ok = errors.As(err, &ce) && ce.Code == CodeLoggedOut
 		return nil, err
 	}
 	ok = true

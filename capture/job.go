@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-rod/rod"
+	"github.com/go-rod/rod/lib/proto"
 )
 
 // job is one Request run on a tab: the contexts it runs under, what it was asked and what it
@@ -31,6 +32,7 @@ type job struct {
 	req     Request
 	cfg     Config
 	res     *Result
+	seeded  proto.PageScriptIdentifier // Request.State's storage script, removed when the job ends
 }
 
 // run is one job on the tab: navigate, wait, prepare, act, inspect, then take the outputs.
@@ -55,8 +57,14 @@ func (t *tab) run(parent context.Context, req Request, cfg Config, budget time.T
 	for _, s := range []struct {
 		name string
 		run  func() *Error
-	}{{"wait", j.wait}, {"prepare", j.prepare}, {"actions", j.actions}, {"inspect", j.inspect}} {
+	}{{"auth", j.loggedOut}, {"wait", j.wait}, {"prepare", j.prepare}, {"actions", j.actions}, {"auth", j.loggedOut},
+		{"inspect", j.inspect}} {
 		if err := j.step(s.name, s.run); err != nil {
+			return nil, err
+		}
+	}
+	if req.SaveState {
+		if err := j.step("auth", j.saveState); err != nil {
 			return nil, err
 		}
 	}
@@ -109,6 +117,7 @@ func (t *tab) newJob(parent context.Context, req Request, cfg Config, budget tim
 		res: &Result{Timings: map[string]int64{}}}
 	t.beginJob()
 	return j, func() {
+		t.unseed(j.seeded)
 		cancelLoad()
 		stop()
 		cancel(nil)
@@ -139,8 +148,13 @@ func (j *job) navigate() *Error {
 	if err := j.t.applyEmulation(j.p, j.req, j.res); err != nil { // emulate.go
 		return j.fail(phaseNavigate, err)
 	}
+	id, err := j.t.seedState(j.p, j.req.State, j.res) // state.go
+	j.seeded = id
+	if err != nil {
+		return j.fail(phaseNavigate, err)
+	}
 	j.t.takeDownloads(j.loadCtx)
-	err := j.t.navigate(j.t.page.Context(j.loadCtx), j.req)
+	err = j.t.navigate(j.t.page.Context(j.loadCtx), j.req)
 	j.t.stopTakingDownloads()
 	if err != nil {
 		return j.navigationError(err)

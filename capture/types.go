@@ -103,6 +103,14 @@ type Request struct {
 	MaskSelectors []string
 	// Limits bound the job's images and artifacts (budget.go); zero fields take the defaults.
 	Limits Limits
+	// State seeds the tab's fresh browser context before the navigation (state.go): an auth
+	// profile's login. The clean slate removes it after the job.
+	State *StorageState
+	// SaveState puts the context's cookies and the final document's storage into
+	// Result.State (a login recipe).
+	SaveState bool
+	// LoggedOut, when set, fails a page that shows it is logged out with CodeLoggedOut.
+	LoggedOut *LoggedOut
 }
 
 // Image is one encoded screenshot.
@@ -158,6 +166,8 @@ type Result struct {
 	// screenshot, html or links), with the reason.
 	Skipped []Skipped
 	Timings map[string]int64 // milliseconds: navigate, wait, capture, encode, total
+	// State is the login the page holds at the end (Request.SaveState).
+	State *StorageState
 	// logged counts the entries ever added to Log (some may have been dropped).
 	logged int
 }

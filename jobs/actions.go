@@ -245,6 +245,15 @@ func (o Options) actionsTimeout() time.Duration {
 	return min(d, o.JobTimeout())
 }
 
+// ResolveActions validates src as the actions of a job and converts them to the
+// renderer's (an auth profile's login steps); errors name fields under field.
+func ResolveActions(src []ActionInput, field string) ([]capture.Action, []FieldError) {
+	var v validator
+	var as []Action
+	v.actions(&as, src, field)
+	return captureActions(as), v.errs
+}
+
 // captureActions converts stored actions to the renderer's.
 func captureActions(as []Action) []capture.Action {
 	if len(as) == 0 {

@@ -54,6 +54,10 @@ const (
 	// full (MinIO's XMinioStorageFull, HTTP 507). Retried like an outage; the
 	// job fails with it when its retries run out.
 	CodeStorageFull = "storage_full"
+	// CodeAuthFailed: the job's auth profile could not log in (its recipe
+	// failed, it has no login yet, or the page was still logged out after a
+	// new login); not retried.
+	CodeAuthFailed = "auth_failed"
 )
 
 // ErrUnavailable marks a failure to reach the system of record (Postgres

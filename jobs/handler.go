@@ -41,6 +41,9 @@ type Handler struct {
 	// HostWait is how long a job waits for its host's slot before its task
 	// goes back to the queue (default DefaultHostWait).
 	HostWait time.Duration
+	// Auth logs in the jobs that name an auth profile (auth.go); nil: such
+	// jobs fail with auth_failed.
+	Auth Authenticator
 }
 
 // Capture is the asynq handler of KindCapture (see Register).
@@ -238,7 +241,21 @@ type jobError struct {
 func (h *Handler) run(ctx context.Context, job *Job, releaseHost func()) (*Result, []*Artifact, *jobError) {
 	// The capture's own budget (timeout_ms) starts when a tab is free; ctx (the
 	// task's deadline) bounds the wait for one.
-	res, err := h.Renderer.Capture(ctx, job.Options.CaptureRequest(job.URL, job.Name))
+	req := job.Options.CaptureRequest(job.URL, job.Name)
+	var (
+		res *capture.Result
+		err error
+	)
+	if job.Options.AuthProfile != "" {
+		var aerr *jobError
+		res, err, aerr = h.authCapture(ctx, job, req)
+		if aerr != nil {
+			releaseHost()
+			return nil, nil, aerr
+		}
+	} else {
+		res, err = h.Renderer.Capture(ctx, req)
+	}
 	releaseHost() // the page work is done; uploads do not touch the host
 	if err != nil {
 		var ce *capture.Error

@@ -66,6 +66,9 @@ type OptionsInput struct {
 	// HostConcurrency caps this job's target host's captures across all
 	// workers (hostcap.go).
 	HostConcurrency *float64 `json:"host_concurrency,omitempty"`
+	// AuthProfile names the API key's auth profile whose login the job's
+	// page is captured with (authprofile).
+	AuthProfile *string `json:"auth_profile,omitempty"`
 }
 
 // BlockInput is the wire form of Block.
@@ -146,6 +149,9 @@ type Options struct {
 	// HostConcurrency is the host cap the worker applies (hostcap.go); 0,
 	// as in jobs stored before it existed, means the worker's default.
 	HostConcurrency int `json:"host_concurrency,omitempty"`
+	// AuthProfile is the name of the batch owner's auth profile the worker
+	// seeds the page's context with; empty: none, the context starts clean.
+	AuthProfile string `json:"auth_profile,omitempty"`
 }
 
 // defaultBlockTypes are blocked, unless block.resource_types says otherwise, for jobs whose
@@ -271,6 +277,13 @@ func (o *Options) apply(in *OptionsInput, prefix string) []FieldError {
 	}
 	v.intIn(&o.ActionsTimeoutMS, in.ActionsTimeoutMS, prefix+".actions_timeout_ms", 1, int(MaxJobTimeout/time.Millisecond))
 	v.intIn(&o.HostConcurrency, in.HostConcurrency, prefix+".host_concurrency", 1, HardMaxHostConcurrency)
+	if in.AuthProfile != nil {
+		if *in.AuthProfile != "" && !ValidProfileName(*in.AuthProfile) {
+			v.add(prefix+".auth_profile", "must be an auth profile's name: 1-64 of a-z, 0-9, '-', '_', starting with a letter or digit")
+		} else {
+			o.AuthProfile = *in.AuthProfile
+		}
+	}
 	if d := in.PDF; d != nil {
 		p := prefix + ".pdf"
 		v.enum(&o.PDF.Paper, d.Paper, p+".paper", capture.Papers()...)
@@ -326,6 +339,12 @@ func (o Options) CaptureRequest(url, name string) capture.Request {
 	r.Stabilize, r.MaskSelectors = o.Stabilize, o.MaskSelectors
 	return r
 }
+
+// profileNameRe is the form of an auth profile's name.
+var profileNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// ValidProfileName reports whether name is an auth profile's name.
+func ValidProfileName(name string) bool { return profileNameRe.MatchString(name) }
 
 // validPageRanges accepts "1-3,5": pages from 1, each range's end at least its start.
 func validPageRanges(s string) bool {

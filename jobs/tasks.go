@@ -16,6 +16,8 @@ const (
 	KindCompare  = "regression:compare"
 	KindSuiteRun = "regression:run"
 	KindWebhook  = "webhook:deliver"
+	// KindAuthTest runs an auth profile's recipe now (POST /v1/auth-profiles/:id/test).
+	KindAuthTest = "auth:test"
 )
 
 // TaskSlack is added to a job's own timeout for its task's time limit: the
@@ -50,6 +52,16 @@ type SuiteRunPayload struct {
 type WebhookPayload struct {
 	DeliveryID string `json:"delivery_id"`
 }
+
+// AuthTestPayload is the payload of an auth:test task.
+type AuthTestPayload struct {
+	TestID    string `json:"test_id"`
+	ProfileID string `json:"profile_id"`
+}
+
+func (AuthTestPayload) Kind() string { return KindAuthTest }
+
+func (p AuthTestPayload) ID() string { return p.TestID }
 
 func (CapturePayload) Kind() string  { return KindCapture }
 func (ComparePayload) Kind() string  { return KindCompare }

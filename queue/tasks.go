@@ -52,6 +52,8 @@ var taskRules = map[string]taskRule{
 		maxDelay: 5 * time.Minute, idPrefix: "compare-"},
 	jobs.KindSuiteRun: {queue: QueueRegression, timeout: time.Minute, retries: func(Config) int { return 3 },
 		maxDelay: 5 * time.Minute, unique: time.Minute},
+	jobs.KindAuthTest: {queue: QueueCapture, timeout: 3 * time.Minute, retries: func(Config) int { return 0 },
+		maxDelay: time.Minute, idPrefix: "authtest-"},
 	jobs.KindWebhook: {queue: QueueWebhooks, timeout: 3 * time.Minute, retries: func(c Config) int { return c.WebhookMaxRetry },
 		maxDelay: 10 * time.Minute},
 }

@@ -62,12 +62,12 @@ func (s *Store) GetBatchWebhook(ctx context.Context, batchID string) (*jobs.Webh
 }
 
 const deliveryColumns = `id, batch_id, event, status, attempts, coalesce(last_status, 0), coalesce(last_error, ''),
-	created_at, updated_at, delivered_at`
+	created_at, updated_at, delivered_at, data`
 
 func scanDelivery(row pgx.Row) (*webhook.Delivery, error) {
 	var d webhook.Delivery
 	err := row.Scan(&d.ID, &d.BatchID, &d.Event, &d.Status, &d.Attempts, &d.LastStatus, &d.LastError,
-		&d.CreatedAt, &d.UpdatedAt, &d.DeliveredAt)
+		&d.CreatedAt, &d.UpdatedAt, &d.DeliveredAt, &d.Data)
 	return &d, err
 }
 
@@ -131,4 +131,18 @@ func (s *Store) FailWebhookDelivery(ctx context.Context, id, reason string) (boo
 		return false, fmt.Errorf("fail webhook delivery %s: %w", id, err)
 	}
 	return tag.RowsAffected() == 1, nil
+}
+
+// CreateEventDelivery adds a delivery of event with its data fixed now, when
+// the batch has a webhook; ok is false without one, or when the batch already
+// has a delivery of event (one per batch and event).
+func (s *Store) CreateEventDelivery(ctx context.Context, batchID, event string, data []byte) (id string, ok bool, err error) {
+	id = uuid.Must(uuid.NewV7()).String()
+	tag, err := s.pool.Exec(ctx, `INSERT INTO webhook_deliveries (id, batch_id, event, status, data)
+		SELECT $2, batch_id, $3, 'pending', $4 FROM batch_webhooks WHERE batch_id = $1
+		ON CONFLICT (batch_id, event) DO NOTHING`, batchID, id, event, data)
+	if err != nil {
+		return "", false, fmt.Errorf("create %s delivery of batch %s: %w", event, batchID, err)
+	}
+	return id, tag.RowsAffected() == 1, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/snapq/snapq/authprofile"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/regression"
 	"github.com/snapq/snapq/webhook"
@@ -85,9 +86,11 @@ type Server struct {
 	Batches    BatchReader       // batches, jobs and artifacts; store.Store
 	Suites     regression.Reader // suites, runs and baselines; store.Store
 	Webhooks   WebhookReader     // a batch's webhook and deliveries; store.Store
-	Presigner  Presigner
-	Keys       KeyReader
-	Limiter    RateLimiter // nil: no rate limit
+	// AuthProfiles serves /v1/auth-profiles (authprofiles.go); nil: none.
+	AuthProfiles *authprofile.Service
+	Presigner    Presigner
+	Keys         KeyReader
+	Limiter      RateLimiter // nil: no rate limit
 	// AuthFailures limits failed authentications per client address; nil: no limit.
 	AuthFailures FailureLimiter
 	Checks       []Check
@@ -143,6 +146,7 @@ func (s *Server) Handler() http.Handler {
 	v1.GET("/queues", s.h(s.listQueues)) // queues.go
 	v1.GET("/key", s.h(s.getKey))        // key.go
 	s.routeSuites(v1)                    // suites.go
+	s.routeAuthProfiles(v1)              // authprofiles.go
 	r.NoRoute(s.h(func(c *gin.Context) error {
 		return &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "no such endpoint: " + c.Request.URL.Path}
 	}))

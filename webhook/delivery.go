@@ -104,7 +104,9 @@ func (h *Handler) Deliver(ctx context.Context, id string, lastAttempt bool) erro
 		at = *b.FinishedAt
 	}
 	var data any = b.View()
-	if build, ok := h.Events[d.Event]; ok {
+	if d.Data != nil {
+		data, at = json.RawMessage(d.Data), d.CreatedAt
+	} else if build, ok := h.Events[d.Event]; ok {
 		var when *time.Time
 		if data, when, err = build(ctx, d.BatchID); err != nil {
 			return fmt.Errorf("build %s event of batch %s: %w", d.Event, d.BatchID, err)

@@ -33,6 +33,9 @@ type Delivery struct {
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	DeliveredAt *time.Time
+	// Data is the event's data when it was fixed as the event happened
+	// (auth_profile.failed); nil: built at delivery.
+	Data []byte
 }
 
 // Attempt is the outcome of one attempt, as recorded.

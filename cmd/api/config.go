@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/snapq/snapq/authprofile"
 	"log/slog"
 	"net"
 	"strings"
@@ -35,7 +36,10 @@ const (
 // apiConfig is everything `api serve` reads from the environment. The
 // README's configuration table documents each variable and its default.
 type apiConfig struct {
-	LogLevel    slog.Level         // SNAPQ_LOG_LEVEL, default info
+	LogLevel slog.Level // SNAPQ_LOG_LEVEL, default info
+	// Sealer encrypts auth profiles' secrets and logins (SNAPQ_SECRET_KEY,
+	// SNAPQ_SECRET_KEYS_OLD); nil: auth profiles are off.
+	Sealer      *authprofile.Sealer
 	Addr        string             // SNAPQ_HTTP_ADDR, default 127.0.0.1:8080
 	DatabaseURL string             // SNAPQ_DATABASE_URL
 	Redis       asynq.RedisConnOpt // SNAPQ_REDIS_URL
@@ -101,6 +105,7 @@ func loadAPIConfig() (apiConfig, error) {
 	var r env.Reader
 	c := apiConfig{
 		LogLevel:    env.LogLevel(&r),
+		Sealer:      env.SecretSealer(&r),
 		Addr:        r.String("SNAPQ_HTTP_ADDR", "127.0.0.1:8080"),
 		DatabaseURL: env.DatabaseURL(&r),
 		Redis:       env.Redis(&r),

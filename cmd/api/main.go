@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/snapq/snapq/authprofile"
 	"log/slog"
 	"net"
 	"net/http"
@@ -219,11 +220,12 @@ func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeSe
 		Regression: &regression.Service{Repo: st, Queue: tasks, Logger: log, MaxInFlight: noCapAsNegative(cfg.MaxJobsInFlight),
 			MaxSuitesPerKey: noCapAsNegative(cfg.MaxSuitesPerKey), MinScheduleInterval: cfg.MinScheduleInterval,
 			Dispatch: d.dispatch, MaxHostConcurrency: cfg.HostConcurrencyMax},
-		Batches:  st,
-		Suites:   st,
-		Webhooks: st,
-		Keys:     st,
-		Limiter:  ratelimit.New(rdb, rate, burst),
+		Batches:      st,
+		Suites:       st,
+		Webhooks:     st,
+		AuthProfiles: &authprofile.Service{Repo: st, Sealer: cfg.Sealer, Queue: tasks},
+		Keys:         st,
+		Limiter:      ratelimit.New(rdb, rate, burst),
 		// failed authentications per client address (web.Server.AuthFailures)
 		AuthFailures: ratelimit.New(rdb, cfg.AuthFailureRate, cfg.AuthFailureBurst),
 		Presigner:    objects,

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/snapq/snapq/authprofile"
 	"log/slog"
 	"net/netip"
 	"time"
@@ -20,7 +21,10 @@ import (
 // workerConfig is everything the worker reads from the environment. The
 // README's configuration table documents each variable and its default.
 type workerConfig struct {
-	LogLevel    slog.Level         // SNAPQ_LOG_LEVEL, default info
+	LogLevel slog.Level // SNAPQ_LOG_LEVEL, default info
+	// Sealer opens auth profiles' secrets and logins and seals new logins
+	// (SNAPQ_SECRET_KEY, SNAPQ_SECRET_KEYS_OLD); nil: auth profiles are off.
+	Sealer      *authprofile.Sealer
 	DatabaseURL string             // SNAPQ_DATABASE_URL
 	Redis       asynq.RedisConnOpt // SNAPQ_REDIS_URL
 	S3          artifacts.Config   // SNAPQ_S3_*, SNAPQ_PRESIGN_EXPIRY
@@ -75,6 +79,7 @@ func loadWorkerConfig() (workerConfig, error) {
 	var r env.Reader
 	c := workerConfig{
 		LogLevel:    env.LogLevel(&r),
+		Sealer:      env.SecretSealer(&r),
 		DatabaseURL: env.DatabaseURL(&r),
 		Redis:       env.Redis(&r),
 		S3:          env.S3(&r),

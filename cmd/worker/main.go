@@ -4,8 +4,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/snapq/snapq/authprofile"
 	"log/slog"
 	"net"
 	"os"
@@ -204,10 +206,13 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 	st, tasks := d.store, d.tasks
 	announce := &webhook.Announcer{Repo: st, Queue: tasks, Logger: log.With("component", "webhooks")}
 	regLog := log.With("component", "regression")
+	sessions := &authprofile.Sessions{Repo: st, Sealer: cfg.Sealer, Renderer: d.browser, Lock: ratelimit.NewFlight(d.rdb),
+		Logger: log.With("component", "auth"), OnFailure: authFailed(st, tasks, log)}
 	h := &jobs.Handler{Repo: st, Renderer: d.browser, Store: d.objects, Logger: log,
 		AfterFinal: []func(context.Context, *jobs.Job){announce.AfterFinal, regression.CompareWhenFinal(st, tasks, regLog),
 			d.dispatch.AfterFinal},
-		Hosts: d.hosts, HostConcurrency: cfg.HostConcurrency}
+		Hosts: d.hosts, HostConcurrency: cfg.HostConcurrency,
+		Auth: sessions}
 	cmp := &regression.Comparer{Repo: st, Store: d.objects, Logger: regLog,
 		RunFinished: []func(context.Context, *regression.Run){func(ctx context.Context, r *regression.Run) { announce.Batch(ctx, r.BatchID) }}}
 	inFlight := cfg.MaxJobsInFlight
@@ -225,7 +230,29 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 	queue.Register(mux, wh.Run)
 	queue.Register(mux, cmp.Run, metrics.comparisons)
 	queue.Register(mux, runner.Run)
+	queue.Register(mux, sessions.RunTest)
 	return mux
+}
+
+// authFailed announces a failed login on the webhook of the batch whose job
+// found it (auth_profile.failed, once per batch).
+func authFailed(st *store.Store, tasks *queue.AsynqQueue, log *slog.Logger) func(context.Context, *authprofile.Profile, *jobs.Job, string) {
+	return func(ctx context.Context, p *authprofile.Profile, job *jobs.Job, msg string) {
+		data, err := json.Marshal(authprofile.NewFailedEvent(p, job, msg))
+		if err != nil {
+			return
+		}
+		id, ok, err := st.CreateEventDelivery(ctx, job.BatchID, authprofile.EventFailed, data)
+		if err != nil || !ok {
+			if err != nil {
+				log.Warn("create the auth_profile.failed delivery", "batch_id", job.BatchID, "err", err)
+			}
+			return
+		}
+		if err := tasks.EnqueueWebhook(ctx, id); err != nil {
+			log.Warn("enqueue the auth_profile.failed delivery; the reconciler will", "delivery_id", id, "err", err)
+		}
+	}
 }
 
 // newServer is the asynq server: SNAPQ_WORKER_JOBS tasks at once, retries

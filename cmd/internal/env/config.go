@@ -10,6 +10,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/snapq/snapq/artifacts"
+	"github.com/snapq/snapq/authprofile"
 	"github.com/snapq/snapq/queue"
 )
 
@@ -75,4 +76,38 @@ func S3(r *Reader) artifacts.Config {
 	c.PresignExpiry = r.Duration("SNAPQ_PRESIGN_EXPIRY", 15*time.Minute)
 	c.PublicURL = r.String("SNAPQ_S3_PUBLIC_URL", "")
 	return c
+}
+
+// SecretSealer reads SNAPQ_SECRET_KEY (32 bytes, base64 or hex) and
+// SNAPQ_SECRET_KEYS_OLD (comma-separated keys that still open what they
+// sealed): the auth profiles' encryption at rest. Nil, without an error, when
+// SNAPQ_SECRET_KEY is unset: auth profiles are off.
+func SecretSealer(r *Reader) *authprofile.Sealer {
+	raw := r.String("SNAPQ_SECRET_KEY", "")
+	if raw == "" {
+		return nil
+	}
+	cur, err := authprofile.ParseKey(raw)
+	if err != nil {
+		r.errs = append(r.errs, fmt.Errorf("SNAPQ_SECRET_KEY: %w", err))
+		return nil
+	}
+	var old [][]byte
+	for i, s := range strings.Split(r.String("SNAPQ_SECRET_KEYS_OLD", ""), ",") {
+		if strings.TrimSpace(s) == "" {
+			continue
+		}
+		k, err := authprofile.ParseKey(s)
+		if err != nil {
+			r.errs = append(r.errs, fmt.Errorf("SNAPQ_SECRET_KEYS_OLD (key %d): %w", i+1, err))
+			return nil
+		}
+		old = append(old, k)
+	}
+	sl, err := authprofile.NewSealer(cur, old...)
+	if err != nil {
+		r.errs = append(r.errs, fmt.Errorf("SNAPQ_SECRET_KEY: %w", err))
+		return nil
+	}
+	return sl
 }

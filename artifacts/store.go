@@ -32,8 +32,12 @@ type Object struct {
 	Bytes       int64
 	SHA256      string // lowercase hex; "" for objects not written by Put
 	ContentType string
-	// Modified is when the object was last written; only List sets it.
+	// Modified is when the object was last written (or touched); List and
+	// Stat set it.
 	Modified time.Time
+	// Reused is true when PutContent found the bytes already stored and
+	// uploaded nothing.
+	Reused bool
 }
 
 // PutOptions are optional settings for Put.
@@ -248,12 +252,23 @@ func (s *Store) List(ctx context.Context, prefix, startAfter string, limit int) 
 // must not be stored: they stop working when they expire. The key's existence
 // is not checked.
 func (s *Store) PresignGet(ctx context.Context, key, filename string) (string, error) {
+	return s.PresignGetAs(ctx, key, filename, "")
+}
+
+// PresignGetAs is PresignGet whose response also carries Content-Type
+// contentType when it is not empty: a content-addressed object (PutContent)
+// may be shared by artifacts of different types, and each link serves the
+// bytes as its own artifact's.
+func (s *Store) PresignGetAs(ctx context.Context, key, filename, contentType string) (string, error) {
 	if err := checkKey(key); err != nil {
 		return "", fmt.Errorf("presign %s: %w", key, err)
 	}
 	params := url.Values{}
 	if cd := attachment(filename); cd != "" {
 		params.Set("response-content-disposition", cd)
+	}
+	if contentType != "" {
+		params.Set("response-content-type", contentType)
 	}
 	u, err := s.presign.PresignedGetObject(ctx, s.bucket, key, s.expiry, params)
 	if err != nil {
@@ -283,6 +298,7 @@ func objectFrom(key string, info minio.ObjectInfo) Object {
 		Bytes:       info.Size,
 		SHA256:      info.UserMetadata[metaSHA256],
 		ContentType: info.ContentType,
+		Modified:    info.LastModified,
 	}
 }
 

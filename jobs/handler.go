@@ -22,12 +22,27 @@ type ArtifactStore interface {
 	Put(ctx context.Context, key string, data []byte, contentType string, opts artifacts.PutOptions) (artifacts.Object, error)
 }
 
+// ContentStore keeps artifact bytes by their SHA-256 (content-addressed):
+// identical bytes are stored once. artifacts.Store implements it.
+type ContentStore interface {
+	PutContent(ctx context.Context, data []byte, contentType string) (artifacts.Object, error)
+}
+
 // Handler runs capture tasks in a worker.
 type Handler struct {
 	Repo     JobStore
 	Renderer Renderer
 	Store    ArtifactStore
-	Logger   *slog.Logger
+	// Content, when set, stores every artifact content-addressed
+	// (artifacts.ContentKey) instead of under the attempt's own keys: a
+	// re-run of an unchanged page adds rows, not bytes. The attempt fence
+	// holds trivially (a key always holds the same bytes), and nothing the
+	// handler stored this way is deleted by it: another job's rows may name
+	// the same object; the orphan sweep removes what no row names.
+	Content ContentStore
+	// Uploads, when set, counts uploaded and reused (deduplicated) bytes.
+	Uploads func(reused bool, bytes int64)
+	Logger  *slog.Logger
 	// AfterFinal runs, in order, once a job reached its final status in this
 	// worker: features built on jobs announce it at once (a batch's webhook, a
 	// run capture's comparison). A hook's failure is its own to log; the
@@ -143,6 +158,9 @@ func (h *Handler) deleteObjects(ctx context.Context, log *slog.Logger, arts []*A
 		return
 	}
 	for _, a := range arts {
+		if artifacts.IsContentKey(a.ObjectKey) {
+			continue // may be shared: the orphan sweep judges it
+		}
 		if err := d.Delete(ctx, a.ObjectKey); err != nil {
 			log.Warn("delete an object of a discarded attempt; the orphan sweep will", "key", a.ObjectKey, "err", err)
 		}
@@ -261,8 +279,7 @@ func (h *Handler) run(ctx context.Context, job *Job, releaseHost func()) (*Resul
 	upStart := time.Now()
 	arts := make([]*Artifact, 0, len(res.Images)+len(res.Files))
 	for _, img := range res.Images {
-		key := AttemptKey(job, img.Name)
-		obj, err := h.Store.Put(ctx, key, img.Data, img.ContentType, artifacts.PutOptions{})
+		obj, err := h.put(ctx, AttemptKey(job, img.Name), img.Data, img.ContentType, artifacts.PutOptions{})
 		if err != nil {
 			h.uploadFailed(ctx, job, arts, err)
 			return nil, nil, uploadError(ctx, img.Name, err)
@@ -280,7 +297,7 @@ func (h *Handler) run(ctx context.Context, job *Job, releaseHost func()) (*Resul
 			// content: a browser must never render them from the bucket's origin.
 			opts.ContentDisposition = `attachment; filename="` + f.Name + `"`
 		}
-		obj, err := h.Store.Put(ctx, key, f.Data, f.ContentType, opts)
+		obj, err := h.put(ctx, key, f.Data, f.ContentType, opts)
 		if err != nil {
 			h.uploadFailed(ctx, job, arts, err)
 			return nil, nil, uploadError(ctx, f.Name, err)
@@ -299,6 +316,23 @@ func (h *Handler) run(ctx context.Context, job *Job, releaseHost func()) (*Resul
 	result.MarkdownChars, result.MarkdownTruncated = mdChars, mdTruncated
 	result.TimingsMS["upload"] = time.Since(upStart).Milliseconds()
 	return result, arts, nil
+}
+
+// put stores one artifact's bytes: content-addressed when h.Content is set
+// (key and opts are then unused: content objects are always served as
+// attachments unless a link says otherwise), under key otherwise.
+func (h *Handler) put(ctx context.Context, key string, data []byte, contentType string, opts artifacts.PutOptions) (artifacts.Object, error) {
+	var obj artifacts.Object
+	var err error
+	if h.Content != nil {
+		obj, err = h.Content.PutContent(ctx, data, contentType)
+	} else {
+		obj, err = h.Store.Put(ctx, key, data, contentType, opts)
+	}
+	if err == nil && h.Uploads != nil {
+		h.Uploads(obj.Reused, obj.Bytes)
+	}
+	return obj, err
 }
 
 // uploadFailed deletes what the attempt uploaded before an upload failed with

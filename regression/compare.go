@@ -53,9 +53,12 @@ type BlobStore interface {
 // Comparer runs regression:compare tasks: it diffs each segment of a run's
 // capture with the active baseline of the same target, viewport and segment.
 type Comparer struct {
-	Repo   CompareStore
-	Store  BlobStore
-	Logger *slog.Logger
+	Repo  CompareStore
+	Store BlobStore
+	// Content, when set, stores diff images content-addressed (see
+	// jobs.Handler.Content): the same diff on every run is stored once.
+	Content jobs.ContentStore
+	Logger  *slog.Logger
 	// RunFinished runs, in order, when a comparison settled its run: the
 	// worker announces the run at once (its run.completed webhook). The api's
 	// reconciler catches up on whatever a hook missed.
@@ -247,8 +250,12 @@ func (c *Comparer) diffOne(ctx context.Context, job *jobs.Job, cmp *Comparison, 
 	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, res.Diff); err != nil {
 		return nil, fmt.Errorf("encode diff image: %w", err)
 	}
-	key := artifacts.Key("batches", job.BatchID, "jobs", job.ID, name)
-	obj, err := c.Store.Put(ctx, key, buf.Bytes(), "image/png", artifacts.PutOptions{})
+	var obj artifacts.Object
+	if c.Content != nil {
+		obj, err = c.Content.PutContent(ctx, buf.Bytes(), "image/png")
+	} else {
+		obj, err = c.Store.Put(ctx, artifacts.Key("batches", job.BatchID, "jobs", job.ID, name), buf.Bytes(), "image/png", artifacts.PutOptions{})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("upload diff image: %w", err)
 	}

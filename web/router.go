@@ -18,10 +18,12 @@ import (
 	"github.com/snapq/snapq/webhook"
 )
 
-// Presigner turns an object key into a time-limited download URL.
-// artifacts.Store implements it.
+// Presigner turns an object key into a time-limited download URL whose
+// response names the file and its content type (a content-addressed object
+// is shared by artifacts that may differ in both). artifacts.Store
+// implements it.
 type Presigner interface {
-	PresignGet(ctx context.Context, key, filename string) (string, error)
+	PresignGetAs(ctx context.Context, key, filename, contentType string) (string, error)
 }
 
 // BatchReader is what the API reads of batches, jobs and artifacts.
@@ -303,7 +305,7 @@ func (s *Server) getArtifact(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	u, err := s.Presigner.PresignGet(c.Request.Context(), a.ObjectKey, a.Name)
+	u, err := s.Presigner.PresignGetAs(c.Request.Context(), a.ObjectKey, a.Name, a.ContentType)
 	if err != nil {
 		return fmt.Errorf("presign artifact %s: %w", a.ID, err)
 	}

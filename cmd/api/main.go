@@ -253,8 +253,10 @@ func startLoops(ctx context.Context, cfg apiConfig, d *deps, log *slog.Logger) (
 		regression.ReconcileStep(st, tasks),
 	}}
 	if cfg.SweepInterval > 0 {
-		// Objects of jobs that failed after uploading, older than an hour.
-		sweeper := &jobs.Sweeper{Objects: d.objects, Repo: st, Logger: log, Interval: cfg.SweepInterval}
+		// Objects of jobs that failed after uploading, and content objects no
+		// row names any more, older than SNAPQ_SWEEP_GRACE.
+		sweeper := &jobs.Sweeper{Objects: d.objects, Repo: st, Logger: log, Interval: cfg.SweepInterval,
+			Grace: cfg.SweepGrace, DryRun: cfg.SweepDryRun}
 		rec.Steps = append(rec.Steps, sweeper.Step())
 	}
 	recCtx, stopRec := context.WithCancel(ctx)

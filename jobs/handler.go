@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"log/slog"
 	"strings"
 	"time"
@@ -286,7 +287,7 @@ func (h *Handler) run(ctx context.Context, job *Job, releaseHost func()) (*Resul
 		}
 		arts = append(arts, &Artifact{ID: NewID(), JobID: job.ID, Kind: KindScreenshot, Name: img.Name, Seq: img.Index,
 			ObjectKey: obj.Key, ContentType: img.ContentType, Bytes: obj.Bytes, Width: img.Width, Height: img.Height,
-			SHA256: obj.SHA256})
+			SHA256: obj.SHA256, CRC32: crc32.ChecksumIEEE(img.Data)})
 	}
 	textChars, mdChars, mdTruncated := 0, 0, false
 	for i, f := range res.Files {
@@ -303,7 +304,7 @@ func (h *Handler) run(ctx context.Context, job *Job, releaseHost func()) (*Resul
 			return nil, nil, uploadError(ctx, f.Name, err)
 		}
 		arts = append(arts, &Artifact{ID: NewID(), JobID: job.ID, Kind: f.Kind, Name: f.Name, Seq: len(res.Images) + i + 1,
-			ObjectKey: obj.Key, ContentType: f.ContentType, Bytes: obj.Bytes, SHA256: obj.SHA256})
+			ObjectKey: obj.Key, ContentType: f.ContentType, Bytes: obj.Bytes, SHA256: obj.SHA256, CRC32: crc32.ChecksumIEEE(f.Data)})
 		switch f.Kind {
 		case capture.OutputText:
 			textChars = f.Chars

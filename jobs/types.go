@@ -170,7 +170,10 @@ type Artifact struct {
 	Width       int
 	Height      int
 	SHA256      string
-	CreatedAt   time.Time
+	// CRC32 is the IEEE CRC-32 of the bytes (what a ZIP header names); 0 for
+	// artifacts stored before it was recorded.
+	CRC32     uint32
+	CreatedAt time.Time
 }
 
 // JobRef identifies an unfinished job for the reconciler.

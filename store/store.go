@@ -394,12 +394,14 @@ func (s *Store) GetJob(ctx context.Context, id string) (*jobs.Job, error) {
 }
 
 const artifactColumns = `id, job_id, kind, name, seq, object_key, content_type, bytes, coalesce(width, 0),
-	coalesce(height, 0), sha256, created_at`
+	coalesce(height, 0), sha256, coalesce(crc32, 0), created_at`
 
 func scanArtifact(row pgx.Row) (*jobs.Artifact, error) {
 	var a jobs.Artifact
+	var crc int64
 	err := row.Scan(&a.ID, &a.JobID, &a.Kind, &a.Name, &a.Seq, &a.ObjectKey, &a.ContentType, &a.Bytes,
-		&a.Width, &a.Height, &a.SHA256, &a.CreatedAt)
+		&a.Width, &a.Height, &a.SHA256, &crc, &a.CreatedAt)
+	a.CRC32 = uint32(crc)
 	return &a, err
 }
 
@@ -480,8 +482,8 @@ func (s *Store) CompleteJob(ctx context.Context, id string, attempt int, result 
 		}
 		for _, a := range arts {
 			if _, err := tx.Exec(ctx, `INSERT INTO artifacts (id, job_id, kind, name, seq, object_key, content_type,
-				bytes, width, height, sha256) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-				a.ID, id, a.Kind, a.Name, a.Seq, a.ObjectKey, a.ContentType, a.Bytes, a.Width, a.Height, a.SHA256); err != nil {
+				bytes, width, height, sha256, crc32) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULLIF($12::bigint, 0))`,
+				a.ID, id, a.Kind, a.Name, a.Seq, a.ObjectKey, a.ContentType, a.Bytes, a.Width, a.Height, a.SHA256, int64(a.CRC32)); err != nil {
 				return artifactInsertError("artifact", a.Name, err)
 			}
 		}

@@ -319,3 +319,25 @@ func attachment(filename string) string {
 	}
 	return mime.FormatMediaType("attachment", map[string]string{"filename": filename})
 }
+
+// Open streams the object at key from offset to its end; the caller closes
+// it. Nothing is buffered beyond what the connection holds, and the bytes are
+// not checked against the recorded SHA-256 (a reader of a part cannot): use
+// Get for that. A missing key yields an error matching ErrNotFound on Open or
+// on the first Read.
+func (s *Store) Open(ctx context.Context, key string, offset int64) (io.ReadCloser, error) {
+	if err := checkKey(key); err != nil {
+		return nil, fmt.Errorf("open %s: %w", key, err)
+	}
+	var opts minio.GetObjectOptions
+	if offset > 0 {
+		if err := opts.SetRange(offset, 0); err != nil {
+			return nil, fmt.Errorf("open %s: %w", key, err)
+		}
+	}
+	r, err := s.client.GetObject(ctx, s.bucket, key, opts)
+	if err != nil {
+		return nil, wrap("open", key, err)
+	}
+	return r, nil
+}

@@ -182,3 +182,11 @@ type JobRef struct {
 	Status    string
 	UpdatedAt time.Time
 }
+
+// JobArtifact is an artifact with the job that made it (an archive's entry).
+type JobArtifact struct {
+	Artifact
+	JobSeq  int
+	JobName string
+	JobURL  string
+}

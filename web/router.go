@@ -88,8 +88,12 @@ type Server struct {
 	Suites     regression.Reader // suites, runs and baselines; store.Store
 	Webhooks   WebhookReader     // a batch's webhook and deliveries; store.Store
 	Presigner  Presigner
-	Keys       KeyReader
-	Limiter    RateLimiter // nil: no rate limit
+	// Archives and Objects serve the archives of batches and runs
+	// (archive.go); nil: those endpoints answer 404.
+	Archives ArchiveSource
+	Objects  ObjectOpener
+	Keys     KeyReader
+	Limiter  RateLimiter // nil: no rate limit
 	// AuthFailures limits failed authentications per client address; nil: no limit.
 	AuthFailures FailureLimiter
 	Checks       []Check
@@ -130,6 +134,7 @@ func (s *Server) Handler() http.Handler {
 	v1.GET("/batches/:id", s.loadBatch, s.h(s.getBatch))
 	v1.GET("/batches/:id/jobs", s.h(listQuery(jobStatuses)), s.loadBatch, s.h(s.listJobs))
 	v1.GET("/batches/:id/webhooks", s.loadBatch, s.h(s.listWebhooks))
+	v1.GET("/batches/:id/archive", s.loadBatch, s.h(s.batchArchive))
 	v1.POST("/batches/:id/cancel", s.loadBatch, s.h(s.cancelBatch))
 	v1.GET("/jobs/:id", s.loadJob, s.h(s.getJob))
 	v1.GET("/artifacts/:id", s.loadArtifact, s.h(s.getArtifact))

@@ -209,6 +209,8 @@ func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeSe
 		// failed authentications per client address (web.Server.AuthFailures)
 		AuthFailures: ratelimit.New(rdb, cfg.AuthFailureRate, cfg.AuthFailureBurst),
 		Presigner:    objects,
+		Archives:     st,      // GET /v1/batches/:id/archive, /v1/runs/:id/archive
+		Objects:      objects, // the archives' objects, streamed
 		Queues:       queues,
 		// GET /v1/queues: counts per kind over every shard, for any key
 		QueueInspector: asynq.NewInspectorFromRedisClient(rdb),

@@ -38,9 +38,10 @@ func TestMain(m *testing.M) {
 // stack is one isolated snapq deployment: its own Postgres schema, Redis
 // database and bucket, with the api and worker running as processes.
 type stack struct {
-	t     *testing.T
-	api   string // base URL
-	procs *testenv.Procs
+	t      *testing.T
+	api    string // base URL
+	procs  *testenv.Procs
+	bucket string // the stack's own bucket in the local MinIO
 }
 
 // startStack starts api and worker with the shared settings plus extraEnv,
@@ -64,7 +65,7 @@ func startStack(t *testing.T, extraEnv ...string) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &stack{t: t, api: "http://127.0.0.1:" + port, procs: &testenv.Procs{BinDir: binDir, LogDir: t.TempDir()}}
+	s := &stack{t: t, api: "http://127.0.0.1:" + port, procs: &testenv.Procs{BinDir: binDir, LogDir: t.TempDir()}, bucket: bucket}
 	s.procs.Env = append(os.Environ(),
 		"SNAPQ_HTTP_ADDR=127.0.0.1:"+port,
 		"SNAPQ_DATABASE_URL="+testenv.DatabaseURL(t),

@@ -11,6 +11,7 @@ import (
 
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/capture"
+	"github.com/snapq/snapq/thumbnail"
 )
 
 // Renderer loads a page and captures it. capture.Browser implements it.
@@ -159,11 +160,17 @@ func (h *Handler) deleteObjects(ctx context.Context, log *slog.Logger, arts []*A
 		return
 	}
 	for _, a := range arts {
-		if artifacts.IsContentKey(a.ObjectKey) {
-			continue // may be shared: the orphan sweep judges it
+		keys := []string{a.ObjectKey}
+		if a.Thumbnail != nil {
+			keys = append(keys, a.Thumbnail.ObjectKey)
 		}
-		if err := d.Delete(ctx, a.ObjectKey); err != nil {
-			log.Warn("delete an object of a discarded attempt; the orphan sweep will", "key", a.ObjectKey, "err", err)
+		for _, key := range keys {
+			if artifacts.IsContentKey(key) {
+				continue // may be shared: the orphan sweep judges it
+			}
+			if err := d.Delete(ctx, key); err != nil {
+				log.Warn("delete an object of a discarded attempt; the orphan sweep will", "key", key, "err", err)
+			}
 		}
 	}
 }
@@ -289,6 +296,9 @@ func (h *Handler) run(ctx context.Context, job *Job, releaseHost func()) (*Resul
 			ObjectKey: obj.Key, ContentType: img.ContentType, Bytes: obj.Bytes, Width: img.Width, Height: img.Height,
 			SHA256: obj.SHA256, CRC32: crc32.ChecksumIEEE(img.Data)})
 	}
+	if len(arts) > 0 {
+		arts[0].Thumbnail = h.thumbnail(ctx, job, res.Images[0].Name, res.Images[0].Data)
+	}
 	textChars, mdChars, mdTruncated := 0, 0, false
 	for i, f := range res.Files {
 		key := AttemptKey(job, f.Name)
@@ -334,6 +344,32 @@ func (h *Handler) put(ctx context.Context, key string, data []byte, contentType 
 		h.Uploads(obj.Reused, obj.Bytes)
 	}
 	return obj, err
+}
+
+// thumbnail stores the preview of an image (the job's first screenshot) and
+// returns it, or nil when the image cannot be previewed or the upload fails:
+// lists then show the image itself, which is worth no failed job.
+func (h *Handler) thumbnail(ctx context.Context, job *Job, name string, data []byte) *Thumbnail {
+	th, err := thumbnail.Make(data)
+	if err != nil {
+		h.logger().Warn("no thumbnail", "job_id", job.ID, "name", name, "err", err)
+		return nil
+	}
+	obj, err := h.put(ctx, AttemptKey(job, ThumbnailName(name)), th.Data, thumbnail.ContentType, artifacts.PutOptions{})
+	if err != nil {
+		h.logger().Warn("thumbnail upload failed", "job_id", job.ID, "name", name, "err", err)
+		return nil
+	}
+	return &Thumbnail{ObjectKey: obj.Key, ContentType: thumbnail.ContentType, Bytes: obj.Bytes, Width: th.Width, Height: th.Height}
+}
+
+// ThumbnailName is the file name of an artifact's thumbnail: shot.png's is
+// shot.thumb.jpg.
+func ThumbnailName(name string) string {
+	if i := strings.LastIndexByte(name, '.'); i > 0 {
+		name = name[:i]
+	}
+	return name + ".thumb.jpg"
 }
 
 // uploadFailed deletes what the attempt uploaded before an upload failed with

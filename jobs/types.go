@@ -174,6 +174,18 @@ type Artifact struct {
 	// artifacts stored before it was recorded.
 	CRC32     uint32
 	CreatedAt time.Time
+	// Thumbnail is the artifact's small preview, or nil (a job's first
+	// screenshot and a comparison's diff have one).
+	Thumbnail *Thumbnail
+}
+
+// Thumbnail is a stored preview of an image artifact (the thumbnail package).
+type Thumbnail struct {
+	ObjectKey   string
+	ContentType string
+	Bytes       int64
+	Width       int
+	Height      int
 }
 
 // JobRef identifies an unfinished job for the reconciler.

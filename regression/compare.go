@@ -16,6 +16,7 @@ import (
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/diff"
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/thumbnail"
 	"github.com/snapq/snapq/queue"
 )
 
@@ -264,8 +265,30 @@ func (c *Comparer) diffOne(ctx context.Context, job *jobs.Job, cmp *Comparison, 
 	a := &jobs.Artifact{ID: jobs.NewID(), JobID: job.ID, Kind: KindDiff, Name: name, Seq: 1000 + cmp.Segment,
 		ObjectKey: obj.Key, ContentType: "image/png", Bytes: obj.Bytes, Width: b.Dx(), Height: b.Dy(), SHA256: obj.SHA256,
 		CRC32: crc32.ChecksumIEEE(buf.Bytes())}
+	a.Thumbnail = c.thumbnail(ctx, job, name, buf.Bytes())
 	cmp.DiffArtifact = a
 	return a, nil
+}
+
+// thumbnail stores the preview of a diff image, or returns nil when it
+// cannot (lists then show the diff itself).
+func (c *Comparer) thumbnail(ctx context.Context, job *jobs.Job, name string, data []byte) *jobs.Thumbnail {
+	th, err := thumbnail.Make(data)
+	if err != nil {
+		return nil
+	}
+	var obj artifacts.Object
+	if c.Content != nil {
+		obj, err = c.Content.PutContent(ctx, th.Data, thumbnail.ContentType)
+	} else {
+		obj, err = c.Store.Put(ctx, artifacts.Key("batches", job.BatchID, "jobs", job.ID, jobs.ThumbnailName(name)), th.Data,
+			thumbnail.ContentType, artifacts.PutOptions{})
+	}
+	if err != nil {
+		c.logger().Warn("diff thumbnail upload failed", "job_id", job.ID, "name", name, "err", err)
+		return nil
+	}
+	return &jobs.Thumbnail{ObjectKey: obj.Key, ContentType: thumbnail.ContentType, Bytes: obj.Bytes, Width: th.Width, Height: th.Height}
 }
 
 // isSegment tells the page's images (name.png, name-001.png) from named

@@ -416,12 +416,14 @@ func (s *Store) ListArtifacts(ctx context.Context, jobID string) ([]*jobs.Artifa
 
 // FirstScreenshots implements jobs.Repository.
 func (s *Store) FirstScreenshots(ctx context.Context, jobIDs []string) (map[string]*jobs.Artifact, error) {
-	rows, err := s.pool.Query(ctx, `SELECT DISTINCT ON (job_id) `+artifactColumns+` FROM artifacts
-		WHERE job_id = ANY($1::uuid[]) AND kind = $2 ORDER BY job_id, seq`, jobIDs, jobs.KindScreenshot)
+	rows, err := s.pool.Query(ctx, `SELECT a.*, t.object_key, t.content_type, t.bytes, t.width, t.height
+		FROM (SELECT DISTINCT ON (job_id) `+artifactColumns+` FROM artifacts
+		      WHERE job_id = ANY($1::uuid[]) AND kind = $2 ORDER BY job_id, seq) a
+		LEFT JOIN thumbnails t ON t.artifact_id = a.id`, jobIDs, jobs.KindScreenshot)
 	if err != nil {
 		return nil, fmt.Errorf("first screenshots: %w", err)
 	}
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Artifact, error) { return scanArtifact(r) })
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Artifact, error) { return scanArtifactThumbnail(r) })
 	if err != nil {
 		return nil, fmt.Errorf("first screenshots: %w", err)
 	}
@@ -485,6 +487,9 @@ func (s *Store) CompleteJob(ctx context.Context, id string, attempt int, result 
 				bytes, width, height, sha256, crc32) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULLIF($12::bigint, 0))`,
 				a.ID, id, a.Kind, a.Name, a.Seq, a.ObjectKey, a.ContentType, a.Bytes, a.Width, a.Height, a.SHA256, int64(a.CRC32)); err != nil {
 				return artifactInsertError("artifact", a.Name, err)
+			}
+			if err := insertThumbnail(ctx, tx, a); err != nil {
+				return err
 			}
 		}
 		ok = true

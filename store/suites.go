@@ -468,6 +468,9 @@ func (s *Store) RecordComparisons(ctx context.Context, runID, jobID string, cs [
 				a.ID, a.JobID, a.Kind, a.Name, a.Seq, a.ObjectKey, a.ContentType, a.Bytes, a.Width, a.Height, a.SHA256, int64(a.CRC32)); err != nil {
 				return artifactInsertError("diff artifact", a.Name, err)
 			}
+			if err := insertThumbnail(ctx, tx, a); err != nil {
+				return err
+			}
 		}
 		for _, c := range cs {
 			if _, err := tx.Exec(ctx, `INSERT INTO comparisons (id, run_id, job_id, target, viewport, segment, status,

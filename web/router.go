@@ -92,8 +92,10 @@ type Server struct {
 	// (archive.go); nil: those endpoints answer 404.
 	Archives ArchiveSource
 	Objects  ObjectOpener
-	Keys     KeyReader
-	Limiter  RateLimiter // nil: no rate limit
+	// Thumbnails serves GET /v1/artifacts/:id/thumbnail; nil: 404.
+	Thumbnails ThumbnailReader
+	Keys       KeyReader
+	Limiter    RateLimiter // nil: no rate limit
 	// AuthFailures limits failed authentications per client address; nil: no limit.
 	AuthFailures FailureLimiter
 	Checks       []Check
@@ -138,6 +140,7 @@ func (s *Server) Handler() http.Handler {
 	v1.POST("/batches/:id/cancel", s.loadBatch, s.h(s.cancelBatch))
 	v1.GET("/jobs/:id", s.loadJob, s.h(s.getJob))
 	v1.GET("/artifacts/:id", s.loadArtifact, s.h(s.getArtifact))
+	v1.GET("/artifacts/:id/thumbnail", s.loadArtifact, s.h(s.getThumbnail))
 	v1.GET("/queues", s.h(s.listQueues)) // queues.go
 	s.routeSuites(v1)                    // suites.go
 	r.NoRoute(s.h(func(c *gin.Context) error {
@@ -313,6 +316,34 @@ func (s *Server) getArtifact(c *gin.Context) error {
 	u, err := s.Presigner.PresignGetAs(c.Request.Context(), a.ObjectKey, a.Name, a.ContentType)
 	if err != nil {
 		return fmt.Errorf("presign artifact %s: %w", a.ID, err)
+	}
+	c.Header("Cache-Control", "no-store")
+	c.Redirect(http.StatusFound, u)
+	return nil
+}
+
+// ThumbnailReader finds an artifact's thumbnail. store.Store implements it.
+type ThumbnailReader interface {
+	// GetThumbnail returns jobs.ErrNotFound when the artifact has none.
+	GetThumbnail(ctx context.Context, artifactID string) (*jobs.Thumbnail, error)
+}
+
+// getThumbnail redirects to the artifact's preview, like getArtifact.
+func (s *Server) getThumbnail(c *gin.Context) error {
+	a, err := loaded[*jobs.Artifact](c, artifactKey)
+	if err != nil {
+		return err
+	}
+	if s.Thumbnails == nil {
+		return fmt.Errorf("artifact %s has no thumbnail: %w", a.ID, jobs.ErrNotFound)
+	}
+	t, err := s.Thumbnails.GetThumbnail(c.Request.Context(), a.ID)
+	if err != nil {
+		return fmt.Errorf("thumbnail of artifact %s: %w", a.ID, err)
+	}
+	u, err := s.Presigner.PresignGetAs(c.Request.Context(), t.ObjectKey, jobs.ThumbnailName(a.Name), t.ContentType)
+	if err != nil {
+		return fmt.Errorf("presign thumbnail of %s: %w", a.ID, err)
 	}
 	c.Header("Cache-Control", "no-store")
 	c.Redirect(http.StatusFound, u)

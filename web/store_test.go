@@ -12,4 +12,5 @@ var (
 	_ regression.Reader = (*store.Store)(nil)
 	_ KeyReader         = (*store.Store)(nil)
 	_ ArchiveSource     = (*store.Store)(nil)
+	_ ThumbnailReader   = (*store.Store)(nil)
 )

@@ -211,6 +211,7 @@ func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeSe
 		Presigner:    objects,
 		Archives:     st,      // GET /v1/batches/:id/archive, /v1/runs/:id/archive
 		Objects:      objects, // the archives' objects, streamed
+		Thumbnails:   st,
 		Queues:       queues,
 		// GET /v1/queues: counts per kind over every shard, for any key
 		QueueInspector: asynq.NewInspectorFromRedisClient(rdb),

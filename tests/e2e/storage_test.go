@@ -8,6 +8,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"image"
+	_ "image/jpeg"
 	"io"
 	"net/http"
 	"strings"
@@ -173,4 +175,40 @@ func TestStorageDedupAndArchive(t *testing.T) {
 		t.Errorf("resumed GET: %d, %d bytes equal to the rest: %v", resp.StatusCode, len(tail), bytes.Equal(tail, body[half:]))
 	}
 	t.Logf("archive: %d files, %d bytes of artifacts, %d bytes zipped", len(man.Files), sum, len(body))
+
+	// Every job's preview has a thumbnail, 320 px wide, a fraction of the
+	// first segment's bytes: what the dashboard's batch page loads.
+	var list struct {
+		Jobs []struct {
+			Name    string `json:"name"`
+			Preview *struct {
+				URL       string `json:"url"`
+				Thumbnail *struct {
+					URL   string `json:"url"`
+					Width int    `json:"width"`
+				} `json:"thumbnail"`
+			} `json:"preview"`
+		} `json:"jobs"`
+	}
+	if code := s.do("GET", "/v1/batches/"+second.ID+"/jobs", nil, &list); code != http.StatusOK || len(list.Jobs) != len(targets) {
+		t.Fatalf("GET jobs: %d, %d jobs", code, len(list.Jobs))
+	}
+	var full, thumbs int
+	for _, j := range list.Jobs {
+		if j.Preview == nil || j.Preview.Thumbnail == nil {
+			t.Errorf("%s: no thumbnail in the preview %+v", j.Name, j.Preview)
+			continue
+		}
+		resp, img := s.get(strings.TrimPrefix(j.Preview.Thumbnail.URL, s.api))
+		cfg, format, err := image.DecodeConfig(bytes.NewReader(img))
+		if resp.StatusCode != http.StatusOK || err != nil || format != "jpeg" || cfg.Width != 320 || j.Preview.Thumbnail.Width != 320 {
+			t.Errorf("%s: thumbnail %d, %s %dx%d (%v)", j.Name, resp.StatusCode, format, cfg.Width, cfg.Height, err)
+		}
+		_, orig := s.get(strings.TrimPrefix(j.Preview.URL, s.api))
+		full, thumbs = full+len(orig), thumbs+len(img)
+	}
+	t.Logf("previews: first segments %d bytes, thumbnails %d bytes (%.1f%%)", full, thumbs, 100*float64(thumbs)/float64(full))
+	if thumbs*4 > full {
+		t.Errorf("thumbnails %d bytes, first segments %d: want well under a quarter", thumbs, full)
+	}
 }

@@ -16,8 +16,8 @@ import (
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/diff"
 	"github.com/snapq/snapq/jobs"
-	"github.com/snapq/snapq/thumbnail"
 	"github.com/snapq/snapq/queue"
+	"github.com/snapq/snapq/thumbnail"
 )
 
 const (

@@ -202,3 +202,13 @@ type JobArtifact struct {
 	JobName string
 	JobURL  string
 }
+
+// StorageStats are the storage figures of the api's /metrics.
+type StorageStats struct {
+	// BytesByKind is the bytes artifact rows list, by kind (screenshot, html,
+	// diff, …, and thumbnail), counting a shared object once per row.
+	BytesByKind map[string]int64
+	// Objects and Bytes are the distinct objects rows name, and their bytes,
+	// each counted once: what the bucket holds for them.
+	Objects, Bytes int64
+}

@@ -13,4 +13,5 @@ var (
 	_ KeyReader         = (*store.Store)(nil)
 	_ ArchiveSource     = (*store.Store)(nil)
 	_ ThumbnailReader   = (*store.Store)(nil)
+	_ StorageCounter    = (*store.Store)(nil)
 )

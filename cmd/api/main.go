@@ -244,7 +244,7 @@ func newMetrics(cfg apiConfig, d *deps) (*web.Metrics, error) {
 		return nil, nil
 	}
 	inspector := asynq.NewInspectorFromRedisClient(d.rdb)
-	return web.NewMetrics(web.MetricsConfig{Mode: cfg.Metrics, Counts: d.store, Queues: inspector, QueueShards: cfg.Queue.Shards})
+	return web.NewMetrics(web.MetricsConfig{Mode: cfg.Metrics, Counts: d.store, Storage: d.store, Queues: inspector, QueueShards: cfg.Queue.Shards})
 }
 
 // startLoops starts the reconciler, which re-enqueues accepted jobs whose task

@@ -149,6 +149,30 @@ func TestStorageDedupAndArchive(t *testing.T) {
 		t.Errorf("%d objects under batches/, want every artifact content-addressed", n)
 	}
 
+	// /metrics: what the rows name is what the bucket holds, and the second
+	// batch's bytes were not stored again.
+	_, metrics := s.get("/metrics")
+	gauge := func(name string) float64 {
+		for _, line := range strings.Split(string(metrics), "\n") {
+			if v, ok := strings.CutPrefix(line, name+" "); ok {
+				var f float64
+				fmt.Sscan(v, &f)
+				return f
+			}
+		}
+		t.Errorf("/metrics has no %s", name)
+		return -1
+	}
+	if got := gauge("snapq_storage_bytes"); int64(got) != bytes2 {
+		t.Errorf("snapq_storage_bytes %v, the bucket holds %d", got, bytes2)
+	}
+	if got := gauge("snapq_storage_objects"); int(got) != objs2 {
+		t.Errorf("snapq_storage_objects %v, the bucket holds %d", got, objs2)
+	}
+	if got := gauge("snapq_storage_deduplicated_bytes"); int64(got) != bytes2 {
+		t.Errorf("snapq_storage_deduplicated_bytes %v, want %d (the second batch, stored once)", got, bytes2)
+	}
+
 	path := "/v1/batches/" + second.ID + "/archive"
 	resp, body := s.get(path)
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/zip" ||

@@ -42,6 +42,9 @@ type Handler struct {
 	// handler stored this way is deleted by it: another job's rows may name
 	// the same object; the orphan sweep removes what no row names.
 	Content ContentStore
+	// SkipThumbnails stores no preview of the first screenshot
+	// (SNAPQ_THUMBNAILS=false).
+	SkipThumbnails bool
 	// Uploads, when set, counts uploaded and reused (deduplicated) bytes.
 	Uploads func(reused bool, bytes int64)
 	Logger  *slog.Logger
@@ -296,7 +299,7 @@ func (h *Handler) run(ctx context.Context, job *Job, releaseHost func()) (*Resul
 			ObjectKey: obj.Key, ContentType: img.ContentType, Bytes: obj.Bytes, Width: img.Width, Height: img.Height,
 			SHA256: obj.SHA256, CRC32: crc32.ChecksumIEEE(img.Data)})
 	}
-	if len(arts) > 0 {
+	if len(arts) > 0 && !h.SkipThumbnails {
 		arts[0].Thumbnail = h.thumbnail(ctx, job, res.Images[0].Name, res.Images[0].Data)
 	}
 	textChars, mdChars, mdTruncated := 0, 0, false

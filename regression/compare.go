@@ -60,7 +60,9 @@ type Comparer struct {
 	// Content, when set, stores diff images content-addressed (see
 	// jobs.Handler.Content): the same diff on every run is stored once.
 	Content jobs.ContentStore
-	Logger  *slog.Logger
+	// SkipThumbnails stores no preview of diff images (SNAPQ_THUMBNAILS=false).
+	SkipThumbnails bool
+	Logger         *slog.Logger
 	// RunFinished runs, in order, when a comparison settled its run: the
 	// worker announces the run at once (its run.completed webhook). The api's
 	// reconciler catches up on whatever a hook missed.
@@ -265,7 +267,9 @@ func (c *Comparer) diffOne(ctx context.Context, job *jobs.Job, cmp *Comparison, 
 	a := &jobs.Artifact{ID: jobs.NewID(), JobID: job.ID, Kind: KindDiff, Name: name, Seq: 1000 + cmp.Segment,
 		ObjectKey: obj.Key, ContentType: "image/png", Bytes: obj.Bytes, Width: b.Dx(), Height: b.Dy(), SHA256: obj.SHA256,
 		CRC32: crc32.ChecksumIEEE(buf.Bytes())}
-	a.Thumbnail = c.thumbnail(ctx, job, name, buf.Bytes())
+	if !c.SkipThumbnails {
+		a.Thumbnail = c.thumbnail(ctx, job, name, buf.Bytes())
+	}
 	cmp.DiffArtifact = a
 	return a, nil
 }

@@ -71,6 +71,9 @@ type workerConfig struct {
 	// per distinct bytes (SNAPQ_CONTENT_ADDRESSED, default true); false keeps
 	// the per-attempt keys batches/<batch>/jobs/<job>/attempt-<n>/<name>.
 	ContentAddressed bool
+	// Thumbnails stores a 320 px JPEG preview of each job's first screenshot
+	// and each diff (SNAPQ_THUMBNAILS, default true).
+	Thumbnails bool
 }
 
 // loadWorkerConfig reads every SNAPQ_* variable the worker uses and validates
@@ -119,6 +122,7 @@ func loadWorkerConfig() (workerConfig, error) {
 	c.Capture.EgressListen, c.Capture.EgressAdvertise = c.Egress.Listen, c.Egress.Advertise
 
 	c.ContentAddressed = r.Bool("SNAPQ_CONTENT_ADDRESSED", true)
+	c.Thumbnails = r.Bool("SNAPQ_THUMBNAILS", true)
 
 	c.MetricsAddr = r.String("SNAPQ_METRICS_ADDR", "")
 	c.PprofAddr = r.String("SNAPQ_PPROF_ADDR", "")

@@ -74,6 +74,7 @@ func defaultWorkerConfig(chrome string) workerConfig {
 		Egress:           eg,
 		HostConcurrency:  4,
 		ContentAddressed: true,
+		Thumbnails:       true,
 	}
 }
 

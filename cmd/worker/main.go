@@ -207,6 +207,7 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 	if cfg.ContentAddressed {
 		h.Content, cmp.Content = d.objects, d.objects
 	}
+	h.SkipThumbnails, cmp.SkipThumbnails = !cfg.Thumbnails, !cfg.Thumbnails
 	inFlight := cfg.MaxJobsInFlight
 	if inFlight == 0 {
 		inFlight = -1 // SNAPQ_MAX_JOBS_IN_FLIGHT=0 is no cap; the regression service's 0 is its default

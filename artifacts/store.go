@@ -32,8 +32,12 @@ type Object struct {
 	Bytes       int64
 	SHA256      string // lowercase hex; "" for objects not written by Put
 	ContentType string
-	// Modified is when the object was last written; only List sets it.
+	// Modified is when the object was last written (or touched); List and
+	// Stat set it.
 	Modified time.Time
+	// Reused is true when PutContent found the bytes already stored and
+	// uploaded nothing.
+	Reused bool
 }
 
 // PutOptions are optional settings for Put.
@@ -248,12 +252,23 @@ func (s *Store) List(ctx context.Context, prefix, startAfter string, limit int) 
 // must not be stored: they stop working when they expire. The key's existence
 // is not checked.
 func (s *Store) PresignGet(ctx context.Context, key, filename string) (string, error) {
+	return s.PresignGetAs(ctx, key, filename, "")
+}
+
+// PresignGetAs is PresignGet whose response also carries Content-Type
+// contentType when it is not empty: a content-addressed object (PutContent)
+// may be shared by artifacts of different types, and each link serves the
+// bytes as its own artifact's.
+func (s *Store) PresignGetAs(ctx context.Context, key, filename, contentType string) (string, error) {
 	if err := checkKey(key); err != nil {
 		return "", fmt.Errorf("presign %s: %w", key, err)
 	}
 	params := url.Values{}
 	if cd := attachment(filename); cd != "" {
 		params.Set("response-content-disposition", cd)
+	}
+	if contentType != "" {
+		params.Set("response-content-type", contentType)
 	}
 	u, err := s.presign.PresignedGetObject(ctx, s.bucket, key, s.expiry, params)
 	if err != nil {
@@ -283,6 +298,7 @@ func objectFrom(key string, info minio.ObjectInfo) Object {
 		Bytes:       info.Size,
 		SHA256:      info.UserMetadata[metaSHA256],
 		ContentType: info.ContentType,
+		Modified:    info.LastModified,
 	}
 }
 
@@ -302,4 +318,26 @@ func attachment(filename string) string {
 		return ""
 	}
 	return mime.FormatMediaType("attachment", map[string]string{"filename": filename})
+}
+
+// Open streams the object at key from offset to its end; the caller closes
+// it. Nothing is buffered beyond what the connection holds, and the bytes are
+// not checked against the recorded SHA-256 (a reader of a part cannot): use
+// Get for that. A missing key yields an error matching ErrNotFound on Open or
+// on the first Read.
+func (s *Store) Open(ctx context.Context, key string, offset int64) (io.ReadCloser, error) {
+	if err := checkKey(key); err != nil {
+		return nil, fmt.Errorf("open %s: %w", key, err)
+	}
+	var opts minio.GetObjectOptions
+	if offset > 0 {
+		if err := opts.SetRange(offset, 0); err != nil {
+			return nil, fmt.Errorf("open %s: %w", key, err)
+		}
+	}
+	r, err := s.client.GetObject(ctx, s.bucket, key, opts)
+	if err != nil {
+		return nil, wrap("open", key, err)
+	}
+	return r, nil
 }

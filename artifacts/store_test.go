@@ -112,6 +112,10 @@ func TestStoreRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Stat: %v", err)
 	}
+	if stat.Modified.IsZero() {
+		t.Errorf("Stat: no last-modified time")
+	}
+	stat.Modified = time.Time{}
 	if stat != want {
 		t.Errorf("Stat = %+v, want %+v (size and X-Amz-Meta-Sha256 as stored)", stat, want)
 	}
@@ -123,6 +127,7 @@ func TestStoreRoundTrip(t *testing.T) {
 	if !bytes.Equal(got, data) {
 		t.Errorf("Get returned %d bytes that differ from the %d put", len(got), len(data))
 	}
+	obj.Modified = time.Time{}
 	if obj != want {
 		t.Errorf("Get object = %+v, want %+v", obj, want)
 	}

@@ -64,6 +64,8 @@ type options struct {
 	soak        soakOptions
 	cluster     clusterOptions
 	sse         sseOptions
+	archive     bool // the archive bench (archive.go)
+	archiveMiB  int
 }
 
 func main() {
@@ -79,6 +81,8 @@ func main() {
 	flag.BoolVar(&o.diffOnly, "diff-only", false, "only measure the pixel diff (needs no services)")
 	flag.BoolVar(&o.scale, "scale", false, "only measure 2 workers x 2 tabs against 1 worker x 4 tabs (scale.go)")
 	flag.BoolVar(&o.sandbox, "sandbox", false, "only measure Chromium's sandbox and site isolation on the capture package (needs only Chromium; -pages, -rounds, -concurrency apply)")
+	flag.BoolVar(&o.archive, "archive", false, "only measure a batch archive of -archive-mib MiB of planted artifacts: the api's RSS growth while it streams (archive.go; needs no Chromium)")
+	flag.IntVar(&o.archiveMiB, "archive-mib", 1024, "MiB of artifacts the -archive bench plants")
 	o.soak.flags()
 	o.cluster.flags()
 	o.sse.flags()
@@ -86,6 +90,13 @@ func main() {
 	if o.sse.on {
 		if err := sseBench(o); err != nil {
 			fmt.Fprintln(os.Stderr, "bench -sse:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if o.archive {
+		if err := archiveBench(o); err != nil {
+			fmt.Fprintln(os.Stderr, "bench -archive:", err)
 			os.Exit(1)
 		}
 		return
@@ -304,6 +315,7 @@ type stack struct {
 	procs   *testenv.Procs
 	drop    func() // drops the schema and releases the Redis database
 	bucket  string
+	dbURL   string
 	mcDrop  func()
 	verbose bool
 	options map[string]any // the batch's options; nil: the defaults
@@ -350,7 +362,7 @@ func startStack(ctx context.Context, o options) (*stack, error) {
 		return nil, err
 	}
 	bucket := "snapq-bench-" + testenv.RandomSuffix(4)
-	st := &stack{api: "http://127.0.0.1:" + port, drop: drop, bucket: bucket, verbose: o.verbose,
+	st := &stack{api: "http://127.0.0.1:" + port, drop: drop, bucket: bucket, dbURL: dbURL, verbose: o.verbose,
 		mcDrop: func() { testenv.RemoveBucket(mc, bucket) }}
 	st.procs = &testenv.Procs{BinDir: bin, LogDir: logs, Env: append(os.Environ(),
 		"SNAPQ_HTTP_ADDR=127.0.0.1:"+port,

@@ -576,3 +576,17 @@ func sha(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
+
+// PutContent implements jobs.ContentStore the way artifacts.Store does: the
+// key is the bytes' SHA-256 and bytes already there are not stored again.
+func (b *memBucket) PutContent(ctx context.Context, data []byte, contentType string) (artifacts.Object, error) {
+	sum := sha(string(data))
+	key := artifacts.ContentKey(sum)
+	b.mu.Lock()
+	_, exists := b.objects[key]
+	b.mu.Unlock()
+	if exists {
+		return artifacts.Object{Key: key, Bytes: int64(len(data)), SHA256: sum, ContentType: contentType, Reused: true}, nil
+	}
+	return b.Put(ctx, key, data, contentType, artifacts.PutOptions{ContentDisposition: "attachment"})
+}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/capture"
+	"github.com/snapq/snapq/thumbnail"
 )
 
 // Renderer loads a page and captures it. capture.Browser implements it.
@@ -22,12 +24,30 @@ type ArtifactStore interface {
 	Put(ctx context.Context, key string, data []byte, contentType string, opts artifacts.PutOptions) (artifacts.Object, error)
 }
 
+// ContentStore keeps artifact bytes by their SHA-256 (content-addressed):
+// identical bytes are stored once. artifacts.Store implements it.
+type ContentStore interface {
+	PutContent(ctx context.Context, data []byte, contentType string) (artifacts.Object, error)
+}
+
 // Handler runs capture tasks in a worker.
 type Handler struct {
 	Repo     JobStore
 	Renderer Renderer
 	Store    ArtifactStore
-	Logger   *slog.Logger
+	// Content, when set, stores every artifact content-addressed
+	// (artifacts.ContentKey) instead of under the attempt's own keys: a
+	// re-run of an unchanged page adds rows, not bytes. The attempt fence
+	// holds trivially (a key always holds the same bytes), and nothing the
+	// handler stored this way is deleted by it: another job's rows may name
+	// the same object; the orphan sweep removes what no row names.
+	Content ContentStore
+	// SkipThumbnails stores no preview of the first screenshot
+	// (SNAPQ_THUMBNAILS=false).
+	SkipThumbnails bool
+	// Uploads, when set, counts uploaded and reused (deduplicated) bytes.
+	Uploads func(reused bool, bytes int64)
+	Logger  *slog.Logger
 	// AfterFinal runs, in order, once a job reached its final status in this
 	// worker: features built on jobs announce it at once (a batch's webhook, a
 	// run capture's comparison). A hook's failure is its own to log; the
@@ -146,8 +166,17 @@ func (h *Handler) deleteObjects(ctx context.Context, log *slog.Logger, arts []*A
 		return
 	}
 	for _, a := range arts {
-		if err := d.Delete(ctx, a.ObjectKey); err != nil {
-			log.Warn("delete an object of a discarded attempt; the orphan sweep will", "key", a.ObjectKey, "err", err)
+		keys := []string{a.ObjectKey}
+		if a.Thumbnail != nil {
+			keys = append(keys, a.Thumbnail.ObjectKey)
+		}
+		for _, key := range keys {
+			if artifacts.IsContentKey(key) {
+				continue // may be shared: the orphan sweep judges it
+			}
+			if err := d.Delete(ctx, key); err != nil {
+				log.Warn("delete an object of a discarded attempt; the orphan sweep will", "key", key, "err", err)
+			}
 		}
 	}
 }
@@ -278,15 +307,17 @@ func (h *Handler) run(ctx context.Context, job *Job, releaseHost func()) (*Resul
 	upStart := time.Now()
 	arts := make([]*Artifact, 0, len(res.Images)+len(res.Files))
 	for _, img := range res.Images {
-		key := AttemptKey(job, img.Name)
-		obj, err := h.Store.Put(ctx, key, img.Data, img.ContentType, artifacts.PutOptions{})
+		obj, err := h.put(ctx, AttemptKey(job, img.Name), img.Data, img.ContentType, artifacts.PutOptions{})
 		if err != nil {
 			h.uploadFailed(ctx, job, arts, err)
 			return nil, nil, uploadError(ctx, img.Name, err)
 		}
 		arts = append(arts, &Artifact{ID: NewID(), JobID: job.ID, Kind: KindScreenshot, Name: img.Name, Seq: img.Index,
 			ObjectKey: obj.Key, ContentType: img.ContentType, Bytes: obj.Bytes, Width: img.Width, Height: img.Height,
-			SHA256: obj.SHA256})
+			SHA256: obj.SHA256, CRC32: crc32.ChecksumIEEE(img.Data)})
+	}
+	if len(arts) > 0 && !h.SkipThumbnails {
+		arts[0].Thumbnail = h.thumbnail(ctx, job, res.Images[0].Name, res.Images[0].Data)
 	}
 	textChars, mdChars, mdTruncated := 0, 0, false
 	for i, f := range res.Files {
@@ -297,13 +328,13 @@ func (h *Handler) run(ctx context.Context, job *Job, releaseHost func()) (*Resul
 			// content: a browser must never render them from the bucket's origin.
 			opts.ContentDisposition = `attachment; filename="` + f.Name + `"`
 		}
-		obj, err := h.Store.Put(ctx, key, f.Data, f.ContentType, opts)
+		obj, err := h.put(ctx, key, f.Data, f.ContentType, opts)
 		if err != nil {
 			h.uploadFailed(ctx, job, arts, err)
 			return nil, nil, uploadError(ctx, f.Name, err)
 		}
 		arts = append(arts, &Artifact{ID: NewID(), JobID: job.ID, Kind: f.Kind, Name: f.Name, Seq: len(res.Images) + i + 1,
-			ObjectKey: obj.Key, ContentType: f.ContentType, Bytes: obj.Bytes, SHA256: obj.SHA256})
+			ObjectKey: obj.Key, ContentType: f.ContentType, Bytes: obj.Bytes, SHA256: obj.SHA256, CRC32: crc32.ChecksumIEEE(f.Data)})
 		switch f.Kind {
 		case capture.OutputText:
 			textChars = f.Chars
@@ -316,6 +347,49 @@ func (h *Handler) run(ctx context.Context, job *Job, releaseHost func()) (*Resul
 	result.MarkdownChars, result.MarkdownTruncated = mdChars, mdTruncated
 	result.TimingsMS["upload"] = time.Since(upStart).Milliseconds()
 	return result, arts, nil
+}
+
+// put stores one artifact's bytes: content-addressed when h.Content is set
+// (key and opts are then unused: content objects are always served as
+// attachments unless a link says otherwise), under key otherwise.
+func (h *Handler) put(ctx context.Context, key string, data []byte, contentType string, opts artifacts.PutOptions) (artifacts.Object, error) {
+	var obj artifacts.Object
+	var err error
+	if h.Content != nil {
+		obj, err = h.Content.PutContent(ctx, data, contentType)
+	} else {
+		obj, err = h.Store.Put(ctx, key, data, contentType, opts)
+	}
+	if err == nil && h.Uploads != nil {
+		h.Uploads(obj.Reused, obj.Bytes)
+	}
+	return obj, err
+}
+
+// thumbnail stores the preview of an image (the job's first screenshot) and
+// returns it, or nil when the image cannot be previewed or the upload fails:
+// lists then show the image itself, which is worth no failed job.
+func (h *Handler) thumbnail(ctx context.Context, job *Job, name string, data []byte) *Thumbnail {
+	th, err := thumbnail.Make(data)
+	if err != nil {
+		h.logger().Warn("no thumbnail", "job_id", job.ID, "name", name, "err", err)
+		return nil
+	}
+	obj, err := h.put(ctx, AttemptKey(job, ThumbnailName(name)), th.Data, thumbnail.ContentType, artifacts.PutOptions{})
+	if err != nil {
+		h.logger().Warn("thumbnail upload failed", "job_id", job.ID, "name", name, "err", err)
+		return nil
+	}
+	return &Thumbnail{ObjectKey: obj.Key, ContentType: thumbnail.ContentType, Bytes: obj.Bytes, Width: th.Width, Height: th.Height}
+}
+
+// ThumbnailName is the file name of an artifact's thumbnail: shot.png's is
+// shot.thumb.jpg.
+func ThumbnailName(name string) string {
+	if i := strings.LastIndexByte(name, '.'); i > 0 {
+		name = name[:i]
+	}
+	return name + ".thumb.jpg"
 }
 
 // uploadFailed deletes what the attempt uploaded before an upload failed with

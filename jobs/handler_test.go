@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"slices"
 	"strings"
 	"testing"
@@ -87,6 +88,11 @@ func TestHandlerSuccess(t *testing.T) {
 			ContentType: "text/markdown", Bytes: 4, SHA256: sha("# hi")},
 	}
 	arts := e.store.artifactsOf(j.ID)
+	for _, w := range wantArts {
+		data := map[string]string{"a.example-docs-001.png": "png1", "a.example-docs-002.png": "png22",
+			"a.example-docs.html": "<p>hi</p>", "a.example-docs.txt": "hi", "a.example-docs.md": "# hi"}[w.Name]
+		w.CRC32 = crc32.ChecksumIEEE([]byte(data))
+	}
 	if diff := cmp.Diff(wantArts, arts, cmpopts.IgnoreFields(jobs.Artifact{}, "ID")); diff != "" {
 		t.Errorf("artifacts (-want +got):\n%s", diff)
 	}

@@ -28,6 +28,12 @@ const (
 // sweepPrefix is where job artifacts live: batches/<batch>/jobs/<job>/<name>.
 const sweepPrefix = "batches/"
 
+// objectStatter reads one object's description (artifacts.Store): the sweep
+// looks at a content object again right before deleting it.
+type objectStatter interface {
+	Stat(ctx context.Context, key string) (artifacts.Object, error)
+}
+
 // ObjectLister lists and deletes stored objects. artifacts.Store implements it.
 type ObjectLister interface {
 	List(ctx context.Context, prefix, startAfter string, limit int) ([]artifacts.Object, error)
@@ -66,19 +72,27 @@ type Sweeper struct {
 	MaxObjects int
 	// Now is the clock (default time.Now); tests move it.
 	Now func() time.Time
+	// DryRun makes sweeps count and log what they would delete, deleting
+	// nothing (SNAPQ_SWEEP_DRY_RUN).
+	DryRun bool
 
-	mu     sync.Mutex
-	last   time.Time // when Step last swept
-	cursor string    // the key the next sweep lists after; "" from the start
+	mu            sync.Mutex
+	last          time.Time // when Step last swept
+	cursor        string    // the key the next sweep lists after; "" from the start
+	contentCursor string    // the same under artifacts.ContentPrefix
 }
 
 // SweepResult counts one sweep's work.
 type SweepResult struct {
 	Listed  int // objects looked at
-	Deleted int // orphans removed
-	// Wrapped is true when the listing reached the end of batches/, so the
-	// next sweep starts from the beginning.
+	Deleted int // orphans removed (or, in a dry run, that would be)
+	// Bytes is the size of the Deleted objects.
+	Bytes int64
+	// Wrapped is true when the listing reached the end of batches/ and of
+	// content/, so the next sweep starts from the beginning.
 	Wrapped bool
+	// DryRun says nothing was deleted.
+	DryRun bool
 }
 
 // Step is the Sweeper as a reconciler step: it sweeps when Interval has
@@ -99,17 +113,35 @@ func (s *Sweeper) Step() ReconcileStep {
 			return 0, nil
 		}
 		res, err := s.Sweep(ctx)
-		Log(s.Logger).Info("orphan sweep", "listed", res.Listed, "deleted", res.Deleted, "wrapped", res.Wrapped)
 		return res.Deleted, err
 	}}
 }
 
-// Sweep runs one sweep now, from where the last one stopped.
+// Sweep runs one sweep now, from where the last one stopped: the per-attempt
+// keys under batches/, then the content-addressed objects, and logs what it
+// did (or, in a dry run, would do).
 func (s *Sweeper) Sweep(ctx context.Context) (SweepResult, error) {
 	s.mu.Lock()
-	start := s.cursor
+	start, contentStart := s.cursor, s.contentCursor
 	s.mu.Unlock()
+	res, cursor, err := s.sweepPrefix(ctx, sweepPrefix, start, s.sweepPage)
+	cres, contentCursor, cerr := s.sweepPrefix(ctx, artifacts.ContentPrefix, contentStart, s.sweepContentPage)
+	s.mu.Lock()
+	s.cursor, s.contentCursor = cursor, contentCursor
+	s.mu.Unlock()
+	res.Listed += cres.Listed
+	res.Deleted += cres.Deleted
+	res.Bytes += cres.Bytes
+	res.Wrapped = res.Wrapped && cres.Wrapped
+	res.DryRun = s.DryRun
+	Log(s.Logger).Info("orphan sweep", "listed", res.Listed, "deleted", res.Deleted, "bytes", res.Bytes,
+		"wrapped", res.Wrapped, "dry_run", s.DryRun)
+	return res, errors.Join(err, cerr)
+}
 
+// sweepPrefix sweeps one prefix from after start with sweep, a page at a time.
+func (s *Sweeper) sweepPrefix(ctx context.Context, prefix, start string,
+	sweep func(ctx context.Context, page []artifacts.Object, cutoff time.Time) (int, int64, error)) (SweepResult, string, error) {
 	maxObjects := s.MaxObjects
 	if maxObjects <= 0 {
 		maxObjects = DefaultSweepMaxObjects
@@ -125,7 +157,7 @@ func (s *Sweeper) Sweep(ctx context.Context) (SweepResult, error) {
 	cursor := start
 	for res.Listed < maxObjects {
 		want := min(artifacts.MaxListPage, maxObjects-res.Listed)
-		page, err := s.Objects.List(ctx, sweepPrefix, cursor, want)
+		page, err := s.Objects.List(ctx, prefix, cursor, want)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("list objects after %q: %w", cursor, err))
 			break
@@ -134,8 +166,9 @@ func (s *Sweeper) Sweep(ctx context.Context) (SweepResult, error) {
 		if len(page) > 0 {
 			cursor = page[len(page)-1].Key
 		}
-		n, err := s.sweepPage(ctx, page, cutoff)
+		n, bytes, err := sweep(ctx, page, cutoff)
 		res.Deleted += n
+		res.Bytes += bytes
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -144,14 +177,57 @@ func (s *Sweeper) Sweep(ctx context.Context) (SweepResult, error) {
 			break
 		}
 	}
-	s.mu.Lock()
-	s.cursor = cursor
-	s.mu.Unlock()
-	return res, errors.Join(errs...)
+	return res, cursor, errors.Join(errs...)
+}
+
+// sweepContentPage deletes the content-addressed objects of page that no
+// artifact row names and that were last written (or touched by
+// artifacts.Store.PutContent) before cutoff. Each is looked at again right
+// before it is deleted: a worker that touched it since the listing is about
+// to commit a row naming it.
+func (s *Sweeper) sweepContentPage(ctx context.Context, page []artifacts.Object, cutoff time.Time) (int, int64, error) {
+	var old []artifacts.Object
+	var keys []string
+	for _, o := range page {
+		if o.Modified.Before(cutoff) && artifacts.IsContentKey(o.Key) {
+			old = append(old, o)
+			keys = append(keys, o.Key)
+		}
+	}
+	if len(old) == 0 {
+		return 0, 0, nil
+	}
+	referenced, err := s.Repo.ReferencedKeys(ctx, keys)
+	if err != nil {
+		return 0, 0, fmt.Errorf("referenced keys: %w", err)
+	}
+	statter, _ := s.Objects.(objectStatter)
+	deleted, bytes := 0, int64(0)
+	var errs []error
+	for _, o := range old {
+		if referenced[o.Key] {
+			continue
+		}
+		if statter != nil {
+			now, err := statter.Stat(ctx, o.Key)
+			if err != nil || !now.Modified.Before(cutoff) {
+				continue // gone already, unreadable, or touched since the listing
+			}
+		}
+		if !s.DryRun {
+			if err := s.Objects.Delete(ctx, o.Key); err != nil {
+				errs = append(errs, fmt.Errorf("delete %s: %w", o.Key, err))
+				continue
+			}
+		}
+		deleted++
+		bytes += o.Bytes
+	}
+	return deleted, bytes, errors.Join(errs...)
 }
 
 // sweepPage deletes the orphans among page.
-func (s *Sweeper) sweepPage(ctx context.Context, page []artifacts.Object, cutoff time.Time) (int, error) {
+func (s *Sweeper) sweepPage(ctx context.Context, page []artifacts.Object, cutoff time.Time) (int, int64, error) {
 	var old []artifacts.Object
 	jobOf := map[string]string{} // object key -> job id
 	seen := map[string]bool{}
@@ -173,17 +249,17 @@ func (s *Sweeper) sweepPage(ctx context.Context, page []artifacts.Object, cutoff
 		keys = append(keys, o.Key)
 	}
 	if len(old) == 0 {
-		return 0, nil
+		return 0, 0, nil
 	}
 	statuses, err := s.Repo.JobStatuses(ctx, ids)
 	if err != nil {
-		return 0, fmt.Errorf("job statuses: %w", err)
+		return 0, 0, fmt.Errorf("job statuses: %w", err)
 	}
 	referenced, err := s.Repo.ReferencedKeys(ctx, keys)
 	if err != nil {
-		return 0, fmt.Errorf("referenced keys: %w", err)
+		return 0, 0, fmt.Errorf("referenced keys: %w", err)
 	}
-	deleted := 0
+	deleted, bytes := 0, int64(0)
 	var errs []error
 	for _, o := range old {
 		if referenced[o.Key] {
@@ -192,13 +268,16 @@ func (s *Sweeper) sweepPage(ctx context.Context, page []artifacts.Object, cutoff
 		if st, exists := statuses[jobOf[o.Key]]; exists && !finalStatus(st) {
 			continue
 		}
-		if err := s.Objects.Delete(ctx, o.Key); err != nil {
-			errs = append(errs, fmt.Errorf("delete %s: %w", o.Key, err))
-			continue
+		if !s.DryRun {
+			if err := s.Objects.Delete(ctx, o.Key); err != nil {
+				errs = append(errs, fmt.Errorf("delete %s: %w", o.Key, err))
+				continue
+			}
 		}
 		deleted++
+		bytes += o.Bytes
 	}
-	return deleted, errors.Join(errs...)
+	return deleted, bytes, errors.Join(errs...)
 }
 
 func (s *Sweeper) now() time.Time {

@@ -246,3 +246,36 @@ func TestSweeperErrors(t *testing.T) {
 		}
 	})
 }
+
+// Content-addressed objects are swept by reference and age alone: an old
+// object no row names goes, a named or fresh one stays; a dry run counts the
+// same and deletes nothing.
+func TestSweeperContentObjects(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	old, fresh := now.Add(-2*time.Hour), now.Add(-time.Minute)
+	key := func(s string) string { return artifacts.ContentKey(sha(s)) }
+	for _, dry := range []bool{true, false} {
+		bucket := &sweepBucket{objs: map[string]time.Time{
+			key("orphan"): old, key("named"): old, key("fresh"): fresh,
+			artifacts.ContentPrefix + "not-a-sha": old, // not ours to judge
+		}}
+		db := &sweepDB{rows: map[string]bool{key("named"): true}}
+		sw := &jobs.Sweeper{Objects: bucket, Repo: db, Now: func() time.Time { return now }, DryRun: dry}
+		res, err := sw.Sweep(context.Background())
+		if err != nil {
+			t.Fatalf("Sweep: %v", err)
+		}
+		if diff := cmp.Diff(jobs.SweepResult{Listed: 4, Deleted: 1, Wrapped: true, DryRun: dry}, res); diff != "" {
+			t.Errorf("dry run %v: result (-want +got):\n%s", dry, diff)
+		}
+		want := []string{artifacts.ContentPrefix + "not-a-sha", key("fresh"), key("named"), key("orphan")}
+		if !dry {
+			want = slices.DeleteFunc(want, func(k string) bool { return k == key("orphan") })
+		}
+		sort.Strings(want)
+		if diff := cmp.Diff(want, bucket.keys()); diff != "" {
+			t.Errorf("dry run %v: objects left (-want +got):\n%s", dry, diff)
+		}
+	}
+}

@@ -170,7 +170,22 @@ type Artifact struct {
 	Width       int
 	Height      int
 	SHA256      string
-	CreatedAt   time.Time
+	// CRC32 is the IEEE CRC-32 of the bytes (what a ZIP header names); 0 for
+	// artifacts stored before it was recorded.
+	CRC32     uint32
+	CreatedAt time.Time
+	// Thumbnail is the artifact's small preview, or nil (a job's first
+	// screenshot and a comparison's diff have one).
+	Thumbnail *Thumbnail
+}
+
+// Thumbnail is a stored preview of an image artifact (the thumbnail package).
+type Thumbnail struct {
+	ObjectKey   string
+	ContentType string
+	Bytes       int64
+	Width       int
+	Height      int
 }
 
 // JobRef identifies an unfinished job for the reconciler.
@@ -178,4 +193,22 @@ type JobRef struct {
 	ID        string
 	Status    string
 	UpdatedAt time.Time
+}
+
+// JobArtifact is an artifact with the job that made it (an archive's entry).
+type JobArtifact struct {
+	Artifact
+	JobSeq  int
+	JobName string
+	JobURL  string
+}
+
+// StorageStats are the storage figures of the api's /metrics.
+type StorageStats struct {
+	// BytesByKind is the bytes artifact rows list, by kind (screenshot, html,
+	// diff, …, and thumbnail), counting a shared object once per row.
+	BytesByKind map[string]int64
+	// Objects and Bytes are the distinct objects rows name, and their bytes,
+	// each counted once: what the bucket holds for them.
+	Objects, Bytes int64
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"image"
 	"image/png"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 	"github.com/snapq/snapq/diff"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/queue"
+	"github.com/snapq/snapq/thumbnail"
 )
 
 const (
@@ -53,9 +55,14 @@ type BlobStore interface {
 // Comparer runs regression:compare tasks: it diffs each segment of a run's
 // capture with the active baseline of the same target, viewport and segment.
 type Comparer struct {
-	Repo   CompareStore
-	Store  BlobStore
-	Logger *slog.Logger
+	Repo  CompareStore
+	Store BlobStore
+	// Content, when set, stores diff images content-addressed (see
+	// jobs.Handler.Content): the same diff on every run is stored once.
+	Content jobs.ContentStore
+	// SkipThumbnails stores no preview of diff images (SNAPQ_THUMBNAILS=false).
+	SkipThumbnails bool
+	Logger         *slog.Logger
 	// RunFinished runs, in order, when a comparison settled its run: the
 	// worker announces the run at once (its run.completed webhook). The api's
 	// reconciler catches up on whatever a hook missed.
@@ -265,16 +272,46 @@ func (c *Comparer) uploadDiff(ctx context.Context, job *jobs.Job, cmp *Compariso
 	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, img); err != nil {
 		return nil, fmt.Errorf("encode diff image: %w", err)
 	}
-	key := artifacts.Key("batches", job.BatchID, "jobs", job.ID, name)
-	obj, err := c.Store.Put(ctx, key, buf.Bytes(), "image/png", artifacts.PutOptions{})
+	var obj artifacts.Object
+	var err error
+	if c.Content != nil {
+		obj, err = c.Content.PutContent(ctx, buf.Bytes(), "image/png")
+	} else {
+		obj, err = c.Store.Put(ctx, artifacts.Key("batches", job.BatchID, "jobs", job.ID, name), buf.Bytes(), "image/png", artifacts.PutOptions{})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("upload diff image: %w", err)
 	}
 	b := img.Bounds()
 	a := &jobs.Artifact{ID: jobs.NewID(), JobID: job.ID, Kind: KindDiff, Name: name, Seq: 1000 + cmp.Segment,
-		ObjectKey: obj.Key, ContentType: "image/png", Bytes: obj.Bytes, Width: b.Dx(), Height: b.Dy(), SHA256: obj.SHA256}
+		ObjectKey: obj.Key, ContentType: "image/png", Bytes: obj.Bytes, Width: b.Dx(), Height: b.Dy(), SHA256: obj.SHA256,
+		CRC32: crc32.ChecksumIEEE(buf.Bytes())}
+	if !c.SkipThumbnails {
+		a.Thumbnail = c.thumbnail(ctx, job, name, buf.Bytes())
+	}
 	cmp.DiffArtifact = a
 	return a, nil
+}
+
+// thumbnail stores the preview of a diff image, or returns nil when it
+// cannot (lists then show the diff itself).
+func (c *Comparer) thumbnail(ctx context.Context, job *jobs.Job, name string, data []byte) *jobs.Thumbnail {
+	th, err := thumbnail.Make(data)
+	if err != nil {
+		return nil
+	}
+	var obj artifacts.Object
+	if c.Content != nil {
+		obj, err = c.Content.PutContent(ctx, th.Data, thumbnail.ContentType)
+	} else {
+		obj, err = c.Store.Put(ctx, artifacts.Key("batches", job.BatchID, "jobs", job.ID, jobs.ThumbnailName(name)), th.Data,
+			thumbnail.ContentType, artifacts.PutOptions{})
+	}
+	if err != nil {
+		c.logger().Warn("diff thumbnail upload failed", "job_id", job.ID, "name", name, "err", err)
+		return nil
+	}
+	return &jobs.Thumbnail{ObjectKey: obj.Key, ContentType: thumbnail.ContentType, Bytes: obj.Bytes, Width: th.Width, Height: th.Height}
 }
 
 // isSegment tells the page's images (name.png, name-001.png) from named

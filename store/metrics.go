@@ -3,6 +3,10 @@ package store
 import (
 	"context"
 	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/snapq/snapq/jobs"
 )
 
 // JobCounts returns how many jobs are in each status, for the api's
@@ -42,4 +46,30 @@ func (s *Store) countByStatus(ctx context.Context, query string) (map[string]int
 		out[status] = n
 	}
 	return out, rows.Err()
+}
+
+// StorageStats implements web.StorageCounter: one pass over the artifact and
+// thumbnail rows (its cost grows with them; the scrape has a timeout).
+func (s *Store) StorageStats(ctx context.Context) (*jobs.StorageStats, error) {
+	const refs = `WITH refs AS (SELECT object_key, bytes, kind FROM artifacts
+		UNION ALL SELECT object_key, bytes, 'thumbnail' FROM thumbnails)`
+	out := &jobs.StorageStats{BytesByKind: map[string]int64{}}
+	rows, err := s.pool.Query(ctx, refs+` SELECT kind, sum(bytes)::bigint FROM refs GROUP BY kind`)
+	if err != nil {
+		return nil, fmt.Errorf("storage stats: %w", err)
+	}
+	var kind string
+	var n int64
+	if _, err := pgx.ForEachRow(rows, []any{&kind, &n}, func() error {
+		out.BytesByKind[kind] = n
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("storage stats: %w", err)
+	}
+	err = s.pool.QueryRow(ctx, refs+` SELECT count(*), coalesce(sum(bytes), 0)::bigint
+		FROM (SELECT DISTINCT ON (object_key) bytes FROM refs) d`).Scan(&out.Objects, &out.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("storage stats: %w", err)
+	}
+	return out, nil
 }

@@ -397,12 +397,14 @@ func (s *Store) GetJob(ctx context.Context, id string) (*jobs.Job, error) {
 }
 
 const artifactColumns = `id, job_id, kind, name, seq, object_key, content_type, bytes, coalesce(width, 0),
-	coalesce(height, 0), sha256, created_at`
+	coalesce(height, 0), sha256, coalesce(crc32, 0), created_at`
 
 func scanArtifact(row pgx.Row) (*jobs.Artifact, error) {
 	var a jobs.Artifact
+	var crc int64
 	err := row.Scan(&a.ID, &a.JobID, &a.Kind, &a.Name, &a.Seq, &a.ObjectKey, &a.ContentType, &a.Bytes,
-		&a.Width, &a.Height, &a.SHA256, &a.CreatedAt)
+		&a.Width, &a.Height, &a.SHA256, &crc, &a.CreatedAt)
+	a.CRC32 = uint32(crc)
 	return &a, err
 }
 
@@ -417,12 +419,14 @@ func (s *Store) ListArtifacts(ctx context.Context, jobID string) ([]*jobs.Artifa
 
 // FirstScreenshots implements jobs.Repository.
 func (s *Store) FirstScreenshots(ctx context.Context, jobIDs []string) (map[string]*jobs.Artifact, error) {
-	rows, err := s.pool.Query(ctx, `SELECT DISTINCT ON (job_id) `+artifactColumns+` FROM artifacts
-		WHERE job_id = ANY($1::uuid[]) AND kind = $2 ORDER BY job_id, seq`, jobIDs, jobs.KindScreenshot)
+	rows, err := s.pool.Query(ctx, `SELECT a.*, t.object_key, t.content_type, t.bytes, t.width, t.height
+		FROM (SELECT DISTINCT ON (job_id) `+artifactColumns+` FROM artifacts
+		      WHERE job_id = ANY($1::uuid[]) AND kind = $2 ORDER BY job_id, seq) a
+		LEFT JOIN thumbnails t ON t.artifact_id = a.id`, jobIDs, jobs.KindScreenshot)
 	if err != nil {
 		return nil, fmt.Errorf("first screenshots: %w", err)
 	}
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Artifact, error) { return scanArtifact(r) })
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Artifact, error) { return scanArtifactThumbnail(r) })
 	if err != nil {
 		return nil, fmt.Errorf("first screenshots: %w", err)
 	}
@@ -485,9 +489,12 @@ func (s *Store) CompleteJob(ctx context.Context, id string, attempt int, result 
 		}
 		for _, a := range arts {
 			if _, err := tx.Exec(ctx, `INSERT INTO artifacts (id, job_id, kind, name, seq, object_key, content_type,
-				bytes, width, height, sha256) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-				a.ID, id, a.Kind, a.Name, a.Seq, a.ObjectKey, a.ContentType, a.Bytes, a.Width, a.Height, a.SHA256); err != nil {
+				bytes, width, height, sha256, crc32) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULLIF($12::bigint, 0))`,
+				a.ID, id, a.Kind, a.Name, a.Seq, a.ObjectKey, a.ContentType, a.Bytes, a.Width, a.Height, a.SHA256, int64(a.CRC32)); err != nil {
 				return artifactInsertError("artifact", a.Name, err)
+			}
+			if err := insertThumbnail(ctx, tx, a); err != nil {
+				return err
 			}
 		}
 		ok = true

@@ -465,9 +465,12 @@ func (s *Store) RecordComparisons(ctx context.Context, runID, jobID string, cs [
 		}
 		for _, a := range diffs {
 			if _, err := tx.Exec(ctx, `INSERT INTO artifacts (id, job_id, kind, name, seq, object_key, content_type,
-				bytes, width, height, sha256) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-				a.ID, a.JobID, a.Kind, a.Name, a.Seq, a.ObjectKey, a.ContentType, a.Bytes, a.Width, a.Height, a.SHA256); err != nil {
+				bytes, width, height, sha256, crc32) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULLIF($12::bigint, 0))`,
+				a.ID, a.JobID, a.Kind, a.Name, a.Seq, a.ObjectKey, a.ContentType, a.Bytes, a.Width, a.Height, a.SHA256, int64(a.CRC32)); err != nil {
 				return artifactInsertError("diff artifact", a.Name, err)
+			}
+			if err := insertThumbnail(ctx, tx, a); err != nil {
+				return err
 			}
 		}
 		for _, c := range cs {

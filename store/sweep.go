@@ -25,9 +25,11 @@ func (s *Store) JobStatuses(ctx context.Context, ids []string) (map[string]strin
 	return out, nil
 }
 
-// ReferencedKeys implements jobs.SweepStore.
+// ReferencedKeys implements jobs.SweepStore: keys an artifact or a
+// thumbnail names.
 func (s *Store) ReferencedKeys(ctx context.Context, keys []string) (map[string]bool, error) {
-	rows, err := s.pool.Query(ctx, `SELECT DISTINCT object_key FROM artifacts WHERE object_key = ANY($1::text[])`, keys)
+	rows, err := s.pool.Query(ctx, `SELECT object_key FROM artifacts WHERE object_key = ANY($1::text[])
+		UNION SELECT object_key FROM thumbnails WHERE object_key = ANY($1::text[])`, keys)
 	if err != nil {
 		return nil, fmt.Errorf("referenced keys: %w", err)
 	}

@@ -19,7 +19,8 @@ const QueuesPath = "/admin/queues"
 // KeyCookie is the cookie the dashboard sets to the user's API key (the same
 // value it keeps in localStorage). Browsers cannot add an Authorization header
 // to an <img> or a link, so the cookie stands in for it in two places only:
-// GET /v1/artifacts/:id (images and downloads) and the queue UI. It is set
+// GET /v1/artifacts/:id (images and downloads, and /thumbnail, their
+// previews) and the queue UI. It is set
 // SameSite=Strict, so other sites cannot make a browser send it.
 const KeyCookie = "snapq_key"
 
@@ -28,7 +29,8 @@ const KeyCookie = "snapq_key"
 // header authenticate with the dashboard's key cookie. Every other /v1 route
 // ignores the cookie, so it cannot be used to change anything.
 func (s *Server) artifactKeyCookie(c *gin.Context) {
-	if !s.Config.Auth || (c.FullPath() != "/v1/artifacts/:id" && !eventRoutes[c.FullPath()]) || c.GetHeader("Authorization") != "" {
+	if p := c.FullPath(); !s.Config.Auth || (p != "/v1/artifacts/:id" && p != "/v1/artifacts/:id/thumbnail" && !eventRoutes[p]) ||
+		c.GetHeader("Authorization") != "" {
 		return
 	}
 	if c.Request.Method != http.MethodGet && c.Request.Method != http.MethodHead {

@@ -49,6 +49,11 @@ type StatusCounter interface {
 	RunCounts(ctx context.Context) (map[string]int64, error)
 }
 
+// StorageCounter reads the storage figures. store.Store implements it.
+type StorageCounter interface {
+	StorageStats(ctx context.Context) (*jobs.StorageStats, error)
+}
+
 // QueueInspector is the part of *asynq.Inspector the queue gauges read.
 type QueueInspector interface {
 	Queues() ([]string, error)
@@ -61,6 +66,8 @@ type MetricsConfig struct {
 	Mode string
 	// Counts feeds snapq_jobs and snapq_runs; nil: not reported.
 	Counts StatusCounter
+	// Storage feeds the snapq_storage_* gauges; nil: not reported.
+	Storage StorageCounter
 	// Queues feeds snapq_queue_tasks; nil: not reported.
 	Queues QueueInspector
 	// QueueShards is SNAPQ_QUEUE_SHARDS: each kind's gauges sum its shards.
@@ -125,7 +132,7 @@ func NewMetrics(cfg MetricsConfig) (*Metrics, error) {
 		m.registry.Register(m.requests),
 		m.registry.Register(m.duration),
 		m.registry.Register(m.limitErrors),
-		m.registry.Register(&stateCollector{counts: cfg.Counts, queues: cfg.Queues, shards: cfg.QueueShards, timeout: timeout}),
+		m.registry.Register(&stateCollector{counts: cfg.Counts, storage: cfg.Storage, queues: cfg.Queues, shards: cfg.QueueShards, timeout: timeout}),
 		m.registry.Register(collectors.NewGoCollector()),
 		m.registry.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})),
 	)
@@ -194,6 +201,14 @@ func (s *Server) mountMetrics(r *gin.Engine) {
 var (
 	jobsDesc = prometheus.NewDesc("snapq_jobs",
 		"Capture jobs by status, counted in Postgres at scrape time.", []string{"status"}, nil)
+	artifactBytesDesc = prometheus.NewDesc("snapq_artifact_bytes",
+		"Bytes of the artifacts rows list, by kind, a shared object counted once per row (Postgres, at scrape time).", []string{"kind"}, nil)
+	storageObjectsDesc = prometheus.NewDesc("snapq_storage_objects",
+		"Distinct stored objects that artifact and thumbnail rows name.", nil, nil)
+	storageBytesDesc = prometheus.NewDesc("snapq_storage_bytes",
+		"Bytes of the distinct stored objects rows name, each counted once.", nil, nil)
+	storageSavedDesc = prometheus.NewDesc("snapq_storage_deduplicated_bytes",
+		"Bytes content-addressed storage did not store again: rows' bytes minus the distinct objects' bytes.", nil, nil)
 	runsDesc = prometheus.NewDesc("snapq_runs",
 		"Visual-regression runs by status, counted in Postgres at scrape time.", []string{"status"}, nil)
 	queueDesc = prometheus.NewDesc("snapq_queue_tasks",
@@ -219,6 +234,7 @@ var (
 // snapq_scrape_error{source} = 1 instead of failing the scrape.
 type stateCollector struct {
 	counts  StatusCounter
+	storage StorageCounter
 	queues  QueueInspector
 	shards  int
 	timeout time.Duration
@@ -234,6 +250,10 @@ type source struct {
 func (sc *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- jobsDesc
 	ch <- runsDesc
+	ch <- artifactBytesDesc
+	ch <- storageObjectsDesc
+	ch <- storageBytesDesc
+	ch <- storageSavedDesc
 	ch <- queueDesc
 	ch <- queueLatencyDesc
 	ch <- scrapeErrorDesc
@@ -250,6 +270,9 @@ func (sc *stateCollector) Collect(ch chan<- prometheus.Metric) {
 			source{"runs", func(ctx context.Context) ([]prometheus.Metric, error) {
 				return statusGauges(ctx, runsDesc, runStatuses, sc.counts.RunCounts)
 			}})
+	}
+	if sc.storage != nil {
+		srcs = append(srcs, source{"storage", sc.storageGauges})
 	}
 	if sc.queues != nil {
 		srcs = append(srcs, source{"queues", sc.queueGauges})
@@ -295,6 +318,24 @@ func statusGauges(ctx context.Context, desc *prometheus.Desc, known []string,
 		out = append(out, prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(n[st]), st))
 	}
 	return out, nil
+}
+
+// storageGauges reads the storage figures.
+func (sc *stateCollector) storageGauges(ctx context.Context) ([]prometheus.Metric, error) {
+	st, err := sc.storage.StorageStats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var listed int64
+	out := make([]prometheus.Metric, 0, len(st.BytesByKind)+3)
+	for kind, n := range st.BytesByKind {
+		listed += n
+		out = append(out, prometheus.MustNewConstMetric(artifactBytesDesc, prometheus.GaugeValue, float64(n), kind))
+	}
+	return append(out,
+		prometheus.MustNewConstMetric(storageObjectsDesc, prometheus.GaugeValue, float64(st.Objects)),
+		prometheus.MustNewConstMetric(storageBytesDesc, prometheus.GaugeValue, float64(st.Bytes)),
+		prometheus.MustNewConstMetric(storageSavedDesc, prometheus.GaugeValue, float64(max(0, listed-st.Bytes)))), nil
 }
 
 // queueGauges reads each kind of queue's task counts, summed over its shards

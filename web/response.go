@@ -100,6 +100,16 @@ type imageRef struct {
 	URL        string `json:"url"`
 	Width      int    `json:"width"`
 	Height     int    `json:"height"`
+	// Thumbnail is the image's small preview, when it has one: what lists
+	// and the dashboard show.
+	Thumbnail *thumbnailRef `json:"thumbnail,omitempty"`
+}
+
+type thumbnailRef struct {
+	URL    string `json:"url"`
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
+	Bytes  int64  `json:"bytes"`
 }
 
 // newImageRef returns nil (JSON null) for no artifact.
@@ -107,7 +117,11 @@ func newImageRef(a *jobs.Artifact, base string) *imageRef {
 	if a == nil {
 		return nil
 	}
-	return &imageRef{ArtifactID: a.ID, URL: base + "/v1/artifacts/" + a.ID, Width: a.Width, Height: a.Height}
+	ref := &imageRef{ArtifactID: a.ID, URL: base + "/v1/artifacts/" + a.ID, Width: a.Width, Height: a.Height}
+	if t := a.Thumbnail; t != nil {
+		ref.Thumbnail = &thumbnailRef{URL: ref.URL + "/thumbnail", Width: t.Width, Height: t.Height, Bytes: t.Bytes}
+	}
+	return ref
 }
 
 // webhookRef shows a webhook's URL, never its secret.

@@ -19,10 +19,12 @@ import (
 	"github.com/snapq/snapq/webhook"
 )
 
-// Presigner turns an object key into a time-limited download URL.
-// artifacts.Store implements it.
+// Presigner turns an object key into a time-limited download URL whose
+// response names the file and its content type (a content-addressed object
+// is shared by artifacts that may differ in both). artifacts.Store
+// implements it.
 type Presigner interface {
-	PresignGet(ctx context.Context, key, filename string) (string, error)
+	PresignGetAs(ctx context.Context, key, filename, contentType string) (string, error)
 }
 
 // BatchReader is what the API reads of batches, jobs and artifacts.
@@ -89,8 +91,14 @@ type Server struct {
 	// AuthProfiles serves /v1/auth-profiles (authprofiles.go); nil: none.
 	AuthProfiles *authprofile.Service
 	Presigner    Presigner
-	Keys         KeyReader
-	Limiter      RateLimiter // nil: no rate limit
+	// Archives and Objects serve the archives of batches and runs
+	// (archive.go); nil: those endpoints answer 404.
+	Archives ArchiveSource
+	Objects  ObjectOpener
+	// Thumbnails serves GET /v1/artifacts/:id/thumbnail; nil: 404.
+	Thumbnails ThumbnailReader
+	Keys       KeyReader
+	Limiter    RateLimiter // nil: no rate limit
 	// AuthFailures limits failed authentications per client address; nil: no limit.
 	AuthFailures FailureLimiter
 	Checks       []Check
@@ -139,10 +147,12 @@ func (s *Server) Handler() http.Handler {
 	v1.GET("/batches/:id", s.loadBatch, s.h(s.getBatch))
 	v1.GET("/batches/:id/jobs", s.h(listQuery(jobStatuses)), s.loadBatch, s.h(s.listJobs))
 	v1.GET("/batches/:id/webhooks", s.loadBatch, s.h(s.listWebhooks))
+	v1.GET("/batches/:id/archive", s.loadBatch, s.h(s.batchArchive))
 	v1.POST("/batches/:id/cancel", s.loadBatch, s.h(s.cancelBatch))
 	v1.GET("/batches/:id/events", s.loadBatch, s.h(s.batchEvents)) // events.go
 	v1.GET("/jobs/:id", s.loadJob, s.h(s.getJob))
 	v1.GET("/artifacts/:id", s.loadArtifact, s.h(s.getArtifact))
+	v1.GET("/artifacts/:id/thumbnail", s.loadArtifact, s.h(s.getThumbnail))
 	v1.GET("/queues", s.h(s.listQueues)) // queues.go
 	v1.GET("/key", s.h(s.getKey))        // key.go
 	s.routeSuites(v1)                    // suites.go
@@ -317,9 +327,37 @@ func (s *Server) getArtifact(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	u, err := s.Presigner.PresignGet(c.Request.Context(), a.ObjectKey, a.Name)
+	u, err := s.Presigner.PresignGetAs(c.Request.Context(), a.ObjectKey, a.Name, a.ContentType)
 	if err != nil {
 		return fmt.Errorf("presign artifact %s: %w", a.ID, err)
+	}
+	c.Header("Cache-Control", "no-store")
+	c.Redirect(http.StatusFound, u)
+	return nil
+}
+
+// ThumbnailReader finds an artifact's thumbnail. store.Store implements it.
+type ThumbnailReader interface {
+	// GetThumbnail returns jobs.ErrNotFound when the artifact has none.
+	GetThumbnail(ctx context.Context, artifactID string) (*jobs.Thumbnail, error)
+}
+
+// getThumbnail redirects to the artifact's preview, like getArtifact.
+func (s *Server) getThumbnail(c *gin.Context) error {
+	a, err := loaded[*jobs.Artifact](c, artifactKey)
+	if err != nil {
+		return err
+	}
+	if s.Thumbnails == nil {
+		return fmt.Errorf("artifact %s has no thumbnail: %w", a.ID, jobs.ErrNotFound)
+	}
+	t, err := s.Thumbnails.GetThumbnail(c.Request.Context(), a.ID)
+	if err != nil {
+		return fmt.Errorf("thumbnail of artifact %s: %w", a.ID, err)
+	}
+	u, err := s.Presigner.PresignGetAs(c.Request.Context(), t.ObjectKey, jobs.ThumbnailName(a.Name), t.ContentType)
+	if err != nil {
+		return fmt.Errorf("presign thumbnail of %s: %w", a.ID, err)
 	}
 	c.Header("Cache-Control", "no-store")
 	c.Redirect(http.StatusFound, u)

@@ -11,4 +11,7 @@ var (
 	_ WebhookReader     = (*store.Store)(nil)
 	_ regression.Reader = (*store.Store)(nil)
 	_ KeyReader         = (*store.Store)(nil)
+	_ ArchiveSource     = (*store.Store)(nil)
+	_ ThumbnailReader   = (*store.Store)(nil)
+	_ StorageCounter    = (*store.Store)(nil)
 )

@@ -57,6 +57,12 @@ type apiConfig struct {
 	// bucket, run as a reconciler step (SNAPQ_SWEEP_INTERVAL, default 10m;
 	// 0 turns sweeping off).
 	SweepInterval time.Duration
+	// SweepGrace is the age below which the sweep and retention never delete
+	// an object (SNAPQ_SWEEP_GRACE, default 1h).
+	SweepGrace time.Duration
+	// SweepDryRun makes the orphan sweep and retention log what they would
+	// delete and delete nothing (SNAPQ_SWEEP_DRY_RUN, default false).
+	SweepDryRun bool
 
 	// Auth is SNAPQ_AUTH as given: on (default) or off. Web.Auth is true
 	// unless it is off.
@@ -118,6 +124,8 @@ func loadAPIConfig() (apiConfig, error) {
 		ReconcileGrace:    r.Duration("SNAPQ_RECONCILE_GRACE", 30*time.Second),
 		ScheduleSync:      r.Duration("SNAPQ_SCHEDULE_SYNC", 30*time.Second),
 		SweepInterval:     r.Duration("SNAPQ_SWEEP_INTERVAL", jobs.DefaultSweepInterval),
+		SweepGrace:        r.Duration("SNAPQ_SWEEP_GRACE", jobs.DefaultSweepGrace),
+		SweepDryRun:       r.Bool("SNAPQ_SWEEP_DRY_RUN", false),
 		Auth:              r.String("SNAPQ_AUTH", authOn),
 		Web: web.Config{
 			MaxBodyBytes: int64(r.Int("SNAPQ_MAX_BODY_BYTES", 1<<20)),
@@ -169,6 +177,9 @@ func (c apiConfig) validate() error {
 	var sweepErr error
 	if c.SweepInterval < 0 {
 		sweepErr = fmt.Errorf("SNAPQ_SWEEP_INTERVAL=%s: want a positive duration, or 0 to turn sweeping off", c.SweepInterval)
+	}
+	if c.SweepGrace <= 0 {
+		sweepErr = errors.Join(sweepErr, fmt.Errorf("SNAPQ_SWEEP_GRACE=%s: want a positive duration", c.SweepGrace))
 	}
 	var tokenErr error
 	if t := c.Web.AdminToken; t != "" && (len(t) < 24 || strings.TrimSpace(t) != t) {

@@ -229,6 +229,9 @@ func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeSe
 		// failed authentications per client address (web.Server.AuthFailures)
 		AuthFailures: ratelimit.New(rdb, cfg.AuthFailureRate, cfg.AuthFailureBurst),
 		Presigner:    objects,
+		Archives:     st,      // GET /v1/batches/:id/archive, /v1/runs/:id/archive
+		Objects:      objects, // the archives' objects, streamed
+		Thumbnails:   st,
 		Queues:       queues,
 		// GET /v1/queues: counts per kind over every shard, for any key
 		QueueInspector: asynq.NewInspectorFromRedisClient(rdb),
@@ -263,7 +266,7 @@ func newMetrics(cfg apiConfig, d *deps) (*web.Metrics, error) {
 		return nil, nil
 	}
 	inspector := asynq.NewInspectorFromRedisClient(d.rdb)
-	return web.NewMetrics(web.MetricsConfig{Mode: cfg.Metrics, Counts: d.store, Queues: inspector, QueueShards: cfg.Queue.Shards,
+	return web.NewMetrics(web.MetricsConfig{Mode: cfg.Metrics, Counts: d.store, Storage: d.store, Queues: inspector, QueueShards: cfg.Queue.Shards,
 		Collectors: append(d.events.Collectors(), d.hub.Collectors()...)})
 }
 
@@ -276,8 +279,10 @@ func startLoops(ctx context.Context, cfg apiConfig, d *deps, log *slog.Logger) (
 		regression.ReconcileStep(st, tasks),
 	}}
 	if cfg.SweepInterval > 0 {
-		// Objects of jobs that failed after uploading, older than an hour.
-		sweeper := &jobs.Sweeper{Objects: d.objects, Repo: st, Logger: log, Interval: cfg.SweepInterval}
+		// Objects of jobs that failed after uploading, and content objects no
+		// row names any more, older than SNAPQ_SWEEP_GRACE.
+		sweeper := &jobs.Sweeper{Objects: d.objects, Repo: st, Logger: log, Interval: cfg.SweepInterval,
+			Grace: cfg.SweepGrace, DryRun: cfg.SweepDryRun}
 		rec.Steps = append(rec.Steps, sweeper.Step())
 	}
 	recCtx, stopRec := context.WithCancel(ctx)

@@ -71,6 +71,13 @@ type workerConfig struct {
 	// HostConcurrency is the default cap on one target host's captures
 	// across all workers (SNAPQ_HOST_CONCURRENCY, default 4; 0: no cap).
 	HostConcurrency int
+	// ContentAddressed stores artifacts by their SHA-256 under content/, once
+	// per distinct bytes (SNAPQ_CONTENT_ADDRESSED, default true); false keeps
+	// the per-attempt keys batches/<batch>/jobs/<job>/attempt-<n>/<name>.
+	ContentAddressed bool
+	// Thumbnails stores a 320 px JPEG preview of each job's first screenshot
+	// and each diff (SNAPQ_THUMBNAILS, default true).
+	Thumbnails bool
 }
 
 // loadWorkerConfig reads every SNAPQ_* variable the worker uses and validates
@@ -118,6 +125,9 @@ func loadWorkerConfig() (workerConfig, error) {
 	c.Egress.Listen = r.String("SNAPQ_EGRESS_PROXY_LISTEN", egress.DefaultListen)
 	c.Egress.Advertise = r.String("SNAPQ_EGRESS_PROXY_ADVERTISE", "")
 	c.Capture.EgressListen, c.Capture.EgressAdvertise = c.Egress.Listen, c.Egress.Advertise
+
+	c.ContentAddressed = r.Bool("SNAPQ_CONTENT_ADDRESSED", true)
+	c.Thumbnails = r.Bool("SNAPQ_THUMBNAILS", true)
 
 	c.MetricsAddr = r.String("SNAPQ_METRICS_ADDR", "")
 	c.PprofAddr = r.String("SNAPQ_PPROF_ADDR", "")

@@ -58,21 +58,23 @@ func defaultWorkerConfig(chrome string) workerConfig {
 	eg.Listen = "127.0.0.1:0"
 	cc.ChromeUser = "nobody"
 	return workerConfig{
-		LogLevel:        slog.LevelInfo,
-		DatabaseURL:     "postgres://postgres@127.0.0.1:5432/snapq?sslmode=disable",
-		Redis:           asynq.RedisClientOpt{Addr: "127.0.0.1:6379"},
-		S3:              s3,
-		Concurrency:     2,
-		Jobs:            4,
-		ShutdownTimeout: 30 * time.Second,
-		RetryBaseDelay:  10 * time.Second,
-		MaxRetry:        3,
-		MaxJobsInFlight: 10000,
-		Shards:          1,
-		Webhook:         webhook.Config{MaxRetry: 8, Timeout: 10 * time.Second},
-		Capture:         cc,
-		Egress:          eg,
-		HostConcurrency: 4,
+		LogLevel:         slog.LevelInfo,
+		DatabaseURL:      "postgres://postgres@127.0.0.1:5432/snapq?sslmode=disable",
+		Redis:            asynq.RedisClientOpt{Addr: "127.0.0.1:6379"},
+		S3:               s3,
+		Concurrency:      2,
+		Jobs:             4,
+		ShutdownTimeout:  30 * time.Second,
+		RetryBaseDelay:   10 * time.Second,
+		MaxRetry:         3,
+		MaxJobsInFlight:  10000,
+		Shards:           1,
+		Webhook:          webhook.Config{MaxRetry: 8, Timeout: 10 * time.Second},
+		Capture:          cc,
+		Egress:           eg,
+		HostConcurrency:  4,
+		ContentAddressed: true,
+		Thumbnails:       true,
 	}
 }
 

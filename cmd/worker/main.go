@@ -211,10 +211,14 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 	h := &jobs.Handler{Repo: st, Renderer: d.browser, Store: d.objects, Logger: log,
 		AfterFinal: []func(context.Context, *jobs.Job){announce.AfterFinal, regression.CompareWhenFinal(st, tasks, regLog),
 			d.dispatch.AfterFinal},
-		Hosts: d.hosts, HostConcurrency: cfg.HostConcurrency,
+		Hosts: d.hosts, HostConcurrency: cfg.HostConcurrency, Uploads: metrics.upload,
 		Auth: sessions}
 	cmp := &regression.Comparer{Repo: st, Store: d.objects, Logger: regLog,
 		RunFinished: []func(context.Context, *regression.Run){func(ctx context.Context, r *regression.Run) { announce.Batch(ctx, r.BatchID) }}}
+	if cfg.ContentAddressed {
+		h.Content, cmp.Content = d.objects, d.objects
+	}
+	h.SkipThumbnails, cmp.SkipThumbnails = !cfg.Thumbnails, !cfg.Thumbnails
 	inFlight := cfg.MaxJobsInFlight
 	if inFlight == 0 {
 		inFlight = -1 // SNAPQ_MAX_JOBS_IN_FLIGHT=0 is no cap; the regression service's 0 is its default

@@ -28,6 +28,9 @@ type workerMetrics struct {
 	jobs        *prometheus.CounterVec
 	jobDuration prometheus.Histogram
 	compares    *prometheus.CounterVec
+	// uploads counts artifact bytes by whether they were uploaded or found
+	// already stored (content-addressed storage, SNAPQ_CONTENT_ADDRESSED).
+	uploads *prometheus.CounterVec
 }
 
 // captureBuckets cover a capture attempt: from a fast page (0.25 s) to the
@@ -43,15 +46,29 @@ func newWorkerMetrics() *workerMetrics {
 			Help: "Duration of capture task attempts.", Buckets: captureBuckets}),
 		compares: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "snapq_worker_compares_total",
 			Help: "Regression comparison task attempts by outcome: succeeded, failed (final) or retried."}, []string{"outcome"}),
+		uploads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "snapq_worker_artifact_bytes_total",
+			Help: "Artifact bytes stored by this worker: uploaded, or reused (identical bytes already stored, nothing uploaded)."},
+			[]string{"outcome"}),
 	}
+	m.uploads.WithLabelValues("uploaded")
+	m.uploads.WithLabelValues("reused")
 	for _, o := range []string{outcomeSucceeded, outcomeFailed, outcomeRetried} {
 		// Every outcome is exported from the start, at 0.
 		m.jobs.WithLabelValues(o)
 		m.compares.WithLabelValues(o)
 	}
-	m.registry.MustRegister(m.jobs, m.jobDuration, m.compares,
+	m.registry.MustRegister(m.jobs, m.jobDuration, m.compares, m.uploads,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// upload counts one artifact's bytes (jobs.Handler.Uploads).
+func (m *workerMetrics) upload(reused bool, n int64) {
+	o := "uploaded"
+	if reused {
+		o = "reused"
+	}
+	m.uploads.WithLabelValues(o).Add(float64(n))
 }
 
 // outcome classifies a handler's result the way asynq treats it.

@@ -411,12 +411,12 @@ func TestAuthProfileStorageState(t *testing.T) {
 	var batch batchResp
 	if code := s.do("POST", "/v1/batches", map[string]any{"webhook": map[string]any{"url": receiver.URL, "secret": "0123456789abcdef0123"},
 		"targets": []map[string]any{
-		{"url": site + "/home", "options": map[string]any{"auth_profile": "uploaded"}},
-		{"url": site + "/page/7"},
-		{"url": other + "/short", "options": map[string]any{"auth_profile": "uploaded"}},
-		{"url": site + "/page/8", "options": map[string]any{"auth_profile": "wrong"}},
-		{"url": site + "/page/9", "options": map[string]any{"auth_profile": "missing"}},
-	}}, &batch); code != http.StatusAccepted {
+			{"url": site + "/home", "options": map[string]any{"auth_profile": "uploaded"}},
+			{"url": site + "/page/7"},
+			{"url": other + "/short", "options": map[string]any{"auth_profile": "uploaded"}},
+			{"url": site + "/page/8", "options": map[string]any{"auth_profile": "wrong"}},
+			{"url": site + "/page/9", "options": map[string]any{"auth_profile": "missing"}},
+		}}, &batch); code != http.StatusAccepted {
 		t.Fatalf("submit: %d", code)
 	}
 	s.waitBatch(batch.ID, 60*time.Second)

@@ -61,7 +61,7 @@ func startChaosStack(t *testing.T, redisURL, dbURL string, extraEnv ...string) *
 		"TMPDIR=" + c.tmp,
 		"SNAPQ_RECONCILE_INTERVAL=2s",
 		"SNAPQ_RECONCILE_GRACE=3s",
-	}, extraEnv...)
+	}, append(perAttemptKeys, extraEnv...)...)
 	c.stack = startStack(t, env...)
 	return c
 }

@@ -28,10 +28,17 @@ import (
 	"github.com/snapq/snapq/internal/testenv"
 )
 
+// perAttemptKeys keeps a chaos stack on the per-attempt keys and without
+// thumbnails: its storage check holds every object to exactly one artifact
+// row (content-addressed objects are shared by design, and thumbnails are no
+// artifact rows); content-addressed storage has its own tests
+// (storage_test.go).
+var perAttemptKeys = []string{"SNAPQ_CONTENT_ADDRESSED=false", "SNAPQ_THUMBNAILS=false"}
+
 // storageEnv points a stack at an S3 endpoint and bucket of the test's own.
 func storageEnv(s3 testenv.S3, endpoint, bucket string) []string {
-	return []string{"SNAPQ_S3_ENDPOINT=" + endpoint, "SNAPQ_S3_ACCESS_KEY=" + s3.AccessKey,
-		"SNAPQ_S3_SECRET_KEY=" + s3.SecretKey, "SNAPQ_S3_BUCKET=" + bucket}
+	return append([]string{"SNAPQ_S3_ENDPOINT=" + endpoint, "SNAPQ_S3_ACCESS_KEY=" + s3.AccessKey,
+		"SNAPQ_S3_SECRET_KEY=" + s3.SecretKey, "SNAPQ_S3_BUCKET=" + bucket}, perAttemptKeys...)
 }
 
 // env returns the value the stack's processes got for name.
@@ -468,7 +475,7 @@ func TestChaosHostileTargets(t *testing.T) {
 	})
 	// One try per job, and no more jobs in flight than tabs: a job's started_at is
 	// when its tab was free, so finished_at - started_at is its own budget.
-	s := startStack(t, "SNAPQ_MAX_RETRY=0", "SNAPQ_WORKER_JOBS=2")
+	s := startStack(t, append(perAttemptKeys, "SNAPQ_MAX_RETRY=0", "SNAPQ_WORKER_JOBS=2")...)
 	site := fixtureSite(t)
 
 	const timeout = 4 * time.Second

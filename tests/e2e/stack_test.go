@@ -47,9 +47,10 @@ func TestMain(m *testing.M) {
 // stack is one isolated snapq deployment: its own Postgres schema, Redis
 // database and bucket, with the api and worker running as processes.
 type stack struct {
-	t     *testing.T
-	api   string // base URL
-	procs *testenv.Procs
+	t      *testing.T
+	api    string // base URL
+	procs  *testenv.Procs
+	bucket string // the stack's own bucket in the local MinIO
 	// client sends the test's requests; each request and answer is checked
 	// against the API description (web/openapi.json), and what drifts fails
 	// the test when it ends.
@@ -77,7 +78,7 @@ func startStack(t *testing.T, extraEnv ...string) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &stack{t: t, api: "http://127.0.0.1:" + port, procs: &testenv.Procs{BinDir: binDir, LogDir: t.TempDir()}}
+	s := &stack{t: t, api: "http://127.0.0.1:" + port, procs: &testenv.Procs{BinDir: binDir, LogDir: t.TempDir()}, bucket: bucket}
 	s.client = contractClient(t, "127.0.0.1:"+port)
 	s.procs.Env = append(os.Environ(),
 		"SNAPQ_HTTP_ADDR=127.0.0.1:"+port,

@@ -38,7 +38,7 @@ func (s *stack) startWorkerAs(name string) {
 func TestManyWorkersEachJobOnce(t *testing.T) {
 	t.Parallel()
 	start := time.Now()
-	s := startStack(t, "SNAPQ_WORKER_CONCURRENCY=2", "SNAPQ_WORKER_JOBS=3", "SNAPQ_MAX_RETRY=5")
+	s := startStack(t, append(perAttemptKeys, "SNAPQ_WORKER_CONCURRENCY=2", "SNAPQ_WORKER_JOBS=3", "SNAPQ_MAX_RETRY=5")...)
 	s.startWorkerAs("worker-b")
 	s.startWorkerAs("worker-c")
 	site := fixtureSite(t)

@@ -221,7 +221,7 @@ function thumbnail(j) {
   let entry = thumbs.get(j.id);
   if (!entry && j.preview) {
     // The job list names each job's first screenshot: no request per job.
-    entry = { img: retryingImage(artifactURL(j.preview.artifact_id), { alt: `first segment of ${j.name}`, loading: 'lazy', decoding: 'async', width: 112, height: 70 }), boxes: new Set() };
+    entry = { img: retryingImage(j.preview.thumbnail ? `${artifactURL(j.preview.artifact_id)}/thumbnail` : artifactURL(j.preview.artifact_id), { alt: `first segment of ${j.name}`, loading: 'lazy', decoding: 'async', width: 112, height: 70 }), boxes: new Set() };
     thumbs.set(j.id, entry);
   }
   if (!entry) {

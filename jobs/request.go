@@ -92,9 +92,9 @@ func (r *BatchRequest) validate(errs *FieldErrors, maxTargets int) []NewJob {
 		if strings.HasPrefix(p, "urls[") {
 			urlField = p
 		}
-		u, err := NormalizeURL(t.URL)
+		u, code, err := CheckBrowserURL(t.URL)
 		if err != nil {
-			errs.Add("invalid_url", urlField, err.Error())
+			errs.Add(code, urlField, err.Error())
 		}
 		if len(t.Name) > MaxNameLength {
 			errs.Add("invalid_name", p+".name", fmt.Sprintf("must be at most %d characters", MaxNameLength))

@@ -103,6 +103,11 @@ type Request struct {
 	MaskSelectors []string
 	// Limits bound the job's images and artifacts (budget.go); zero fields take the defaults.
 	Limits Limits
+	// IgnoreHTTPSErrors loads pages whose TLS certificate is not trusted (self-signed,
+	// expired, wrong name), for staging sites. Without it such a page fails with
+	// CodeCertificateError. The tab that ran such a job is discarded afterwards, so no
+	// connection it accepted serves a later job.
+	IgnoreHTTPSErrors bool
 }
 
 // Image is one encoded screenshot.

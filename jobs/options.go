@@ -66,6 +66,9 @@ type OptionsInput struct {
 	// HostConcurrency caps this job's target host's captures across all
 	// workers (hostcap.go).
 	HostConcurrency *float64 `json:"host_concurrency,omitempty"`
+	// IgnoreHTTPSErrors loads a page whose TLS certificate is not trusted
+	// (staging sites with a self-signed certificate).
+	IgnoreHTTPSErrors *bool `json:"ignore_https_errors,omitempty"`
 }
 
 // BlockInput is the wire form of Block.
@@ -146,6 +149,8 @@ type Options struct {
 	// HostConcurrency is the host cap the worker applies (hostcap.go); 0,
 	// as in jobs stored before it existed, means the worker's default.
 	HostConcurrency int `json:"host_concurrency,omitempty"`
+	// IgnoreHTTPSErrors accepts untrusted TLS certificates (capture.Request).
+	IgnoreHTTPSErrors bool `json:"ignore_https_errors,omitempty"`
 }
 
 // defaultBlockTypes are blocked, unless block.resource_types says otherwise, for jobs whose
@@ -271,6 +276,9 @@ func (o *Options) apply(in *OptionsInput, prefix string) []FieldError {
 	}
 	v.intIn(&o.ActionsTimeoutMS, in.ActionsTimeoutMS, prefix+".actions_timeout_ms", 1, int(MaxJobTimeout/time.Millisecond))
 	v.intIn(&o.HostConcurrency, in.HostConcurrency, prefix+".host_concurrency", 1, HardMaxHostConcurrency)
+	if in.IgnoreHTTPSErrors != nil {
+		o.IgnoreHTTPSErrors = *in.IgnoreHTTPSErrors
+	}
 	if d := in.PDF; d != nil {
 		p := prefix + ".pdf"
 		v.enum(&o.PDF.Paper, d.Paper, p+".paper", capture.Papers()...)
@@ -324,6 +332,7 @@ func (o Options) CaptureRequest(url, name string) capture.Request {
 	// actions.go
 	r.Actions, r.ActionsTimeout = captureActions(o.Actions), o.actionsTimeout()
 	r.Stabilize, r.MaskSelectors = o.Stabilize, o.MaskSelectors
+	r.IgnoreHTTPSErrors = o.IgnoreHTTPSErrors
 	return r
 }
 

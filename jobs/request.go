@@ -26,6 +26,9 @@ type BatchRequest struct {
 	Options *OptionsInput     `json:"options"`
 	Labels  map[string]string `json:"labels"`
 	Webhook *WebhookInput     `json:"webhook"`
+	// A sitemap instead of targets (sitemap.go): Service.Submit replaces these fields with
+	// "urls" before validation.
+	sitemapFields
 }
 
 // TargetInput is one page to capture.
@@ -77,6 +80,9 @@ func (r *BatchRequest) validate(errs *FieldErrors, maxTargets int) []NewJob {
 	case len(targets) > maxTargets:
 		errs.Add(CodeTooManyTargets, "targets", fmt.Sprintf("a batch holds at most %d targets, got %d", maxTargets, len(targets)))
 		return nil
+	}
+	if r.sitemapFields.given() {
+		errs.Add("invalid_field", "sitemap", "this server does not read sitemaps")
 	}
 	validateLabels(r.Labels, errs)
 	ValidateWebhook(r.Webhook, errs)

@@ -28,7 +28,10 @@ type BatchRequest struct {
 	Webhook *WebhookInput     `json:"webhook"`
 	// A sitemap instead of targets (sitemap.go): Service.Submit replaces these fields with
 	// "urls" before validation.
-	sitemapFields
+	Sitemap string   `json:"sitemap,omitempty"`
+	Limit   *float64 `json:"limit,omitempty"`
+	Include []string `json:"include,omitempty"`
+	Exclude []string `json:"exclude,omitempty"`
 }
 
 // TargetInput is one page to capture.
@@ -81,7 +84,7 @@ func (r *BatchRequest) validate(errs *FieldErrors, maxTargets int) []NewJob {
 		errs.Add(CodeTooManyTargets, "targets", fmt.Sprintf("a batch holds at most %d targets, got %d", maxTargets, len(targets)))
 		return nil
 	}
-	if r.sitemapFields.given() {
+	if r.sitemapGiven() {
 		errs.Add("invalid_field", "sitemap", "this server does not read sitemaps")
 	}
 	validateLabels(r.Labels, errs)

@@ -24,16 +24,9 @@ const (
 	MaxSitemapPatternLength = 500
 )
 
-// sitemapFields are the keys of a batch body that ask for its targets from a sitemap.
-type sitemapFields struct {
-	Sitemap string   `json:"sitemap,omitempty"`
-	Limit   *float64 `json:"limit,omitempty"`
-	Include []string `json:"include,omitempty"`
-	Exclude []string `json:"exclude,omitempty"`
-}
-
-func (f sitemapFields) given() bool {
-	return f.Sitemap != "" || f.Limit != nil || f.Include != nil || f.Exclude != nil
+// sitemapGiven reports whether the body asks for its targets from a sitemap.
+func (r *BatchRequest) sitemapGiven() bool {
+	return r.Sitemap != "" || r.Limit != nil || r.Include != nil || r.Exclude != nil
 }
 
 // expandSitemap turns a body that names a sitemap into the same body with "urls": the
@@ -42,14 +35,14 @@ func (f sitemapFields) given() bool {
 // left to ParseBatchRequest.
 func (s *Service) expandSitemap(ctx context.Context, body []byte) ([]byte, error) {
 	var req BatchRequest
-	if _, ok := DecodeStrict(body, &req, ""); !ok || !req.sitemapFields.given() {
+	if _, ok := DecodeStrict(body, &req, ""); !ok || !req.sitemapGiven() {
 		return body, nil
 	}
 	maxTargets := s.MaxTargets
 	if maxTargets <= 0 {
 		maxTargets = MaxTargets
 	}
-	f := req.sitemapFields
+	f := req
 	var errs FieldErrors
 	if f.Sitemap == "" {
 		errs.Add("required", "sitemap", "limit, include and exclude apply to a sitemap: give its URL")

@@ -3,12 +3,15 @@ package e2e
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/snapq/snapq/internal/testenv"
 )
@@ -120,6 +123,18 @@ func TestBatchFromSitemap(t *testing.T) {
 		t.Errorf("limit/include/exclude: %v", urls)
 	}
 	s.do("POST", "/v1/batches/"+limited.ID+"/cancel", nil, nil)
+
+	// The CLI hands the sitemap to the server rather than reading it itself.
+	snapqCLI(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res := s.runCLI(ctx, "--json", "capture", "--sitemap", base+"/robots.txt", "--limit", "3", "--exclude", "/p/0")
+	var cliBatch batchResp
+	if err := json.Unmarshal([]byte(res.stdout), &cliBatch); res.code != 0 || err != nil || cliBatch.Total != 3 {
+		t.Errorf("snapq capture --sitemap: exit %d, total %d (%v)\nstdout: %s\nstderr: %s", res.code, cliBatch.Total, err, res.stdout, res.stderr)
+	} else {
+		s.do("POST", "/v1/batches/"+cliBatch.ID+"/cancel", nil, nil)
+	}
 
 	for _, tt := range []struct{ url, code, says string }{
 		{base + "/broken.xml", "invalid_sitemap", "not well-formed XML"},

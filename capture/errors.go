@@ -76,21 +76,100 @@ func classify(parent, jobCtx context.Context, ph phase, err error) *Error {
 	return newError(CodeInternal, true, err, "failed while %s", ph)
 }
 
-// classifyNetError maps Chromium's net::ERR_* text, the only signal Page.navigate gives.
+// classifyNetError maps Chromium's net::ERR_* text, the only signal Page.navigate gives, to a
+// stable code and whether another attempt could help (net/base/net_error_list.h). A code
+// Chromium adds later falls to CodeNavigationFailed (retried), never to CodeInternal: a
+// failed navigation is the target's doing or the network's, not a bug in snapq.
 func classifyNetError(reason string, err error) *Error {
-	code := strings.TrimPrefix(strings.TrimSpace(reason), "net::")
-	switch {
-	case code == "ERR_NAME_NOT_RESOLVED", code == "ERR_NAME_RESOLUTION_FAILED":
-		return newError(CodeDNSFailure, false, err, "the host name could not be resolved (%s)", reason)
-	case strings.HasPrefix(code, "ERR_CONNECTION_"), code == "ERR_TIMED_OUT", code == "ERR_ADDRESS_UNREACHABLE",
-		code == "ERR_ADDRESS_INVALID", code == "ERR_EMPTY_RESPONSE", code == "ERR_ABORTED",
-		code == "ERR_NETWORK_CHANGED", code == "ERR_INTERNET_DISCONNECTED", code == "ERR_TUNNEL_CONNECTION_FAILED",
-		code == "ERR_PROXY_CONNECTION_FAILED", code == "ERR_INVALID_HTTP_RESPONSE", code == "ERR_INVALID_RESPONSE",
-		code == "ERR_TOO_MANY_REDIRECTS", code == "ERR_UNSAFE_REDIRECT", code == "ERR_HTTP2_PROTOCOL_ERROR",
-		code == "ERR_QUIC_PROTOCOL_ERROR", code == "ERR_RESPONSE_HEADERS_TRUNCATED",
-		code == "ERR_CONTENT_LENGTH_MISMATCH", code == "ERR_INCOMPLETE_CHUNKED_ENCODING",
-		strings.HasPrefix(code, "ERR_SSL_"), strings.HasPrefix(code, "ERR_CERT_"):
-		return newError(CodeConnectionFailed, true, err, "the page could not be loaded (%s)", reason)
+	name := strings.TrimPrefix(strings.TrimSpace(reason), "net::")
+	nc := netErrorClass(name)
+	return newError(nc.code, nc.retry, err, "%s (%s)", nc.what, reason)
+}
+
+type netClass struct {
+	code  string
+	retry bool
+	what  string
+}
+
+// netErrors are the exact names; netPrefixes catch families (checked after the names).
+var netErrors = map[string]netClass{
+	"ERR_NAME_NOT_RESOLVED":      {CodeDNSFailure, false, "the host name could not be resolved"},
+	"ERR_NAME_RESOLUTION_FAILED": {CodeDNSFailure, false, "the host name could not be resolved"},
+	"ERR_ICANN_NAME_COLLISION":   {CodeDNSFailure, false, "the host name resolves to ICANN's name-collision address"},
+	"ERR_DNS_MALFORMED_RESPONSE": {CodeDNSFailure, false, "the DNS answer was malformed"},
+	"ERR_DNS_TIMED_OUT":          {CodeConnectionFailed, true, "the DNS lookup timed out"},
+	"ERR_DNS_SERVER_FAILED":      {CodeConnectionFailed, true, "the DNS server failed"},
+
+	"ERR_UNSAFE_PORT":                      {CodeUnsafePort, false, "Chromium refuses to connect to this port"},
+	"ERR_INVALID_URL":                      {CodeInvalidURL, false, "Chromium considers the URL invalid"},
+	"ERR_DISALLOWED_URL_SCHEME":            {CodeInvalidURL, false, "the URL's scheme is not allowed"},
+	"ERR_UNKNOWN_URL_SCHEME":               {CodeInvalidURL, false, "the URL's scheme is unknown"},
+	"ERR_FILE_NOT_FOUND":                   {CodeInvalidURL, false, "the URL names no file"},
+	"ERR_ACCESS_DENIED":                    {CodeInvalidURL, false, "access to the URL is denied"},
+	"ERR_BLOCKED_BY_CLIENT":                {CodeBlockedByClient, false, "the browser blocked the request"},
+	"ERR_BLOCKED_BY_ADMINISTRATOR":         {CodeBlockedByClient, false, "the browser's policy blocked the request"},
+	"ERR_BLOCKED_BY_RESPONSE":              {CodeBlockedByResponse, false, "the response's headers forbid loading it here"},
+	"ERR_BLOCKED_BY_CSP":                   {CodeBlockedByResponse, false, "a Content-Security-Policy blocked the request"},
+	"ERR_BLOCKED_BY_ORB":                   {CodeBlockedByResponse, false, "opaque-response blocking stopped the response"},
+	"ERR_CLEARTEXT_NOT_PERMITTED":          {CodeBlockedByResponse, false, "cleartext HTTP is not permitted"},
+	"ERR_TOO_MANY_REDIRECTS":               {CodeRedirectFailed, false, "the page redirects too many times"},
+	"ERR_UNSAFE_REDIRECT":                  {CodeRedirectFailed, false, "the page redirects to a URL the browser refuses"},
+	"ERR_INVALID_REDIRECT":                 {CodeRedirectFailed, false, "the page redirects to an invalid URL"},
+	"ERR_BAD_SSL_CLIENT_AUTH_CERT":         {CodeCertificateError, false, "the server asks for a client certificate"},
+	"ERR_SSL_CLIENT_AUTH_CERT_NEEDED":      {CodeCertificateError, false, "the server asks for a client certificate"},
+	"ERR_SSL_PINNED_KEY_NOT_IN_CERT_CHAIN": {CodeCertificateError, false, "the server's certificate does not match its pinned key"},
+
+	"ERR_INVALID_HTTP_RESPONSE":                         {CodeInvalidResponse, true, "the server's response is not valid HTTP"},
+	"ERR_INVALID_RESPONSE":                              {CodeInvalidResponse, true, "the server's response is invalid"},
+	"ERR_RESPONSE_HEADERS_TRUNCATED":                    {CodeInvalidResponse, true, "the server's response headers were cut short"},
+	"ERR_RESPONSE_HEADERS_TOO_BIG":                      {CodeInvalidResponse, true, "the server's response headers are too big"},
+	"ERR_CONTENT_LENGTH_MISMATCH":                       {CodeInvalidResponse, true, "the response was shorter than its Content-Length"},
+	"ERR_INCOMPLETE_CHUNKED_ENCODING":                   {CodeInvalidResponse, true, "the chunked response ended early"},
+	"ERR_INVALID_CHUNKED_ENCODING":                      {CodeInvalidResponse, true, "the chunked response is malformed"},
+	"ERR_CONTENT_DECODING_FAILED":                       {CodeInvalidResponse, true, "the response's Content-Encoding could not be decoded"},
+	"ERR_HTTP_RESPONSE_CODE_FAILURE":                    {CodeInvalidResponse, true, "the server answered an error status without a page"},
+	"ERR_HTTP2_PROTOCOL_ERROR":                          {CodeInvalidResponse, true, "the server broke the HTTP/2 protocol"},
+	"ERR_QUIC_PROTOCOL_ERROR":                           {CodeInvalidResponse, true, "the server broke the QUIC protocol"},
+	"ERR_RESPONSE_HEADERS_MULTIPLE_LOCATION":            {CodeInvalidResponse, true, "the response has several Location headers"},
+	"ERR_RESPONSE_HEADERS_MULTIPLE_CONTENT_LENGTH":      {CodeInvalidResponse, true, "the response has several Content-Length headers"},
+	"ERR_RESPONSE_HEADERS_MULTIPLE_CONTENT_DISPOSITION": {CodeInvalidResponse, true, "the response has several Content-Disposition headers"},
+
+	"ERR_TIMED_OUT":                {CodeConnectionFailed, true, "the connection timed out"},
+	"ERR_ADDRESS_UNREACHABLE":      {CodeConnectionFailed, true, "the address is unreachable"},
+	"ERR_ADDRESS_INVALID":          {CodeConnectionFailed, true, "the address is invalid"},
+	"ERR_EMPTY_RESPONSE":           {CodeConnectionFailed, true, "the server closed the connection without an answer"},
+	"ERR_ABORTED":                  {CodeConnectionFailed, true, "the navigation was aborted"},
+	"ERR_NETWORK_CHANGED":          {CodeConnectionFailed, true, "the network changed"},
+	"ERR_INTERNET_DISCONNECTED":    {CodeConnectionFailed, true, "the network is down"},
+	"ERR_TUNNEL_CONNECTION_FAILED": {CodeConnectionFailed, true, "the egress proxy could not connect"},
+	"ERR_PROXY_CONNECTION_FAILED":  {CodeConnectionFailed, true, "the egress proxy could not be reached"},
+	"ERR_SOCKET_NOT_CONNECTED":     {CodeConnectionFailed, true, "the connection dropped"},
+	"ERR_NETWORK_IO_SUSPENDED":     {CodeConnectionFailed, true, "network I/O was suspended"},
+	"ERR_NETWORK_ACCESS_DENIED":    {CodeConnectionFailed, true, "network access was denied"},
+	"ERR_INSUFFICIENT_RESOURCES":   {CodeNavigationFailed, true, "the browser ran out of resources"},
+	"ERR_OUT_OF_MEMORY":            {CodeNavigationFailed, true, "the browser ran out of memory"},
+}
+
+var netPrefixes = []struct {
+	prefix string
+	class  netClass
+}{
+	{"ERR_CERT_", netClass{CodeCertificateError, false, "the server's TLS certificate is not trusted"}},
+	{"ERR_SSL_", netClass{CodeTLSFailed, false, "the TLS handshake failed"}},
+	{"ERR_CONNECTION_", netClass{CodeConnectionFailed, true, "the connection failed"}},
+	{"ERR_PROXY_", netClass{CodeConnectionFailed, true, "the egress proxy failed"}},
+	{"ERR_DNS_", netClass{CodeDNSFailure, false, "the host name could not be resolved"}},
+}
+
+func netErrorClass(name string) netClass {
+	if nc, ok := netErrors[name]; ok {
+		return nc
 	}
-	return newError(CodeInternal, true, err, "navigation failed (%s)", reason)
+	for _, p := range netPrefixes {
+		if strings.HasPrefix(name, p.prefix) {
+			return p.class
+		}
+	}
+	return netClass{CodeNavigationFailed, true, "the page could not be loaded"}
 }

@@ -282,6 +282,8 @@ func (inst *instance) putTab(t *tab, jobOK bool) {
 		reason = context.Cause(t.ctx).Error()
 	case !jobOK:
 		reason = "job failed"
+	case t.insecure:
+		reason = "certificate errors were ignored"
 	case t.jobs >= inst.cfg.TabRecycleAfter:
 		reason = "recycle"
 	}

@@ -153,6 +153,13 @@ func (j *job) navigate() *Error {
 	if err != nil {
 		return j.fail(phaseNavigate, err)
 	}
+	if j.req.IgnoreHTTPSErrors && !j.t.insecure {
+		j.t.insecure = true // set before the call: a tab that may have it on is never reused
+		if err := (proto.SecuritySetIgnoreCertificateErrors{Ignore: true}).Call(j.p); err != nil {
+			return j.fail(phaseNavigate, fmt.Errorf("ignore certificate errors: %w", err))
+		}
+		logStep(j.res, "ignore_https_errors", "", start, nil, "")
+	}
 	j.t.takeDownloads(j.loadCtx)
 	err = j.t.navigate(j.t.page.Context(j.loadCtx), j.req)
 	j.t.stopTakingDownloads()

@@ -26,6 +26,9 @@ type tab struct {
 	emulated  string    // emulationKey of the overrides in force (noEmulation on a new tab)
 	viewport  Viewport  // device metrics in force (kept between jobs; not state a page can read back from another job)
 	mobile    bool      // the mobile flag of those metrics (Emulate.Mobile)
+	// insecure: Security.setIgnoreCertificateErrors is on (Request.IgnoreHTTPSErrors). Such a
+	// tab is never reused (putTab): its context may hold connections to untrusted servers.
+	insecure bool
 
 	// Request blocking in force (see applyBlock); touched only by the job holding the tab.
 	blockedURLs []string // nil: unknown, set on the next job

@@ -111,6 +111,11 @@ type Request struct {
 	SaveState bool
 	// LoggedOut, when set, fails a page that shows it is logged out with CodeLoggedOut.
 	LoggedOut *LoggedOut
+	// IgnoreHTTPSErrors loads pages whose TLS certificate is not trusted (self-signed,
+	// expired, wrong name), for staging sites. Without it such a page fails with
+	// CodeCertificateError. The tab that ran such a job is discarded afterwards, so no
+	// connection it accepted serves a later job.
+	IgnoreHTTPSErrors bool
 }
 
 // Image is one encoded screenshot.
@@ -198,6 +203,31 @@ const (
 	// endpoint (Config.RemoteURL) refused the connection or answered 429/503. Retryable;
 	// the error wraps ErrUnavailable so the queue can retry without counting a failure.
 	CodeBrowserUnavailable = "browser_unavailable"
+
+	// Navigation failures named by Chromium's net errors (errors.go, classifyNetError).
+	// CodeUnsafePort: a port Chromium never connects to (ERR_UNSAFE_PORT); not retryable.
+	// The API rejects such URLs at submit (jobs.UnsafePort); a redirect can still reach one.
+	CodeUnsafePort = "unsafe_port"
+	// CodeCertificateError: the server's certificate is not trusted (ERR_CERT_*); not
+	// retryable. Request.IgnoreHTTPSErrors accepts it.
+	CodeCertificateError = "certificate_error"
+	// CodeTLSFailed: the TLS handshake failed (ERR_SSL_*: protocol or cipher mismatch,
+	// plain HTTP on an https port); not retryable.
+	CodeTLSFailed = "tls_failed"
+	// CodeBlockedByClient: the browser itself refused the request (ERR_BLOCKED_BY_CLIENT,
+	// _ADMINISTRATOR); not retryable.
+	CodeBlockedByClient = "blocked_by_client"
+	// CodeBlockedByResponse: the response forbids being loaded this way (ERR_BLOCKED_BY_RESPONSE,
+	// _CSP, _ORB, ERR_CLEARTEXT_NOT_PERMITTED); not retryable.
+	CodeBlockedByResponse = "blocked_by_response"
+	// CodeRedirectFailed: too many redirects, or one to a URL the browser refuses; not
+	// retryable.
+	CodeRedirectFailed = "redirect_failed"
+	// CodeInvalidResponse: the server answered something that is not valid HTTP; retryable.
+	CodeInvalidResponse = "invalid_response"
+	// CodeNavigationFailed: any other net error Chromium reports; retryable. The message
+	// quotes Chromium's name for it.
+	CodeNavigationFailed = "navigation_failed"
 )
 
 // Error is a classified capture failure.

@@ -19,6 +19,13 @@ type BatchRequest struct {
 	Options *Options          `json:"options,omitempty"`
 	Labels  map[string]string `json:"labels,omitempty"`
 	Webhook *WebhookInput     `json:"webhook,omitempty"`
+	// Sitemap, instead of Targets/URLs: the api reads this sitemap (index, gzip or
+	// robots.txt) and makes one job per unique page, at most Limit (0: the server's
+	// maximum), filtered by Include/Exclude patterns.
+	Sitemap string   `json:"sitemap,omitempty"`
+	Limit   int      `json:"limit,omitempty"`
+	Include []string `json:"include,omitempty"`
+	Exclude []string `json:"exclude,omitempty"`
 	// IdempotencyKey is sent as the Idempotency-Key header: the same key and
 	// body create the batch once and replay its answer after.
 	IdempotencyKey string `json:"-"`

@@ -21,6 +21,8 @@ type Options struct {
 	Actions          *[]Action          `json:"actions,omitempty"`
 	ActionsTimeoutMS *int               `json:"actions_timeout_ms,omitempty"`
 	HostConcurrency  *int               `json:"host_concurrency,omitempty"`
+	// IgnoreHTTPSErrors loads pages whose TLS certificate is not trusted (staging sites).
+	IgnoreHTTPSErrors *bool `json:"ignore_https_errors,omitempty"`
 }
 
 // ViewportOptions is the browser window.

@@ -39,7 +39,7 @@ func TestActionsValidation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			body := `{"targets":[{"url":"http://127.0.0.1:9/","options":{"actions":` + tt.actions + `}}]}`
+			body := `{"targets":[{"url":"http://127.0.0.1:9999/","options":{"actions":` + tt.actions + `}}]}`
 			_, _, err := ParseBatchRequest([]byte(body), 0)
 			if tt.want == nil {
 				if err != nil {
@@ -64,18 +64,18 @@ func TestActionsLimitsAndRequest(t *testing.T) {
 		many += `{"type":"wait","ms":1}`
 	}
 	many += "]"
-	_, _, err := ParseBatchRequest([]byte(`{"urls":["http://127.0.0.1:9/"],"options":{"actions":`+many+`}}`), 0)
+	_, _, err := ParseBatchRequest([]byte(`{"urls":["http://127.0.0.1:9999/"],"options":{"actions":`+many+`}}`), 0)
 	if diff := cmp.Diff([]string{"options.actions"}, fields(t, err)); diff != "" {
 		t.Errorf("51 actions (-want +got):\n%s", diff)
 	}
-	_, _, err = ParseBatchRequest([]byte(`{"urls":["http://127.0.0.1:9/"],"options":{"timeout_ms":10000,"actions_timeout_ms":20000}}`), 0)
+	_, _, err = ParseBatchRequest([]byte(`{"urls":["http://127.0.0.1:9999/"],"options":{"timeout_ms":10000,"actions_timeout_ms":20000}}`), 0)
 	if diff := cmp.Diff([]string{"options.actions_timeout_ms"}, fields(t, err)); diff != "" {
 		t.Errorf("actions timeout over job timeout (-want +got):\n%s", diff)
 	}
 
 	// A target's list replaces the batch's as a whole.
 	body := `{"options":{"timeout_ms":10000,"actions":[{"type":"wait","ms":5},{"type":"wait","ms":6}]},
-		"targets":[{"url":"http://127.0.0.1:9/a"},{"url":"http://127.0.0.1:9/b","options":{"actions":[{"type":"screenshot","name":"s","optional":true}]}}]}`
+		"targets":[{"url":"http://127.0.0.1:9999/a"},{"url":"http://127.0.0.1:9999/b","options":{"actions":[{"type":"screenshot","name":"s","optional":true}]}}]}`
 	js, _, err := ParseBatchRequest([]byte(body), 0)
 	if err != nil {
 		t.Fatal(err)

@@ -69,6 +69,9 @@ type OptionsInput struct {
 	// AuthProfile names the API key's auth profile whose login the job's
 	// page is captured with (authprofile).
 	AuthProfile *string `json:"auth_profile,omitempty"`
+	// IgnoreHTTPSErrors loads a page whose TLS certificate is not trusted
+	// (staging sites with a self-signed certificate).
+	IgnoreHTTPSErrors *bool `json:"ignore_https_errors,omitempty"`
 }
 
 // BlockInput is the wire form of Block.
@@ -152,6 +155,8 @@ type Options struct {
 	// AuthProfile is the name of the batch owner's auth profile the worker
 	// seeds the page's context with; empty: none, the context starts clean.
 	AuthProfile string `json:"auth_profile,omitempty"`
+	// IgnoreHTTPSErrors accepts untrusted TLS certificates (capture.Request).
+	IgnoreHTTPSErrors bool `json:"ignore_https_errors,omitempty"`
 }
 
 // defaultBlockTypes are blocked, unless block.resource_types says otherwise, for jobs whose
@@ -284,6 +289,9 @@ func (o *Options) apply(in *OptionsInput, prefix string) []FieldError {
 			o.AuthProfile = *in.AuthProfile
 		}
 	}
+	if in.IgnoreHTTPSErrors != nil {
+		o.IgnoreHTTPSErrors = *in.IgnoreHTTPSErrors
+	}
 	if d := in.PDF; d != nil {
 		p := prefix + ".pdf"
 		v.enum(&o.PDF.Paper, d.Paper, p+".paper", capture.Papers()...)
@@ -337,6 +345,7 @@ func (o Options) CaptureRequest(url, name string) capture.Request {
 	// actions.go
 	r.Actions, r.ActionsTimeout = captureActions(o.Actions), o.actionsTimeout()
 	r.Stabilize, r.MaskSelectors = o.Stabilize, o.MaskSelectors
+	r.IgnoreHTTPSErrors = o.IgnoreHTTPSErrors
 	return r
 }
 

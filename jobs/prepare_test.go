@@ -14,7 +14,7 @@ func TestPrepareOptionsResolve(t *testing.T) {
 	  "options": {
 	    "emulate": {"user_agent": "snapq-test", "headers": {"X-Test": "1"}, "locale": "de-DE",
 	      "timezone": "Europe/Berlin", "color_scheme": "dark", "reduced_motion": true, "media": "print",
-	      "cookies": [{"name": "sid", "value": "abc", "url": "http://127.0.0.1:9/", "same_site": "Lax", "expires": 2000000000}]},
+	      "cookies": [{"name": "sid", "value": "abc", "url": "http://127.0.0.1:9999/", "same_site": "Lax", "expires": 2000000000}]},
 	    "prepare": {"hide_selectors": [".banner"], "remove_selectors": ["#ad"], "css": "body{}", "script": "1+1",
 	      "script_required": true, "disable_animations": true},
 	    "screenshot": {"selector": "#main"},
@@ -22,8 +22,8 @@ func TestPrepareOptionsResolve(t *testing.T) {
 	    "wait": {"fonts": true, "images": true, "hidden_selector": ".spinner", "network_idle_ms": 300}
 	  },
 	  "targets": [
-	    {"url": "http://127.0.0.1:9/a"},
-	    {"url": "http://127.0.0.1:9/b", "options": {"emulate": {"device": "iphone-15", "color_scheme": "light"}, "viewport": {"width": 500}}}
+	    {"url": "http://127.0.0.1:9999/a"},
+	    {"url": "http://127.0.0.1:9999/b", "options": {"emulate": {"device": "iphone-15", "color_scheme": "light"}, "viewport": {"width": 500}}}
 	  ]}`
 	js, _, err := ParseBatchRequest([]byte(body), 0)
 	if err != nil {
@@ -32,7 +32,7 @@ func TestPrepareOptionsResolve(t *testing.T) {
 	r := js[0].Options.CaptureRequest(js[0].URL, js[0].Name)
 	want := capture.Emulate{UserAgent: "snapq-test", Headers: map[string]string{"X-Test": "1"}, Locale: "de-DE",
 		Timezone: "Europe/Berlin", ColorScheme: "dark", ReducedMotion: true, Media: "print",
-		Cookies: []capture.Cookie{{Name: "sid", Value: "abc", URL: "http://127.0.0.1:9/", SameSite: "Lax", Expires: 2000000000}}}
+		Cookies: []capture.Cookie{{Name: "sid", Value: "abc", URL: "http://127.0.0.1:9999/", SameSite: "Lax", Expires: 2000000000}}}
 	if diff := cmp.Diff(want, r.Emulate); diff != "" {
 		t.Errorf("emulate (-want +got):\n%s", diff)
 	}
@@ -105,7 +105,7 @@ func TestPrepareOptionsInvalid(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			body := `{"urls": ["http://127.0.0.1:9/"], "options": ` + tt.options + `}`
+			body := `{"urls": ["http://127.0.0.1:9999/"], "options": ` + tt.options + `}`
 			_, _, err := ParseBatchRequest([]byte(body), 0)
 			if diff := cmp.Diff([]string{tt.field}, fields(t, err)); diff != "" {
 				t.Errorf("fields (-want +got):\n%s", diff)

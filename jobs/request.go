@@ -26,6 +26,12 @@ type BatchRequest struct {
 	Options *OptionsInput     `json:"options"`
 	Labels  map[string]string `json:"labels"`
 	Webhook *WebhookInput     `json:"webhook"`
+	// A sitemap instead of targets (sitemap.go): Service.Submit replaces these fields with
+	// "urls" before validation.
+	Sitemap string   `json:"sitemap,omitempty"`
+	Limit   *float64 `json:"limit,omitempty"`
+	Include []string `json:"include,omitempty"`
+	Exclude []string `json:"exclude,omitempty"`
 }
 
 // TargetInput is one page to capture.
@@ -78,6 +84,9 @@ func (r *BatchRequest) validate(errs *FieldErrors, maxTargets int) []NewJob {
 		errs.Add(CodeTooManyTargets, "targets", fmt.Sprintf("a batch holds at most %d targets, got %d", maxTargets, len(targets)))
 		return nil
 	}
+	if r.sitemapGiven() {
+		errs.Add("invalid_field", "sitemap", "this server does not read sitemaps")
+	}
 	validateLabels(r.Labels, errs)
 	ValidateWebhook(r.Webhook, errs)
 	// Batch options are validated once on their own, so their errors are not
@@ -92,9 +101,9 @@ func (r *BatchRequest) validate(errs *FieldErrors, maxTargets int) []NewJob {
 		if strings.HasPrefix(p, "urls[") {
 			urlField = p
 		}
-		u, err := NormalizeURL(t.URL)
+		u, code, err := CheckBrowserURL(t.URL)
 		if err != nil {
-			errs.Add("invalid_url", urlField, err.Error())
+			errs.Add(code, urlField, err.Error())
 		}
 		if len(t.Name) > MaxNameLength {
 			errs.Add("invalid_name", p+".name", fmt.Sprintf("must be at most %d characters", MaxNameLength))

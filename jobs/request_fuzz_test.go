@@ -22,7 +22,7 @@ const maxFuzzBody = 16 << 10
 func FuzzParseBatchRequest(f *testing.F) {
 	for _, body := range []string{
 		`{"urls": ["https://example.com/docs"]}`,
-		`{"urls": ["https://example.com/docs"], "targets": [{"url": "http://127.0.0.1:9/x", "name": "Home page"}]}`,
+		`{"urls": ["https://example.com/docs"], "targets": [{"url": "http://127.0.0.1:9999/x", "name": "Home page"}]}`,
 		`{"options": {"viewport": {"width": 800}, "screenshot": {"format": "jpeg", "quality": 70}, "timeout_ms": 20000},
 		  "targets": [{"url": "https://a.example/"},
 		    {"url": "https://b.example/", "options": {"viewport": {"height": 600, "device_scale_factor": 2},
@@ -34,7 +34,7 @@ func FuzzParseBatchRequest(f *testing.F) {
 		  "color_scheme": "dark", "headers": {"X-A": "1"}, "cookies": [{"name": "c", "value": "v", "domain": "a.example"}]},
 		  "prepare": {"hide_selectors": [".ad"], "remove_selectors": ["#cookie"], "css": "body{}", "disable_animations": true, "script": "1"},
 		  "scroll": {"enabled": true, "step": 500}}}`,
-		`{"targets": [{"url": "http://127.0.0.1:9/", "options": {"actions_timeout_ms": 10000, "actions": [
+		`{"targets": [{"url": "http://127.0.0.1:9999/", "options": {"actions_timeout_ms": 10000, "actions": [
 		  {"type": "click", "selector": "#a", "timeout_ms": 500},
 		  {"type": "type", "selector": "input", "text": "hello", "delay_ms": 10},
 		  {"type": "press", "key": "Enter"}, {"type": "hover", "selector": "a", "optional": true},

@@ -23,12 +23,12 @@ func fields(t *testing.T, err error) []string {
 
 func TestParseBatchRequestDefaults(t *testing.T) {
 	t.Parallel()
-	js, _, err := ParseBatchRequest([]byte(`{"urls": ["https://example.com/docs"], "targets": [{"url": "http://127.0.0.1:9/x", "name": "Home page"}]}`), 0)
+	js, _, err := ParseBatchRequest([]byte(`{"urls": ["https://example.com/docs"], "targets": [{"url": "http://127.0.0.1:9999/x", "name": "Home page"}]}`), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []NewJob{
-		{URL: "http://127.0.0.1:9/x", Name: "Home-page", Options: DefaultOptions()},
+		{URL: "http://127.0.0.1:9999/x", Name: "Home-page", Options: DefaultOptions()},
 		{URL: "https://example.com/docs", Name: "example.com-docs", Options: DefaultOptions()},
 	}
 	if diff := cmp.Diff(want, js); diff != "" {

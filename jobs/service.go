@@ -32,6 +32,8 @@ type Service struct {
 	// MaxHostConcurrency caps the host_concurrency option
 	// (SNAPQ_HOST_CONCURRENCY_MAX; 0: DefaultHostConcurrencyMax).
 	MaxHostConcurrency int
+	// Sitemaps reads the sitemap of a batch that names one (nil: such a batch is refused).
+	Sitemaps SitemapReader
 }
 
 // DefaultMaxInFlight is the api's default MaxInFlight (SNAPQ_MAX_JOBS_IN_FLIGHT).
@@ -79,7 +81,11 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (b *Batch, jobs []
 			return b, jobs, err == nil, err
 		}
 	}
-	newJobs, req, err := ParseBatchRequest(sub.Body, s.MaxTargets)
+	body, err := s.expandSitemap(ctx, sub.Body)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	newJobs, req, err := ParseBatchRequest(body, s.MaxTargets)
 	if err != nil {
 		return nil, nil, false, err
 	}

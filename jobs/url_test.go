@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -49,5 +50,36 @@ func TestNormalizeURL(t *testing.T) {
 				t.Errorf("NormalizeURL(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestCheckBrowserURL(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		url, code string
+	}{
+		{"http://127.0.0.3:1/", "unsafe_port"},
+		{"http://example.com:25/", "unsafe_port"},
+		{"https://example.com:6667/x", "unsafe_port"},
+		{"http://example.com:10080/", "unsafe_port"},
+		{"http://example.com:6670/", ""},
+		{"http://example.com/", ""},
+		{"https://example.com:443/", ""},
+		{"http://127.0.0.1:8080/", ""},
+		{"ftp://example.com/", "invalid_url"},
+	} {
+		_, code, err := CheckBrowserURL(tt.url)
+		if code != tt.code || (err != nil) != (tt.code != "") {
+			t.Errorf("CheckBrowserURL(%q) = %q, %v; want code %q", tt.url, code, err, tt.code)
+		}
+	}
+}
+
+func TestParseBatchRequestRejectsUnsafePortNamingTheField(t *testing.T) {
+	t.Parallel()
+	_, _, err := ParseBatchRequest([]byte(`{"urls": ["http://127.0.0.1:8080/"], "targets": [{"url": "http://127.0.0.3:1/"}]}`), 0)
+	var ve *ValidationError
+	if !errors.As(err, &ve) || len(ve.Fields) != 1 || ve.Fields[0].Code != "unsafe_port" || ve.Fields[0].Field != "targets[0].url" {
+		t.Fatalf("ParseBatchRequest = %v, want one unsafe_port error on targets[0].url", err)
 	}
 }

@@ -315,9 +315,9 @@ func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration
 	names := map[string]int{}
 	for i, t := range in.Targets {
 		p := fmt.Sprintf("targets[%d]", i)
-		u, err := jobs.NormalizeURL(t.URL)
+		u, code, err := jobs.CheckBrowserURL(t.URL)
 		if err != nil {
-			errs.Add("invalid_url", p+".url", err.Error())
+			errs.Add(code, p+".url", err.Error())
 		}
 		name := jobs.SanitizeName(t.Name)
 		if len(t.Name) > jobs.MaxNameLength {

@@ -29,7 +29,7 @@ func TestBatchOptionsStoredOnce(t *testing.T) {
 	const n = jobs.MaxTargets
 	targets := make([]map[string]any, n)
 	for i := range targets {
-		targets[i] = map[string]any{"url": fmt.Sprintf("http://127.0.0.1:9/p%d", i)}
+		targets[i] = map[string]any{"url": fmt.Sprintf("http://127.0.0.1:9999/p%d", i)}
 	}
 	targets[7]["options"] = map[string]any{"viewport": map[string]any{"width": 500}}
 	body, err := json.Marshal(map[string]any{"targets": targets,
@@ -122,7 +122,7 @@ func TestJobsStoredWholeStillLoad(t *testing.T) {
 	if err := st.ExecForTest(ctx, `INSERT INTO batches (id, total) VALUES ($1, 1)`, batchID); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.ExecForTest(ctx, `INSERT INTO jobs (id, batch_id, seq, url, name, options) VALUES ($1, $2, 0, 'http://127.0.0.1:9/', 'old', $3)`,
+	if err := st.ExecForTest(ctx, `INSERT INTO jobs (id, batch_id, seq, url, name, options) VALUES ($1, $2, 0, 'http://127.0.0.1:9999/', 'old', $3)`,
 		jobID, batchID, full); err != nil {
 		t.Fatal(err)
 	}

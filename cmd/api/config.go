@@ -6,6 +6,7 @@ import (
 	"github.com/snapq/snapq/authprofile"
 	"log/slog"
 	"net"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -13,9 +14,11 @@ import (
 
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/cmd/internal/env"
+	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/regression"
+	"github.com/snapq/snapq/sitemap"
 	"github.com/snapq/snapq/web"
 	"github.com/snapq/snapq/webhook"
 )
@@ -103,6 +106,12 @@ type apiConfig struct {
 	// SSE holds SNAPQ_SSE_MAX_STREAMS (default 1000), SNAPQ_SSE_MAX_DURATION
 	// (default 30m) and SNAPQ_SSE_HEARTBEAT (default 15s): the live event streams.
 	SSE web.SSEConfig
+
+	// EgressAllow is SNAPQ_EGRESS_ALLOW_CIDRS (as the worker reads it): the api fetches
+	// batch sitemaps through the same egress guard as the workers' browsers.
+	EgressAllow []netip.Prefix
+	// SitemapTimeout bounds reading one batch's sitemaps (SNAPQ_SITEMAP_TIMEOUT, default 30s).
+	SitemapTimeout time.Duration
 }
 
 // loadAPIConfig reads every SNAPQ_* variable `api serve` uses and validates
@@ -155,7 +164,17 @@ func loadAPIConfig() (apiConfig, error) {
 		MaxDuration: r.Duration("SNAPQ_SSE_MAX_DURATION", web.DefaultSSEMaxDuration),
 		Heartbeat:   r.Duration("SNAPQ_SSE_HEARTBEAT", web.DefaultSSEHeartbeat),
 	}
-	if err := errors.Join(r.Err(), c.validate(), c.validateFair(), c.SSE.Validate()); err != nil {
+	allow, allowErr := egress.ParseCIDRs(r.String("SNAPQ_EGRESS_ALLOW_CIDRS", ""))
+	if allowErr != nil {
+		allowErr = fmt.Errorf("SNAPQ_EGRESS_ALLOW_CIDRS: %w", allowErr)
+	}
+	c.EgressAllow = allow
+	c.SitemapTimeout = r.Duration("SNAPQ_SITEMAP_TIMEOUT", sitemap.DefaultTimeout)
+	var sitemapErr error
+	if c.SitemapTimeout <= 0 || c.SitemapTimeout > 50*time.Second {
+		sitemapErr = fmt.Errorf("SNAPQ_SITEMAP_TIMEOUT=%s: want more than 0 and at most 50s (under the server's 1m write timeout)", c.SitemapTimeout)
+	}
+	if err := errors.Join(r.Err(), allowErr, sitemapErr, c.validate(), c.validateFair(), c.SSE.Validate()); err != nil {
 		return apiConfig{}, err
 	}
 	return c, nil

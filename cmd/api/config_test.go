@@ -64,6 +64,7 @@ func defaultAPIConfig() apiConfig {
 		Metrics:             "on",
 		HostConcurrencyMax:  16,
 		SSE:                 web.SSEConfig{MaxStreams: 1000, MaxDuration: 30 * time.Minute, Heartbeat: 15 * time.Second},
+		SitemapTimeout:      30 * time.Second,
 	}
 }
 
@@ -90,6 +91,7 @@ func TestLoadAPIConfig(t *testing.T) {
 				"SNAPQ_RATE_LIMIT=0.5", "SNAPQ_RATE_BURST=3", "SNAPQ_AUTH_FAILURE_RATE=0", "SNAPQ_AUTH_FAILURE_BURST=4", "SNAPQ_MAX_TARGETS=50", "SNAPQ_MAX_JOBS_IN_FLIGHT=7", "SNAPQ_MAX_SUITES_PER_KEY=4", "SNAPQ_MIN_SCHEDULE_INTERVAL=1h",
 				"SNAPQ_ADMIN_QUEUES=off", "SNAPQ_METRICS=public",
 				"SNAPQ_SSE_MAX_STREAMS=20", "SNAPQ_SSE_MAX_DURATION=5m", "SNAPQ_SSE_HEARTBEAT=2s",
+				"SNAPQ_SITEMAP_TIMEOUT=10s",
 			},
 			want: func(c *apiConfig) {
 				c.LogLevel = slog.LevelDebug
@@ -110,6 +112,7 @@ func TestLoadAPIConfig(t *testing.T) {
 				c.AuthFailureRate, c.AuthFailureBurst = 0, 4
 				c.MaxSuitesPerKey, c.MinScheduleInterval = 4, time.Hour
 				c.AdminQueues, c.Metrics = "off", "public"
+				c.SitemapTimeout = 10 * time.Second
 				c.SSE = web.SSEConfig{MaxStreams: 20, MaxDuration: 5 * time.Minute, Heartbeat: 2 * time.Second}
 			},
 		},

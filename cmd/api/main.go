@@ -24,11 +24,13 @@ import (
 
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/cmd/internal/env"
+	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/events"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/regression"
+	"github.com/snapq/snapq/sitemap"
 	"github.com/snapq/snapq/store"
 	"github.com/snapq/snapq/web"
 	"github.com/snapq/snapq/webhook"
@@ -216,7 +218,10 @@ func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeSe
 
 	srv := &web.Server{
 		Service: &jobs.Service{Repo: st, Queue: tasks, Logger: log, MaxTargets: maxTargets, MaxInFlight: maxInFlight,
-			Dispatch: d.dispatch, MaxHostConcurrency: cfg.HostConcurrencyMax},
+			Dispatch: d.dispatch, MaxHostConcurrency: cfg.HostConcurrencyMax,
+			// Sitemaps are fetched through the egress guard, under the workers' policy.
+			Sitemaps: &sitemap.Reader{Client: egress.New(egress.Config{Policy: egress.NewPolicy(cfg.EgressAllow),
+				Logger: log.With("component", "egress")}).HTTPClient(0), Limits: sitemap.Limits{Timeout: cfg.SitemapTimeout}}},
 		Regression: &regression.Service{Repo: st, Queue: tasks, Logger: log, MaxInFlight: noCapAsNegative(cfg.MaxJobsInFlight),
 			MaxSuitesPerKey: noCapAsNegative(cfg.MaxSuitesPerKey), MinScheduleInterval: cfg.MinScheduleInterval,
 			Dispatch: d.dispatch, MaxHostConcurrency: cfg.HostConcurrencyMax},

@@ -6,10 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +17,9 @@ import (
 type captureFlags struct {
 	urls    []string
 	sitemap string
+	limit   int
+	include []string
+	exclude []string
 	sets    []string
 	options string
 	labels  []string
@@ -33,7 +34,9 @@ func (a *app) captureCommand() *cobra.Command {
 		Short: "Submit a batch of pages to capture; optionally wait and download everything",
 		Long: `capture submits one batch. Targets come from FILE (or - for standard input): one
 URL per line, or name<TAB>url; blank lines and lines starting with # are
-skipped. --url adds single pages, --sitemap every page of a sitemap.
+skipped. --url adds single pages. --sitemap instead has the server read a
+sitemap (index, gzip or robots.txt; through its egress guard) and capture each
+unique page, at most --limit, filtered by --include/--exclude patterns.
 
 Options are the batch's capture options (see the README): --options FILE reads
 a JSON object, and each --set key=value sets one dotted key in it; values are
@@ -60,7 +63,10 @@ The exit code is 1 when any job failed, and the failed jobs are named.`,
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.urls, "url", nil, "a page to capture (repeatable)")
-	fl.StringVar(&f.sitemap, "sitemap", "", "capture every page listed in this sitemap (or sitemap index)")
+	fl.StringVar(&f.sitemap, "sitemap", "", "capture every page listed in this sitemap, sitemap index or robots.txt (read by the server)")
+	fl.IntVar(&f.limit, "limit", 0, "with --sitemap: at most this many pages (default: the server's batch limit)")
+	fl.StringArrayVar(&f.include, "include", nil, "with --sitemap: keep only URLs matching this pattern (repeatable; * is any run of characters)")
+	fl.StringArrayVar(&f.exclude, "exclude", nil, "with --sitemap: drop URLs matching this pattern (repeatable)")
 	fl.StringArrayVar(&f.sets, "set", nil, "set a capture option: dotted.key=value (repeatable)")
 	fl.StringVar(&f.options, "options", "", "a JSON file of capture options")
 	fl.StringArrayVar(&f.labels, "label", nil, "label the batch: key=value (repeatable)")
@@ -115,18 +121,16 @@ func (a *app) buildBatch(ctx context.Context, args []string, f captureFlags) (cl
 	for _, u := range f.urls {
 		req.Targets = append(req.Targets, client.Target{URL: u})
 	}
-	if f.sitemap != "" {
-		sctx, cancel := context.WithTimeout(ctx, time.Minute)
-		defer cancel()
-		urls, err := sitemapURLs(sctx, &http.Client{}, f.sitemap)
-		if err != nil {
-			return req, err
-		}
-		for _, u := range urls {
-			req.Targets = append(req.Targets, client.Target{URL: u})
-		}
+	switch {
+	case f.sitemap != "" && len(req.Targets) > 0:
+		return req, usagef("--sitemap takes the place of a FILE and --url: give one or the other")
+	case f.sitemap == "" && (f.limit != 0 || len(f.include) > 0 || len(f.exclude) > 0):
+		return req, usagef("--limit, --include and --exclude go with --sitemap")
+	case f.sitemap != "":
+		// The server reads the sitemap, through its egress guard (README: A batch from a sitemap).
+		req.Sitemap, req.Limit, req.Include, req.Exclude = f.sitemap, f.limit, f.include, f.exclude
 	}
-	if len(req.Targets) == 0 {
+	if len(req.Targets) == 0 && req.Sitemap == "" {
 		return req, usagef("nothing to capture: give a FILE of URLs, - for standard input, --url or --sitemap")
 	}
 	opts := map[string]any{}

@@ -3,12 +3,9 @@ package cli
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 
 	"github.com/snapq/snapq/client"
@@ -38,73 +35,6 @@ func readTargets(r io.Reader, source string) ([]client.Target, error) {
 		return nil, fmt.Errorf("read %s: %w", source, err)
 	}
 	return out, nil
-}
-
-// maxSitemapBytes bounds one sitemap document.
-const maxSitemapBytes = 50 << 20
-
-// sitemapURLs fetches a sitemap (or a sitemap index, one level deep) and
-// returns its page URLs in document order.
-func sitemapURLs(ctx context.Context, hc *http.Client, u string) ([]string, error) {
-	doc, err := fetchSitemap(ctx, hc, u)
-	if err != nil {
-		return nil, err
-	}
-	if len(doc.Sitemaps) == 0 {
-		return doc.pages(), nil
-	}
-	var out []string
-	for _, sm := range doc.Sitemaps {
-		child, err := fetchSitemap(ctx, hc, strings.TrimSpace(sm.Loc))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, child.pages()...)
-	}
-	return out, nil
-}
-
-type sitemapDoc struct {
-	URLs []struct {
-		Loc string `xml:"loc"`
-	} `xml:"url"`
-	Sitemaps []struct {
-		Loc string `xml:"loc"`
-	} `xml:"sitemap"`
-}
-
-func (d *sitemapDoc) pages() []string {
-	out := make([]string, 0, len(d.URLs))
-	for _, u := range d.URLs {
-		if loc := strings.TrimSpace(u.Loc); loc != "" {
-			out = append(out, loc)
-		}
-	}
-	return out
-}
-
-func fetchSitemap(ctx context.Context, hc *http.Client, u string) (*sitemapDoc, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, fmt.Errorf("sitemap %s: %w", u, err)
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("sitemap: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("sitemap %s: status %d", u, resp.StatusCode)
-	}
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxSitemapBytes))
-	if err != nil {
-		return nil, fmt.Errorf("sitemap %s: %w", u, err)
-	}
-	var doc sitemapDoc
-	if err := xml.Unmarshal(raw, &doc); err != nil {
-		return nil, fmt.Errorf("sitemap %s: not a sitemap: %w", u, err)
-	}
-	return &doc, nil
 }
 
 // setOption sets a dotted key ("viewport.width") of the options object to

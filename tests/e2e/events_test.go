@@ -140,7 +140,7 @@ func TestLiveEvents(t *testing.T) {
 	for range 7 {
 		urls = append(urls, site.URL+"/slow?ms=700")
 	}
-	urls = append(urls, site.URL+"/status/404", "http://127.0.0.2:9/blocked") // a result; a refused address
+	urls = append(urls, site.URL+"/status/404", "http://127.0.0.2:9999/blocked") // a result; a refused address
 	var batch batchResp
 	bs := &stack{t: t, api: replicaB, procs: s.procs, client: contractClient(t, "127.0.0.1:"+port)}
 	if code, _ := bs.doWith("POST", "/v1/batches", auth(alice), map[string]any{"urls": urls}, &batch); code != http.StatusAccepted {

@@ -95,6 +95,9 @@ type SuiteSpec struct {
 	PixelThreshold float64            `json:"pixel_threshold"`
 	Ignore         Ignore             `json:"ignore"`
 	Diff           DiffSettings       `json:"diff"`
+	// MainBranch is the branch a branch run falls back to and merges into
+	// by default (DefaultMainBranch when empty).
+	MainBranch string `json:"main_branch,omitempty"`
 }
 
 // Diff modes (SuiteSpec.Diff.Mode). They are part of the public API.
@@ -246,6 +249,7 @@ type SuiteInput struct {
 	PixelThreshold *float64           `json:"pixel_threshold,omitempty"`
 	Ignore         *IgnoreInput       `json:"ignore,omitempty"`
 	Diff           *DiffSettings      `json:"diff,omitempty"`
+	MainBranch     string             `json:"main_branch,omitempty"`
 	Enabled        *bool              `json:"enabled,omitempty"`
 	Webhook        *jobs.WebhookInput `json:"webhook,omitempty"`
 }
@@ -352,6 +356,11 @@ func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration
 	s.Spec.PixelThreshold = ratioField(in.PixelThreshold, DefaultPixelThreshold, "pixel_threshold", errs)
 	s.Spec.Ignore = validateIgnore(in.Ignore, errs)
 	s.Spec.Diff = validateDiff(in.Diff, errs)
+	s.Spec.MainBranch = strings.TrimSpace(in.MainBranch)
+	checkBranch(s.Spec.MainBranch, "main_branch", errs)
+	if s.Spec.MainBranch == "" {
+		s.Spec.MainBranch = DefaultMainBranch
+	}
 	s.Schedule = validateSchedule(in.Schedule, minInterval, errs)
 	if in.Webhook != nil {
 		jobs.ValidateWebhook(in.Webhook, errs)
@@ -491,6 +500,7 @@ func (s *Suite) Input() map[string]any {
 	if s.Schedule != nil {
 		doc["schedule"] = s.Schedule
 	}
+	doc["main_branch"] = s.Spec.MainBranchOf()
 	return doc
 }
 
@@ -557,10 +567,16 @@ type Run struct {
 	ScheduledFor *time.Time
 	Status       string
 	Spec         SuiteSpec
-	Counts       RunCounts
-	CreatedAt    time.Time
-	FinishedAt   *time.Time
-	Comparisons  []*Comparison // filled by GetRun only
+	// Branch, BaseBranch, Commit and BaseURL are RunOptions': "" is none
+	// (the suite's main branch for the branches).
+	Branch      string
+	BaseBranch  string
+	Commit      string
+	BaseURL     string
+	Counts      RunCounts
+	CreatedAt   time.Time
+	FinishedAt  *time.Time
+	Comparisons []*Comparison // filled by GetRun only
 }
 
 // RunSummary is the run.completed webhook's data.
@@ -635,6 +651,8 @@ type Baseline struct {
 	ApprovedBy   string
 	ApprovedAt   time.Time
 	Active       bool
+	// Branch is the baseline's branch key: MainLine or a branch's name.
+	Branch string
 }
 
 // Key is the baseline's comparison key.

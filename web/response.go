@@ -141,6 +141,7 @@ type suiteView struct {
 	Threshold      float64                  `json:"threshold"`
 	PixelThreshold float64                  `json:"pixel_threshold"`
 	Ignore         regression.Ignore        `json:"ignore"`
+	Diff           regression.DiffSettings  `json:"diff"`
 	MainBranch     string                   `json:"main_branch"`
 	Enabled        bool                     `json:"enabled"`
 	Webhook        *webhookRef              `json:"webhook"`
@@ -159,7 +160,7 @@ type lastRun struct {
 func newSuiteView(su *regression.Suite) suiteView {
 	out := suiteView{ID: su.ID, Name: su.Name, Targets: su.Spec.Targets, Options: su.Spec.Options,
 		Schedule: su.Schedule, Threshold: su.Spec.Threshold, PixelThreshold: su.Spec.PixelThreshold,
-		Ignore: su.Spec.Ignore, MainBranch: su.Spec.MainBranchOf(), Enabled: su.Enabled, CreatedAt: su.CreatedAt, UpdatedAt: su.UpdatedAt}
+		Ignore: su.Spec.Ignore, Diff: su.Spec.Diff, MainBranch: su.Spec.MainBranchOf(), Enabled: su.Enabled, CreatedAt: su.CreatedAt, UpdatedAt: su.UpdatedAt}
 	if su.Webhook != nil {
 		out.Webhook = &webhookRef{URL: su.Webhook.URL}
 	}

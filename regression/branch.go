@@ -34,6 +34,9 @@ type RunInput struct {
 	BaseBranch string `json:"base_branch"`
 	Commit     string `json:"commit"`
 	BaseURL    string `json:"base_url"`
+	// PullRequest is the pull request (GitHub) or merge request iid
+	// (GitLab) whose comment the run's report edits.
+	PullRequest int `json:"pull_request"`
 }
 
 // RunOptions are a run's validated branch, commit and origin.
@@ -46,6 +49,11 @@ type RunOptions struct {
 	Commit     string
 	// BaseURL, when set, replaces the scheme, host and port of every target.
 	BaseURL string
+	// PullRequest numbers the pull or merge request (0: none).
+	PullRequest int
+	// DashboardURL is the API's base URL the run was started under; a
+	// report links to the run's page below it. Not part of the body.
+	DashboardURL string
 }
 
 var commitPattern = regexp.MustCompile(`^[0-9a-fA-F]{7,64}$`)
@@ -61,7 +69,10 @@ func ParseRunOptions(body []byte) (RunOptions, error) {
 	}
 	var errs jobs.FieldErrors
 	out := RunOptions{Branch: strings.TrimSpace(in.Branch), BaseBranch: strings.TrimSpace(in.BaseBranch),
-		Commit: strings.TrimSpace(in.Commit)}
+		Commit: strings.TrimSpace(in.Commit), PullRequest: in.PullRequest}
+	if in.PullRequest < 0 {
+		errs.Add("invalid_option", "pull_request", "must be a pull or merge request number")
+	}
 	checkBranch(out.Branch, "branch", &errs)
 	checkBranch(out.BaseBranch, "base_branch", &errs)
 	if out.BaseBranch != "" && out.Branch == "" {

@@ -64,6 +64,9 @@ type Service struct {
 	// MaxHostConcurrency caps the host_concurrency option, as
 	// jobs.Service's (0: jobs.DefaultHostConcurrencyMax).
 	MaxHostConcurrency int
+	// Report, when set, has a run reported to its suite's code host (a
+	// vcs:report task); StartRun calls it for a run with a commit.
+	Report func(ctx context.Context, run *Run)
 }
 
 // checkHostConcurrency names every host_concurrency of s above MaxHostConcurrency.
@@ -119,6 +122,9 @@ func (g *Service) UpdateSuite(ctx context.Context, cur *Suite, body []byte) (*Su
 	if cur.Webhook != nil && !webhookGiven {
 		doc["webhook"] = jobs.WebhookInput{URL: cur.Webhook.URL, Secret: cur.Webhook.Secret}
 	}
+	if _, given := patch["vcs"]; cur.VCS != nil && !given {
+		doc["vcs"] = cur.VCS // with its token: write-only, kept unless replaced
+	}
 	for k, v := range patch {
 		if v == nil {
 			delete(doc, k)
@@ -170,7 +176,7 @@ func (g *Service) StartRun(ctx context.Context, s *Suite, trigger string, schedu
 	now := time.Now().UTC()
 	r := &Run{ID: jobs.NewID(), SuiteID: s.ID, Trigger: trigger, ScheduledFor: scheduledFor, Status: RunRunning,
 		Spec: spec, Branch: opts.Branch, BaseBranch: opts.BaseBranch, Commit: opts.Commit, BaseURL: opts.BaseURL,
-		CreatedAt: now}
+		PullRequest: opts.PullRequest, DashboardURL: opts.DashboardURL, CreatedAt: now}
 	b := &jobs.Batch{ID: jobs.NewID(), OwnerKeyID: s.OwnerKeyID, Total: len(newJobs), CreatedAt: now,
 		Labels: map[string]string{"snapq.suite": s.ID, "snapq.run": r.ID}}
 	if s.Webhook != nil {
@@ -189,6 +195,9 @@ func (g *Service) StartRun(ctx context.Context, s *Suite, trigger string, schedu
 	}
 	jobs.EnqueueOrKick(ctx, g.Dispatch, g.Queue, js, g.logger())
 	r.Counts = RunCounts{Pending: len(js)}
+	if g.Report != nil && s.VCS != nil && r.Commit != "" {
+		g.Report(ctx, r)
+	}
 	return r, nil
 }
 

@@ -78,9 +78,11 @@ type Suite struct {
 	Schedule   *Schedule
 	Enabled    bool
 	Webhook    *jobs.Webhook
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
-	LastRun    *Run // newest run, without comparisons; nil before the first
+	// VCS, when set, reports runs with a commit to the code host.
+	VCS       *VCS
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	LastRun   *Run // newest run, without comparisons; nil before the first
 	// OwnerRevoked is read, never written: the owner's API key is revoked, so
 	// the schedule no longer fires.
 	OwnerRevoked bool
@@ -252,6 +254,7 @@ type SuiteInput struct {
 	MainBranch     string             `json:"main_branch,omitempty"`
 	Enabled        *bool              `json:"enabled,omitempty"`
 	Webhook        *jobs.WebhookInput `json:"webhook,omitempty"`
+	VCS            *VCS               `json:"vcs,omitempty"`
 }
 
 // ScheduleInput is the wire form of Schedule; the time zone defaults to UTC.
@@ -365,6 +368,13 @@ func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration
 	if in.Webhook != nil {
 		jobs.ValidateWebhook(in.Webhook, errs)
 		s.Webhook = &jobs.Webhook{URL: in.Webhook.URL, Secret: in.Webhook.Secret}
+	}
+	if in.VCS != nil {
+		v := *in.VCS
+		if err := v.Validate(); err != nil {
+			errs.Add("invalid_option", "vcs", err.Error())
+		}
+		s.VCS = &v
 	}
 	return s
 }
@@ -569,14 +579,16 @@ type Run struct {
 	Spec         SuiteSpec
 	// Branch, BaseBranch, Commit and BaseURL are RunOptions': "" is none
 	// (the suite's main branch for the branches).
-	Branch      string
-	BaseBranch  string
-	Commit      string
-	BaseURL     string
-	Counts      RunCounts
-	CreatedAt   time.Time
-	FinishedAt  *time.Time
-	Comparisons []*Comparison // filled by GetRun only
+	Branch       string
+	BaseBranch   string
+	Commit       string
+	BaseURL      string
+	PullRequest  int
+	DashboardURL string
+	Counts       RunCounts
+	CreatedAt    time.Time
+	FinishedAt   *time.Time
+	Comparisons  []*Comparison // filled by GetRun only
 }
 
 // RunSummary is the run.completed webhook's data.

@@ -19,7 +19,7 @@ import (
 
 const suiteColumns = `s.id, coalesce(s.api_key_id::text, ''), s.name, s.spec, s.schedule_cron, s.schedule_tz,
 	s.enabled, s.webhook_url, s.webhook_secret, s.created_at, s.updated_at,
-	lr.id, lr.status, lr.created_at, lr.finished_at, k.revoked_at IS NOT NULL`
+	lr.id, lr.status, lr.created_at, lr.finished_at, k.revoked_at IS NOT NULL, s.vcs, s.vcs_token`
 
 const suiteFrom = ` FROM suites s LEFT JOIN LATERAL (SELECT id, status, created_at, finished_at FROM runs
 	WHERE suite_id = s.id ORDER BY id DESC LIMIT 1) lr ON true
@@ -31,10 +31,19 @@ func scanSuite(row pgx.Row) (*regression.Suite, error) {
 	var cron, tz, hookURL, hookSecret, runID, runStatus *string
 	var runCreated *time.Time
 	var runFinished *time.Time
+	var vcs []byte
+	var vcsToken *string
 	err := row.Scan(&s.ID, &s.OwnerKeyID, &s.Name, &spec, &cron, &tz, &s.Enabled, &hookURL, &hookSecret,
-		&s.CreatedAt, &s.UpdatedAt, &runID, &runStatus, &runCreated, &runFinished, &s.OwnerRevoked)
+		&s.CreatedAt, &s.UpdatedAt, &runID, &runStatus, &runCreated, &runFinished, &s.OwnerRevoked, &vcs, &vcsToken)
 	if err != nil {
 		return nil, err
+	}
+	if vcs != nil {
+		s.VCS = &regression.VCS{}
+		if err := json.Unmarshal(vcs, s.VCS); err != nil {
+			return nil, fmt.Errorf("suite %s vcs: %w", s.ID, err)
+		}
+		s.VCS.Token = deref(vcsToken)
 	}
 	if err := json.Unmarshal(spec, &s.Spec); err != nil {
 		return nil, fmt.Errorf("suite %s spec: %w", s.ID, err)
@@ -88,10 +97,14 @@ func (s *Store) CreateSuite(ctx context.Context, su *regression.Suite, maxPerOwn
 				return fmt.Errorf("%w: it has %d, the limit is %d; delete one first", regression.ErrTooManySuites, n, maxPerOwner)
 			}
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO suites (id, api_key_id, name, spec, schedule_cron, schedule_tz, enabled,
-			webhook_url, webhook_secret, created_at, updated_at)
-			VALUES ($1, NULLIF($2, '')::uuid, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-			su.ID, su.OwnerKeyID, su.Name, spec, cron, tz, su.Enabled, hookURL, hookSecret, su.CreatedAt, su.UpdatedAt)
+		vcs, token, err := vcsArgs(su)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO suites (id, api_key_id, name, spec, schedule_cron, schedule_tz, enabled,
+			webhook_url, webhook_secret, created_at, updated_at, vcs, vcs_token)
+			VALUES ($1, NULLIF($2, '')::uuid, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+			su.ID, su.OwnerKeyID, su.Name, spec, cron, tz, su.Enabled, hookURL, hookSecret, su.CreatedAt, su.UpdatedAt, vcs, token)
 		if err != nil {
 			return fmt.Errorf("insert suite: %w", err)
 		}
@@ -149,9 +162,13 @@ func (s *Store) UpdateSuite(ctx context.Context, su *regression.Suite) error {
 	if err != nil {
 		return err
 	}
+	vcs, token, err := vcsArgs(su)
+	if err != nil {
+		return err
+	}
 	tag, err := s.pool.Exec(ctx, `UPDATE suites SET name = $2, spec = $3, schedule_cron = $4, schedule_tz = $5,
-		enabled = $6, webhook_url = $7, webhook_secret = $8, updated_at = $9 WHERE id = $1`,
-		su.ID, su.Name, spec, cron, tz, su.Enabled, hookURL, hookSecret, su.UpdatedAt)
+		enabled = $6, webhook_url = $7, webhook_secret = $8, updated_at = $9, vcs = $10, vcs_token = $11 WHERE id = $1`,
+		su.ID, su.Name, spec, cron, tz, su.Enabled, hookURL, hookSecret, su.UpdatedAt, vcs, token)
 	if err != nil {
 		return fmt.Errorf("update suite %s: %w", su.ID, err)
 	}
@@ -199,10 +216,10 @@ func (s *Store) CreateRun(ctx context.Context, r *regression.Run, b *jobs.Batch,
 			return err
 		}
 		tag, err := tx.Exec(ctx, `INSERT INTO runs (id, suite_id, batch_id, trigger, scheduled_for, status, spec, created_at,
-			branch, base_branch, commit_sha, base_url)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (suite_id, scheduled_for) DO NOTHING`,
+			branch, base_branch, commit_sha, base_url, pull_request, dashboard_url)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (suite_id, scheduled_for) DO NOTHING`,
 			r.ID, r.SuiteID, r.BatchID, r.Trigger, r.ScheduledFor, r.Status, spec, r.CreatedAt,
-			r.Branch, r.BaseBranch, r.Commit, r.BaseURL)
+			r.Branch, r.BaseBranch, r.Commit, r.BaseURL, r.PullRequest, r.DashboardURL)
 		if err != nil {
 			return fmt.Errorf("insert run: %w", err)
 		}
@@ -222,7 +239,7 @@ func (s *Store) CreateRun(ctx context.Context, r *regression.Run, b *jobs.Batch,
 }
 
 const runColumns = `r.id, r.suite_id, r.batch_id, r.trigger, r.scheduled_for, r.status, r.spec, r.created_at, r.finished_at,
-	r.branch, r.base_branch, r.commit_sha, r.base_url,
+	r.branch, r.base_branch, r.commit_sha, r.base_url, r.pull_request, r.dashboard_url,
 	(SELECT count(*) FROM run_captures rc WHERE rc.run_id = r.id AND rc.compared_at IS NULL),
 	(SELECT count(*) FROM comparisons c WHERE c.run_id = r.id),
 	(SELECT count(*) FROM comparisons c WHERE c.run_id = r.id AND c.status = 'passed'),
@@ -236,7 +253,7 @@ func scanRun(row pgx.Row) (*regression.Run, error) {
 	var spec []byte
 	c := &r.Counts
 	err := row.Scan(&r.ID, &r.SuiteID, &r.BatchID, &r.Trigger, &r.ScheduledFor, &r.Status, &spec, &r.CreatedAt,
-		&r.FinishedAt, &r.Branch, &r.BaseBranch, &r.Commit, &r.BaseURL, &c.Pending, &c.Total, &c.Passed, &c.Failed, &c.New, &c.Missing, &c.Error)
+		&r.FinishedAt, &r.Branch, &r.BaseBranch, &r.Commit, &r.BaseURL, &r.PullRequest, &r.DashboardURL, &c.Pending, &c.Total, &c.Passed, &c.Failed, &c.New, &c.Missing, &c.Error)
 	if err != nil {
 		return nil, err
 	}
@@ -701,4 +718,32 @@ func (s *Store) MergeBranch(ctx context.Context, suiteID, branch, base, by strin
 		return 0, fmt.Errorf("merge branch %q of suite %s: %w", branch, suiteID, err)
 	}
 	return n, nil
+}
+
+// vcsArgs is the suite's vcs column (without the token) and its token.
+func vcsArgs(su *regression.Suite) ([]byte, *string, error) {
+	if su.VCS == nil {
+		return nil, nil, nil
+	}
+	raw, err := json.Marshal(su.VCS.Public())
+	return raw, &su.VCS.Token, err
+}
+
+// VCSComment implements regression.VCSComments: the id of the comment the
+// suite's runs edit on a pull request, "" before the first.
+func (s *Store) VCSComment(ctx context.Context, suiteID string, pr int) (string, error) {
+	var id string
+	err := s.pool.QueryRow(ctx, `SELECT comment_id FROM vcs_comments WHERE suite_id = $1 AND pull_request = $2`,
+		suiteID, pr).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return id, err
+}
+
+// SetVCSComment implements regression.VCSComments.
+func (s *Store) SetVCSComment(ctx context.Context, suiteID string, pr int, id string) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO vcs_comments (suite_id, pull_request, comment_id) VALUES ($1, $2, $3)
+		ON CONFLICT (suite_id, pull_request) DO UPDATE SET comment_id = EXCLUDED.comment_id`, suiteID, pr, id)
+	return err
 }

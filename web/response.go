@@ -145,6 +145,7 @@ type suiteView struct {
 	MainBranch     string                   `json:"main_branch"`
 	Enabled        bool                     `json:"enabled"`
 	Webhook        *webhookRef              `json:"webhook"`
+	VCS            *regression.VCS          `json:"vcs"` // without its token
 	CreatedAt      time.Time                `json:"created_at"`
 	UpdatedAt      time.Time                `json:"updated_at"`
 	LastRun        *lastRun                 `json:"last_run"`
@@ -163,6 +164,10 @@ func newSuiteView(su *regression.Suite) suiteView {
 		Ignore: su.Spec.Ignore, Diff: su.Spec.Diff, MainBranch: su.Spec.MainBranchOf(), Enabled: su.Enabled, CreatedAt: su.CreatedAt, UpdatedAt: su.UpdatedAt}
 	if su.Webhook != nil {
 		out.Webhook = &webhookRef{URL: su.Webhook.URL}
+	}
+	if su.VCS != nil {
+		v := su.VCS.Public()
+		out.VCS = &v
 	}
 	if r := su.LastRun; r != nil {
 		out.LastRun = &lastRun{ID: r.ID, Status: r.Status, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt}
@@ -190,6 +195,8 @@ type runView struct {
 	BaseBranch *string `json:"base_branch"`
 	Commit     *string `json:"commit"`
 	BaseURL    *string `json:"base_url"`
+	// PullRequest is null without one.
+	PullRequest *int `json:"pull_request"`
 	// ReviewURL is the run's page in the dashboard.
 	ReviewURL string `json:"review_url"`
 	// Comparisons is left out of lists (the run was loaded without them),
@@ -225,7 +232,7 @@ func newRunView(r *regression.Run, base string) runView {
 	out := runView{ID: r.ID, SuiteID: r.SuiteID, BatchID: r.BatchID, Trigger: r.Trigger,
 		ScheduledFor: r.ScheduledFor, Status: r.Status, Counts: r.Counts,
 		CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt, Branch: nullable(r.Branch), BaseBranch: nullable(r.BaseBranch),
-		Commit: nullable(r.Commit), BaseURL: nullable(r.BaseURL), ReviewURL: base + "/#/runs/" + r.ID}
+		Commit: nullable(r.Commit), BaseURL: nullable(r.BaseURL), PullRequest: nonZero(r.PullRequest), ReviewURL: base + "/#/runs/" + r.ID}
 	if r.Comparisons != nil {
 		cs := make([]comparisonView, len(r.Comparisons))
 		for i, cmp := range r.Comparisons {
@@ -292,4 +299,12 @@ func nullable(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// nonZero is n, or nil for 0.
+func nonZero(n int) *int {
+	if n == 0 {
+		return nil
+	}
+	return &n
 }

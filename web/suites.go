@@ -114,6 +114,7 @@ func (s *Server) startRun(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	opts.DashboardURL = s.baseURL(c)
 	r, err := s.Regression.StartRun(c.Request.Context(), su, regression.TriggerManual, nil, opts)
 	if err != nil {
 		return err
@@ -182,6 +183,10 @@ func (s *Server) approveRun(c *gin.Context) error {
 	r, err = s.Suites.Approve(c.Request.Context(), id, a, approver(c))
 	if err != nil {
 		return fmt.Errorf("run %s: %w", id, err)
+	}
+	// An approval flips the run's commit status (and edits its comment).
+	if s.Regression.Report != nil {
+		s.Regression.Report(c.Request.Context(), r)
 	}
 	c.JSON(http.StatusOK, newRunView(r, s.baseURL(c)))
 	return nil

@@ -218,7 +218,7 @@ func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeSe
 			Dispatch: d.dispatch, MaxHostConcurrency: cfg.HostConcurrencyMax},
 		Regression: &regression.Service{Repo: st, Queue: tasks, Logger: log, MaxInFlight: noCapAsNegative(cfg.MaxJobsInFlight),
 			MaxSuitesPerKey: noCapAsNegative(cfg.MaxSuitesPerKey), MinScheduleInterval: cfg.MinScheduleInterval,
-			Dispatch: d.dispatch, MaxHostConcurrency: cfg.HostConcurrencyMax},
+			Dispatch: d.dispatch, MaxHostConcurrency: cfg.HostConcurrencyMax, Report: regression.ReportRun(tasks, log)},
 		Batches:  st,
 		Suites:   st,
 		Webhooks: st,

@@ -209,7 +209,8 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 			d.dispatch.AfterFinal},
 		Hosts: d.hosts, HostConcurrency: cfg.HostConcurrency}
 	cmp := &regression.Comparer{Repo: st, Store: d.objects, Logger: regLog,
-		RunFinished: []func(context.Context, *regression.Run){func(ctx context.Context, r *regression.Run) { announce.Batch(ctx, r.BatchID) }}}
+		RunFinished: []func(context.Context, *regression.Run){func(ctx context.Context, r *regression.Run) { announce.Batch(ctx, r.BatchID) },
+			regression.ReportRun(tasks, regLog)}}
 	inFlight := cfg.MaxJobsInFlight
 	if inFlight == 0 {
 		inFlight = -1 // SNAPQ_MAX_JOBS_IN_FLIGHT=0 is no cap; the regression service's 0 is its default
@@ -225,6 +226,9 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 	queue.Register(mux, wh.Run)
 	queue.Register(mux, cmp.Run, metrics.comparisons)
 	queue.Register(mux, runner.Run)
+	// Commit statuses and pull request comments go through the egress guard too.
+	rep := &regression.Reporter{Repo: st, HTTP: d.guard.HTTPClient(cfg.Webhook.Timeout), Logger: regLog}
+	queue.Register(mux, rep.Run)
 	return mux
 }
 

@@ -321,6 +321,8 @@ type Run struct {
 	BaseBranch *string `json:"base_branch"`
 	Commit     *string `json:"commit"`
 	BaseURL    *string `json:"base_url"`
+	// PullRequest is nil without one.
+	PullRequest *int `json:"pull_request"`
 	// ReviewURL is the run's page in the dashboard.
 	ReviewURL string `json:"review_url"`
 	// Comparisons are set by GetRun and ApproveRun, nil in lists.
@@ -385,6 +387,9 @@ type RunOptions struct {
 	BaseBranch string `json:"base_branch,omitempty"`
 	Commit     string `json:"commit,omitempty"`
 	BaseURL    string `json:"base_url,omitempty"`
+	// PullRequest is the pull request (GitHub) or merge request iid
+	// (GitLab) whose snapq comment the run edits (the suite needs a vcs).
+	PullRequest int `json:"pull_request,omitempty"`
 }
 
 // MergeResult is what MergeBranch promoted.

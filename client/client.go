@@ -159,7 +159,14 @@ func (c *Client) sendWith(ctx context.Context, hc *http.Client, req request) (*h
 
 func (c *Client) newRequest(ctx context.Context, req request, body []byte) (*http.Request, error) {
 	u := *c.base
-	u.Path = strings.TrimRight(u.Path, "/") + req.path
+	// req.path is escaped (escape); keep it so, or a slash in a branch
+	// name (%2F) would be sent as %252F.
+	raw := strings.TrimRight(u.EscapedPath(), "/") + req.path
+	p, err := url.PathUnescape(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", req.method, req.path, err)
+	}
+	u.Path, u.RawPath = p, raw
 	if len(req.query) > 0 {
 		u.RawQuery = req.query.Encode()
 	}

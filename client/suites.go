@@ -63,8 +63,18 @@ func (c *Client) ListSuites(ctx context.Context, opts ListOptions) iter.Seq2[Sui
 // StartRun captures a suite now and compares it with its baselines
 // (POST /v1/suites/:id/runs); WaitRun follows it.
 func (c *Client) StartRun(ctx context.Context, suiteID string) (*Run, error) {
+	return c.StartRunWith(ctx, suiteID, RunOptions{})
+}
+
+// StartRunWith is StartRun on a branch, for a commit or against another
+// origin (RunOptions).
+func (c *Client) StartRunWith(ctx context.Context, suiteID string, opts RunOptions) (*Run, error) {
 	var r Run
-	if err := c.do(ctx, request{method: http.MethodPost, path: "/v1/suites/" + escape(suiteID) + "/runs", want: http.StatusAccepted}, &r); err != nil {
+	req := request{method: http.MethodPost, path: "/v1/suites/" + escape(suiteID) + "/runs", want: http.StatusAccepted}
+	if opts != (RunOptions{}) {
+		req.body = opts
+	}
+	if err := c.do(ctx, req, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil
@@ -112,12 +122,21 @@ func (c *Client) ApproveRun(ctx context.Context, id string, a Approval) (*Run, e
 // ListBaselines returns a suite's active baselines, or every version with
 // history (GET /v1/suites/:id/baselines).
 func (c *Client) ListBaselines(ctx context.Context, suiteID string, history bool) ([]Baseline, error) {
+	return c.ListBranchBaselines(ctx, suiteID, "", history)
+}
+
+// ListBranchBaselines is ListBaselines of one branch ("": the suite's main
+// branch).
+func (c *Client) ListBranchBaselines(ctx context.Context, suiteID, branch string, history bool) ([]Baseline, error) {
 	var out struct {
 		Baselines []Baseline `json:"baselines"`
 	}
-	var q url.Values
+	q := url.Values{}
 	if history {
-		q = url.Values{"history": {"true"}}
+		q.Set("history", "true")
+	}
+	if branch != "" {
+		q.Set("branch", branch)
 	}
 	if err := c.do(ctx, request{method: http.MethodGet, path: "/v1/suites/" + escape(suiteID) + "/baselines", query: q}, &out); err != nil {
 		return nil, err
@@ -133,4 +152,20 @@ func (c *Client) RestoreBaseline(ctx context.Context, id string) (*Baseline, err
 		return nil, err
 	}
 	return &b, nil
+}
+
+// MergeBranch promotes a branch's approved baselines to base ("": the
+// suite's main branch) and removes them from the branch
+// (POST /v1/suites/:id/branches/:branch/merge): a CI step's call when a
+// pull request merges.
+func (c *Client) MergeBranch(ctx context.Context, suiteID, branch, base string) (*MergeResult, error) {
+	var out MergeResult
+	req := request{method: http.MethodPost, path: "/v1/suites/" + escape(suiteID) + "/branches/" + escape(branch) + "/merge"}
+	if base != "" {
+		req.body = map[string]string{"base_branch": base}
+	}
+	if err := c.do(ctx, req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }

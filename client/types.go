@@ -236,6 +236,7 @@ type Suite struct {
 	Threshold      float64       `json:"threshold"`
 	PixelThreshold float64       `json:"pixel_threshold"`
 	Ignore         Ignore        `json:"ignore"`
+	MainBranch     string        `json:"main_branch"`
 	Enabled        bool          `json:"enabled"`
 	Webhook        *WebhookRef   `json:"webhook"`
 	CreatedAt      time.Time     `json:"created_at"`
@@ -287,6 +288,7 @@ type SuiteInput struct {
 	Threshold      *float64      `json:"threshold,omitempty"`
 	PixelThreshold *float64      `json:"pixel_threshold,omitempty"`
 	Ignore         *Ignore       `json:"ignore,omitempty"`
+	MainBranch     string        `json:"main_branch,omitempty"`
 	Enabled        *bool         `json:"enabled,omitempty"`
 	Webhook        *WebhookInput `json:"webhook,omitempty"`
 }
@@ -313,6 +315,16 @@ type Run struct {
 	Counts       RunCounts  `json:"counts"`
 	CreatedAt    time.Time  `json:"created_at"`
 	FinishedAt   *time.Time `json:"finished_at"`
+	// Branch is nil for a run on the suite's main branch; BaseBranch is
+	// what a branch run falls back to.
+	Branch     *string `json:"branch"`
+	BaseBranch *string `json:"base_branch"`
+	Commit     *string `json:"commit"`
+	BaseURL    *string `json:"base_url"`
+	// PullRequest is nil without one.
+	PullRequest *int `json:"pull_request"`
+	// ReviewURL is the run's page in the dashboard.
+	ReviewURL string `json:"review_url"`
 	// Comparisons are set by GetRun and ApproveRun, nil in lists.
 	Comparisons []Comparison `json:"comparisons,omitempty"`
 }
@@ -363,6 +375,28 @@ type Baseline struct {
 	ApprovedBy   string    `json:"approved_by"`
 	ApprovedAt   time.Time `json:"approved_at"`
 	Active       bool      `json:"active"`
+	Branch       *string   `json:"branch"` // nil: the suite's main branch
+}
+
+// RunOptions put a run on a branch of the code under test: it compares
+// against the branch's approved baselines where they exist, else the base
+// branch's (default: the suite's main branch). BaseURL replaces every
+// target's origin (a deploy preview). All are optional.
+type RunOptions struct {
+	Branch     string `json:"branch,omitempty"`
+	BaseBranch string `json:"base_branch,omitempty"`
+	Commit     string `json:"commit,omitempty"`
+	BaseURL    string `json:"base_url,omitempty"`
+	// PullRequest is the pull request (GitHub) or merge request iid
+	// (GitLab) whose snapq comment the run edits (the suite needs a vcs).
+	PullRequest int `json:"pull_request,omitempty"`
+}
+
+// MergeResult is what MergeBranch promoted.
+type MergeResult struct {
+	Branch     string `json:"branch"`
+	BaseBranch string `json:"base_branch"`
+	Promoted   int    `json:"promoted"`
 }
 
 // KeyInfo is the calling API key as GET /v1/key shows it (never its secret).

@@ -92,3 +92,17 @@ func LastAttempt(ctx context.Context) bool {
 	last, ok := ctx.Value(lastAttemptKey{}).(bool)
 	return last || !ok
 }
+
+// KindVCSReport reports a run to its suite's code host (vcs package).
+const KindVCSReport = "vcs:report"
+
+// VCSReportPayload is the payload of a vcs:report task: the report shows
+// the run as it is when the task runs. ReportID (a fresh id per report: a
+// run is reported when it starts, ends and is approved) makes the task id.
+type VCSReportPayload struct {
+	ReportID string `json:"report_id"`
+	RunID    string `json:"run_id"`
+}
+
+func (VCSReportPayload) Kind() string { return KindVCSReport }
+func (p VCSReportPayload) ID() string { return p.ReportID }

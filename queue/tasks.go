@@ -56,6 +56,8 @@ var taskRules = map[string]taskRule{
 		maxDelay: time.Minute, idPrefix: "authtest-"},
 	jobs.KindWebhook: {queue: QueueWebhooks, timeout: 3 * time.Minute, retries: func(c Config) int { return c.WebhookMaxRetry },
 		maxDelay: 10 * time.Minute},
+	jobs.KindVCSReport: {queue: QueueWebhooks, timeout: time.Minute, retries: func(c Config) int { return c.WebhookMaxRetry },
+		maxDelay: 10 * time.Minute, idPrefix: "vcs-"},
 }
 
 // Config configures retries of the tasks that take them from configuration.

@@ -92,7 +92,7 @@ func (c *Comparer) Compare(ctx context.Context, jobID string) error {
 		return fmt.Errorf("job %s is %s; compared once final", jobID, job.Status)
 	}
 	log := c.logger().With("run_id", run.ID, "job_id", jobID, "target", key.Target, "viewport", key.Viewport)
-	bases, err := c.Repo.ActiveBaselines(ctx, run.SuiteID, key)
+	bases, err := c.Repo.ActiveBaselines(ctx, run.SuiteID, run.BaselineBranches(), key)
 	if err != nil {
 		return fmt.Errorf("load baselines: %w", err)
 	}

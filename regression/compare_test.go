@@ -44,7 +44,7 @@ func (r *compareRepo) GetJob(_ context.Context, id string) (*jobs.Job, error) {
 func (r *compareRepo) ListArtifacts(context.Context, string) ([]*jobs.Artifact, error) {
 	return r.arts, nil
 }
-func (r *compareRepo) ActiveBaselines(context.Context, string, CaptureKey) ([]*Baseline, error) {
+func (r *compareRepo) ActiveBaselines(context.Context, string, []string, CaptureKey) ([]*Baseline, error) {
 	return r.bases, nil
 }
 func (r *compareRepo) RecordComparisons(_ context.Context, _, _ string, cs []*Comparison, diffs []*jobs.Artifact) (bool, error) {

@@ -51,8 +51,10 @@ type CompareStore interface {
 	GetJob(ctx context.Context, id string) (*jobs.Job, error)
 	ListArtifacts(ctx context.Context, jobID string) ([]*jobs.Artifact, error)
 	// ActiveBaselines returns the active baselines of a suite's target and
-	// viewport, by segment; removed segments are left out.
-	ActiveBaselines(ctx context.Context, suiteID string, key CaptureKey) ([]*Baseline, error)
+	// viewport, by segment; removed segments are left out. Each segment's
+	// comes from the first of branches (baseline branch keys, as
+	// Run.BaselineBranches) that has a version of it.
+	ActiveBaselines(ctx context.Context, suiteID string, branches []string, key CaptureKey) ([]*Baseline, error)
 	// RecordComparisons replaces the comparisons of one capture job, adds its
 	// diff artifacts, marks the capture compared and, when it was the run's
 	// last, settles the run's status (and its run.completed webhook delivery).
@@ -90,9 +92,14 @@ type Reader interface {
 	// Approve promotes the selected comparisons' captures to new baseline
 	// versions and returns the run afterwards.
 	Approve(ctx context.Context, runID string, a Approval, by string) (*Run, error)
-	// ListBaselines returns a suite's active baselines, or every version with history.
-	ListBaselines(ctx context.Context, suiteID string, history bool) ([]*Baseline, error)
+	// ListBaselines returns a suite's active baselines of one branch key, or
+	// every version with history.
+	ListBaselines(ctx context.Context, suiteID, branch string, history bool) ([]*Baseline, error)
 	GetBaseline(ctx context.Context, id string) (*Baseline, error)
 	// RestoreBaseline adds a new active version holding an older version's image.
 	RestoreBaseline(ctx context.Context, id, by string) (*Baseline, error)
+	// MergeBranch promotes the active baselines of branch (a baseline branch
+	// key, not MainLine) to new versions of base's and removes the branch's;
+	// it returns how many were promoted.
+	MergeBranch(ctx context.Context, suiteID, branch, base, by string) (int, error)
 }

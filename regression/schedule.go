@@ -95,7 +95,7 @@ func (r *SuiteRunner) Run(ctx context.Context, p jobs.SuiteRunPayload) error {
 		return fmt.Errorf("suite %s: %w: %w", s.ID, err, jobs.ErrNoRetry)
 	}
 	at = at.UTC()
-	run, err := r.Regression.StartRun(ctx, s, TriggerSchedule, &at)
+	run, err := r.Regression.StartRun(ctx, s, TriggerSchedule, &at, RunOptions{})
 	if errors.Is(err, ErrRunExists) {
 		log.Info("scheduled run already started", "activation", at)
 		return nil

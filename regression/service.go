@@ -64,6 +64,9 @@ type Service struct {
 	// MaxHostConcurrency caps the host_concurrency option, as
 	// jobs.Service's (0: jobs.DefaultHostConcurrencyMax).
 	MaxHostConcurrency int
+	// Report, when set, has a run reported to its suite's code host (a
+	// vcs:report task); StartRun calls it for a run with a commit.
+	Report func(ctx context.Context, run *Run)
 }
 
 // checkHostConcurrency names every host_concurrency of s above MaxHostConcurrency.
@@ -119,6 +122,9 @@ func (g *Service) UpdateSuite(ctx context.Context, cur *Suite, body []byte) (*Su
 	if cur.Webhook != nil && !webhookGiven {
 		doc["webhook"] = jobs.WebhookInput{URL: cur.Webhook.URL, Secret: cur.Webhook.Secret}
 	}
+	if _, given := patch["vcs"]; cur.VCS != nil && !given {
+		doc["vcs"] = cur.VCS // with its token: write-only, kept unless replaced
+	}
 	for k, v := range patch {
 		if v == nil {
 			delete(doc, k)
@@ -148,21 +154,36 @@ func (g *Service) UpdateSuite(ctx context.Context, cur *Suite, body []byte) (*Su
 // StartRun creates a run of the suite (a batch of capture jobs) and enqueues
 // its jobs. scheduledFor is the schedule activation of a scheduled run. A run
 // that would take the owner past MaxInFlight is jobs.ErrTooManyInFlight.
-func (g *Service) StartRun(ctx context.Context, s *Suite, trigger string, scheduledFor *time.Time) (*Run, error) {
-	newJobs, keys, err := s.Spec.Captures()
+//
+// opts put the run on a branch, name its commit and point it at another
+// origin (RunOptions); a branch without a base branch falls back to the
+// suite's main branch.
+func (g *Service) StartRun(ctx context.Context, s *Suite, trigger string, scheduledFor *time.Time, opts RunOptions) (*Run, error) {
+	spec := s.Spec
+	spec.MainBranch = spec.MainBranchOf()
+	targets, err := WithBaseURL(spec.Targets, opts.BaseURL)
 	if err != nil {
 		return nil, err
 	}
+	spec.Targets = targets
+	newJobs, keys, err := spec.Captures()
+	if err != nil {
+		return nil, err
+	}
+	if opts.Branch != "" && opts.BaseBranch == "" {
+		opts.BaseBranch = spec.MainBranch
+	}
 	now := time.Now().UTC()
 	r := &Run{ID: jobs.NewID(), SuiteID: s.ID, Trigger: trigger, ScheduledFor: scheduledFor, Status: RunRunning,
-		Spec: s.Spec, CreatedAt: now}
+		Spec: spec, Branch: opts.Branch, BaseBranch: opts.BaseBranch, Commit: opts.Commit, BaseURL: opts.BaseURL,
+		PullRequest: opts.PullRequest, DashboardURL: opts.DashboardURL, CreatedAt: now}
 	b := &jobs.Batch{ID: jobs.NewID(), OwnerKeyID: s.OwnerKeyID, Total: len(newJobs), CreatedAt: now,
 		Labels: map[string]string{"snapq.suite": s.ID, "snapq.run": r.ID}}
 	if s.Webhook != nil {
 		b.Webhook = &jobs.Webhook{URL: s.Webhook.URL, Secret: s.Webhook.Secret, Event: EventRunCompleted}
 	}
 	r.BatchID = b.ID
-	shared := s.Spec.SharedOptions()
+	shared := spec.SharedOptions()
 	b.JobOptions = &shared
 	js := make([]*jobs.Job, len(newJobs))
 	for i, nj := range newJobs {
@@ -174,6 +195,9 @@ func (g *Service) StartRun(ctx context.Context, s *Suite, trigger string, schedu
 	}
 	jobs.EnqueueOrKick(ctx, g.Dispatch, g.Queue, js, g.logger())
 	r.Counts = RunCounts{Pending: len(js)}
+	if g.Report != nil && s.VCS != nil && r.Commit != "" {
+		g.Report(ctx, r)
+	}
 	return r, nil
 }
 

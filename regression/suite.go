@@ -78,9 +78,11 @@ type Suite struct {
 	Schedule   *Schedule
 	Enabled    bool
 	Webhook    *jobs.Webhook
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
-	LastRun    *Run // newest run, without comparisons; nil before the first
+	// VCS, when set, reports runs with a commit to the code host.
+	VCS       *VCS
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	LastRun   *Run // newest run, without comparisons; nil before the first
 	// OwnerRevoked is read, never written: the owner's API key is revoked, so
 	// the schedule no longer fires.
 	OwnerRevoked bool
@@ -95,6 +97,9 @@ type SuiteSpec struct {
 	PixelThreshold float64            `json:"pixel_threshold"`
 	Ignore         Ignore             `json:"ignore"`
 	Diff           DiffSettings       `json:"diff"`
+	// MainBranch is the branch a branch run falls back to and merges into
+	// by default (DefaultMainBranch when empty).
+	MainBranch string `json:"main_branch,omitempty"`
 }
 
 // Diff modes (SuiteSpec.Diff.Mode). They are part of the public API.
@@ -246,8 +251,10 @@ type SuiteInput struct {
 	PixelThreshold *float64           `json:"pixel_threshold,omitempty"`
 	Ignore         *IgnoreInput       `json:"ignore,omitempty"`
 	Diff           *DiffSettings      `json:"diff,omitempty"`
+	MainBranch     string             `json:"main_branch,omitempty"`
 	Enabled        *bool              `json:"enabled,omitempty"`
 	Webhook        *jobs.WebhookInput `json:"webhook,omitempty"`
+	VCS            *VCS               `json:"vcs,omitempty"`
 }
 
 // ScheduleInput is the wire form of Schedule; the time zone defaults to UTC.
@@ -352,10 +359,22 @@ func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration
 	s.Spec.PixelThreshold = ratioField(in.PixelThreshold, DefaultPixelThreshold, "pixel_threshold", errs)
 	s.Spec.Ignore = validateIgnore(in.Ignore, errs)
 	s.Spec.Diff = validateDiff(in.Diff, errs)
+	s.Spec.MainBranch = strings.TrimSpace(in.MainBranch)
+	checkBranch(s.Spec.MainBranch, "main_branch", errs)
+	if s.Spec.MainBranch == "" {
+		s.Spec.MainBranch = DefaultMainBranch
+	}
 	s.Schedule = validateSchedule(in.Schedule, minInterval, errs)
 	if in.Webhook != nil {
 		jobs.ValidateWebhook(in.Webhook, errs)
 		s.Webhook = &jobs.Webhook{URL: in.Webhook.URL, Secret: in.Webhook.Secret}
+	}
+	if in.VCS != nil {
+		v := *in.VCS
+		if err := v.Validate(); err != nil {
+			errs.Add("invalid_option", "vcs", err.Error())
+		}
+		s.VCS = &v
 	}
 	return s
 }
@@ -491,6 +510,7 @@ func (s *Suite) Input() map[string]any {
 	if s.Schedule != nil {
 		doc["schedule"] = s.Schedule
 	}
+	doc["main_branch"] = s.Spec.MainBranchOf()
 	return doc
 }
 
@@ -557,6 +577,14 @@ type Run struct {
 	ScheduledFor *time.Time
 	Status       string
 	Spec         SuiteSpec
+	// Branch, BaseBranch, Commit and BaseURL are RunOptions': "" is none
+	// (the suite's main branch for the branches).
+	Branch       string
+	BaseBranch   string
+	Commit       string
+	BaseURL      string
+	PullRequest  int
+	DashboardURL string
 	Counts       RunCounts
 	CreatedAt    time.Time
 	FinishedAt   *time.Time
@@ -635,6 +663,8 @@ type Baseline struct {
 	ApprovedBy   string
 	ApprovedAt   time.Time
 	Active       bool
+	// Branch is the baseline's branch key: MainLine or a branch's name.
+	Branch string
 }
 
 // Key is the baseline's comparison key.

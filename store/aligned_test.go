@@ -17,7 +17,7 @@ func TestApproveAlignedPage(t *testing.T) {
 	st := setup(t)
 	ctx := context.Background()
 	g, s := newSuite(t, st)
-	r, err := g.StartRun(ctx, s, regression.TriggerManual, nil)
+	r, err := g.StartRun(ctx, s, regression.TriggerManual, nil, regression.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestApproveAlignedPage(t *testing.T) {
 	if _, err := st.Approve(ctx, r.ID, regression.Approval{Comparisons: []string{cs[0].ID}}, "anonymous"); err != nil {
 		t.Fatal(err)
 	}
-	hist, err := st.ListBaselines(ctx, s.ID, true)
+	hist, err := st.ListBaselines(ctx, s.ID, regression.MainLine, true)
 	if err != nil {
 		t.Fatal(err)
 	}

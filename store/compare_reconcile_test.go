@@ -22,7 +22,7 @@ func finishedCapture(t *testing.T) (*store.Store, *regression.Run, string, asynq
 	t.Helper()
 	st := setup(t)
 	g, s := newSuite(t, st)
-	r, err := g.StartRun(context.Background(), s, regression.TriggerManual, nil)
+	r, err := g.StartRun(context.Background(), s, regression.TriggerManual, nil, regression.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

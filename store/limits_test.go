@@ -102,7 +102,7 @@ func TestSuiteRunsCountAgainstInFlightLimit(t *testing.T) {
 	}
 
 	// 2 in flight + 2 captures > 3.
-	if _, err := g.StartRun(ctx, s, regression.TriggerManual, nil); !errors.Is(err, jobs.ErrTooManyInFlight) {
+	if _, err := g.StartRun(ctx, s, regression.TriggerManual, nil, regression.RunOptions{}); !errors.Is(err, jobs.ErrTooManyInFlight) {
 		t.Fatalf("manual run over the cap: %v, want ErrTooManyInFlight", err)
 	}
 	now := time.Date(2026, 11, 30, 8, 7, 31, 0, time.UTC)
@@ -119,7 +119,7 @@ func TestSuiteRunsCountAgainstInFlightLimit(t *testing.T) {
 
 	// Under the cap, a run starts and its jobs count in turn.
 	g.MaxInFlight = 4
-	if _, err := g.StartRun(ctx, s, regression.TriggerManual, nil); err != nil {
+	if _, err := g.StartRun(ctx, s, regression.TriggerManual, nil, regression.RunOptions{}); err != nil {
 		t.Fatalf("manual run under the cap: %v", err)
 	}
 	if _, _, _, err := svc.Submit(ctx, jobs.Submission{Body: urlsBody(1), Owner: owner}); !errors.Is(err, jobs.ErrTooManyInFlight) {

@@ -48,7 +48,7 @@ func TestStatusCounts(t *testing.T) {
 	}
 	g, s := newSuite(t, st)
 	for range 2 {
-		if _, err := g.StartRun(ctx, s, regression.TriggerManual, nil); err != nil {
+		if _, err := g.StartRun(ctx, s, regression.TriggerManual, nil, regression.RunOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

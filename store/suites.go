@@ -19,7 +19,7 @@ import (
 
 const suiteColumns = `s.id, coalesce(s.api_key_id::text, ''), s.name, s.spec, s.schedule_cron, s.schedule_tz,
 	s.enabled, s.webhook_url, s.webhook_secret, s.created_at, s.updated_at,
-	lr.id, lr.status, lr.created_at, lr.finished_at, k.revoked_at IS NOT NULL`
+	lr.id, lr.status, lr.created_at, lr.finished_at, k.revoked_at IS NOT NULL, s.vcs, s.vcs_token`
 
 const suiteFrom = ` FROM suites s LEFT JOIN LATERAL (SELECT id, status, created_at, finished_at FROM runs
 	WHERE suite_id = s.id ORDER BY id DESC LIMIT 1) lr ON true
@@ -31,10 +31,19 @@ func scanSuite(row pgx.Row) (*regression.Suite, error) {
 	var cron, tz, hookURL, hookSecret, runID, runStatus *string
 	var runCreated *time.Time
 	var runFinished *time.Time
+	var vcs []byte
+	var vcsToken *string
 	err := row.Scan(&s.ID, &s.OwnerKeyID, &s.Name, &spec, &cron, &tz, &s.Enabled, &hookURL, &hookSecret,
-		&s.CreatedAt, &s.UpdatedAt, &runID, &runStatus, &runCreated, &runFinished, &s.OwnerRevoked)
+		&s.CreatedAt, &s.UpdatedAt, &runID, &runStatus, &runCreated, &runFinished, &s.OwnerRevoked, &vcs, &vcsToken)
 	if err != nil {
 		return nil, err
+	}
+	if vcs != nil {
+		s.VCS = &regression.VCS{}
+		if err := json.Unmarshal(vcs, s.VCS); err != nil {
+			return nil, fmt.Errorf("suite %s vcs: %w", s.ID, err)
+		}
+		s.VCS.Token = deref(vcsToken)
 	}
 	if err := json.Unmarshal(spec, &s.Spec); err != nil {
 		return nil, fmt.Errorf("suite %s spec: %w", s.ID, err)
@@ -88,10 +97,14 @@ func (s *Store) CreateSuite(ctx context.Context, su *regression.Suite, maxPerOwn
 				return fmt.Errorf("%w: it has %d, the limit is %d; delete one first", regression.ErrTooManySuites, n, maxPerOwner)
 			}
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO suites (id, api_key_id, name, spec, schedule_cron, schedule_tz, enabled,
-			webhook_url, webhook_secret, created_at, updated_at)
-			VALUES ($1, NULLIF($2, '')::uuid, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-			su.ID, su.OwnerKeyID, su.Name, spec, cron, tz, su.Enabled, hookURL, hookSecret, su.CreatedAt, su.UpdatedAt)
+		vcs, token, err := vcsArgs(su)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO suites (id, api_key_id, name, spec, schedule_cron, schedule_tz, enabled,
+			webhook_url, webhook_secret, created_at, updated_at, vcs, vcs_token)
+			VALUES ($1, NULLIF($2, '')::uuid, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+			su.ID, su.OwnerKeyID, su.Name, spec, cron, tz, su.Enabled, hookURL, hookSecret, su.CreatedAt, su.UpdatedAt, vcs, token)
 		if err != nil {
 			return fmt.Errorf("insert suite: %w", err)
 		}
@@ -149,9 +162,13 @@ func (s *Store) UpdateSuite(ctx context.Context, su *regression.Suite) error {
 	if err != nil {
 		return err
 	}
+	vcs, token, err := vcsArgs(su)
+	if err != nil {
+		return err
+	}
 	tag, err := s.pool.Exec(ctx, `UPDATE suites SET name = $2, spec = $3, schedule_cron = $4, schedule_tz = $5,
-		enabled = $6, webhook_url = $7, webhook_secret = $8, updated_at = $9 WHERE id = $1`,
-		su.ID, su.Name, spec, cron, tz, su.Enabled, hookURL, hookSecret, su.UpdatedAt)
+		enabled = $6, webhook_url = $7, webhook_secret = $8, updated_at = $9, vcs = $10, vcs_token = $11 WHERE id = $1`,
+		su.ID, su.Name, spec, cron, tz, su.Enabled, hookURL, hookSecret, su.UpdatedAt, vcs, token)
 	if err != nil {
 		return fmt.Errorf("update suite %s: %w", su.ID, err)
 	}
@@ -198,9 +215,11 @@ func (s *Store) CreateRun(ctx context.Context, r *regression.Run, b *jobs.Batch,
 		if err := insertBatch(ctx, tx, b, js); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, `INSERT INTO runs (id, suite_id, batch_id, trigger, scheduled_for, status, spec, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (suite_id, scheduled_for) DO NOTHING`,
-			r.ID, r.SuiteID, r.BatchID, r.Trigger, r.ScheduledFor, r.Status, spec, r.CreatedAt)
+		tag, err := tx.Exec(ctx, `INSERT INTO runs (id, suite_id, batch_id, trigger, scheduled_for, status, spec, created_at,
+			branch, base_branch, commit_sha, base_url, pull_request, dashboard_url)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (suite_id, scheduled_for) DO NOTHING`,
+			r.ID, r.SuiteID, r.BatchID, r.Trigger, r.ScheduledFor, r.Status, spec, r.CreatedAt,
+			r.Branch, r.BaseBranch, r.Commit, r.BaseURL, r.PullRequest, r.DashboardURL)
 		if err != nil {
 			return fmt.Errorf("insert run: %w", err)
 		}
@@ -220,6 +239,7 @@ func (s *Store) CreateRun(ctx context.Context, r *regression.Run, b *jobs.Batch,
 }
 
 const runColumns = `r.id, r.suite_id, r.batch_id, r.trigger, r.scheduled_for, r.status, r.spec, r.created_at, r.finished_at,
+	r.branch, r.base_branch, r.commit_sha, r.base_url, r.pull_request, r.dashboard_url,
 	(SELECT count(*) FROM run_captures rc WHERE rc.run_id = r.id AND rc.compared_at IS NULL),
 	(SELECT count(*) FROM comparisons c WHERE c.run_id = r.id),
 	(SELECT count(*) FROM comparisons c WHERE c.run_id = r.id AND c.status = 'passed'),
@@ -233,7 +253,7 @@ func scanRun(row pgx.Row) (*regression.Run, error) {
 	var spec []byte
 	c := &r.Counts
 	err := row.Scan(&r.ID, &r.SuiteID, &r.BatchID, &r.Trigger, &r.ScheduledFor, &r.Status, &spec, &r.CreatedAt,
-		&r.FinishedAt, &c.Pending, &c.Total, &c.Passed, &c.Failed, &c.New, &c.Missing, &c.Error)
+		&r.FinishedAt, &r.Branch, &r.BaseBranch, &r.Commit, &r.BaseURL, &r.PullRequest, &r.DashboardURL, &c.Pending, &c.Total, &c.Passed, &c.Failed, &c.New, &c.Missing, &c.Error)
 	if err != nil {
 		return nil, err
 	}
@@ -343,10 +363,10 @@ func (s *Store) CaptureOf(ctx context.Context, jobID string) (*regression.Run, r
 	var r regression.Run
 	var spec []byte
 	err := s.pool.QueryRow(ctx, `SELECT r.id, r.suite_id, r.batch_id, r.trigger, r.scheduled_for, r.status, r.spec,
-		r.created_at, r.finished_at, rc.target, rc.viewport
+		r.created_at, r.finished_at, r.branch, r.base_branch, r.commit_sha, r.base_url, rc.target, rc.viewport
 		FROM run_captures rc JOIN runs r ON r.id = rc.run_id WHERE rc.job_id = $1`, jobID).
 		Scan(&r.ID, &r.SuiteID, &r.BatchID, &r.Trigger, &r.ScheduledFor, &r.Status, &spec, &r.CreatedAt, &r.FinishedAt,
-			&key.Target, &key.Viewport)
+			&r.Branch, &r.BaseBranch, &r.Commit, &r.BaseURL, &key.Target, &key.Viewport)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, key, jobs.ErrNotFound
 	}
@@ -361,8 +381,8 @@ func (s *Store) CaptureOf(ctx context.Context, jobID string) (*regression.Run, r
 
 const baselineColumns = `b.id, b.suite_id, b.target, b.viewport, b.segment, b.version, coalesce(b.artifact_id::text, ''),
 	coalesce(b.run_id::text, ''), coalesce(b.restored_from::text, ''), b.approved_by, b.approved_at,
-	b.version = (SELECT max(version) FROM baselines o WHERE o.suite_id = b.suite_id AND o.target = b.target
-		AND o.viewport = b.viewport AND o.segment = b.segment)`
+	b.version = (SELECT max(version) FROM baselines o WHERE o.suite_id = b.suite_id AND o.branch = b.branch
+		AND o.target = b.target AND o.viewport = b.viewport AND o.segment = b.segment), b.branch`
 
 func (s *Store) scanBaselines(ctx context.Context, rows pgx.Rows, err error) ([]*regression.Baseline, error) {
 	if err != nil {
@@ -373,7 +393,7 @@ func (s *Store) scanBaselines(ctx context.Context, rows pgx.Rows, err error) ([]
 		var b regression.Baseline
 		var art string
 		err := r.Scan(&b.ID, &b.SuiteID, &b.Target, &b.Viewport, &b.Segment, &b.Version, &art, &b.RunID,
-			&b.RestoredFrom, &b.ApprovedBy, &b.ApprovedAt, &b.Active)
+			&b.RestoredFrom, &b.ApprovedBy, &b.ApprovedAt, &b.Active, &b.Branch)
 		artIDs = append(artIDs, art)
 		return &b, err
 	})
@@ -417,21 +437,24 @@ func (s *Store) artifactsByID(ctx context.Context, ids []string) (map[string]*jo
 }
 
 // ActiveBaselines implements jobs.SuiteRepository.
-func (s *Store) ActiveBaselines(ctx context.Context, suiteID string, key regression.CaptureKey) ([]*regression.Baseline, error) {
+// A segment's baseline is the newest version of the first branch that has
+// one; a branch's removal of a segment hides its base's.
+func (s *Store) ActiveBaselines(ctx context.Context, suiteID string, branches []string, key regression.CaptureKey) ([]*regression.Baseline, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+baselineColumns+` FROM (SELECT DISTINCT ON (segment) * FROM baselines
-		WHERE suite_id = $1 AND target = $2 AND viewport = $3 ORDER BY segment, version DESC) b
-		WHERE b.artifact_id IS NOT NULL ORDER BY b.segment`, suiteID, key.Target, key.Viewport)
+		WHERE suite_id = $1 AND target = $2 AND viewport = $3 AND branch = ANY($4::text[])
+		ORDER BY segment, array_position($4::text[], branch), version DESC) b
+		WHERE b.artifact_id IS NOT NULL ORDER BY b.segment`, suiteID, key.Target, key.Viewport, nonNil(branches))
 	return s.scanBaselines(ctx, rows, err)
 }
 
 // ListBaselines implements jobs.SuiteRepository.
-func (s *Store) ListBaselines(ctx context.Context, suiteID string, history bool) ([]*regression.Baseline, error) {
-	q := `SELECT ` + baselineColumns + ` FROM baselines b WHERE b.suite_id = $1`
+func (s *Store) ListBaselines(ctx context.Context, suiteID, branch string, history bool) ([]*regression.Baseline, error) {
+	q := `SELECT ` + baselineColumns + ` FROM baselines b WHERE b.suite_id = $1 AND b.branch = $2`
 	if !history {
 		q = `SELECT ` + baselineColumns + ` FROM (SELECT DISTINCT ON (target, viewport, segment) * FROM baselines
-			WHERE suite_id = $1 ORDER BY target, viewport, segment, version DESC) b WHERE b.artifact_id IS NOT NULL`
+			WHERE suite_id = $1 AND branch = $2 ORDER BY target, viewport, segment, version DESC) b WHERE b.artifact_id IS NOT NULL`
 	}
-	rows, err := s.pool.Query(ctx, q+` ORDER BY b.target, b.viewport, b.segment, b.version DESC`, suiteID)
+	rows, err := s.pool.Query(ctx, q+` ORDER BY b.target, b.viewport, b.segment, b.version DESC`, suiteID, branch)
 	return s.scanBaselines(ctx, rows, err)
 }
 
@@ -546,13 +569,13 @@ func (s *Store) UncomparedCaptures(ctx context.Context, before time.Time, limit 
 // Approve implements jobs.SuiteRepository.
 func (s *Store) Approve(ctx context.Context, runID string, a regression.Approval, by string) (*regression.Run, error) {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var suiteID, status string
-		if err := tx.QueryRow(ctx, `SELECT suite_id, status FROM runs WHERE id = $1 FOR UPDATE`, runID).
-			Scan(&suiteID, &status); errors.Is(err, pgx.ErrNoRows) {
-			return jobs.ErrNotFound
-		} else if err != nil {
+		run, err := s.getRunWhere(ctx, tx, `r.id = $1 FOR UPDATE`, runID)
+		if err != nil {
 			return err
 		}
+		suiteID, status := run.SuiteID, run.Status
+		// A branch run's approvals are the branch's baselines only.
+		branch := run.BaselineBranches()[0]
 		// Versions are numbered per suite under this lock.
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM suites WHERE id = $1 FOR UPDATE`, suiteID); err != nil {
 			return err
@@ -601,11 +624,12 @@ func (s *Store) Approve(ctx context.Context, runID string, a regression.Approval
 				art = &p.art
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO baselines (id, suite_id, target, viewport, segment, version,
-				artifact_id, run_id, approved_by)
-				SELECT $1::uuid, $2::uuid, $3::text, $4::text, $5::int, coalesce(max(version), 0) + 1, $6::uuid, $7::uuid, $8::text
+				artifact_id, run_id, approved_by, branch)
+				SELECT $1::uuid, $2::uuid, $3::text, $4::text, $5::int, coalesce(max(version), 0) + 1, $6::uuid, $7::uuid,
+					$8::text, $9::text
 				FROM baselines
-				WHERE suite_id = $2 AND target = $3 AND viewport = $4 AND segment = $5`,
-				uuid.Must(uuid.NewV7()).String(), suiteID, p.target, p.viewport, p.segment, art, runID, by); err != nil {
+				WHERE suite_id = $2 AND branch = $9 AND target = $3 AND viewport = $4 AND segment = $5`,
+				uuid.Must(uuid.NewV7()).String(), suiteID, p.target, p.viewport, p.segment, art, runID, by, branch); err != nil {
 				return fmt.Errorf("insert baseline: %w", err)
 			}
 			if _, err := tx.Exec(ctx, `UPDATE comparisons SET approved_at = now() WHERE id = $1`, p.id); err != nil {
@@ -645,11 +669,11 @@ func (s *Store) RestoreBaseline(ctx context.Context, id, by string) (*regression
 			return err
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO baselines (id, suite_id, target, viewport, segment, version, artifact_id,
-			run_id, restored_from, approved_by)
+			run_id, restored_from, approved_by, branch)
 			SELECT $2::uuid, o.suite_id, o.target, o.viewport, o.segment,
-				(SELECT max(version) + 1 FROM baselines m WHERE m.suite_id = o.suite_id AND m.target = o.target
-					AND m.viewport = o.viewport AND m.segment = o.segment),
-				o.artifact_id, o.run_id, o.id, $3::text
+				(SELECT max(version) + 1 FROM baselines m WHERE m.suite_id = o.suite_id AND m.branch = o.branch
+					AND m.target = o.target AND m.viewport = o.viewport AND m.segment = o.segment),
+				o.artifact_id, o.run_id, o.id, $3::text, o.branch
 			FROM baselines o WHERE o.id = $1`, id, newID, by)
 		return err
 	})
@@ -657,4 +681,72 @@ func (s *Store) RestoreBaseline(ctx context.Context, id, by string) (*regression
 		return nil, fmt.Errorf("restore baseline %s: %w", id, err)
 	}
 	return s.GetBaseline(ctx, newID)
+}
+
+// MergeBranch implements regression.Reader: in one transaction, under the
+// suite's lock (versions are numbered under it), every active baseline of
+// branch, removals included, becomes the next version of base's, and the
+// branch's baselines are deleted (comparisons keep their images).
+func (s *Store) MergeBranch(ctx context.Context, suiteID, branch, base, by string) (int, error) {
+	n := 0
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM suites WHERE id = $1 FOR UPDATE`, suiteID); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT id FROM (SELECT DISTINCT ON (target, viewport, segment) id FROM baselines
+			WHERE suite_id = $1 AND branch = $2 ORDER BY target, viewport, segment, version DESC) b ORDER BY id`, suiteID, branch)
+		if err != nil {
+			return err
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return fmt.Errorf("list baselines of branch %q: %w", branch, err)
+		}
+		for _, id := range ids {
+			if _, err := tx.Exec(ctx, `INSERT INTO baselines (id, suite_id, target, viewport, segment, version,
+				artifact_id, run_id, approved_by, branch)
+				SELECT $2::uuid, o.suite_id, o.target, o.viewport, o.segment,
+					coalesce((SELECT max(version) FROM baselines m WHERE m.suite_id = o.suite_id AND m.branch = $3
+						AND m.target = o.target AND m.viewport = o.viewport AND m.segment = o.segment), 0) + 1,
+					o.artifact_id, o.run_id, $4::text, $3::text
+				FROM baselines o WHERE o.id = $1`, id, uuid.Must(uuid.NewV7()).String(), base, by); err != nil {
+				return fmt.Errorf("promote baseline %s: %w", id, err)
+			}
+		}
+		n = len(ids)
+		_, err = tx.Exec(ctx, `DELETE FROM baselines WHERE suite_id = $1 AND branch = $2`, suiteID, branch)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("merge branch %q of suite %s: %w", branch, suiteID, err)
+	}
+	return n, nil
+}
+
+// vcsArgs is the suite's vcs column (without the token) and its token.
+func vcsArgs(su *regression.Suite) ([]byte, *string, error) {
+	if su.VCS == nil {
+		return nil, nil, nil
+	}
+	raw, err := json.Marshal(su.VCS.Public())
+	return raw, &su.VCS.Token, err
+}
+
+// VCSComment implements regression.VCSComments: the id of the comment the
+// suite's runs edit on a pull request, "" before the first.
+func (s *Store) VCSComment(ctx context.Context, suiteID string, pr int) (string, error) {
+	var id string
+	err := s.pool.QueryRow(ctx, `SELECT comment_id FROM vcs_comments WHERE suite_id = $1 AND pull_request = $2`,
+		suiteID, pr).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return id, err
+}
+
+// SetVCSComment implements regression.VCSComments.
+func (s *Store) SetVCSComment(ctx context.Context, suiteID string, pr int, id string) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO vcs_comments (suite_id, pull_request, comment_id) VALUES ($1, $2, $3)
+		ON CONFLICT (suite_id, pull_request) DO UPDATE SET comment_id = EXCLUDED.comment_id`, suiteID, pr, id)
+	return err
 }

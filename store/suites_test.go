@@ -121,7 +121,7 @@ func TestSuiteRunsAndBaselines(t *testing.T) {
 	}
 
 	// A manual run, approved too: version 2 is active.
-	r2, err := g.StartRun(ctx, s, regression.TriggerManual, nil)
+	r2, err := g.StartRun(ctx, s, regression.TriggerManual, nil, regression.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,11 +129,11 @@ func TestSuiteRunsAndBaselines(t *testing.T) {
 	if _, err := st.Approve(ctx, r2.ID, regression.Approval{Targets: []string{"home"}}, "key:abc"); err != nil {
 		t.Fatal(err)
 	}
-	active, err := st.ActiveBaselines(ctx, s.ID, regression.CaptureKey{Target: "home", Viewport: "1280x720"})
+	active, err := st.ActiveBaselines(ctx, s.ID, []string{regression.MainLine}, regression.CaptureKey{Target: "home", Viewport: "1280x720"})
 	if err != nil || len(active) != 1 || active[0].Version != 2 || active[0].ApprovedBy != "key:abc" {
 		t.Fatalf("active baselines %+v, %v", active, err)
 	}
-	hist, err := st.ListBaselines(ctx, s.ID, true)
+	hist, err := st.ListBaselines(ctx, s.ID, regression.MainLine, true)
 	if err != nil || len(hist) != 2 || hist[1].Version != 1 || hist[1].Active || hist[1].Artifact.ID != art1.ID {
 		t.Fatalf("history %+v, %v", hist, err)
 	}

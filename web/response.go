@@ -155,8 +155,11 @@ type suiteView struct {
 	Threshold      float64                  `json:"threshold"`
 	PixelThreshold float64                  `json:"pixel_threshold"`
 	Ignore         regression.Ignore        `json:"ignore"`
+	Diff           regression.DiffSettings  `json:"diff"`
+	MainBranch     string                   `json:"main_branch"`
 	Enabled        bool                     `json:"enabled"`
 	Webhook        *webhookRef              `json:"webhook"`
+	VCS            *regression.VCS          `json:"vcs"` // without its token
 	CreatedAt      time.Time                `json:"created_at"`
 	UpdatedAt      time.Time                `json:"updated_at"`
 	LastRun        *lastRun                 `json:"last_run"`
@@ -172,9 +175,13 @@ type lastRun struct {
 func newSuiteView(su *regression.Suite) suiteView {
 	out := suiteView{ID: su.ID, Name: su.Name, Targets: su.Spec.Targets, Options: su.Spec.Options,
 		Schedule: su.Schedule, Threshold: su.Spec.Threshold, PixelThreshold: su.Spec.PixelThreshold,
-		Ignore: su.Spec.Ignore, Enabled: su.Enabled, CreatedAt: su.CreatedAt, UpdatedAt: su.UpdatedAt}
+		Ignore: su.Spec.Ignore, Diff: su.Spec.Diff, MainBranch: su.Spec.MainBranchOf(), Enabled: su.Enabled, CreatedAt: su.CreatedAt, UpdatedAt: su.UpdatedAt}
 	if su.Webhook != nil {
 		out.Webhook = &webhookRef{URL: su.Webhook.URL}
+	}
+	if su.VCS != nil {
+		v := su.VCS.Public()
+		out.VCS = &v
 	}
 	if r := su.LastRun; r != nil {
 		out.LastRun = &lastRun{ID: r.ID, Status: r.Status, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt}
@@ -197,6 +204,15 @@ type runView struct {
 	Counts       regression.RunCounts `json:"counts"`
 	CreatedAt    time.Time            `json:"created_at"`
 	FinishedAt   *time.Time           `json:"finished_at"`
+	// Branch, BaseBranch, Commit and BaseURL are null for a run without them.
+	Branch     *string `json:"branch"`
+	BaseBranch *string `json:"base_branch"`
+	Commit     *string `json:"commit"`
+	BaseURL    *string `json:"base_url"`
+	// PullRequest is null without one.
+	PullRequest *int `json:"pull_request"`
+	// ReviewURL is the run's page in the dashboard.
+	ReviewURL string `json:"review_url"`
 	// Comparisons is left out of lists (the run was loaded without them),
 	// and [] for a run that has none.
 	Comparisons *[]comparisonView `json:"comparisons,omitempty"`
@@ -229,7 +245,8 @@ type comparisonView struct {
 func newRunView(r *regression.Run, base string) runView {
 	out := runView{ID: r.ID, SuiteID: r.SuiteID, BatchID: r.BatchID, Trigger: r.Trigger,
 		ScheduledFor: r.ScheduledFor, Status: r.Status, Counts: r.Counts,
-		CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt}
+		CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt, Branch: nullable(r.Branch), BaseBranch: nullable(r.BaseBranch),
+		Commit: nullable(r.Commit), BaseURL: nullable(r.BaseURL), PullRequest: nonZero(r.PullRequest), ReviewURL: base + "/#/runs/" + r.ID}
 	if r.Comparisons != nil {
 		cs := make([]comparisonView, len(r.Comparisons))
 		for i, cmp := range r.Comparisons {
@@ -271,12 +288,14 @@ type baselineView struct {
 	ApprovedBy   string    `json:"approved_by"`
 	ApprovedAt   time.Time `json:"approved_at"`
 	Active       bool      `json:"active"`
+	// Branch is null for the suite's main branch.
+	Branch *string `json:"branch"`
 }
 
 func newBaselineView(b *regression.Baseline, base string) baselineView {
 	out := baselineView{ID: b.ID, SuiteID: b.SuiteID, Target: b.Target, Viewport: b.Viewport,
 		Segment: b.Segment, Version: b.Version, RunID: nullable(b.RunID), RestoredFrom: nullable(b.RestoredFrom),
-		ApprovedBy: b.ApprovedBy, ApprovedAt: b.ApprovedAt, Active: b.Active}
+		ApprovedBy: b.ApprovedBy, ApprovedAt: b.ApprovedAt, Active: b.Active, Branch: nullable(b.Branch)}
 	if b.Artifact != nil {
 		id, url := b.Artifact.ID, base+"/v1/artifacts/"+b.Artifact.ID
 		out.ArtifactID, out.URL = &id, &url
@@ -294,4 +313,12 @@ func nullable(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// nonZero is n, or nil for 0.
+func nonZero(n int) *int {
+	if n == 0 {
+		return nil
+	}
+	return &n
 }

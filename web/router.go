@@ -127,6 +127,9 @@ const (
 func (s *Server) Handler() http.Handler {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
+	// Branch names hold slashes ("feature/login"): a client escapes them in
+	// a path segment (%2F), and routes match on the escaped path.
+	r.UseRawPath = true
 	r.HandleMethodNotAllowed = true
 	// The client address of the rate limits is the connection's peer: no proxy
 	// is trusted, so a made-up X-Forwarded-For cannot pick a fresh address.

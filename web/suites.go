@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -21,7 +22,8 @@ func (s *Server) routeSuites(v1 *gin.RouterGroup) {
 	v1.GET("/suites/:id", s.loadSuite, s.h(s.getSuite))
 	v1.PATCH("/suites/:id", jsonBody, s.loadSuite, s.h(s.updateSuite))
 	v1.DELETE("/suites/:id", s.loadSuite, s.h(s.deleteSuite))
-	v1.POST("/suites/:id/runs", s.loadSuite, s.h(s.startRun))
+	v1.POST("/suites/:id/runs", jsonBody, s.loadSuite, s.h(s.startRun))
+	v1.POST("/suites/:id/branches/:branch/merge", jsonBody, s.loadSuite, s.h(s.mergeBranch))
 	v1.GET("/suites/:id/runs", s.h(listQuery(nil)), s.loadSuite, s.h(s.listRuns))
 	v1.GET("/suites/:id/baselines", s.loadSuite, s.h(s.listBaselines))
 	v1.GET("/runs/:id", s.loadRun, s.h(s.getRun))
@@ -105,7 +107,16 @@ func (s *Server) startRun(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	r, err := s.Regression.StartRun(c.Request.Context(), su, regression.TriggerManual, nil)
+	body, err := loaded[[]byte](c, bodyKey)
+	if err != nil {
+		return err
+	}
+	opts, err := regression.ParseRunOptions(body)
+	if err != nil {
+		return err
+	}
+	opts.DashboardURL = s.baseURL(c)
+	r, err := s.Regression.StartRun(c.Request.Context(), su, regression.TriggerManual, nil, opts)
 	if err != nil {
 		return err
 	}
@@ -174,6 +185,10 @@ func (s *Server) approveRun(c *gin.Context) error {
 	if err != nil {
 		return fmt.Errorf("run %s: %w", id, err)
 	}
+	// An approval flips the run's commit status (and edits its comment).
+	if s.Regression.Report != nil {
+		s.Regression.Report(c.Request.Context(), r)
+	}
 	c.JSON(http.StatusOK, newRunView(r, s.baseURL(c)))
 	return nil
 }
@@ -225,7 +240,14 @@ func (s *Server) listBaselines(c *gin.Context) error {
 		return err
 	}
 	history := c.Query("history") == "true"
-	bs, err := s.Suites.ListBaselines(c.Request.Context(), su.ID, history)
+	branch := regression.MainLine
+	if b := c.Query("branch"); b != "" {
+		if err := regression.CheckBranchName(b, "branch"); err != nil {
+			return err
+		}
+		branch = regression.BranchKey(b, su.Spec.MainBranchOf())
+	}
+	bs, err := s.Suites.ListBaselines(c.Request.Context(), su.ID, branch, history)
 	if err != nil {
 		return fmt.Errorf("list baselines of suite %s: %w", su.ID, err)
 	}
@@ -252,5 +274,59 @@ func (s *Server) restoreBaseline(c *gin.Context) error {
 		return err
 	}
 	c.JSON(http.StatusOK, newBaselineView(nb, s.baseURL(c)))
+	return nil
+}
+
+// mergeInput is the optional body of POST /v1/suites/:id/branches/:branch/merge.
+type mergeInput struct {
+	BaseBranch string `json:"base_branch"`
+}
+
+type mergeView struct {
+	Branch     string `json:"branch"`
+	BaseBranch string `json:"base_branch"`
+	Promoted   int    `json:"promoted"`
+}
+
+// mergeBranch promotes a branch's approved baselines to its base branch
+// (the suite's main branch unless the body names another) and removes them
+// from the branch: what a CI step calls when the pull request merges.
+func (s *Server) mergeBranch(c *gin.Context) error {
+	su, err := loaded[*regression.Suite](c, suiteKey)
+	if err != nil {
+		return err
+	}
+	body, err := loaded[[]byte](c, bodyKey)
+	if err != nil {
+		return err
+	}
+	var in mergeInput
+	if len(bytes.TrimSpace(body)) > 0 {
+		if errs, ok := jobs.DecodeStrict(body, &in, ""); !ok || len(errs) > 0 {
+			return jobs.ValidationErrors(errs)
+		}
+	}
+	main := su.Spec.MainBranchOf()
+	branch := c.Param("branch")
+	if err := regression.CheckBranchName(branch, "branch"); err != nil {
+		return err
+	}
+	if branch == main {
+		return &jobs.ValidationError{Fields: []jobs.FieldError{{Code: "invalid_option", Field: "branch",
+			Message: fmt.Sprintf("%q is the suite's main branch; merge a branch into it", branch)}}}
+	}
+	base := cmp.Or(in.BaseBranch, main)
+	if err := regression.CheckBranchName(base, "base_branch"); err != nil {
+		return err
+	}
+	if base == branch {
+		return &jobs.ValidationError{Fields: []jobs.FieldError{{Code: "invalid_option", Field: "base_branch",
+			Message: "a branch cannot be merged into itself"}}}
+	}
+	n, err := s.Suites.MergeBranch(c.Request.Context(), su.ID, branch, regression.BranchKey(base, main), approver(c))
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, mergeView{Branch: branch, BaseBranch: base, Promoted: n})
 	return nil
 }

@@ -214,7 +214,8 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 		Hosts: d.hosts, HostConcurrency: cfg.HostConcurrency, Uploads: metrics.upload,
 		Auth: sessions}
 	cmp := &regression.Comparer{Repo: st, Store: d.objects, Logger: regLog,
-		RunFinished: []func(context.Context, *regression.Run){func(ctx context.Context, r *regression.Run) { announce.Batch(ctx, r.BatchID) }}}
+		RunFinished: []func(context.Context, *regression.Run){func(ctx context.Context, r *regression.Run) { announce.Batch(ctx, r.BatchID) },
+			regression.ReportRun(tasks, regLog)}}
 	if cfg.ContentAddressed {
 		h.Content, cmp.Content = d.objects, d.objects
 	}
@@ -235,6 +236,9 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 	queue.Register(mux, cmp.Run, metrics.comparisons)
 	queue.Register(mux, runner.Run)
 	queue.Register(mux, sessions.RunTest)
+	// Commit statuses and pull request comments go through the egress guard too.
+	rep := &regression.Reporter{Repo: st, HTTP: d.guard.HTTPClient(cfg.Webhook.Timeout), Logger: regLog}
+	queue.Register(mux, rep.Run)
 	return mux
 }
 

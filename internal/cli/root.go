@@ -35,6 +35,14 @@ type failedError struct{ msg string }
 
 func (e failedError) Error() string { return e.msg }
 
+// errorExit is a command whose outcome is an error rather than a failure (a
+// CI gate's run ended in error, or the API could not be reached): exit 2,
+// so a pipeline tells "the pages changed" from "the check broke".
+type errorExit struct{ err error }
+
+func (e errorExit) Error() string { return e.err.Error() }
+func (e errorExit) Unwrap() error { return e.err }
+
 // app is one invocation: its streams, settings and client.
 type app struct {
 	stdin          io.Reader
@@ -72,6 +80,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	fmt.Fprintln(stderr, "snapq:", err)
+	if errors.As(err, new(errorExit)) {
+		return exitUsage
+	}
 	var ue usageError
 	if errors.As(err, &ue) || !a.ran {
 		fmt.Fprintln(stderr, "Run 'snapq --help' for usage.")

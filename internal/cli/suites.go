@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -90,13 +91,26 @@ func (a *app) suitesCommand() *cobra.Command {
 		},
 	}
 	var wait bool
+	var opts client.RunOptions
 	run := &cobra.Command{
-		Use:     "run ID",
-		Short:   "Start a run of a suite now (with --wait: exit 1 unless it passes)",
-		Example: "  snapq suites run 7a2b…\n  snapq suites run 7a2b… --wait",
-		Args:    exactArgs(1),
+		Use:   "run NAME|ID",
+		Short: "Start a run of a suite now; with --wait, a CI gate",
+		Long: `run starts a run of the suite named NAME (or with the id ID). --branch puts it on a branch:
+it compares against the branch's approved baselines where they exist, else the base branch's
+(--base-branch, default the suite's main branch). --base-url captures every target on another
+origin (a deploy preview); --commit names the commit under test.
+
+With --wait it follows the run and prints a summary and the review link; the exit code is
+0 when the run passed (or was approved), 1 when it failed or needs review, 2 on an error.`,
+		Example: "  snapq suites run homepage\n" +
+			"  snapq suites run homepage --branch feature/login --commit $GITHUB_SHA --base-url https://pr-42.preview.example.com --wait",
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := a.c.StartRun(cmd.Context(), args[0])
+			id, err := a.suiteID(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			r, err := a.c.StartRunWith(cmd.Context(), id, opts)
 			if err != nil {
 				return err
 			}
@@ -110,10 +124,39 @@ func (a *app) suitesCommand() *cobra.Command {
 			if !a.json {
 				fmt.Fprintf(a.stdout, "run %s started\n", r.ID)
 			}
-			return a.watchRun(cmd.Context(), r.ID)
+			return a.gateRun(cmd.Context(), r.ID)
 		},
 	}
-	run.Flags().BoolVar(&wait, "wait", false, "wait until the run is finished, showing progress")
+	run.Flags().BoolVar(&wait, "wait", false, "wait until the run is finished, showing progress; exit 0 passed, 1 failed or needs review, 2 error")
+	run.Flags().StringVar(&opts.Branch, "branch", "", "run on this branch (its baselines, falling back to the base branch's)")
+	run.Flags().StringVar(&opts.BaseBranch, "base-branch", "", "the branch to fall back to (default: the suite's main branch)")
+	run.Flags().StringVar(&opts.Commit, "commit", "", "the commit SHA under test")
+	run.Flags().StringVar(&opts.BaseURL, "base-url", "", "capture every target on this origin instead (e.g. a deploy preview)")
+	run.Flags().IntVar(&opts.PullRequest, "pull-request", 0, "the pull (merge) request whose snapq comment the run edits (with the suite's vcs)")
+
+	var mergeBase string
+	merge := &cobra.Command{
+		Use:     "merge NAME|ID BRANCH",
+		Short:   "Promote a branch's approved baselines to its base branch (when its pull request merges)",
+		Example: "  snapq suites merge homepage feature/login",
+		Args:    exactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := a.suiteID(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			m, err := a.c.MergeBranch(cmd.Context(), id, args[1], mergeBase)
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.printJSON(m)
+			}
+			fmt.Fprintf(a.stdout, "merged %s into %s: %d baselines promoted\n", m.Branch, m.BaseBranch, m.Promoted)
+			return nil
+		},
+	}
+	merge.Flags().StringVar(&mergeBase, "base-branch", "", "where to promote them (default: the suite's main branch)")
 
 	var all bool
 	var targets, comparisons []string
@@ -147,7 +190,7 @@ func (a *app) suitesCommand() *cobra.Command {
 	approve.Flags().BoolVar(&all, "all", false, "approve every capture of the run")
 	approve.Flags().StringArrayVar(&targets, "target", nil, "approve the captures of this target (repeatable)")
 	approve.Flags().StringArrayVar(&comparisons, "comparison", nil, "approve this comparison (repeatable)")
-	cmd.AddCommand(ls, get, run, approve)
+	cmd.AddCommand(ls, get, run, approve, merge)
 	return cmd
 }
 
@@ -234,4 +277,79 @@ func (a *app) printRuns(runs []client.Run) {
 		rows[i] = []string{r.ID, r.Status, r.Trigger, runCounts(r.Counts), when(&r.CreatedAt)}
 	}
 	a.table([]string{"RUN", "STATUS", "TRIGGER", "COMPARISONS", "CREATED"}, rows)
+}
+
+var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// suiteID resolves a suite argument: an id as it is, else the one suite of
+// that name.
+func (a *app) suiteID(ctx context.Context, arg string) (string, error) {
+	if uuidPattern.MatchString(arg) {
+		return arg, nil
+	}
+	var ids []string
+	for s, err := range a.c.ListSuites(ctx, client.ListOptions{Limit: 1000}) {
+		if err != nil {
+			return "", err
+		}
+		if s.Name == arg {
+			ids = append(ids, s.ID)
+		}
+	}
+	switch len(ids) {
+	case 0:
+		return "", usagef("no suite is named %q (snapq suites ls lists them)", arg)
+	case 1:
+		return ids[0], nil
+	default:
+		return "", usagef("%d suites are named %q; give the id of one (snapq suites ls)", len(ids), arg)
+	}
+}
+
+// gateRun follows a run as a CI gate: it prints the summary and the review
+// link and exits 0 when the run passed or was approved, 1 when it failed or
+// needs review, 2 when it ended in error or could not be followed.
+func (a *app) gateRun(ctx context.Context, id string) error {
+	last := ""
+	r, err := a.c.WaitRun(ctx, id, func(e client.RunEvent) {
+		if a.quiet {
+			return
+		}
+		line := fmt.Sprintf("run %s %s: %s", e.Run.ID, e.Run.Status, runCounts(e.Run.Counts))
+		if line != last {
+			fmt.Fprintln(a.stderr, line)
+			last = line
+		}
+	})
+	if err != nil {
+		return errorExit{err}
+	}
+	if a.json {
+		if err := a.printJSON(r); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(a.stdout, "run %s %s: %s\nreview: %s\n", r.ID, r.Status, gateSummary(r.Counts), r.ReviewURL)
+	}
+	switch r.Status {
+	case client.RunPassed, client.RunApproved:
+		return nil
+	case client.RunFailed, client.RunNeedsReview:
+		return failedError{fmt.Sprintf("run %s %s; review it at %s", r.ID, r.Status, r.ReviewURL)}
+	default:
+		return errorExit{fmt.Errorf("run %s ended in %s; see %s", r.ID, r.Status, r.ReviewURL)}
+	}
+}
+
+// gateSummary is a run's counts as a pull request shows them:
+// "3 changed, 1 new, 120 passed" (missing and error only when there are some).
+func gateSummary(c client.RunCounts) string {
+	out := fmt.Sprintf("%d changed, %d new, %d passed", c.Failed, c.New, c.Passed)
+	if c.Missing > 0 {
+		out += fmt.Sprintf(", %d missing", c.Missing)
+	}
+	if c.Error > 0 {
+		out += fmt.Sprintf(", %d error", c.Error)
+	}
+	return out
 }

@@ -1,0 +1,181 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// ghRequest is one request the fake GitHub API received.
+type ghRequest struct {
+	Method, Path, Auth, Accept string
+	Body                       map[string]any
+}
+
+// fakeGitHub records requests to GitHub's REST API paths snapq uses and
+// answers as GitHub does: 201 for a new status or comment (with an id), 200
+// for an edited comment.
+type fakeGitHub struct {
+	mu   sync.Mutex
+	reqs []ghRequest
+}
+
+func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(r.Body)
+	var body map[string]any
+	_ = json.Unmarshal(raw, &body)
+	f.mu.Lock()
+	f.reqs = append(f.reqs, ghRequest{Method: r.Method, Path: r.URL.Path, Auth: r.Header.Get("Authorization"),
+		Accept: r.Header.Get("Accept"), Body: body})
+	n := len(f.reqs)
+	f.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	if r.Method == http.MethodPatch {
+		fmt.Fprint(w, `{"id": 9001}`)
+		return
+	}
+	w.WriteHeader(http.StatusCreated)
+	fmt.Fprintf(w, `{"id": %d}`, map[bool]int{true: 9001, false: n}[strings.HasSuffix(r.URL.Path, "/comments")])
+}
+
+func (f *fakeGitHub) list() []ghRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]ghRequest(nil), f.reqs...)
+}
+
+// waitFor polls the fake until ok holds for its requests.
+func (f *fakeGitHub) waitFor(t *testing.T, what string, ok func([]ghRequest) bool) []ghRequest {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		reqs := f.list()
+		if ok(reqs) {
+			return reqs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fake GitHub: %s not seen in 60 s; requests: %+v", what, reqs)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func statusesOf(reqs []ghRequest) []ghRequest {
+	var out []ghRequest
+	for _, r := range reqs {
+		if strings.Contains(r.Path, "/statuses/") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func commentsOf(reqs []ghRequest) []ghRequest {
+	var out []ghRequest
+	for _, r := range reqs {
+		if strings.Contains(r.Path, "/comments") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// A pull request's run against a preview origin is reported to a fake
+// GitHub (on loopback, through the egress guard): pending, then failure with
+// the exact counts and the run's link, and one comment; a second push edits
+// that comment; approving flips the status to success. The token is never
+// shown.
+func TestGitHubStatuses(t *testing.T) {
+	t.Parallel()
+	s := startStack(t)
+	gh := &fakeGitHub{}
+	api := httptest.NewServer(gh)
+	t.Cleanup(api.Close)
+	prod := httptest.NewServer(&changingSite{color: "#223344", blocks: 1})
+	t.Cleanup(prod.Close)
+	preview := httptest.NewServer(&changingSite{color: "#aa2211", blocks: 1})
+	t.Cleanup(preview.Close)
+
+	var suite map[string]any
+	code := s.do("POST", "/v1/suites", map[string]any{"name": "gated",
+		"targets": []map[string]any{{"url": prod.URL + "/page", "name": "home"}},
+		"vcs":     map[string]any{"provider": "github", "api_url": api.URL + "/api/v3", "repo": "acme/site", "token": "ghp_secret"}}, &suite)
+	if code != http.StatusCreated {
+		t.Fatalf("create suite: %d %v", code, suite)
+	}
+	if raw, _ := json.Marshal(suite); strings.Contains(string(raw), "ghp_secret") {
+		t.Fatalf("the suite shows its token: %s", raw)
+	}
+	id := suite["id"].(string)
+	main := s.waitRun(s.startRun(id), 2*time.Minute)
+	if code := s.do("POST", "/v1/runs/"+main.ID+"/approve", map[string]any{"all": true}, nil); code != http.StatusOK {
+		t.Fatalf("approve main: %d", code)
+	}
+	if n := len(gh.list()); n != 0 {
+		t.Fatalf("%d requests to GitHub for runs without a commit", n)
+	}
+
+	const sha = "0123456789abcdef0123456789abcdef01234567"
+	push := func() runResp {
+		var r runResp
+		if code := s.do("POST", "/v1/suites/"+id+"/runs", map[string]any{"branch": "feature/x", "commit": sha,
+			"pull_request": 42, "base_url": preview.URL}, &r); code != http.StatusAccepted {
+			t.Fatalf("branch run: %d", code)
+		}
+		return s.waitRun(r.ID, 2*time.Minute)
+	}
+	r1 := push()
+	if r1.Status != "failed" {
+		t.Fatalf("branch run %s: %s", r1.Status, statuses(r1))
+	}
+	reqs := gh.waitFor(t, "failure status and a comment", func(rs []ghRequest) bool {
+		st := statusesOf(rs)
+		return len(st) >= 2 && st[len(st)-1].Body["state"] == "failure" && len(commentsOf(rs)) == 1
+	})
+	st := statusesOf(reqs)
+	if st[0].Body["state"] != "pending" {
+		t.Fatalf("first status %+v, want pending", st[0].Body)
+	}
+	link := s.api + "/#/runs/" + r1.ID
+	for _, r := range st {
+		if r.Method != "POST" || r.Path != "/api/v3/repos/acme/site/statuses/"+sha || r.Auth != "Bearer ghp_secret" ||
+			r.Accept != "application/vnd.github+json" || r.Body["context"] != "snapq" || r.Body["target_url"] != link {
+			t.Fatalf("status request %+v", r)
+		}
+	}
+	if d := st[len(st)-1].Body["description"]; d != "1 changed, 0 new, 0 passed" {
+		t.Fatalf("failure description %q", d)
+	}
+	c := commentsOf(reqs)[0]
+	if c.Method != "POST" || c.Path != "/api/v3/repos/acme/site/issues/42/comments" || c.Auth != "Bearer ghp_secret" ||
+		!strings.Contains(c.Body["body"].(string), "1 changed, 0 new, 0 passed") || !strings.Contains(c.Body["body"].(string), link) {
+		t.Fatalf("comment request %+v", c)
+	}
+
+	// A second push: the same comment is edited, not posted again.
+	r2 := push()
+	reqs = gh.waitFor(t, "the comment edited", func(rs []ghRequest) bool { return len(commentsOf(rs)) == 2 })
+	edit := commentsOf(reqs)[1]
+	if edit.Method != "PATCH" || edit.Path != "/api/v3/repos/acme/site/issues/comments/9001" ||
+		!strings.Contains(edit.Body["body"].(string), r2.ID) {
+		t.Fatalf("second comment request %+v; want a PATCH of comment 9001", edit)
+	}
+
+	// Approving flips the status to success.
+	if code := s.do("POST", "/v1/runs/"+r2.ID+"/approve", map[string]any{"all": true}, nil); code != http.StatusOK {
+		t.Fatalf("approve: %d", code)
+	}
+	reqs = gh.waitFor(t, "a success status", func(rs []ghRequest) bool {
+		st := statusesOf(rs)
+		return st[len(st)-1].Body["state"] == "success"
+	})
+	if n := len(commentsOf(reqs)); n != 3 || commentsOf(reqs)[2].Method != "PATCH" {
+		t.Fatalf("comments after approval: %+v", commentsOf(reqs))
+	}
+}

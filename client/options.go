@@ -21,6 +21,9 @@ type Options struct {
 	Actions          *[]Action          `json:"actions,omitempty"`
 	ActionsTimeoutMS *int               `json:"actions_timeout_ms,omitempty"`
 	HostConcurrency  *int               `json:"host_concurrency,omitempty"`
+	// AuthProfile names one of the key's auth profiles: the page is captured
+	// logged in with its current login ("": none).
+	AuthProfile *string `json:"auth_profile,omitempty"`
 	// IgnoreHTTPSErrors loads pages whose TLS certificate is not trusted (staging sites).
 	IgnoreHTTPSErrors *bool `json:"ignore_https_errors,omitempty"`
 }

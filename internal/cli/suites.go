@@ -226,9 +226,9 @@ func (a *app) runsCommand() *cobra.Command {
 	return cmd
 }
 
-// watchRun follows a run, prints it, and fails unless it passed (or was
-// approved).
-func (a *app) watchRun(ctx context.Context, id string) error {
+// followRun waits for a run to end, printing each change of its status and
+// counts on standard error (unless quiet).
+func (a *app) followRun(ctx context.Context, id string) (*client.Run, error) {
 	last := ""
 	r, err := a.c.WaitRun(ctx, id, func(e client.RunEvent) {
 		if a.quiet {
@@ -240,6 +240,13 @@ func (a *app) watchRun(ctx context.Context, id string) error {
 			last = line
 		}
 	})
+	return r, err
+}
+
+// watchRun follows a run, prints it, and fails unless it passed (or was
+// approved).
+func (a *app) watchRun(ctx context.Context, id string) error {
+	r, err := a.followRun(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -310,17 +317,7 @@ func (a *app) suiteID(ctx context.Context, arg string) (string, error) {
 // link and exits 0 when the run passed or was approved, 1 when it failed or
 // needs review, 2 when it ended in error or could not be followed.
 func (a *app) gateRun(ctx context.Context, id string) error {
-	last := ""
-	r, err := a.c.WaitRun(ctx, id, func(e client.RunEvent) {
-		if a.quiet {
-			return
-		}
-		line := fmt.Sprintf("run %s %s: %s", e.Run.ID, e.Run.Status, runCounts(e.Run.Counts))
-		if line != last {
-			fmt.Fprintln(a.stderr, line)
-			last = line
-		}
-	})
+	r, err := a.followRun(ctx, id)
 	if err != nil {
 		return errorExit{err}
 	}

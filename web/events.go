@@ -183,6 +183,12 @@ func (s *Server) serveEvents(c *gin.Context, src sseSource) error {
 		return tooManyStreams()
 	}
 	defer s.streams.Add(-1)
+	// The server's timeouts are for ordinary requests: lift them before the
+	// Redis and store reads below, which a slow moment could push past them
+	// (the connection would close before the stream's first byte).
+	rc := http.NewResponseController(c.Writer)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
 	ctx, cancel := context.WithTimeout(c.Request.Context(), cfg.MaxDuration)
 	defer cancel()
 
@@ -363,8 +369,9 @@ func newSSEWriter(c *gin.Context) *sseWriter {
 }
 
 func (w *sseWriter) start() error {
-	// The server's read deadline would cancel the request's context mid-stream.
-	_ = w.rc.SetReadDeadline(time.Time{})
+	if err := w.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
 	h := w.c.Writer.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")

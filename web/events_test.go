@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,11 +21,18 @@ import (
 type oneBatch struct {
 	fakeRepo
 	b *jobs.Batch
+	// slow delays every read after the first (the route's own load): a
+	// store that is slow while the stream prepares its snapshot.
+	slow  time.Duration
+	reads atomic.Int32
 }
 
 func (o *oneBatch) GetBatch(_ context.Context, id string) (*jobs.Batch, error) {
 	if id != o.b.ID {
 		return nil, jobs.ErrNotFound
+	}
+	if o.reads.Add(1) > 1 {
+		time.Sleep(o.slow)
 	}
 	return o.b, nil
 }
@@ -129,7 +137,8 @@ func TestEventStreamOutlivesServerTimeouts(t *testing.T) {
 	rdb := redis.NewClient(db.Options())
 	t.Cleanup(func() { rdb.Close() })
 	b := &jobs.Batch{ID: jobs.NewID(), Total: 1, Counts: jobs.Counts{Queued: 1}, CreatedAt: time.Now()}
-	s := &Server{Batches: &oneBatch{b: b}, Events: &events.Hub{Redis: rdb, Block: 100 * time.Millisecond},
+	// The snapshot read takes longer than the server's write timeout.
+	s := &Server{Batches: &oneBatch{b: b, slow: 500 * time.Millisecond}, Events: &events.Hub{Redis: rdb, Block: 100 * time.Millisecond},
 		SSE: SSEConfig{Heartbeat: 50 * time.Millisecond}, Config: Config{ListenAddr: "127.0.0.1:8080"}}
 	srv := httptest.NewUnstartedServer(s.Handler())
 	srv.Config.ReadTimeout, srv.Config.WriteTimeout = 300*time.Millisecond, 300*time.Millisecond

@@ -91,6 +91,7 @@ func (a *app) suitesCommand() *cobra.Command {
 		},
 	}
 	var wait bool
+	var junitPath, markdownPath string
 	var opts client.RunOptions
 	run := &cobra.Command{
 		Use:   "run NAME|ID",
@@ -103,9 +104,13 @@ origin (a deploy preview); --commit names the commit under test.
 With --wait it follows the run and prints a summary and the review link; the exit code is
 0 when the run passed (or was approved), 1 when it failed or needs review, 2 on an error.`,
 		Example: "  snapq suites run homepage\n" +
-			"  snapq suites run homepage --branch feature/login --commit $GITHUB_SHA --base-url https://pr-42.preview.example.com --wait",
+			"  snapq suites run homepage --branch feature/login --commit $GITHUB_SHA --base-url https://pr-42.preview.example.com --wait\n" +
+			"  snapq suites run homepage --wait --junit snapq.xml --markdown \"$GITHUB_STEP_SUMMARY\"",
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !wait && (junitPath != "" || markdownPath != "") {
+				return usagef("--junit and --markdown describe the finished run: give --wait too")
+			}
 			id, err := a.suiteID(cmd.Context(), args[0])
 			if err != nil {
 				return err
@@ -124,10 +129,12 @@ With --wait it follows the run and prints a summary and the review link; the exi
 			if !a.json {
 				fmt.Fprintf(a.stdout, "run %s started\n", r.ID)
 			}
-			return a.gateRun(cmd.Context(), r.ID)
+			return a.gateRun(cmd.Context(), r.ID, junitPath, markdownPath)
 		},
 	}
 	run.Flags().BoolVar(&wait, "wait", false, "wait until the run is finished, showing progress; exit 0 passed, 1 failed or needs review, 2 error")
+	run.Flags().StringVar(&junitPath, "junit", "", "with --wait: write a JUnit XML report of the run to this file (one test case per comparison)")
+	run.Flags().StringVar(&markdownPath, "markdown", "", "with --wait: write a Markdown summary of the run to this file (e.g. $GITHUB_STEP_SUMMARY)")
 	run.Flags().StringVar(&opts.Branch, "branch", "", "run on this branch (its baselines, falling back to the base branch's)")
 	run.Flags().StringVar(&opts.BaseBranch, "base-branch", "", "the branch to fall back to (default: the suite's main branch)")
 	run.Flags().StringVar(&opts.Commit, "commit", "", "the commit SHA under test")
@@ -315,10 +322,14 @@ func (a *app) suiteID(ctx context.Context, arg string) (string, error) {
 
 // gateRun follows a run as a CI gate: it prints the summary and the review
 // link and exits 0 when the run passed or was approved, 1 when it failed or
-// needs review, 2 when it ended in error or could not be followed.
-func (a *app) gateRun(ctx context.Context, id string) error {
+// needs review, 2 when it ended in error or could not be followed. It
+// writes the JUnit and Markdown reports the paths name (none for "").
+func (a *app) gateRun(ctx context.Context, id, junitPath, markdownPath string) error {
 	r, err := a.followRun(ctx, id)
 	if err != nil {
+		return errorExit{err}
+	}
+	if err := writeReports(r, junitPath, markdownPath); err != nil {
 		return errorExit{err}
 	}
 	if a.json {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -55,11 +57,23 @@ func TestBranchBaselines(t *testing.T) {
 
 	// A branch run on the preview origin, by the suite's name: main's baseline, a failure, exit 1.
 	const sha = "0123456789abcdef0123456789abcdef01234567"
+	reports := t.TempDir()
+	junitPath, mdPath := filepath.Join(reports, "snapq.xml"), filepath.Join(reports, "summary.md")
 	res := s.runCLI(ctx, "suites", "run", "branches", "--branch", "feature/login", "--commit", sha,
-		"--base-url", preview.URL, "--wait")
+		"--base-url", preview.URL, "--wait", "--junit", junitPath, "--markdown", mdPath)
 	if res.code != 1 || !strings.Contains(res.stdout, "failed: 1 changed, 0 new, 0 passed") ||
 		!strings.Contains(res.stdout, "review: "+s.api+"/#/runs/") {
 		t.Fatalf("branch run: exit %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	// The reports a CI keeps: one failed JUnit case for the one comparison, a summary naming it.
+	junit, err := os.ReadFile(junitPath)
+	if err != nil || !strings.Contains(string(junit), `tests="1" failures="1" errors="0"`) ||
+		!strings.Contains(string(junit), `<failure message="failed" type="failed">`) {
+		t.Fatalf("junit report: %v\n%s", err, junit)
+	}
+	md, err := os.ReadFile(mdPath)
+	if err != nil || !strings.Contains(string(md), "1 changed, 0 new, 0 passed") || !strings.Contains(string(md), "| failed |") {
+		t.Fatalf("markdown report: %v\n%s", err, md)
 	}
 	runs, err := c.ListRunsPage(ctx, suite.ID, client.ListOptions{Limit: 1})
 	if err != nil || len(runs.Items) != 1 {

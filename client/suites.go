@@ -5,6 +5,7 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
+	"strconv"
 )
 
 // CreateSuite creates a visual-regression suite (POST /v1/suites).
@@ -142,6 +143,35 @@ func (c *Client) ListBranchBaselines(ctx context.Context, suiteID, branch string
 		return nil, err
 	}
 	return out.Baselines, nil
+}
+
+// FlakinessOptions selects what SuiteFlakiness reads: the newest Runs
+// finished runs (0: the server's default, 20) of Branch ("": the main
+// branch), at most Limit targets (0: every one).
+type FlakinessOptions struct {
+	Runs   int
+	Branch string
+	Limit  int
+}
+
+// SuiteFlakiness returns each target's recent history and flake score,
+// flakiest first (GET /v1/suites/:id/flakiness).
+func (c *Client) SuiteFlakiness(ctx context.Context, suiteID string, o FlakinessOptions) (*Flakiness, error) {
+	q := url.Values{}
+	if o.Runs > 0 {
+		q.Set("runs", strconv.Itoa(o.Runs))
+	}
+	if o.Branch != "" {
+		q.Set("branch", o.Branch)
+	}
+	if o.Limit > 0 {
+		q.Set("limit", strconv.Itoa(o.Limit))
+	}
+	var out Flakiness
+	if err := c.do(ctx, request{method: http.MethodGet, path: "/v1/suites/" + escape(suiteID) + "/flakiness", query: q}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // RestoreBaseline makes an earlier baseline version the active one again, as

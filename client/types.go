@@ -431,3 +431,33 @@ func (l *KeyLimits) UnmarshalJSON(b []byte) error {
 	*l = KeyLimits(p)
 	return nil
 }
+
+// Flakiness answers SuiteFlakiness: targets flakiest first.
+type Flakiness struct {
+	SuiteID string `json:"suite_id"`
+	// Branch is nil for the suite's main branch.
+	Branch  *string           `json:"branch"`
+	Runs    int               `json:"runs"`
+	Targets []TargetFlakiness `json:"targets"`
+}
+
+// TargetFlakiness is one target's history (newest first) and flake score:
+// flips (passed to not passed or back, the older run not approved) over
+// the transitions, 0 steady to 1 changing on every run.
+type TargetFlakiness struct {
+	Target     string      `json:"target"`
+	FlakeScore float64     `json:"flake_score"`
+	Flips      int         `json:"flips"`
+	History    []TargetRun `json:"history"`
+}
+
+// TargetRun is how a target came out of one run: its comparisons' worst
+// status and largest diff ratio, and whether every one that did not pass
+// was approved.
+type TargetRun struct {
+	RunID        string    `json:"run_id"`
+	CreatedAt    time.Time `json:"created_at"`
+	Status       string    `json:"status"`
+	MaxDiffRatio float64   `json:"max_diff_ratio"`
+	Approved     bool      `json:"approved"`
+}

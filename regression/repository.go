@@ -102,4 +102,7 @@ type Reader interface {
 	// key, not MainLine) to new versions of base's and removes the branch's;
 	// it returns how many were promoted.
 	MergeBranch(ctx context.Context, suiteID, branch, base, by string) (int, error)
+	// TargetHistory returns how each target came out of the suite's newest
+	// runs finished runs on a branch key, each target's runs newest first.
+	TargetHistory(ctx context.Context, suiteID, branch string, runs int) (map[string][]TargetRun, error)
 }

@@ -750,3 +750,42 @@ func (s *Store) SetVCSComment(ctx context.Context, suiteID string, pr int, id st
 		ON CONFLICT (suite_id, pull_request) DO UPDATE SET comment_id = EXCLUDED.comment_id`, suiteID, pr, id)
 	return err
 }
+
+// TargetHistory returns how each target of a suite came out of the suite's
+// newest runs finished runs on one branch key (regression.MainLine for the
+// main branch), each target's runs newest first.
+func (s *Store) TargetHistory(ctx context.Context, suiteID, branch string, runs int) (map[string][]regression.TargetRun, error) {
+	rows, err := s.pool.Query(ctx, `
+		WITH recent AS (
+			SELECT id, created_at FROM runs
+			WHERE suite_id = $1 AND branch = $2 AND status <> 'running'
+			ORDER BY id DESC LIMIT $3)
+		SELECT c.target, r.id::text, r.created_at,
+			max(CASE c.status WHEN 'error' THEN 5 WHEN 'failed' THEN 4 WHEN 'missing' THEN 3 WHEN 'new' THEN 2 ELSE 1 END),
+			max(c.diff_ratio),
+			bool_or(c.approved_at IS NOT NULL) AND bool_and(c.status = 'passed' OR c.approved_at IS NOT NULL)
+		FROM recent r JOIN comparisons c ON c.run_id = r.id
+		GROUP BY c.target, r.id, r.created_at
+		ORDER BY c.target, r.id DESC`, suiteID, branch, runs)
+	if err != nil {
+		return nil, fmt.Errorf("target history: %w", err)
+	}
+	defer rows.Close()
+	statuses := [...]string{1: regression.ComparePassed, 2: regression.CompareNew, 3: regression.CompareMissing,
+		4: regression.CompareFailed, 5: regression.CompareError}
+	out := map[string][]regression.TargetRun{}
+	for rows.Next() {
+		var target string
+		var worst int
+		var tr regression.TargetRun
+		if err := rows.Scan(&target, &tr.RunID, &tr.CreatedAt, &worst, &tr.MaxRatio, &tr.Approved); err != nil {
+			return nil, fmt.Errorf("target history: %w", err)
+		}
+		tr.Status = statuses[worst]
+		out[target] = append(out[target], tr)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("target history: %w", err)
+	}
+	return out, nil
+}

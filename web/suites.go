@@ -26,6 +26,7 @@ func (s *Server) routeSuites(v1 *gin.RouterGroup) {
 	v1.POST("/suites/:id/branches/:branch/merge", jsonBody, s.loadSuite, s.h(s.mergeBranch))
 	v1.GET("/suites/:id/runs", s.h(listQuery(nil)), s.loadSuite, s.h(s.listRuns))
 	v1.GET("/suites/:id/baselines", s.loadSuite, s.h(s.listBaselines))
+	v1.GET("/suites/:id/flakiness", s.loadSuite, s.h(s.suiteFlakiness)) // flakiness.go
 	v1.GET("/runs/:id", s.loadRun, s.h(s.getRun))
 	v1.GET("/runs/:id/events", s.loadRun, s.h(s.runEvents))   // events.go
 	v1.GET("/runs/:id/archive", s.loadRun, s.h(s.runArchive)) // archive.go

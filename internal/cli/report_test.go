@@ -94,3 +94,11 @@ func TestWriteReports(t *testing.T) {
 		}
 	}
 }
+
+// A history reads oldest first, approvals as A.
+func TestOutcomes(t *testing.T) {
+	h := []client.TargetRun{{Status: "passed"}, {Status: "failed", Approved: true}, {Status: "failed"}, {Status: "new"}, {Status: "error"}}
+	if got := outcomes(h); got != "ENFA." {
+		t.Fatalf("outcomes %q, want ENFA.", got)
+	}
+}

@@ -197,7 +197,40 @@ With --wait it follows the run and prints a summary and the review link; the exi
 	approve.Flags().BoolVar(&all, "all", false, "approve every capture of the run")
 	approve.Flags().StringArrayVar(&targets, "target", nil, "approve the captures of this target (repeatable)")
 	approve.Flags().StringArrayVar(&comparisons, "comparison", nil, "approve this comparison (repeatable)")
-	cmd.AddCommand(ls, get, run, approve, merge)
+	var flakyOpts client.FlakinessOptions
+	flaky := &cobra.Command{
+		Use:   "flaky NAME|ID",
+		Short: "List a suite's targets flakiest first (changes between runs nobody approved)",
+		Long: `flaky reads the suite's newest finished runs and scores each target: a flip is a change from
+passed to not passed (or back) between consecutive runs where the older run was not approved; the
+score is flips over transitions, 0 steady, 1 changing on every run. The runs column shows each
+run's outcome, oldest first: . passed, A approved, F failed, N new, M missing, E error.`,
+		Example: "  snapq suites flaky homepage\n  snapq suites flaky homepage --runs 50 --limit 10 --json",
+		Args:    exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := a.suiteID(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			f, err := a.c.SuiteFlakiness(cmd.Context(), id, flakyOpts)
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.printJSON(f)
+			}
+			rows := make([][]string, len(f.Targets))
+			for i, t := range f.Targets {
+				rows[i] = []string{t.Target, strconv.FormatFloat(t.FlakeScore, 'f', 2, 64), strconv.Itoa(t.Flips), outcomes(t.History)}
+			}
+			a.table([]string{"TARGET", "SCORE", "FLIPS", "RUNS"}, rows)
+			return nil
+		},
+	}
+	flaky.Flags().IntVar(&flakyOpts.Runs, "runs", 0, "how many of the newest finished runs to read (2-200; default 20)")
+	flaky.Flags().IntVar(&flakyOpts.Limit, "limit", 0, "at most this many targets, the flakiest (default all)")
+	flaky.Flags().StringVar(&flakyOpts.Branch, "branch", "", "the branch whose runs to read (default the suite's main branch)")
+	cmd.AddCommand(ls, get, run, approve, merge, flaky)
 	return cmd
 }
 
@@ -360,4 +393,21 @@ func gateSummary(c client.RunCounts) string {
 		out += fmt.Sprintf(", %d error", c.Error)
 	}
 	return out
+}
+
+// outcomes is a target's history as one letter per run, oldest first.
+func outcomes(h []client.TargetRun) string {
+	letter := map[string]byte{"passed": '.', "failed": 'F', "new": 'N', "missing": 'M', "error": 'E'}
+	out := make([]byte, 0, len(h))
+	for i := len(h) - 1; i >= 0; i-- {
+		c, ok := letter[h[i].Status]
+		switch {
+		case h[i].Approved && h[i].Status != "passed":
+			c = 'A'
+		case !ok:
+			c = '?'
+		}
+		out = append(out, c)
+	}
+	return string(out)
 }

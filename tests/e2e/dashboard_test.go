@@ -474,6 +474,15 @@ func TestDashboardRegressionViews(t *testing.T) {
 	if n := ui.eval(`() => document.querySelectorAll('#run-rows tr[data-run]').length`).Int(); n != 2 {
 		ui.fatalf("%d runs in the history, want 2", n)
 	}
+	// Flakiness: the one target, both runs linked oldest first; the first run
+	// was approved, so the failure after it is no flip yet.
+	ui.wait("the flakiness table", 10*time.Second, `() => document.querySelectorAll('#flaky-rows tr[data-target] a').length === 2`)
+	if row := ui.text(`#flaky-rows tr[data-target]`); !strings.Contains(row, "0.00") || !strings.Contains(row, "failed") {
+		ui.fatalf("flakiness row: %q", row)
+	}
+	if href := ui.eval(`() => document.querySelector('#flaky-rows tr[data-target] a:last-child').getAttribute('href')`).Str(); href != "#/runs/"+failed.ID {
+		ui.fatalf("newest run link %q, want the failed run's", href)
+	}
 	ui.click(`#run-rows a[href="#/runs/` + failed.ID + `"]`)
 	ui.wait("the run's images", 20*time.Second, `() => {
 		const imgs = [...document.querySelectorAll('article[data-comparison] img')];

@@ -93,6 +93,7 @@ export async function suiteView(ctx) {
       h('dt', {}, 'Targets'), h('dd', {}, h('ul', {}, (s.targets || []).map((t) => h('li', { class: 'wrap' },
         h('strong', {}, t.name || ''), ' ', t.url)))))),
     baselinesSection(s.id, ctx),
+    flakinessSection(s.id, ctx),
     h('h2', { style: 'margin:20px 0 10px' }, 'Runs'),
     h('div', { class: 'table-wrap' }, h('table', { class: 'responsive' },
       h('thead', {}, h('tr', {}, ['Run', 'Status', 'Trigger', 'Comparisons', 'Created', 'Finished'].map((c) => h('th', { scope: 'col' }, c)))),
@@ -162,6 +163,42 @@ function baselinesSection(suiteID, ctx) {
       }, `Restore v${b.version}`) : null))));
   };
   load();
+  return section;
+}
+
+// flakinessSection lists the suite's targets flakiest first: the flake
+// score over the last 20 finished runs and each run's outcome (oldest left).
+function flakinessSection(suiteID, ctx) {
+  const body = h('tbody', { id: 'flaky-rows' });
+  const msg = h('div', { role: 'status' });
+  const section = h('section', { class: 'stack', style: 'margin-top:20px' },
+    h('h2', {}, 'Flakiness'),
+    h('p', { class: 'muted' }, 'How often each target changed between runs with nobody approving a change, over the last 20 runs: 0 steady, 1 changes every run.'),
+    msg,
+    h('div', { class: 'table-wrap' }, h('table', { class: 'responsive' },
+      h('thead', {}, h('tr', {}, ['Target', 'Flake score', 'Flips', 'Runs (oldest → newest)'].map((c) => h('th', { scope: 'col' }, c)))),
+      body)));
+  (async () => {
+    let data;
+    try {
+      data = await api('GET', `/v1/suites/${encodeURIComponent(suiteID)}/flakiness?runs=20`, undefined, { signal: ctx.signal });
+    } catch (err) {
+      fill(msg, unavailable(err, 'Could not load flakiness'));
+      return;
+    }
+    const list = data.targets || [];
+    if (!list.length) {
+      fill(body, h('tr', {}, h('td', { colspan: 4, class: 'muted' }, 'No finished runs yet.')));
+      return;
+    }
+    fill(body, ...list.map((t) => h('tr', { 'data-target': t.target },
+      h('td', { 'data-label': 'Target' }, t.target),
+      h('td', { 'data-label': 'Flake score' }, t.flake_score.toFixed(2)),
+      h('td', { 'data-label': 'Flips' }, String(t.flips)),
+      h('td', { 'data-label': 'Runs', class: 'wrap' }, [...(t.history || [])].reverse().map((r) => h('a', {
+        href: `#/runs/${r.run_id}`, title: `${r.status}${r.approved ? ' (approved)' : ''}, diff ${(r.max_diff_ratio * 100).toFixed(2)} %`,
+      }, badge(r.approved && r.status !== 'passed' ? 'approved' : r.status)))))));
+  })();
   return section;
 }
 

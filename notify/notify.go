@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -186,11 +187,23 @@ func (h *Handler) send(ctx context.Context, ch *regression.Channel, id string, m
 	default:
 		return permanent(fmt.Errorf("unknown channel kind %q", ch.Kind))
 	}
-	body, err := json.Marshal(payload)
+	body, err := marshal(payload)
 	if err != nil {
 		return permanent(err)
 	}
 	return postJSON(ctx, h.HTTP, ch.URL, body, nil)
+}
+
+// marshal is JSON without HTML escaping (Slack's <url|label> links stay
+// readable on the wire).
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSpace(b.Bytes()), nil
 }
 
 // finish records the attempt's outcome and tells the queue what to do.

@@ -87,8 +87,8 @@ type Suite struct {
 	// too early); they are empty then.
 	SecretsErr error
 	CreatedAt  time.Time
-	UpdatedAt time.Time
-	LastRun   *Run // newest run, without comparisons; nil before the first
+	UpdatedAt  time.Time
+	LastRun    *Run // newest run, without comparisons; nil before the first
 	// OwnerRevoked is read, never written: the owner's API key is revoked, so
 	// the schedule no longer fires.
 	OwnerRevoked bool

@@ -161,10 +161,10 @@ type suiteView struct {
 	Webhook        *webhookRef              `json:"webhook"`
 	VCS            *regression.VCS          `json:"vcs"` // without its token
 	// Notify is the suite's channels without their urls and secrets.
-	Notify []regression.Channel `json:"notify"`
-	CreatedAt      time.Time                `json:"created_at"`
-	UpdatedAt      time.Time                `json:"updated_at"`
-	LastRun        *lastRun                 `json:"last_run"`
+	Notify    []regression.Channel `json:"notify"`
+	CreatedAt time.Time            `json:"created_at"`
+	UpdatedAt time.Time            `json:"updated_at"`
+	LastRun   *lastRun             `json:"last_run"`
 }
 
 type lastRun struct {

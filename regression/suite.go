@@ -79,19 +79,20 @@ type Suite struct {
 	Enabled    bool
 	Webhook    *jobs.Webhook
 	// VCS, when set, reports runs with a commit to the code host.
-	VCS *VCS
+	VCS       *VCS
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	LastRun   *Run // newest run, without comparisons; nil before the first
+	// OwnerRevoked is read, never written: the owner's API key is revoked, so
+	// the schedule no longer fires.
+	OwnerRevoked bool
+
 	// Notify lists where settled runs are announced (notify.go).
 	Notify []Channel
 	// SecretsErr is read, never written: the stored vcs token or channel
 	// secrets could not be opened (no SNAPQ_SECRET_KEY, or a key dropped
 	// too early); they are empty then.
 	SecretsErr error
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
-	LastRun    *Run // newest run, without comparisons; nil before the first
-	// OwnerRevoked is read, never written: the owner's API key is revoked, so
-	// the schedule no longer fires.
-	OwnerRevoked bool
 }
 
 // SuiteSpec is what a run captures and how it compares; it is stored as JSON

@@ -160,11 +160,12 @@ type suiteView struct {
 	Enabled        bool                     `json:"enabled"`
 	Webhook        *webhookRef              `json:"webhook"`
 	VCS            *regression.VCS          `json:"vcs"` // without its token
+	CreatedAt      time.Time                `json:"created_at"`
+	UpdatedAt      time.Time                `json:"updated_at"`
+	LastRun        *lastRun                 `json:"last_run"`
+
 	// Notify is the suite's channels without their urls and secrets.
-	Notify    []regression.Channel `json:"notify"`
-	CreatedAt time.Time            `json:"created_at"`
-	UpdatedAt time.Time            `json:"updated_at"`
-	LastRun   *lastRun             `json:"last_run"`
+	Notify []regression.Channel `json:"notify"`
 }
 
 type lastRun struct {

@@ -140,7 +140,7 @@ func loadWorkerConfig() (workerConfig, error) {
 
 	c.SMTP = notify.SMTPConfig{Addr: r.String("SNAPQ_SMTP_ADDR", ""), From: r.String("SNAPQ_SMTP_FROM", ""),
 		Username: r.String("SNAPQ_SMTP_USERNAME", ""), Password: r.String("SNAPQ_SMTP_PASSWORD", ""),
-		TLS: r.String("SNAPQ_SMTP_TLS", notify.SMTPAuto), Timeout: c.Webhook.Timeout}
+		TLS: r.String("SNAPQ_SMTP_TLS", notify.SMTPAuto)}
 	c.PublicURL = r.String("SNAPQ_PUBLIC_URL", "")
 
 	c.MetricsAddr = r.String("SNAPQ_METRICS_ADDR", "")

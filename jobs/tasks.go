@@ -106,3 +106,15 @@ type VCSReportPayload struct {
 
 func (VCSReportPayload) Kind() string { return KindVCSReport }
 func (p VCSReportPayload) ID() string { return p.ReportID }
+
+// KindNotify delivers one of a run's notifications (notify package).
+const KindNotify = "notify:deliver"
+
+// NotifyPayload is the payload of a notify:deliver task; the notification's
+// id makes the task id.
+type NotifyPayload struct {
+	NotificationID string `json:"notification_id"`
+}
+
+func (NotifyPayload) Kind() string { return KindNotify }
+func (p NotifyPayload) ID() string { return p.NotificationID }

@@ -76,6 +76,18 @@ func (q *AsynqQueue) EnqueueWebhook(ctx context.Context, deliveryID string) erro
 	return q.Submit(ctx, jobs.WebhookPayload{DeliveryID: deliveryID}, 0)
 }
 
+// EnqueueNotification submits a run notification's delivery (task id
+// "notify-<id>", so a duplicate is not an error); retries:
+// Config.WebhookMaxRetry.
+func (q *AsynqQueue) EnqueueNotification(ctx context.Context, id string) error {
+	return q.Submit(ctx, jobs.NotifyPayload{NotificationID: id}, 0)
+}
+
+// NotificationTaskState is TaskState for a notification's task.
+func (q *AsynqQueue) NotificationTaskState(_ context.Context, id string) (string, string, error) {
+	return q.taskState(QueueWebhooks, id, taskRules[jobs.KindNotify].idPrefix+id)
+}
+
 // TaskState implements jobs.Queue.
 func (q *AsynqQueue) TaskState(_ context.Context, jobID string) (string, string, error) {
 	return q.taskState(QueueCapture, jobID, jobID)

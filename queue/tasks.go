@@ -58,6 +58,8 @@ var taskRules = map[string]taskRule{
 		maxDelay: 10 * time.Minute},
 	jobs.KindVCSReport: {queue: QueueWebhooks, timeout: time.Minute, retries: func(c Config) int { return c.WebhookMaxRetry },
 		maxDelay: 10 * time.Minute, idPrefix: "vcs-"},
+	jobs.KindNotify: {queue: QueueWebhooks, timeout: 2 * time.Minute, retries: func(c Config) int { return c.WebhookMaxRetry },
+		maxDelay: 10 * time.Minute, idPrefix: "notify-"},
 }
 
 // Config configures retries of the tasks that take them from configuration.

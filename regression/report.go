@@ -54,6 +54,9 @@ func (rp *Reporter) Run(ctx context.Context, p jobs.VCSReportPayload) error {
 	if s.VCS == nil || r.Commit == "" {
 		return nil // the suite's vcs was removed since
 	}
+	if s.VCS.Token == "" && s.SecretsErr != nil {
+		return fmt.Errorf("suite %s: the vcs token cannot be read: %w: %w", s.ID, s.SecretsErr, jobs.ErrNoRetry)
+	}
 	c := &vcs.Client{HTTP: rp.HTTP, Config: vcs.Config{Provider: s.VCS.Provider, APIURL: s.VCS.APIURL, Repo: s.VCS.Repo,
 		Token: s.VCS.Token, Context: s.VCS.Context}}
 	state, desc := StatusOf(r)

@@ -100,6 +100,8 @@ func (g *Service) CreateSuite(ctx context.Context, owner string, body []byte) (*
 	s.ID, s.OwnerKeyID, s.CreatedAt, s.UpdatedAt = jobs.NewID(), owner, now, now
 	if err := g.Repo.CreateSuite(ctx, s, g.maxSuitesPerKey()); errors.Is(err, ErrTooManySuites) {
 		return nil, err
+	} else if errors.Is(err, ErrNoSecretKey) {
+		return nil, noSecretKey(s)
 	} else if err != nil {
 		return nil, fmt.Errorf("store suite: %w", err)
 	}
@@ -110,7 +112,8 @@ func (g *Service) CreateSuite(ctx context.Context, owner string, body []byte) (*
 // suite's (null removes an optional one), and the result is validated whole.
 // A patch without "webhook" keeps the webhook and its secret.
 func (g *Service) UpdateSuite(ctx context.Context, cur *Suite, body []byte) (*Suite, error) {
-	if errs, _ := decodeSuite(body, &SuiteInput{}); len(errs) > 0 {
+	var in SuiteInput
+	if errs, _ := decodeSuite(body, &in); len(errs) > 0 {
 		return nil, jobs.ValidationErrors(errs)
 	}
 	patch, err := jobs.DecodeObject(body)
@@ -124,6 +127,11 @@ func (g *Service) UpdateSuite(ctx context.Context, cur *Suite, body []byte) (*Su
 	}
 	if _, given := patch["vcs"]; cur.VCS != nil && !given {
 		doc["vcs"] = cur.VCS // with its token: write-only, kept unless replaced
+	}
+	if _, given := patch["notify"]; given && in.Notify != nil {
+		patch["notify"] = keepChannelSecrets(in.Notify, cur.Notify)
+	} else if len(cur.Notify) > 0 && !given {
+		doc["notify"] = cur.Notify // with their secrets, as vcs
 	}
 	for k, v := range patch {
 		if v == nil {
@@ -144,7 +152,9 @@ func (g *Service) UpdateSuite(ctx context.Context, cur *Suite, body []byte) (*Su
 		return nil, err
 	}
 	s.ID, s.OwnerKeyID, s.CreatedAt, s.UpdatedAt = cur.ID, cur.OwnerKeyID, cur.CreatedAt, time.Now().UTC()
-	if err := g.Repo.UpdateSuite(ctx, s); err != nil {
+	if err := g.Repo.UpdateSuite(ctx, s); errors.Is(err, ErrNoSecretKey) {
+		return nil, noSecretKey(s)
+	} else if err != nil {
 		return nil, fmt.Errorf("update suite: %w", err)
 	}
 	s.LastRun = cur.LastRun
@@ -202,3 +212,12 @@ func (g *Service) StartRun(ctx context.Context, s *Suite, trigger string, schedu
 }
 
 func (g *Service) logger() *slog.Logger { return jobs.Log(g.Logger) }
+
+// noSecretKey is the field error of a suite whose secrets cannot be sealed.
+func noSecretKey(s *Suite) error {
+	field := "notify"
+	if s.VCS != nil {
+		field = "vcs"
+	}
+	return &jobs.ValidationError{Fields: []jobs.FieldError{{Code: "secret_key_required", Field: field, Message: ErrNoSecretKey.Error()}}}
+}

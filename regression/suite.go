@@ -86,6 +86,13 @@ type Suite struct {
 	// OwnerRevoked is read, never written: the owner's API key is revoked, so
 	// the schedule no longer fires.
 	OwnerRevoked bool
+
+	// Notify lists where settled runs are announced (notify.go).
+	Notify []Channel
+	// SecretsErr is read, never written: the stored vcs token or channel
+	// secrets could not be opened (no SNAPQ_SECRET_KEY, or a key dropped
+	// too early); they are empty then.
+	SecretsErr error
 }
 
 // SuiteSpec is what a run captures and how it compares; it is stored as JSON
@@ -255,6 +262,7 @@ type SuiteInput struct {
 	Enabled        *bool              `json:"enabled,omitempty"`
 	Webhook        *jobs.WebhookInput `json:"webhook,omitempty"`
 	VCS            *VCS               `json:"vcs,omitempty"`
+	Notify         []Channel          `json:"notify,omitempty"`
 }
 
 // ScheduleInput is the wire form of Schedule; the time zone defaults to UTC.
@@ -375,6 +383,9 @@ func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration
 			errs.Add("invalid_option", "vcs", err.Error())
 		}
 		s.VCS = &v
+	}
+	if in.Notify != nil {
+		s.Notify = validateChannels(in.Notify, errs)
 	}
 	return s
 }
@@ -589,6 +600,9 @@ type Run struct {
 	CreatedAt    time.Time
 	FinishedAt   *time.Time
 	Comparisons  []*Comparison // filled by GetRun only
+	// Notifications are the run's messages to its suite's channels
+	// (filled by GetRun only).
+	Notifications []*Notification
 }
 
 // RunSummary is the run.completed webhook's data.

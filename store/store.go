@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/snapq/snapq/authprofile"
 	"github.com/snapq/snapq/events"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/migrations"
@@ -24,6 +25,9 @@ type Store struct {
 	pool *pgxpool.Pool
 	// events receives committed state changes (events.go); nil: none.
 	events *events.Publisher
+	// sealer seals suites' secrets at rest (secrets.go); nil: suites with
+	// secrets cannot be written.
+	sealer *authprofile.Sealer
 }
 
 // Open connects to Postgres (SNAPQ_DATABASE_URL) and checks the connection.

@@ -19,13 +19,14 @@ import (
 
 const suiteColumns = `s.id, coalesce(s.api_key_id::text, ''), s.name, s.spec, s.schedule_cron, s.schedule_tz,
 	s.enabled, s.webhook_url, s.webhook_secret, s.created_at, s.updated_at,
-	lr.id, lr.status, lr.created_at, lr.finished_at, k.revoked_at IS NOT NULL, s.vcs, s.vcs_token`
+	lr.id, lr.status, lr.created_at, lr.finished_at, k.revoked_at IS NOT NULL, s.vcs, s.vcs_token,
+	s.vcs_token_sealed, s.notify, s.notify_sealed`
 
 const suiteFrom = ` FROM suites s LEFT JOIN LATERAL (SELECT id, status, created_at, finished_at FROM runs
 	WHERE suite_id = s.id ORDER BY id DESC LIMIT 1) lr ON true
 	LEFT JOIN api_keys k ON k.id = s.api_key_id`
 
-func scanSuite(row pgx.Row) (*regression.Suite, error) {
+func (st *Store) scanSuite(row pgx.Row) (*regression.Suite, error) {
 	var s regression.Suite
 	var spec []byte
 	var cron, tz, hookURL, hookSecret, runID, runStatus *string
@@ -33,17 +34,15 @@ func scanSuite(row pgx.Row) (*regression.Suite, error) {
 	var runFinished *time.Time
 	var vcs []byte
 	var vcsToken *string
+	var vcsSealed, notify, notifySealed []byte
 	err := row.Scan(&s.ID, &s.OwnerKeyID, &s.Name, &spec, &cron, &tz, &s.Enabled, &hookURL, &hookSecret,
-		&s.CreatedAt, &s.UpdatedAt, &runID, &runStatus, &runCreated, &runFinished, &s.OwnerRevoked, &vcs, &vcsToken)
+		&s.CreatedAt, &s.UpdatedAt, &runID, &runStatus, &runCreated, &runFinished, &s.OwnerRevoked, &vcs, &vcsToken,
+		&vcsSealed, &notify, &notifySealed)
 	if err != nil {
 		return nil, err
 	}
-	if vcs != nil {
-		s.VCS = &regression.VCS{}
-		if err := json.Unmarshal(vcs, s.VCS); err != nil {
-			return nil, fmt.Errorf("suite %s vcs: %w", s.ID, err)
-		}
-		s.VCS.Token = deref(vcsToken)
+	if err := st.openSuiteSecrets(&s, vcs, deref(vcsToken), vcsSealed, notify, notifySealed); err != nil {
+		return nil, err
 	}
 	if err := json.Unmarshal(spec, &s.Spec); err != nil {
 		return nil, fmt.Errorf("suite %s spec: %w", s.ID, err)
@@ -97,14 +96,15 @@ func (s *Store) CreateSuite(ctx context.Context, su *regression.Suite, maxPerOwn
 				return fmt.Errorf("%w: it has %d, the limit is %d; delete one first", regression.ErrTooManySuites, n, maxPerOwner)
 			}
 		}
-		vcs, token, err := vcsArgs(su)
+		sec, err := s.sealSuiteSecrets(su)
 		if err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO suites (id, api_key_id, name, spec, schedule_cron, schedule_tz, enabled,
-			webhook_url, webhook_secret, created_at, updated_at, vcs, vcs_token)
-			VALUES ($1, NULLIF($2, '')::uuid, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-			su.ID, su.OwnerKeyID, su.Name, spec, cron, tz, su.Enabled, hookURL, hookSecret, su.CreatedAt, su.UpdatedAt, vcs, token)
+			webhook_url, webhook_secret, created_at, updated_at, vcs, vcs_token, vcs_token_sealed, notify, notify_sealed)
+			VALUES ($1, NULLIF($2, '')::uuid, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULL, $13, $14, $15)`,
+			su.ID, su.OwnerKeyID, su.Name, spec, cron, tz, su.Enabled, hookURL, hookSecret, su.CreatedAt, su.UpdatedAt,
+			sec.vcs, sec.vcsSealed, sec.notify, sec.notifySealed)
 		if err != nil {
 			return fmt.Errorf("insert suite: %w", err)
 		}
@@ -114,7 +114,7 @@ func (s *Store) CreateSuite(ctx context.Context, su *regression.Suite, maxPerOwn
 
 // GetSuite implements jobs.SuiteRepository.
 func (s *Store) GetSuite(ctx context.Context, id string) (*regression.Suite, error) {
-	su, err := scanSuite(s.pool.QueryRow(ctx, `SELECT `+suiteColumns+suiteFrom+` WHERE s.id = $1`, id))
+	su, err := s.scanSuite(s.pool.QueryRow(ctx, `SELECT `+suiteColumns+suiteFrom+` WHERE s.id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, jobs.ErrNotFound
 	}
@@ -144,7 +144,7 @@ func (s *Store) ListSuites(ctx context.Context, owner string, limit int, cursor 
 	if err != nil {
 		return nil, "", fmt.Errorf("list suites: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*regression.Suite, error) { return scanSuite(r) })
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*regression.Suite, error) { return s.scanSuite(r) })
 	if err != nil {
 		return nil, "", fmt.Errorf("list suites: %w", err)
 	}
@@ -162,13 +162,15 @@ func (s *Store) UpdateSuite(ctx context.Context, su *regression.Suite) error {
 	if err != nil {
 		return err
 	}
-	vcs, token, err := vcsArgs(su)
+	sec, err := s.sealSuiteSecrets(su)
 	if err != nil {
 		return err
 	}
 	tag, err := s.pool.Exec(ctx, `UPDATE suites SET name = $2, spec = $3, schedule_cron = $4, schedule_tz = $5,
-		enabled = $6, webhook_url = $7, webhook_secret = $8, updated_at = $9, vcs = $10, vcs_token = $11 WHERE id = $1`,
-		su.ID, su.Name, spec, cron, tz, su.Enabled, hookURL, hookSecret, su.UpdatedAt, vcs, token)
+		enabled = $6, webhook_url = $7, webhook_secret = $8, updated_at = $9, vcs = $10, vcs_token = NULL,
+		vcs_token_sealed = $11, notify = $12, notify_sealed = $13 WHERE id = $1`,
+		su.ID, su.Name, spec, cron, tz, su.Enabled, hookURL, hookSecret, su.UpdatedAt, sec.vcs, sec.vcsSealed,
+		sec.notify, sec.notifySealed)
 	if err != nil {
 		return fmt.Errorf("update suite %s: %w", su.ID, err)
 	}
@@ -199,7 +201,7 @@ func (s *Store) ScheduledSuites(ctx context.Context) ([]*regression.Suite, error
 	if err != nil {
 		return nil, fmt.Errorf("list scheduled suites: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*regression.Suite, error) { return scanSuite(r) })
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*regression.Suite, error) { return s.scanSuite(r) })
 }
 
 // CreateRun implements jobs.SuiteRepository.
@@ -284,7 +286,10 @@ func (s *Store) GetRun(ctx context.Context, id string) (*regression.Run, error) 
 	if err != nil {
 		return nil, err
 	}
-	r.Comparisons, err = s.comparisons(ctx, id)
+	if r.Comparisons, err = s.comparisons(ctx, id); err != nil {
+		return nil, err
+	}
+	r.Notifications, err = s.notifications(ctx, id)
 	return r, err
 }
 
@@ -721,15 +726,6 @@ func (s *Store) MergeBranch(ctx context.Context, suiteID, branch, base, by strin
 		return 0, fmt.Errorf("merge branch %q of suite %s: %w", branch, suiteID, err)
 	}
 	return n, nil
-}
-
-// vcsArgs is the suite's vcs column (without the token) and its token.
-func vcsArgs(su *regression.Suite) ([]byte, *string, error) {
-	if su.VCS == nil {
-		return nil, nil, nil
-	}
-	raw, err := json.Marshal(su.VCS.Public())
-	return raw, &su.VCS.Token, err
 }
 
 // VCSComment implements regression.VCSComments: the id of the comment the

@@ -11,6 +11,7 @@ import (
 // removed with "vcs": null; the comment id of a pull request is kept.
 func TestSuiteVCS(t *testing.T) {
 	st := setup(t)
+	st.SetSealer(testSealer(t))
 	ctx := context.Background()
 	g := &regression.Service{Repo: st, Queue: nopQueue{}}
 	s, err := g.CreateSuite(ctx, "", []byte(`{"name": "site", "targets": [{"url": "https://example.com/", "name": "home"}],

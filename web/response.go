@@ -163,6 +163,9 @@ type suiteView struct {
 	CreatedAt      time.Time                `json:"created_at"`
 	UpdatedAt      time.Time                `json:"updated_at"`
 	LastRun        *lastRun                 `json:"last_run"`
+
+	// Notify is the suite's channels without their urls and secrets.
+	Notify []regression.Channel `json:"notify"`
 }
 
 type lastRun struct {
@@ -182,6 +185,10 @@ func newSuiteView(su *regression.Suite) suiteView {
 	if su.VCS != nil {
 		v := su.VCS.Public()
 		out.VCS = &v
+	}
+	out.Notify = make([]regression.Channel, len(su.Notify))
+	for i, c := range su.Notify {
+		out.Notify[i] = c.Public()
 	}
 	if r := su.LastRun; r != nil {
 		out.LastRun = &lastRun{ID: r.ID, Status: r.Status, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt}
@@ -216,6 +223,23 @@ type runView struct {
 	// Comparisons is left out of lists (the run was loaded without them),
 	// and [] for a run that has none.
 	Comparisons *[]comparisonView `json:"comparisons,omitempty"`
+	// Notifications are the run's messages to its suite's channels; left
+	// out of lists, like Comparisons.
+	Notifications *[]notificationView `json:"notifications,omitempty"`
+}
+
+// notificationView is one of a run's notifications.
+type notificationView struct {
+	ID          string     `json:"id"`
+	Channel     string     `json:"channel"` // the channel's id in the suite's notify list
+	Kind        string     `json:"kind"`
+	Reason      string     `json:"reason"`
+	Status      string     `json:"status"`
+	Attempts    int        `json:"attempts"`
+	LastError   string     `json:"last_error"`
+	CreatedAt   time.Time  `json:"created_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+	DeliveredAt *time.Time `json:"delivered_at"`
 }
 
 type comparisonView struct {
@@ -258,6 +282,12 @@ func newRunView(r *regression.Run, base string) runView {
 				Diff: newImageRef(cmp.DiffArtifact, base), Approved: cmp.ApprovedAt != nil, ApprovedAt: cmp.ApprovedAt}
 		}
 		out.Comparisons = &cs
+		ns := make([]notificationView, len(r.Notifications))
+		for i, n := range r.Notifications {
+			ns[i] = notificationView{ID: n.ID, Channel: n.ChannelID, Kind: n.Kind, Reason: n.Reason, Status: n.Status,
+				Attempts: n.Attempts, LastError: n.LastError, CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt, DeliveredAt: n.DeliveredAt}
+		}
+		out.Notifications = &ns
 	}
 	return out
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/events"
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/notify"
 	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/regression"
@@ -156,6 +157,17 @@ func openDeps(ctx context.Context, cfg apiConfig, log *slog.Logger) (_ *deps, er
 	} else if len(applied) > 0 {
 		log.Info("migrations applied", "versions", applied)
 	}
+	// Suites' vcs tokens and notify channels are sealed at rest: tokens
+	// stored in plaintext before, or sealed under a key now old, are sealed
+	// again under the current key.
+	d.store.SetSealer(cfg.Sealer)
+	if n, err := d.store.SealSuiteSecrets(ctx); err != nil {
+		log.Warn("seal suites' secrets", "err", err)
+	} else if n > 0 && cfg.Sealer == nil {
+		log.Warn("suites hold vcs tokens in plaintext: set SNAPQ_SECRET_KEY to encrypt them", "suites", n)
+	} else if n > 0 {
+		log.Info("suites' secrets sealed under the current key", "suites", n, "key_id", cfg.Sealer.KeyID())
+	}
 	if d.objects, err = artifacts.New(ctx, cfg.S3); err != nil {
 		return nil, err
 	}
@@ -282,6 +294,7 @@ func startLoops(ctx context.Context, cfg apiConfig, d *deps, log *slog.Logger) (
 	rec := &jobs.Reconciler{Repo: st, Queue: tasks, Logger: log, Grace: cfg.ReconcileGrace, Steps: []jobs.ReconcileStep{
 		webhook.ReconcileStep(st, tasks, cfg.ReconcileGrace),
 		regression.ReconcileStep(st, tasks),
+		notify.ReconcileStep(st, tasks, log.With("component", "notify")),
 	}}
 	if cfg.SweepInterval > 0 {
 		// Objects of jobs that failed after uploading, and content objects no

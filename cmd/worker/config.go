@@ -15,6 +15,7 @@ import (
 	"github.com/snapq/snapq/cmd/internal/env"
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/notify"
 	"github.com/snapq/snapq/webhook"
 )
 
@@ -78,6 +79,14 @@ type workerConfig struct {
 	// Thumbnails stores a 320 px JPEG preview of each job's first screenshot
 	// and each diff (SNAPQ_THUMBNAILS, default true).
 	Thumbnails bool
+	// SMTP is the mail server of email notifications: SNAPQ_SMTP_ADDR
+	// (host:port; unset: email is off), SNAPQ_SMTP_FROM, SNAPQ_SMTP_USERNAME,
+	// SNAPQ_SMTP_PASSWORD and SNAPQ_SMTP_TLS (auto: STARTTLS when offered,
+	// the default; starttls: required; tls: from the first byte).
+	SMTP notify.SMTPConfig
+	// PublicURL is the api's public base URL (SNAPQ_PUBLIC_URL), for links
+	// in notifications of runs not started through the api (scheduled).
+	PublicURL string
 }
 
 // loadWorkerConfig reads every SNAPQ_* variable the worker uses and validates
@@ -129,6 +138,11 @@ func loadWorkerConfig() (workerConfig, error) {
 	c.ContentAddressed = r.Bool("SNAPQ_CONTENT_ADDRESSED", true)
 	c.Thumbnails = r.Bool("SNAPQ_THUMBNAILS", true)
 
+	c.SMTP = notify.SMTPConfig{Addr: r.String("SNAPQ_SMTP_ADDR", ""), From: r.String("SNAPQ_SMTP_FROM", ""),
+		Username: r.String("SNAPQ_SMTP_USERNAME", ""), Password: r.String("SNAPQ_SMTP_PASSWORD", ""),
+		TLS: r.String("SNAPQ_SMTP_TLS", notify.SMTPAuto)}
+	c.PublicURL = r.String("SNAPQ_PUBLIC_URL", "")
+
 	c.MetricsAddr = r.String("SNAPQ_METRICS_ADDR", "")
 	c.PprofAddr = r.String("SNAPQ_PPROF_ADDR", "")
 
@@ -155,7 +169,7 @@ func loadWorkerConfig() (workerConfig, error) {
 		egressErr = fmt.Errorf("SNAPQ_EGRESS_PROXY_LISTEN=%s, SNAPQ_EGRESS_PROXY_ADVERTISE=%s: %w", c.Egress.Listen, c.Egress.Advertise, egressErr)
 	}
 	if err := errors.Join(concErr, fairErr, r.Err(), allowErr, c.S3.Validate(),
-		cc.Validate(), egressErr, c.Webhook.Validate()); err != nil {
+		cc.Validate(), egressErr, c.Webhook.Validate(), c.SMTP.Validate()); err != nil {
 		return workerConfig{}, err
 	}
 	return c, nil

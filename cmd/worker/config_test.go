@@ -16,6 +16,7 @@ import (
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/capture"
 	"github.com/snapq/snapq/egress"
+	"github.com/snapq/snapq/notify"
 	"github.com/snapq/snapq/webhook"
 )
 
@@ -75,6 +76,7 @@ func defaultWorkerConfig(chrome string) workerConfig {
 		HostConcurrency:  4,
 		ContentAddressed: true,
 		Thumbnails:       true,
+		SMTP:             notify.SMTPConfig{TLS: notify.SMTPAuto},
 	}
 }
 
@@ -114,6 +116,8 @@ func TestLoadWorkerConfig(t *testing.T) {
 				"SNAPQ_CHROME_USER=chrome", "SNAPQ_CHROME_SITE_ISOLATION=true",
 				"SNAPQ_EGRESS_ALLOW_CIDRS=127.0.0.2/32, 10.1.0.0/16",
 				"SNAPQ_METRICS_ADDR=127.0.0.1:9101", "SNAPQ_PPROF_ADDR=127.0.0.1:6060",
+				"SNAPQ_SMTP_ADDR=mail.example.com:587", "SNAPQ_SMTP_FROM=snapq@example.com", "SNAPQ_SMTP_USERNAME=u",
+				"SNAPQ_SMTP_PASSWORD=p", "SNAPQ_SMTP_TLS=starttls", "SNAPQ_PUBLIC_URL=https://snapq.example.com",
 			},
 			want: func(c *workerConfig) {
 				c.LogLevel = slog.LevelWarn
@@ -130,6 +134,8 @@ func TestLoadWorkerConfig(t *testing.T) {
 				c.Capture.ChromeUser, c.Capture.SiteIsolation = "chrome", true
 				c.EgressAllow = []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32"), netip.MustParsePrefix("10.1.0.0/16")}
 				c.MetricsAddr, c.PprofAddr = "127.0.0.1:9101", "127.0.0.1:6060"
+				c.SMTP = notify.SMTPConfig{Addr: "mail.example.com:587", From: "snapq@example.com", Username: "u", Password: "p", TLS: "starttls"}
+				c.PublicURL = "https://snapq.example.com"
 			},
 		},
 		{
@@ -240,6 +246,12 @@ func TestLoadWorkerConfigErrors(t *testing.T) {
 			name: "webhook out of range",
 			env:  []string{"SNAPQ_WEBHOOK_MAX_RETRY=26", "SNAPQ_WEBHOOK_TIMEOUT=500ms"},
 			want: []string{"SNAPQ_WEBHOOK_MAX_RETRY=26: want 0 to 25", "SNAPQ_WEBHOOK_TIMEOUT=500ms: want 1s to 2m0s"},
+		},
+		{
+			name: "smtp",
+			env:  []string{"SNAPQ_SMTP_ADDR=mail.example.com", "SNAPQ_SMTP_TLS=ssl", "SNAPQ_SMTP_USERNAME=u"},
+			want: []string{"SNAPQ_SMTP_ADDR=mail.example.com: want host:port", "SNAPQ_SMTP_FROM is required with SNAPQ_SMTP_ADDR",
+				"SNAPQ_SMTP_TLS=ssl: want auto, starttls or tls", "set both SNAPQ_SMTP_USERNAME and SNAPQ_SMTP_PASSWORD, or neither"},
 		},
 		{
 			name: "chromium missing",

@@ -24,6 +24,7 @@ import (
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/events"
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/notify"
 	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/regression"
@@ -136,6 +137,7 @@ func openDeps(ctx context.Context, cfg workerConfig, log *slog.Logger) (_ *deps,
 	if d.store, err = store.Open(ctx, cfg.DatabaseURL); err != nil {
 		return nil, err
 	}
+	d.store.SetSealer(cfg.Sealer) // suites' vcs tokens and notify channels
 	defer func() {
 		if err != nil {
 			d.close()
@@ -213,9 +215,10 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 			d.dispatch.AfterFinal},
 		Hosts: d.hosts, HostConcurrency: cfg.HostConcurrency, Uploads: metrics.upload,
 		Auth: sessions}
+	planner := &notify.Planner{Repo: st, Queue: tasks, Logger: log.With("component", "notify")}
 	cmp := &regression.Comparer{Repo: st, Store: d.objects, Logger: regLog,
 		RunFinished: []func(context.Context, *regression.Run){func(ctx context.Context, r *regression.Run) { announce.Batch(ctx, r.BatchID) },
-			regression.ReportRun(tasks, regLog)}}
+			regression.ReportRun(tasks, regLog), planner.RunFinished}}
 	if cfg.ContentAddressed {
 		h.Content, cmp.Content = d.objects, d.objects
 	}
@@ -239,6 +242,12 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 	// Commit statuses and pull request comments go through the egress guard too.
 	rep := &regression.Reporter{Repo: st, HTTP: d.guard.HTTPClient(cfg.Webhook.Timeout), Logger: regLog}
 	queue.Register(mux, rep.Run)
+	// Notifications: chat and webhook channels, and the SMTP connection, go
+	// through the egress guard too.
+	nh := &notify.Handler{Repo: st, HTTP: d.guard.HTTPClient(cfg.Webhook.Timeout), Timeout: cfg.Webhook.Timeout,
+		Mail: &notify.Mailer{Config: cfg.SMTP, Dial: d.guard.DialContext}, PublicURL: cfg.PublicURL,
+		Logger: log.With("component", "notify")}
+	queue.Register(mux, nh.Run)
 	return mux
 }
 

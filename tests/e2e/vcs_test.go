@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // ghRequest is one request the fake GitHub API received.
@@ -93,7 +96,8 @@ func commentsOf(reqs []ghRequest) []ghRequest {
 // shown.
 func TestGitHubStatuses(t *testing.T) {
 	t.Parallel()
-	s := startStack(t)
+	// The token is stored sealed with SNAPQ_SECRET_KEY.
+	s := startStack(t, "SNAPQ_SECRET_KEY="+secretKey(t))
 	gh := &fakeGitHub{}
 	api := httptest.NewServer(gh)
 	t.Cleanup(api.Close)
@@ -113,6 +117,21 @@ func TestGitHubStatuses(t *testing.T) {
 		t.Fatalf("the suite shows its token: %s", raw)
 	}
 	id := suite["id"].(string)
+	// The database holds the token only as ciphertext.
+	conn, err := pgx.Connect(context.Background(), s.stackDB())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var plain *string
+	var sealed []byte
+	if err := conn.QueryRow(context.Background(), `SELECT vcs_token, vcs_token_sealed FROM suites WHERE id = $1`, id).
+		Scan(&plain, &sealed); err != nil {
+		t.Fatal(err)
+	}
+	if plain != nil || len(sealed) < 20 || strings.Contains(string(sealed), "ghp_secret") {
+		t.Fatalf("stored token: plaintext %v, sealed %q", plain, sealed)
+	}
 	main := s.waitRun(s.startRun(id), 2*time.Minute)
 	if code := s.do("POST", "/v1/runs/"+main.ID+"/approve", map[string]any{"all": true}, nil); code != http.StatusOK {
 		t.Fatalf("approve main: %d", code)

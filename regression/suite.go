@@ -672,12 +672,12 @@ type Comparison struct {
 
 // Baseline is one version of the approved image of a target, viewport and segment.
 type Baseline struct {
-	ID           string
-	SuiteID      string
-	Target       string
-	Viewport     string
-	Segment      int
-	Version      int
+	ID       string
+	SuiteID  string
+	Target   string
+	Viewport string
+	Segment  int
+	Version  int
 	// Checkpoint is the screenshot action's name, "" for the final screenshot.
 	Checkpoint   string
 	Artifact     *jobs.Artifact // nil: this version removed the segment

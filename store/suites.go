@@ -597,14 +597,14 @@ func (s *Store) Approve(ctx context.Context, runID string, a regression.Approval
 		// In aligned mode the baseline is one page cut into segments: approving
 		// a change of a capture also approves the capture's segments whose
 		// content only moved (and removes baseline segments past its end), so
-		// the baseline segments stay one consistent page.
+		// the baseline segments stay one consistent page (of the same checkpoint).
 		rows, err := tx.Query(ctx, `WITH picked AS (
-				SELECT id, job_id FROM comparisons WHERE run_id = $1 AND approved_at IS NULL
+				SELECT id, job_id, checkpoint FROM comparisons WHERE run_id = $1 AND approved_at IS NULL
 				AND status IN ('failed', 'new', 'missing') AND ($2 OR target = ANY($3::text[]) OR id = ANY($4::uuid[])))
 			SELECT id, target, viewport, segment, status, coalesce(current_artifact_id::text, ''), checkpoint
 			FROM comparisons WHERE id IN (SELECT id FROM picked)
 			OR (run_id = $1 AND approved_at IS NULL AND diff_mode = 'aligned' AND status = 'passed'
-				AND (shifted_px <> 0 OR current_artifact_id IS NULL) AND job_id IN (SELECT job_id FROM picked))`,
+				AND (shifted_px <> 0 OR current_artifact_id IS NULL) AND (job_id, checkpoint) IN (SELECT job_id, checkpoint FROM picked))`,
 			runID, a.All, nonNil(a.Targets), nonNil(a.Comparisons))
 		if err != nil {
 			return err

@@ -189,6 +189,14 @@ func (s *Sessions) loginLocked(ctx context.Context, p *Profile, job *jobs.Job, v
 		return cur, s.seed(p, sealed, req)
 	}
 	st, log, err := s.Login(ctx, p)
+	if errors.Is(err, errLoginBrowser) {
+		// The browser, not the recipe, failed (a crash, no slot on a loaded
+		// machine): no failure is recorded or announced, and the job is
+		// retried like any transient failure instead of failing auth_failed.
+		s.logger().Warn("auth profile login interrupted by the browser; the job will retry", "auth_profile", p.Name,
+			"profile_id", p.ID, "err", err.Error())
+		return 0, fmt.Errorf("auth profile %q: %w", p.Name, err)
+	}
 	if err != nil {
 		msg := err.Error()
 		s.logger().Warn("auth profile login failed", "auth_profile", p.Name, "profile_id", p.ID, "err", msg)
@@ -259,7 +267,11 @@ func (s *Sessions) Login(ctx context.Context, p *Profile) (*capture.StorageState
 			if ce.Result != nil {
 				log = maskLog(ce.Result.Log, secrets)
 			}
-			return nil, log, errors.New(Mask(ce.Code+": "+ce.Message, secrets))
+			msg := Mask(ce.Code+": "+ce.Message, secrets)
+			if browserFailure(ce.Code) {
+				return nil, log, fmt.Errorf("%s: %w", msg, errLoginBrowser)
+			}
+			return nil, log, errors.New(msg)
 		}
 		return nil, nil, errors.New(Mask(err.Error(), secrets))
 	}
@@ -277,6 +289,19 @@ func (s *Sessions) Login(ctx context.Context, p *Profile) (*capture.StorageState
 		return nil, log, errors.New("the login produced no storage state")
 	}
 	return res.State, log, nil
+}
+
+// errLoginBrowser marks a login the browser, not the recipe, ended.
+var errLoginBrowser = errors.New("the login's browser failed")
+
+// browserFailure reports whether a capture failure code is the browser's
+// (transient), not the site's or the recipe's.
+func browserFailure(code string) bool {
+	switch code {
+	case capture.CodeBrowserCrashed, capture.CodeBrowserUnavailable, capture.CodeInternal, capture.CodeCanceled:
+		return true
+	}
+	return false
 }
 
 // Test runs p's recipe now, outside any job, and stores the login it made

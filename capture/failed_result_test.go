@@ -132,3 +132,34 @@ func TestPageTextCapped(t *testing.T) {
 		checkMessage(t, "title", res.Title)
 	})
 }
+
+// A request that keeps its checkpoints (a suite journey) fails with the images its
+// screenshot actions took before the failed one; any other request fails with none.
+func TestFailedJobKeepsCheckpoints(t *testing.T) {
+	b := sharedBrowser(t)
+	srv := actionsSite(t)
+	for _, keep := range []bool{true, false} {
+		t.Run(fmt.Sprint("keep=", keep), func(t *testing.T) {
+			req := Request{URL: srv.URL + "/widgets", Name: "w", Screenshot: Screenshot{Mode: ModeViewport}, KeepCheckpoints: keep,
+				Actions: []Action{
+					{Type: ActionScreenshot, Name: "first", Screenshot: Screenshot{Mode: ModeViewport, Format: FormatPNG}},
+					{Type: ActionWaitForSelector, Selector: "#never", Timeout: 300 * time.Millisecond},
+					{Type: ActionScreenshot, Name: "second", Screenshot: Screenshot{Mode: ModeViewport, Format: FormatPNG}},
+				}}
+			_, err := capture(t, b, req)
+			ce := wantCode(t, err, CodeActionFailed, false)
+			if ce == nil || ce.Result == nil {
+				t.Fatalf("err %v carries no result", err)
+			}
+			var names []string
+			for _, img := range ce.Result.Images {
+				names = append(names, img.Name)
+			}
+			want := []string{"w-first.png"}
+			if !keep {
+				want = nil
+			}
+			diff(t, "kept images", want, names)
+		})
+	}
+}

@@ -90,11 +90,15 @@ func (j *job) step(name string, run func() *Error) *Error {
 	return err
 }
 
-// failedResult is a copy of what the job found before it failed, without images or files,
-// with the main document's status and URL when a response arrived.
+// failedResult is a copy of what the job found before it failed, without images (unless
+// the request keeps its checkpoints: then the images of the screenshot actions that ran) or
+// files, with the main document's status and URL when a response arrived.
 func (j *job) failedResult() *Result {
 	r := *j.res
-	r.Images, r.Files = nil, nil
+	if !j.req.KeepCheckpoints {
+		r.Images = nil
+	}
+	r.Files = nil
 	r.Log = slices.Clone(r.Log)
 	r.Timings = maps.Clone(r.Timings)
 	if st, _ := j.t.state(); st.sawDocument {

@@ -101,6 +101,10 @@ type Request struct {
 	// MaskSelectors: the boxes of matching elements are reported in
 	// Result.Masks, for a comparison to leave out (stabilize.go).
 	MaskSelectors []string
+	// KeepCheckpoints keeps, when the job fails, the images its screenshot
+	// actions took before the failure (Error.Result.Images): a suite's journey
+	// still compares the checkpoints it reached.
+	KeepCheckpoints bool
 	// Limits bound the job's images and artifacts (budget.go); zero fields take the defaults.
 	Limits Limits
 	// State seeds the tab's fresh browser context before the navigation (state.go): an auth

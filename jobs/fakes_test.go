@@ -24,13 +24,14 @@ import (
 // contracts documented on the interfaces (and honoured by store.Store), so a
 // test reads the outcome a user would see: rows, tasks and objects.
 var (
-	_ jobs.BatchStore     = (*memStore)(nil)
-	_ jobs.JobStore       = (*memStore)(nil)
-	_ jobs.ReconcileStore = (*memStore)(nil)
-	_ jobs.Queue          = (*memQueue)(nil)
-	_ jobs.Renderer       = (*fakeRenderer)(nil)
-	_ jobs.ArtifactStore  = (*memBucket)(nil)
-	_ jobs.ObjectLister   = (*memBucket)(nil)
+	_ jobs.BatchStore       = (*memStore)(nil)
+	_ jobs.JobStore         = (*memStore)(nil)
+	_ jobs.ReconcileStore   = (*memStore)(nil)
+	_ jobs.Queue            = (*memQueue)(nil)
+	_ jobs.Renderer         = (*fakeRenderer)(nil)
+	_ jobs.CheckpointFailer = (*memStore)(nil)
+	_ jobs.ArtifactStore    = (*memBucket)(nil)
+	_ jobs.ObjectLister     = (*memBucket)(nil)
 )
 
 // env is one test's world: the fakes and the domain types wired to them.
@@ -351,6 +352,19 @@ func (m *memStore) FailJob(ctx context.Context, id string, attempt int, e jobs.J
 	j.Status, j.ErrorCode, j.ErrorMessage, j.Result, j.UpdatedAt = jobs.StatusQueued, e.Code, e.Message, result, now
 	if final {
 		j.Status, j.FinishedAt = jobs.StatusFailed, &now
+	}
+	return nil
+}
+
+// FailJobWithArtifacts implements jobs.CheckpointFailer.
+func (m *memStore) FailJobWithArtifacts(ctx context.Context, id string, attempt int, e jobs.JobError, result *jobs.Result, arts []*jobs.Artifact) error {
+	if err := m.FailJob(ctx, id, attempt, e, result, true); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if j := m.byID[id]; j != nil && j.Status == jobs.StatusFailed && j.Attempts == attempt {
+		m.artifacts[id] = slices.Clone(arts)
 	}
 	return nil
 }

@@ -106,7 +106,7 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 		// task back to the queue as it stops: whatever the capture made of
 		// the interruption, the job is not done with.
 		interrupted := errors.Is(ctx.Err(), context.Canceled)
-		return h.fail(ctx, log, job, begin, jerr, (lastAttempt || !jerr.retryable) && !interrupted)
+		return h.fail(ctx, log, job, begin, jerr, (lastAttempt || !jerr.retryable) && !interrupted, arts...)
 	}
 	result.TimingsMS["total"] = time.Since(begin).Milliseconds()
 	cctx, cancel := Bookkeeping(ctx)
@@ -219,8 +219,11 @@ func (h *Handler) deleteOtherAttempts(ctx context.Context, log *slog.Logger, job
 // fail records a failed attempt, with what it found before failing (begin is
 // when it started); final marks the job failed and tells the queue not to
 // retry. The message is capped: a vendor's error text can be long too.
-func (h *Handler) fail(ctx context.Context, log *slog.Logger, job *Job, begin time.Time, jerr *jobError, final bool) error {
-	if err := h.record(ctx, log, job, begin, jerr, final); err != nil {
+//
+// kept are the uploaded checkpoints of a failed journey (keepCheckpoints),
+// stored with the job when the failure is final and deleted otherwise.
+func (h *Handler) fail(ctx context.Context, log *slog.Logger, job *Job, begin time.Time, jerr *jobError, final bool, kept ...*Artifact) error {
+	if err := h.record(ctx, log, job, begin, jerr, final, kept...); err != nil {
 		return err
 	}
 	if final {
@@ -231,7 +234,7 @@ func (h *Handler) fail(ctx context.Context, log *slog.Logger, job *Job, begin ti
 }
 
 // record writes a failed attempt down (fail without the queue's answer).
-func (h *Handler) record(ctx context.Context, log *slog.Logger, job *Job, begin time.Time, jerr *jobError, final bool) error {
+func (h *Handler) record(ctx context.Context, log *slog.Logger, job *Job, begin time.Time, jerr *jobError, final bool, kept ...*Artifact) error {
 	jerr.Message = capture.CapMessage(jerr.Message)
 	log.Warn("job attempt failed", "code", jerr.Code, "err", jerr.Message, "final", final)
 	if jerr.result != nil {
@@ -241,6 +244,14 @@ func (h *Handler) record(ctx context.Context, log *slog.Logger, job *Job, begin 
 	// timeout): the row must not stay "running".
 	rctx, cancel := Bookkeeping(ctx)
 	defer cancel()
+	if cf, ok := h.Repo.(CheckpointFailer); ok && final && len(kept) > 0 {
+		if err := cf.FailJobWithArtifacts(rctx, job.ID, job.Attempts, jerr.JobError, jerr.result, kept); err != nil {
+			h.deleteObjects(rctx, log, kept)
+			return fmt.Errorf("record failure of job %s: %w", job.ID, err)
+		}
+		return nil
+	}
+	h.deleteObjects(rctx, log, kept) // kept only with a final failure
 	if err := h.Repo.FailJob(rctx, job.ID, job.Attempts, jerr.JobError, jerr.result, final); err != nil {
 		return fmt.Errorf("record failure of job %s: %w", job.ID, err)
 	}
@@ -263,6 +274,15 @@ type jobError struct {
 	// result is what a failed capture found (capture.Error.Result), or nil:
 	// a failure after the capture (an upload) stores no result.
 	result *Result
+}
+
+// CheckpointFailer is a Repository that can store artifacts with a failed
+// job (store.Store): the checkpoints a suite journey reached before a step
+// failed (Options.KeepCheckpoints).
+type CheckpointFailer interface {
+	// FailJobWithArtifacts is FailJob with final=true that also replaces the
+	// job's artifact rows with arts, in the same transaction.
+	FailJobWithArtifacts(ctx context.Context, id string, attempt int, e JobError, result *Result, arts []*Artifact) error
 }
 
 // run captures the page, gives the host's slot back (releaseHost) and
@@ -290,10 +310,12 @@ func (h *Handler) run(ctx context.Context, job *Job, releaseHost func()) (*Resul
 		var ce *capture.Error
 		if errors.As(err, &ce) {
 			var partial *Result
+			var kept []*Artifact
 			if ce.Result != nil {
 				partial = newResult(ce.Result)
+				kept = h.keepCheckpoints(ctx, job, ce.Result)
 			}
-			return nil, nil, &jobError{JobError{Code: ce.Code, Message: ce.Message}, ce.Retryable, partial}
+			return nil, kept, &jobError{JobError{Code: ce.Code, Message: ce.Message}, ce.Retryable, partial}
 		}
 		if ctx.Err() != nil {
 			return nil, nil, &jobError{JobError{Code: capture.CodeNavigationTimeout, Message: "the job was interrupted: " + ctx.Err().Error()}, true, nil}
@@ -307,14 +329,12 @@ func (h *Handler) run(ctx context.Context, job *Job, releaseHost func()) (*Resul
 	upStart := time.Now()
 	arts := make([]*Artifact, 0, len(res.Images)+len(res.Files))
 	for _, img := range res.Images {
-		obj, err := h.put(ctx, AttemptKey(job, img.Name), img.Data, img.ContentType, artifacts.PutOptions{})
+		a, err := h.putImage(ctx, job, img)
 		if err != nil {
 			h.uploadFailed(ctx, job, arts, err)
 			return nil, nil, uploadError(ctx, img.Name, err)
 		}
-		arts = append(arts, &Artifact{ID: NewID(), JobID: job.ID, Kind: KindScreenshot, Name: img.Name, Seq: img.Index,
-			ObjectKey: obj.Key, ContentType: img.ContentType, Bytes: obj.Bytes, Width: img.Width, Height: img.Height,
-			SHA256: obj.SHA256, CRC32: crc32.ChecksumIEEE(img.Data)})
+		arts = append(arts, a)
 	}
 	if len(arts) > 0 && !h.SkipThumbnails {
 		arts[0].Thumbnail = h.thumbnail(ctx, job, res.Images[0].Name, res.Images[0].Data)
@@ -347,6 +367,37 @@ func (h *Handler) run(ctx context.Context, job *Job, releaseHost func()) (*Resul
 	result.MarkdownChars, result.MarkdownTruncated = mdChars, mdTruncated
 	result.TimingsMS["upload"] = time.Since(upStart).Milliseconds()
 	return result, arts, nil
+}
+
+// putImage stores one image of the capture and returns its artifact.
+func (h *Handler) putImage(ctx context.Context, job *Job, img capture.Image) (*Artifact, error) {
+	obj, err := h.put(ctx, AttemptKey(job, img.Name), img.Data, img.ContentType, artifacts.PutOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return &Artifact{ID: NewID(), JobID: job.ID, Kind: KindScreenshot, Name: img.Name, Seq: img.Index,
+		ObjectKey: obj.Key, ContentType: img.ContentType, Bytes: obj.Bytes, Width: img.Width, Height: img.Height,
+		SHA256: obj.SHA256, CRC32: crc32.ChecksumIEEE(img.Data)}, nil
+}
+
+// keepCheckpoints uploads the images a failed capture kept (a suite journey's
+// checkpoints before the failed step, capture.Request.KeepCheckpoints), for
+// fail to store with the failed job. An image that cannot be uploaded is left
+// out: its checkpoint then shows as an error.
+func (h *Handler) keepCheckpoints(ctx context.Context, job *Job, res *capture.Result) []*Artifact {
+	if !job.Options.KeepCheckpoints || len(res.Images) == 0 {
+		return nil
+	}
+	var out []*Artifact
+	for _, img := range res.Images {
+		a, err := h.putImage(ctx, job, img)
+		if err != nil {
+			h.logger().Warn("upload a checkpoint of a failed job", "job_id", job.ID, "name", img.Name, "err", err)
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // put stores one artifact's bytes: content-addressed when h.Content is set

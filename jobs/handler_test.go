@@ -416,6 +416,46 @@ func TestHandlerFailedJobKeepsLog(t *testing.T) {
 	}
 }
 
+// A suite journey's job (KeepCheckpoints) that fails at a step keeps the
+// images its screenshot actions took before it, stored with the failed job;
+// any other job stores none.
+func TestHandlerFailedJourneyKeepsCheckpoints(t *testing.T) {
+	t.Parallel()
+	for _, keep := range []bool{true, false} {
+		t.Run(fmt.Sprint("keep=", keep), func(t *testing.T) {
+			t.Parallel()
+			e := setup(t)
+			j := &jobs.Job{ID: jobs.NewID(), BatchID: jobs.NewID(), URL: "https://a.example/docs", Name: "a.example-docs",
+				Options: jobs.DefaultOptions(), Status: jobs.StatusQueued}
+			j.Options.KeepCheckpoints = keep
+			e.store.add(j)
+			e.renderer.err = &capture.Error{Code: capture.CodeActionFailed, Message: "action 2 (click) failed",
+				Result: &capture.Result{Images: []capture.Image{{Name: "a.example-docs-list.png", Index: 1,
+					ContentType: "image/png", Data: []byte("list"), Width: 800, Height: 600}},
+					Log: []capture.LogEntry{{Index: 0, Type: "screenshot", Target: "list", OK: true},
+						{Index: 2, Type: "click", Target: "#next", Error: "no element"}}}}
+			if err := e.h.Process(context.Background(), j.ID, false); !errors.Is(err, jobs.ErrNoRetry) {
+				t.Fatalf("Process = %v, want a final failure", err)
+			}
+			got := e.store.job(t, j.ID)
+			arts := e.store.artifactsOf(j.ID)
+			if got.Status != jobs.StatusFailed || got.ErrorCode != capture.CodeActionFailed {
+				t.Fatalf("job %s %s, want failed action_failed", got.Status, got.ErrorCode)
+			}
+			objects := len(e.bucket.snapshot())
+			if !keep {
+				if len(arts) != 0 || objects != 0 {
+					t.Fatalf("a job without checkpoints kept %d artifacts, %d objects", len(arts), objects)
+				}
+				return
+			}
+			if len(arts) != 1 || arts[0].Name != "a.example-docs-list.png" || arts[0].Width != 800 || objects != 1 {
+				t.Fatalf("kept artifacts %+v, %d objects; want the list checkpoint", arts, objects)
+			}
+		})
+	}
+}
+
 // A retry that fails before the capture found anything leaves no result of
 // an earlier attempt behind, and an error's message is capped.
 func TestHandlerFailureClearsOldResultAndCapsMessage(t *testing.T) {

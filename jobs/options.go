@@ -149,6 +149,10 @@ type Options struct {
 	// MaskSelectors are a suite's ignore selectors: their boxes are measured
 	// before the capture and masked in the comparison.
 	MaskSelectors []string `json:"mask_selectors,omitempty"`
+	// KeepCheckpoints stores, when a required action fails, the images the
+	// screenshot actions before it took (a suite's journey checkpoints); set
+	// by suite runs, not by the API.
+	KeepCheckpoints bool `json:"keep_checkpoints,omitempty"`
 	// HostConcurrency is the host cap the worker applies (hostcap.go); 0,
 	// as in jobs stored before it existed, means the worker's default.
 	HostConcurrency int `json:"host_concurrency,omitempty"`
@@ -345,6 +349,7 @@ func (o Options) CaptureRequest(url, name string) capture.Request {
 	// actions.go
 	r.Actions, r.ActionsTimeout = captureActions(o.Actions), o.actionsTimeout()
 	r.Stabilize, r.MaskSelectors = o.Stabilize, o.MaskSelectors
+	r.KeepCheckpoints = o.KeepCheckpoints
 	r.IgnoreHTTPSErrors = o.IgnoreHTTPSErrors
 	return r
 }

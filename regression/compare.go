@@ -96,19 +96,9 @@ func (c *Comparer) Compare(ctx context.Context, jobID string) error {
 	if err != nil {
 		return fmt.Errorf("load baselines: %w", err)
 	}
-	var cs []*Comparison
-	var diffs []*jobs.Artifact
-	if job.Status != jobs.StatusSucceeded {
-		msg := "the capture did not succeed"
-		if job.ErrorCode != "" {
-			msg = job.ErrorCode + ": " + job.ErrorMessage
-		}
-		cs = []*Comparison{{Segment: 1, Status: CompareError, Message: msg}}
-	} else {
-		cs, diffs, err = c.compareSegments(ctx, run, job, bases)
-		if err != nil {
-			return err
-		}
+	cs, diffs, err := c.compareCheckpoints(ctx, run, key, job, bases)
+	if err != nil {
+		return err
 	}
 	for _, cmp := range cs {
 		cmp.ID, cmp.RunID, cmp.JobID, cmp.Target, cmp.Viewport = jobs.NewID(), run.ID, jobID, key.Target, key.Viewport
@@ -134,23 +124,94 @@ func (c *Comparer) Compare(ctx context.Context, jobID string) error {
 	return nil
 }
 
-// compareSegments pairs the job's images with the baselines by segment index.
-func (c *Comparer) compareSegments(ctx context.Context, run *Run, job *jobs.Job, bases []*Baseline) ([]*Comparison, []*jobs.Artifact, error) {
-	arts, err := c.Repo.ListArtifacts(ctx, job.ID)
-	if err != nil {
-		return nil, nil, fmt.Errorf("list artifacts of job %s: %w", job.ID, err)
+// compareCheckpoints compares each checkpoint of a capture job (checkpoint.go)
+// with its baselines, in order. Of a failed job, the checkpoints whose images
+// it kept are compared and the others are errors naming the failed step; the
+// baselines of a checkpoint the target no longer has are missing.
+func (c *Comparer) compareCheckpoints(ctx context.Context, run *Run, key CaptureKey, job *jobs.Job, bases []*Baseline) ([]*Comparison, []*jobs.Artifact, error) {
+	cps := run.Spec.checkpoints(key.Target, job)
+	succeeded := job.Status == jobs.StatusSucceeded
+	var arts []*jobs.Artifact
+	if succeeded || job.Options.KeepCheckpoints {
+		var err error
+		if arts, err = c.Repo.ListArtifacts(ctx, job.ID); err != nil {
+			return nil, nil, fmt.Errorf("list artifacts of job %s: %w", job.ID, err)
+		}
 	}
-	var shots []*jobs.Artifact
+	shots := map[string][]*jobs.Artifact{}
 	taken := map[string]bool{} // the capture's artifact names; a diff image must not reuse one
 	for _, a := range arts {
-		if a.Kind == jobs.KindScreenshot && isSegment(job.Name, a.Name) {
-			shots = append(shots, a)
+		if a.Kind == jobs.KindScreenshot {
+			if cp, ok := checkpointOf(job.Name, a.Name); ok {
+				shots[cp] = append(shots[cp], a)
+			}
 		}
 		if a.Kind != KindDiff {
 			taken[a.Name] = true
 		}
 	}
-	sort.Slice(shots, func(i, j int) bool { return shots[i].Seq < shots[j].Seq })
+	byCP := map[string][]*Baseline{}
+	for _, b := range bases {
+		byCP[b.Checkpoint] = append(byCP[b.Checkpoint], b)
+	}
+	var failed *int
+	var failMsg string
+	if !succeeded {
+		failed, failMsg = failedStep(job)
+	}
+	var cs []*Comparison
+	var diffs []*jobs.Artifact
+	listed := map[string]bool{}
+	for _, cp := range cps {
+		listed[cp.name] = true
+		got := shots[cp.name]
+		sort.Slice(got, func(i, j int) bool { return got[i].Seq < got[j].Seq })
+		var out []*Comparison
+		switch {
+		case !succeeded && (cp.final() || len(got) == 0):
+			out = []*Comparison{{Segment: 1, Status: CompareError, Message: failMsg, FailedStep: failed}}
+		case len(got) == 0:
+			out = []*Comparison{{Segment: 1, Status: CompareError, Message: fmt.Sprintf("the screenshot action %d (%s) took no image", cp.step, cp.name)}}
+		default:
+			var ds []*jobs.Artifact
+			var err error
+			if out, ds, err = c.compareSegments(ctx, run, job, cp, got, byCP[cp.name], taken); err != nil {
+				return nil, nil, err
+			}
+			diffs = append(diffs, ds...)
+		}
+		for _, o := range out {
+			o.Checkpoint, o.Step = cp.name, cp.stepRef()
+		}
+		cs = append(cs, out...)
+	}
+	if succeeded {
+		var gone []*Baseline
+		for name, bs := range byCP {
+			if !listed[name] {
+				gone = append(gone, bs...)
+			}
+		}
+		sort.Slice(gone, func(i, j int) bool {
+			if gone[i].Checkpoint != gone[j].Checkpoint {
+				return gone[i].Checkpoint < gone[j].Checkpoint
+			}
+			return gone[i].Segment < gone[j].Segment
+		})
+		for _, b := range gone {
+			cs = append(cs, &Comparison{Checkpoint: b.Checkpoint, Segment: b.Segment, Status: CompareMissing, DiffMode: DiffPixel,
+				Message: "the target no longer has this checkpoint", BaselineID: b.ID, BaselineArtifact: b.Artifact})
+		}
+	}
+	return cs, diffs, nil
+}
+
+// compareSegments pairs the images of one checkpoint with its baselines by
+// segment index. Only the final screenshot is compared aligned and masked by
+// the ignored elements' boxes (measured for it); a screenshot action's
+// checkpoint is masked by the suite's rectangles only.
+func (c *Comparer) compareSegments(ctx context.Context, run *Run, job *jobs.Job, cp checkpoint, shots []*jobs.Artifact,
+	bases []*Baseline, taken map[string]bool) ([]*Comparison, []*jobs.Artifact, error) {
 	bySeg := map[int]*Baseline{}
 	last := len(shots)
 	for _, b := range bases {
@@ -161,7 +222,7 @@ func (c *Comparer) compareSegments(ctx context.Context, run *Run, job *jobs.Job,
 	if scale <= 0 {
 		scale = 1
 	}
-	if run.Spec.Diff.ModeFor(job.Options.Screenshot.Mode) == DiffAligned && len(shots) > 0 {
+	if cp.final() && run.Spec.Diff.ModeFor(job.Options.Screenshot.Mode) == DiffAligned && len(shots) > 0 {
 		if cs, diffs, ok := c.compareAligned(ctx, run, job, shots, bases, taken, scale); ok {
 			return cs, diffs, nil
 		}
@@ -179,7 +240,8 @@ func (c *Comparer) compareSegments(ctx context.Context, run *Run, job *jobs.Job,
 		if cur == nil && base == nil {
 			continue // a gap in the baselines past the page's end
 		}
-		cmp := &Comparison{Segment: seg, CurrentArtifact: cur, Threshold: run.Spec.Threshold, DiffMode: DiffPixel}
+		cmp := &Comparison{Segment: seg, CurrentArtifact: cur, Threshold: run.Spec.Threshold, DiffMode: DiffPixel,
+			Checkpoint: cp.name, Step: cp.stepRef()}
 		if base != nil {
 			cmp.BaselineID, cmp.BaselineArtifact = base.ID, base.Artifact
 		}
@@ -191,9 +253,14 @@ func (c *Comparer) compareSegments(ctx context.Context, run *Run, job *jobs.Job,
 		default:
 			// The ignored elements' boxes where they are now and where they were
 			// when the baseline was captured.
-			rects := ignoreRects(ignoreRects(run.Spec.Ignore.Rects, job.Result), c.baselineResult(ctx, base, seen))
+			rects := run.Spec.Ignore.Rects
+			name := checkpointDiffName(job.Name, cp.name, seg)
+			if cp.final() {
+				rects = ignoreRects(ignoreRects(rects, job.Result), c.baselineResult(ctx, base, seen))
+				name = diffName(job.Name, seg, taken)
+			}
 			mask := maskFor(rects, scale, offsetY)
-			d, err := c.diffOne(ctx, job, cmp, mask, run.Spec, diffName(job.Name, seg, taken))
+			d, err := c.diffOne(ctx, job, cmp, mask, run.Spec, name)
 			if err != nil {
 				cmp.Status, cmp.Message = CompareError, err.Error()
 			} else if d != nil {
@@ -218,6 +285,13 @@ func diffName(jobName string, segment int, taken map[string]bool) string {
 		name = fmt.Sprintf("%s-%03d-diff.png", jobName, segment)
 	}
 	return name
+}
+
+// checkpointDiffName names the diff image of a screenshot action's segment:
+// <job>-<checkpoint>-diff-001.png, which no capture artifact can have (an
+// action's name has no hyphen).
+func checkpointDiffName(jobName, checkpoint string, segment int) string {
+	return fmt.Sprintf("%s-%s-diff-%03d.png", jobName, checkpoint, segment)
 }
 
 // diffOne diffs one segment with its baseline, sets the comparison's numbers
@@ -283,7 +357,11 @@ func (c *Comparer) uploadDiff(ctx context.Context, job *jobs.Job, cmp *Compariso
 		return nil, fmt.Errorf("upload diff image: %w", err)
 	}
 	b := img.Bounds()
-	a := &jobs.Artifact{ID: jobs.NewID(), JobID: job.ID, Kind: KindDiff, Name: name, Seq: 1000 + cmp.Segment,
+	seq := 1000 + cmp.Segment
+	if cmp.Step != nil {
+		seq = 2000 + 100*(*cmp.Step) + cmp.Segment // after the final screenshot's
+	}
+	a := &jobs.Artifact{ID: jobs.NewID(), JobID: job.ID, Kind: KindDiff, Name: name, Seq: seq,
 		ObjectKey: obj.Key, ContentType: "image/png", Bytes: obj.Bytes, Width: b.Dx(), Height: b.Dy(), SHA256: obj.SHA256,
 		CRC32: crc32.ChecksumIEEE(buf.Bytes())}
 	if !c.SkipThumbnails {

@@ -155,6 +155,11 @@ type SuiteTarget struct {
 	Name      string             `json:"name"`
 	Options   *jobs.OptionsInput `json:"options,omitempty"`
 	Viewports []ViewportSize     `json:"viewports,omitempty"`
+	// FinalScreenshot false leaves the page's final screenshot out of the
+	// comparison: the target's checkpoints are its screenshot actions only
+	// (journeys, checkpoint.go). nil or true: the final screenshot is the
+	// target's last checkpoint.
+	FinalScreenshot *bool `json:"final_screenshot,omitempty"`
 }
 
 // ViewportSize is one window size a target is captured at.
@@ -361,7 +366,13 @@ func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration
 				errs.Add("invalid_option", vp+".height", fmt.Sprintf("must be %d-%d", jobs.MinViewportSide, jobs.MaxViewportSide))
 			}
 		}
-		s.Spec.Targets = append(s.Spec.Targets, SuiteTarget{URL: u, Name: name, Options: t.Options, Viewports: t.Viewports})
+		if t.FinalScreenshot != nil && !*t.FinalScreenshot && len(suiteErrs) == 0 {
+			if o, oerrs := jobs.ResolveOptions(in.Options, "options", t.Options, p+".options"); len(oerrs) == 0 && len(checkpointActions(o.Actions)) == 0 {
+				errs.Add("invalid_option", p+".final_screenshot", "a target without its final screenshot needs at least one screenshot action (a checkpoint)")
+			}
+		}
+		s.Spec.Targets = append(s.Spec.Targets, SuiteTarget{URL: u, Name: name, Options: t.Options, Viewports: t.Viewports,
+			FinalScreenshot: t.FinalScreenshot})
 	}
 	s.Spec.Threshold = ratioField(in.Threshold, 0, "threshold", errs)
 	s.Spec.PixelThreshold = ratioField(in.PixelThreshold, DefaultPixelThreshold, "pixel_threshold", errs)
@@ -571,6 +582,7 @@ func (sp SuiteSpec) stabilize(o *jobs.Options) {
 	o.Emulate.ReducedMotion = true
 	o.Wait.Fonts, o.Wait.Images = true, true
 	o.Stabilize = StabilizeRetakes
+	journey(o)
 }
 
 // CaptureKey says which target and viewport a run's capture job shows.
@@ -655,7 +667,16 @@ type Comparison struct {
 	ShiftedPx int
 	// Hunks are the page's non-equal hunks touching the segment (page
 	// coordinates in image pixels: A the baseline, B the current capture).
-	Hunks            []Hunk
+	Hunks []Hunk
+	// Checkpoint is the name of the screenshot action the comparison shows,
+	// "" for the page's final screenshot (checkpoint.go).
+	Checkpoint string
+	// Step is the checkpoint's screenshot action's index in the target's
+	// actions; nil for the final screenshot.
+	Step *int
+	// FailedStep is the index of the action whose failure left this
+	// checkpoint an error (nil: none).
+	FailedStep       *int
 	BaselineID       string
 	BaselineArtifact *jobs.Artifact
 	CurrentArtifact  *jobs.Artifact
@@ -665,12 +686,14 @@ type Comparison struct {
 
 // Baseline is one version of the approved image of a target, viewport and segment.
 type Baseline struct {
-	ID           string
-	SuiteID      string
-	Target       string
-	Viewport     string
-	Segment      int
-	Version      int
+	ID       string
+	SuiteID  string
+	Target   string
+	Viewport string
+	Segment  int
+	Version  int
+	// Checkpoint is the screenshot action's name, "" for the final screenshot.
+	Checkpoint   string
 	Artifact     *jobs.Artifact // nil: this version removed the segment
 	RunID        string
 	RestoredFrom string
@@ -683,7 +706,7 @@ type Baseline struct {
 
 // Key is the baseline's comparison key.
 func (b *Baseline) Key() string {
-	return b.Target + "\x00" + b.Viewport + "\x00" + strconv.Itoa(b.Segment)
+	return b.Target + "\x00" + b.Checkpoint + "\x00" + b.Viewport + "\x00" + strconv.Itoa(b.Segment)
 }
 
 // Approval selects what POST /v1/runs/:id/approve promotes.

@@ -488,18 +488,8 @@ func (s *Store) CompleteJob(ctx context.Context, id string, attempt int, result 
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM artifacts WHERE job_id = $1`, id); err != nil {
+		if err := replaceArtifacts(ctx, tx, id, arts); err != nil {
 			return err
-		}
-		for _, a := range arts {
-			if _, err := tx.Exec(ctx, `INSERT INTO artifacts (id, job_id, kind, name, seq, object_key, content_type,
-				bytes, width, height, sha256, crc32) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULLIF($12::bigint, 0))`,
-				a.ID, id, a.Kind, a.Name, a.Seq, a.ObjectKey, a.ContentType, a.Bytes, a.Width, a.Height, a.SHA256, int64(a.CRC32)); err != nil {
-				return artifactInsertError("artifact", a.Name, err)
-			}
-			if err := insertThumbnail(ctx, tx, a); err != nil {
-				return err
-			}
 		}
 		ok = true
 		return finishBatch(ctx, tx, batchID)
@@ -511,6 +501,24 @@ func (s *Store) CompleteJob(ctx context.Context, id string, attempt int, result 
 		s.publishJobs(ctx, batchID, jobChanged{id: id, name: name, url: url, status: jobs.StatusSucceeded, attempt: attempt})
 	}
 	return ok, nil
+}
+
+// replaceArtifacts replaces the artifact rows of job id with arts.
+func replaceArtifacts(ctx context.Context, tx pgx.Tx, id string, arts []*jobs.Artifact) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM artifacts WHERE job_id = $1`, id); err != nil {
+		return err
+	}
+	for _, a := range arts {
+		if _, err := tx.Exec(ctx, `INSERT INTO artifacts (id, job_id, kind, name, seq, object_key, content_type,
+			bytes, width, height, sha256, crc32) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULLIF($12::bigint, 0))`,
+			a.ID, id, a.Kind, a.Name, a.Seq, a.ObjectKey, a.ContentType, a.Bytes, a.Width, a.Height, a.SHA256, int64(a.CRC32)); err != nil {
+			return artifactInsertError("artifact", a.Name, err)
+		}
+		if err := insertThumbnail(ctx, tx, a); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // artifactInsertError wraps a failed insert of the artifact (what) name; the
@@ -528,6 +536,22 @@ const pgerrUniqueViolation = "23505"
 
 // FailJob implements jobs.Repository.
 func (s *Store) FailJob(ctx context.Context, id string, attempt int, e jobs.JobError, result *jobs.Result, final bool) error {
+	return s.failJob(ctx, id, attempt, e, result, final, nil)
+}
+
+// FailJobWithArtifacts implements jobs.CheckpointFailer.
+func (s *Store) FailJobWithArtifacts(ctx context.Context, id string, attempt int, e jobs.JobError, result *jobs.Result, arts []*jobs.Artifact) error {
+	if arts == nil {
+		arts = []*jobs.Artifact{}
+	}
+	return s.failJob(ctx, id, attempt, e, result, true, arts)
+}
+
+var _ jobs.CheckpointFailer = (*Store)(nil)
+
+// failJob records a failed attempt; a non-nil arts replaces the job's
+// artifact rows in the same transaction.
+func (s *Store) failJob(ctx context.Context, id string, attempt int, e jobs.JobError, result *jobs.Result, final bool, arts []*jobs.Artifact) error {
 	status, finished := jobs.StatusQueued, "NULL"
 	if final {
 		status, finished = jobs.StatusFailed, "now()"
@@ -550,6 +574,11 @@ func (s *Store) FailJob(ctx context.Context, id string, attempt int, e jobs.JobE
 		}
 		if err != nil {
 			return fmt.Errorf("fail job %s: %w", id, err)
+		}
+		if arts != nil {
+			if err := replaceArtifacts(ctx, tx, id, arts); err != nil {
+				return err
+			}
 		}
 		return finishBatch(ctx, tx, batchID)
 	})

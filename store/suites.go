@@ -324,13 +324,14 @@ func (s *Store) ListRuns(ctx context.Context, suiteID string, limit int, cursor 
 
 const comparisonColumns = `id, run_id, job_id, target, viewport, segment, status, diff_pixels, diff_ratio, threshold,
 	message, coalesce(baseline_id::text, ''), coalesce(baseline_artifact_id::text, ''),
-	coalesce(current_artifact_id::text, ''), coalesce(diff_artifact_id::text, ''), approved_at, diff_mode, shifted_px, hunks`
+	coalesce(current_artifact_id::text, ''), coalesce(diff_artifact_id::text, ''), approved_at, diff_mode, shifted_px, hunks,
+	checkpoint, step, failed_step`
 
 // comparisons loads a run's comparisons with their artifacts, in target,
 // viewport and segment order.
 func (s *Store) comparisons(ctx context.Context, runID string) ([]*regression.Comparison, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+comparisonColumns+` FROM comparisons WHERE run_id = $1
-		ORDER BY target, viewport, segment`, runID)
+		ORDER BY target, viewport, step NULLS LAST, checkpoint, segment`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("list comparisons: %w", err)
 	}
@@ -341,7 +342,7 @@ func (s *Store) comparisons(ctx context.Context, runID string) ([]*regression.Co
 		var ref ids
 		err := r.Scan(&c.ID, &c.RunID, &c.JobID, &c.Target, &c.Viewport, &c.Segment, &c.Status, &c.DiffPixels,
 			&c.DiffRatio, &c.Threshold, &c.Message, &c.BaselineID, &ref.base, &ref.cur, &ref.diff, &c.ApprovedAt,
-			&c.DiffMode, &c.ShiftedPx, &c.Hunks)
+			&c.DiffMode, &c.ShiftedPx, &c.Hunks, &c.Checkpoint, &c.Step, &c.FailedStep)
 		refs = append(refs, ref)
 		return &c, err
 	})
@@ -387,7 +388,8 @@ func (s *Store) CaptureOf(ctx context.Context, jobID string) (*regression.Run, r
 const baselineColumns = `b.id, b.suite_id, b.target, b.viewport, b.segment, b.version, coalesce(b.artifact_id::text, ''),
 	coalesce(b.run_id::text, ''), coalesce(b.restored_from::text, ''), b.approved_by, b.approved_at,
 	b.version = (SELECT max(version) FROM baselines o WHERE o.suite_id = b.suite_id AND o.branch = b.branch
-		AND o.target = b.target AND o.viewport = b.viewport AND o.segment = b.segment), b.branch`
+		AND o.target = b.target AND o.checkpoint = b.checkpoint AND o.viewport = b.viewport AND o.segment = b.segment),
+	b.branch, b.checkpoint`
 
 func (s *Store) scanBaselines(ctx context.Context, rows pgx.Rows, err error) ([]*regression.Baseline, error) {
 	if err != nil {
@@ -398,7 +400,7 @@ func (s *Store) scanBaselines(ctx context.Context, rows pgx.Rows, err error) ([]
 		var b regression.Baseline
 		var art string
 		err := r.Scan(&b.ID, &b.SuiteID, &b.Target, &b.Viewport, &b.Segment, &b.Version, &art, &b.RunID,
-			&b.RestoredFrom, &b.ApprovedBy, &b.ApprovedAt, &b.Active, &b.Branch)
+			&b.RestoredFrom, &b.ApprovedBy, &b.ApprovedAt, &b.Active, &b.Branch, &b.Checkpoint)
 		artIDs = append(artIDs, art)
 		return &b, err
 	})
@@ -445,10 +447,10 @@ func (s *Store) artifactsByID(ctx context.Context, ids []string) (map[string]*jo
 // A segment's baseline is the newest version of the first branch that has
 // one; a branch's removal of a segment hides its base's.
 func (s *Store) ActiveBaselines(ctx context.Context, suiteID string, branches []string, key regression.CaptureKey) ([]*regression.Baseline, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+baselineColumns+` FROM (SELECT DISTINCT ON (segment) * FROM baselines
+	rows, err := s.pool.Query(ctx, `SELECT `+baselineColumns+` FROM (SELECT DISTINCT ON (checkpoint, segment) * FROM baselines
 		WHERE suite_id = $1 AND target = $2 AND viewport = $3 AND branch = ANY($4::text[])
-		ORDER BY segment, array_position($4::text[], branch), version DESC) b
-		WHERE b.artifact_id IS NOT NULL ORDER BY b.segment`, suiteID, key.Target, key.Viewport, nonNil(branches))
+		ORDER BY checkpoint, segment, array_position($4::text[], branch), version DESC) b
+		WHERE b.artifact_id IS NOT NULL ORDER BY b.checkpoint, b.segment`, suiteID, key.Target, key.Viewport, nonNil(branches))
 	return s.scanBaselines(ctx, rows, err)
 }
 
@@ -456,10 +458,10 @@ func (s *Store) ActiveBaselines(ctx context.Context, suiteID string, branches []
 func (s *Store) ListBaselines(ctx context.Context, suiteID, branch string, history bool) ([]*regression.Baseline, error) {
 	q := `SELECT ` + baselineColumns + ` FROM baselines b WHERE b.suite_id = $1 AND b.branch = $2`
 	if !history {
-		q = `SELECT ` + baselineColumns + ` FROM (SELECT DISTINCT ON (target, viewport, segment) * FROM baselines
-			WHERE suite_id = $1 AND branch = $2 ORDER BY target, viewport, segment, version DESC) b WHERE b.artifact_id IS NOT NULL`
+		q = `SELECT ` + baselineColumns + ` FROM (SELECT DISTINCT ON (target, checkpoint, viewport, segment) * FROM baselines
+			WHERE suite_id = $1 AND branch = $2 ORDER BY target, checkpoint, viewport, segment, version DESC) b WHERE b.artifact_id IS NOT NULL`
 	}
-	rows, err := s.pool.Query(ctx, q+` ORDER BY b.target, b.viewport, b.segment, b.version DESC`, suiteID, branch)
+	rows, err := s.pool.Query(ctx, q+` ORDER BY b.target, b.viewport, b.checkpoint, b.segment, b.version DESC`, suiteID, branch)
 	return s.scanBaselines(ctx, rows, err)
 }
 
@@ -504,10 +506,11 @@ func (s *Store) RecordComparisons(ctx context.Context, runID, jobID string, cs [
 		for _, c := range cs {
 			if _, err := tx.Exec(ctx, `INSERT INTO comparisons (id, run_id, job_id, target, viewport, segment, status,
 				diff_pixels, diff_ratio, threshold, message, baseline_id, baseline_artifact_id, current_artifact_id,
-				diff_artifact_id, diff_mode, shifted_px, hunks) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
-				NULLIF($12, '')::uuid, $13, $14, $15, $16, $17, $18)`, c.ID, runID, jobID, c.Target, c.Viewport, c.Segment,
-				c.Status, c.DiffPixels, c.DiffRatio, c.Threshold, c.Message, c.BaselineID, artID(c.BaselineArtifact),
-				artID(c.CurrentArtifact), artID(c.DiffArtifact), diffMode(c.DiffMode), c.ShiftedPx, hunksOf(c)); err != nil {
+				diff_artifact_id, diff_mode, shifted_px, hunks, checkpoint, step, failed_step) VALUES ($1, $2, $3, $4, $5,
+				$6, $7, $8, $9, $10, $11, NULLIF($12, '')::uuid, $13, $14, $15, $16, $17, $18, $19, $20, $21)`, c.ID, runID,
+				jobID, c.Target, c.Viewport, c.Segment, c.Status, c.DiffPixels, c.DiffRatio, c.Threshold, c.Message,
+				c.BaselineID, artID(c.BaselineArtifact), artID(c.CurrentArtifact), artID(c.DiffArtifact),
+				diffMode(c.DiffMode), c.ShiftedPx, hunksOf(c), c.Checkpoint, c.Step, c.FailedStep); err != nil {
 				return fmt.Errorf("insert comparison: %w", err)
 			}
 		}
@@ -599,25 +602,25 @@ func (s *Store) Approve(ctx context.Context, runID string, a regression.Approval
 		// In aligned mode the baseline is one page cut into segments: approving
 		// a change of a capture also approves the capture's segments whose
 		// content only moved (and removes baseline segments past its end), so
-		// the baseline segments stay one consistent page.
+		// the baseline segments stay one consistent page (of the same checkpoint).
 		rows, err := tx.Query(ctx, `WITH picked AS (
-				SELECT id, job_id FROM comparisons WHERE run_id = $1 AND approved_at IS NULL
+				SELECT id, job_id, checkpoint FROM comparisons WHERE run_id = $1 AND approved_at IS NULL
 				AND status IN ('failed', 'new', 'missing') AND ($2 OR target = ANY($3::text[]) OR id = ANY($4::uuid[])))
-			SELECT id, target, viewport, segment, status, coalesce(current_artifact_id::text, '')
+			SELECT id, target, viewport, segment, status, coalesce(current_artifact_id::text, ''), checkpoint
 			FROM comparisons WHERE id IN (SELECT id FROM picked)
 			OR (run_id = $1 AND approved_at IS NULL AND diff_mode = 'aligned' AND status = 'passed'
-				AND (shifted_px <> 0 OR current_artifact_id IS NULL) AND job_id IN (SELECT job_id FROM picked))`,
+				AND (shifted_px <> 0 OR current_artifact_id IS NULL) AND (job_id, checkpoint) IN (SELECT job_id, checkpoint FROM picked))`,
 			runID, a.All, nonNil(a.Targets), nonNil(a.Comparisons))
 		if err != nil {
 			return err
 		}
 		type pick struct {
-			id, target, viewport, status, art string
-			segment                           int
+			id, target, viewport, status, art, checkpoint string
+			segment                                       int
 		}
 		picks, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pick, error) {
 			var p pick
-			err := r.Scan(&p.id, &p.target, &p.viewport, &p.segment, &p.status, &p.art)
+			err := r.Scan(&p.id, &p.target, &p.viewport, &p.segment, &p.status, &p.art, &p.checkpoint)
 			return p, err
 		})
 		if err != nil {
@@ -629,12 +632,12 @@ func (s *Store) Approve(ctx context.Context, runID string, a regression.Approval
 				art = &p.art
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO baselines (id, suite_id, target, viewport, segment, version,
-				artifact_id, run_id, approved_by, branch)
+				artifact_id, run_id, approved_by, branch, checkpoint)
 				SELECT $1::uuid, $2::uuid, $3::text, $4::text, $5::int, coalesce(max(version), 0) + 1, $6::uuid, $7::uuid,
-					$8::text, $9::text
+					$8::text, $9::text, $10::text
 				FROM baselines
-				WHERE suite_id = $2 AND branch = $9 AND target = $3 AND viewport = $4 AND segment = $5`,
-				uuid.Must(uuid.NewV7()).String(), suiteID, p.target, p.viewport, p.segment, art, runID, by, branch); err != nil {
+				WHERE suite_id = $2 AND branch = $9 AND target = $3 AND checkpoint = $10 AND viewport = $4 AND segment = $5`,
+				uuid.Must(uuid.NewV7()).String(), suiteID, p.target, p.viewport, p.segment, art, runID, by, branch, p.checkpoint); err != nil {
 				return fmt.Errorf("insert baseline: %w", err)
 			}
 			if _, err := tx.Exec(ctx, `UPDATE comparisons SET approved_at = now() WHERE id = $1`, p.id); err != nil {
@@ -674,11 +677,11 @@ func (s *Store) RestoreBaseline(ctx context.Context, id, by string) (*regression
 			return err
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO baselines (id, suite_id, target, viewport, segment, version, artifact_id,
-			run_id, restored_from, approved_by, branch)
+			run_id, restored_from, approved_by, branch, checkpoint)
 			SELECT $2::uuid, o.suite_id, o.target, o.viewport, o.segment,
 				(SELECT max(version) + 1 FROM baselines m WHERE m.suite_id = o.suite_id AND m.branch = o.branch
-					AND m.target = o.target AND m.viewport = o.viewport AND m.segment = o.segment),
-				o.artifact_id, o.run_id, o.id, $3::text, o.branch
+					AND m.target = o.target AND m.checkpoint = o.checkpoint AND m.viewport = o.viewport AND m.segment = o.segment),
+				o.artifact_id, o.run_id, o.id, $3::text, o.branch, o.checkpoint
 			FROM baselines o WHERE o.id = $1`, id, newID, by)
 		return err
 	})
@@ -698,8 +701,8 @@ func (s *Store) MergeBranch(ctx context.Context, suiteID, branch, base, by strin
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM suites WHERE id = $1 FOR UPDATE`, suiteID); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `SELECT id FROM (SELECT DISTINCT ON (target, viewport, segment) id FROM baselines
-			WHERE suite_id = $1 AND branch = $2 ORDER BY target, viewport, segment, version DESC) b ORDER BY id`, suiteID, branch)
+		rows, err := tx.Query(ctx, `SELECT id FROM (SELECT DISTINCT ON (target, checkpoint, viewport, segment) id FROM baselines
+			WHERE suite_id = $1 AND branch = $2 ORDER BY target, checkpoint, viewport, segment, version DESC) b ORDER BY id`, suiteID, branch)
 		if err != nil {
 			return err
 		}
@@ -709,11 +712,12 @@ func (s *Store) MergeBranch(ctx context.Context, suiteID, branch, base, by strin
 		}
 		for _, id := range ids {
 			if _, err := tx.Exec(ctx, `INSERT INTO baselines (id, suite_id, target, viewport, segment, version,
-				artifact_id, run_id, approved_by, branch)
+				artifact_id, run_id, approved_by, branch, checkpoint)
 				SELECT $2::uuid, o.suite_id, o.target, o.viewport, o.segment,
 					coalesce((SELECT max(version) FROM baselines m WHERE m.suite_id = o.suite_id AND m.branch = $3
-						AND m.target = o.target AND m.viewport = o.viewport AND m.segment = o.segment), 0) + 1,
-					o.artifact_id, o.run_id, $4::text, $3::text
+						AND m.target = o.target AND m.checkpoint = o.checkpoint AND m.viewport = o.viewport
+						AND m.segment = o.segment), 0) + 1,
+					o.artifact_id, o.run_id, $4::text, $3::text, o.checkpoint
 				FROM baselines o WHERE o.id = $1`, id, uuid.Must(uuid.NewV7()).String(), base, by); err != nil {
 				return fmt.Errorf("promote baseline %s: %w", id, err)
 			}

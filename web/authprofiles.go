@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -36,6 +37,11 @@ func (s *Server) testAuthProfile(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	// The login may take up to authprofile.TestTimeout, longer than the
+	// server's write timeout (a minute), which would close the connection
+	// before the answer on a slow machine or site: this response gets the
+	// test's own bound instead.
+	_ = http.NewResponseController(c.Writer).SetWriteDeadline(time.Now().Add(authprofile.TestTimeout + 15*time.Second))
 	res, err := s.AuthProfiles.Test(c.Request.Context(), p)
 	if err != nil {
 		return err

@@ -264,6 +264,13 @@ type comparisonView struct {
 	Diff       *imageRef         `json:"diff"`
 	Approved   bool              `json:"approved"`
 	ApprovedAt *time.Time        `json:"approved_at"`
+	// Checkpoint is the screenshot action the comparison shows ("" for the
+	// page's final screenshot), Step its index in the target's actions (null
+	// for the final screenshot), FailedStep the index of the action whose
+	// failure made it an error (null: none).
+	Checkpoint string `json:"checkpoint"`
+	Step       *int   `json:"step"`
+	FailedStep *int   `json:"failed_step"`
 }
 
 func newRunView(r *regression.Run, base string) runView {
@@ -279,7 +286,8 @@ func newRunView(r *regression.Run, base string) runView {
 				DiffRatio: cmp.DiffRatio, Threshold: cmp.Threshold, Message: cmp.Message,
 				DiffMode: cmp.DiffMode, ShiftedPx: cmp.ShiftedPx, Hunks: nonNilHunks(cmp.Hunks),
 				Baseline: newImageRef(cmp.BaselineArtifact, base), Current: newImageRef(cmp.CurrentArtifact, base),
-				Diff: newImageRef(cmp.DiffArtifact, base), Approved: cmp.ApprovedAt != nil, ApprovedAt: cmp.ApprovedAt}
+				Diff: newImageRef(cmp.DiffArtifact, base), Approved: cmp.ApprovedAt != nil, ApprovedAt: cmp.ApprovedAt,
+				Checkpoint: cmp.Checkpoint, Step: cmp.Step, FailedStep: cmp.FailedStep}
 		}
 		out.Comparisons = &cs
 		ns := make([]notificationView, len(r.Notifications))
@@ -320,12 +328,14 @@ type baselineView struct {
 	Active       bool      `json:"active"`
 	// Branch is null for the suite's main branch.
 	Branch *string `json:"branch"`
+	// Checkpoint is the screenshot action's name, "" for the final screenshot.
+	Checkpoint string `json:"checkpoint"`
 }
 
 func newBaselineView(b *regression.Baseline, base string) baselineView {
 	out := baselineView{ID: b.ID, SuiteID: b.SuiteID, Target: b.Target, Viewport: b.Viewport,
 		Segment: b.Segment, Version: b.Version, RunID: nullable(b.RunID), RestoredFrom: nullable(b.RestoredFrom),
-		ApprovedBy: b.ApprovedBy, ApprovedAt: b.ApprovedAt, Active: b.Active, Branch: nullable(b.Branch)}
+		ApprovedBy: b.ApprovedBy, ApprovedAt: b.ApprovedAt, Active: b.Active, Branch: nullable(b.Branch), Checkpoint: b.Checkpoint}
 	if b.Artifact != nil {
 		id, url := b.Artifact.ID, base+"/v1/artifacts/"+b.Artifact.ID
 		out.ArtifactID, out.URL = &id, &url

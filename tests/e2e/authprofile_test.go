@@ -179,14 +179,27 @@ func TestAuthProfileSelfHealing(t *testing.T) {
 	t.Logf("a test login took %s: session TTL %s, batch wait %s", loginTook.Round(time.Millisecond), ttl, wait)
 	loginsBefore, expiredBefore, _ := app.Stats()
 
+	// Every webhook body the batch sends is searched for the password too.
+	var (
+		hookMu sync.Mutex
+		hooks  []string
+	)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		hookMu.Lock()
+		hooks = append(hooks, string(body))
+		hookMu.Unlock()
+	}))
+	t.Cleanup(receiver.Close)
 	targets := make([]string, 60)
 	for i := range targets {
 		targets[i] = fmt.Sprintf("%s/page/%d", site, i+1)
 	}
 	start := time.Now()
 	var batch batchResp
-	if code, _ := s.doWith("POST", "/v1/batches", a, map[string]any{"urls": targets, "options": map[string]any{
-		"auth_profile": "shop", "wait": map[string]any{"delay_ms": 300}, "screenshot": map[string]any{"mode": "viewport"}}}, &batch); code != http.StatusAccepted {
+	if code, _ := s.doWith("POST", "/v1/batches", a, map[string]any{"urls": targets,
+		"webhook": map[string]any{"url": receiver.URL, "secret": "0123456789abcdef0123"}, "options": map[string]any{
+			"auth_profile": "shop", "wait": map[string]any{"delay_ms": 300}, "screenshot": map[string]any{"mode": "viewport"}}}, &batch); code != http.StatusAccepted {
 		t.Fatalf("submit: %d", code)
 	}
 	done := s.waitAuthBatch(batch.ID, a, wait)
@@ -292,6 +305,22 @@ func TestAuthProfileSelfHealing(t *testing.T) {
 	}
 	if !strings.Contains(string(prof), "••••") {
 		t.Errorf("the profile's last login log does not show the masked secret: %s", prof)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		hookMu.Lock()
+		got := strings.Join(hooks, "\n")
+		hookMu.Unlock()
+		if strings.Contains(got, `"type":"batch.completed"`) {
+			if strings.Contains(got, password) {
+				hits = append(hits, "webhook body")
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no batch.completed webhook within 30 s: %s", got)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	if len(hits) > 0 || objects < 60 {
 		t.Fatalf("the password was found in %v (%d objects searched)", hits, objects)

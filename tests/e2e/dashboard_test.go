@@ -553,3 +553,63 @@ func TestDashboardRegressionViews(t *testing.T) {
 		t.Fatalf("active baseline after restoring v1: %d %+v", code, bl)
 	}
 }
+
+// The auth profiles page lists a profile (name, origins, version, last
+// login) and "Test login now" runs its recipe and shows the action log with
+// the password masked; a journey's run page shows its checkpoints in order
+// with the steps between them, the failed click included.
+func TestDashboardAuthProfilesAndJourney(t *testing.T) {
+	t.Parallel()
+	password := randomPassword()
+	app, site := loginApp(t, password, time.Hour)
+	app.BreakListLink(true)
+	s := startStack(t, "SNAPQ_SECRET_KEY="+secretKey(t))
+	var p profileResp
+	if code := s.do("POST", "/v1/auth-profiles", recipe("shop", site, password), &p); code != http.StatusCreated {
+		t.Fatalf("create profile: %d", code)
+	}
+	var suite struct {
+		ID string `json:"id"`
+	}
+	if code := s.do("POST", "/v1/suites", map[string]any{"name": "orders", "targets": []map[string]any{{
+		"url": site + "/list", "name": "orders", "viewports": []map[string]any{{"width": 800, "height": 600}},
+		"options": map[string]any{"auth_profile": "shop", "screenshot": map[string]any{"mode": "viewport"}, "actions": []map[string]any{
+			{"type": "screenshot", "name": "list"},
+			{"type": "click", "selector": "#detail-link", "timeout_ms": 1000},
+			{"type": "wait_for_navigation"},
+			{"type": "screenshot", "name": "detail"},
+		}},
+	}}}, &suite); code != http.StatusCreated {
+		t.Fatalf("create suite: %d", code)
+	}
+	run := s.waitRun(s.startRun(suite.ID), 2*time.Minute)
+
+	ui := openDashboard(t, s.api+"/#/auth-profiles")
+	row := `#profile-table tr[data-profile="` + p.ID + `"]`
+	ui.wait("the profile list", 20*time.Second, `(sel) => !!document.querySelector(sel)`, row)
+	if txt := ui.text(row); !strings.Contains(txt, "shop") || !strings.Contains(txt, site) {
+		ui.fatalf("profile row: %q", txt)
+	}
+	before := ui.text(row + ` td[data-label="Version"]`)
+	ui.click(row + " button.test-login")
+	ui.wait("the test login's log", 60*time.Second, `() => !!document.querySelector('.test-result [data-testid=test-log] tbody tr')`)
+	res := ui.text(".test-result")
+	if !strings.Contains(res, "logged in") || !strings.Contains(res, "#password") || !strings.Contains(res, "••••") || strings.Contains(res, password) {
+		ui.fatalf("test login result (version before %s): %q", before, res)
+	}
+	ui.shot("dashboard-auth-profiles")
+
+	ui.eval(`(id) => { location.hash = '#/runs/' + id; }`, run.ID)
+	ui.wait("the journey's step logs", 20*time.Second, `() => document.querySelectorAll('[data-testid=journey-steps]').length >= 1`)
+	if got := ui.eval(`() => [...document.querySelectorAll('.journey li[data-checkpoint]')].map(li => li.dataset.checkpoint).join(',')`).Str(); got != "list,detail,final" {
+		ui.fatalf("checkpoints in the run view: %q, want list,detail,final", got)
+	}
+	steps := ui.text(`.journey li[data-checkpoint="detail"] [data-testid=journey-steps]`)
+	if !strings.Contains(steps, "#detail-link") || !strings.Contains(steps, "failed") {
+		ui.fatalf("the steps before the detail checkpoint: %q", steps)
+	}
+	if txt := ui.text(`.journey li[data-checkpoint="detail"] article`); !strings.Contains(txt, "error") || !strings.Contains(txt, "step 1 (click #detail-link)") {
+		ui.fatalf("the detail checkpoint: %q", txt)
+	}
+	ui.shot("dashboard-journey-run")
+}

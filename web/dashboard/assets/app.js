@@ -8,6 +8,7 @@ import { batchView } from './batch.js';
 import { jobView } from './job.js';
 import { suitesView, suiteView, runView } from './regression.js';
 import { queuesView } from './queues.js';
+import { authProfilesView } from './authprofiles.js';
 
 const routes = [
   [/^\/?$/, batchesView, 'batches'],
@@ -19,6 +20,7 @@ const routes = [
   [/^\/suites\/([^/]+)\/?$/, suiteView, 'suites'],
   [/^\/runs\/([^/]+)\/?$/, runView, 'suites'],
   [/^\/queues\/?$/, queuesView, 'queues'],
+  [/^\/auth-profiles\/?$/, authProfilesView, 'auth-profiles'],
 ];
 
 let current = null; // {controller, cleanups}

@@ -4,6 +4,7 @@
 // (for example a 404 from a server without the regression API).
 import { api, artifactURL } from './api.js';
 import { h, fill, badge, time, errorBox, shortID } from './ui.js';
+import { actionLog } from './authprofiles.js';
 
 function unavailable(err, what) {
   const box = errorBox(err, what);
@@ -143,7 +144,7 @@ function baselinesSection(suiteID, ctx) {
     fill(body, ...list.map((b) => h('tr', { 'data-baseline': b.id },
       h('td', { 'data-label': 'Target' }, b.target),
       h('td', { 'data-label': 'Viewport' }, b.viewport),
-      h('td', { 'data-label': 'Segment' }, String(b.segment)),
+      h('td', { 'data-label': 'Segment' }, b.checkpoint ? `${b.checkpoint} · ${b.segment}` : String(b.segment)),
       h('td', { 'data-label': 'Version' }, `v${b.version}`, b.active ? [' ', badge('approved', 'active')] : null),
       h('td', { 'data-label': 'Image' }, b.artifact_id
         ? h('a', { href: artifactURL(b.artifact_id), class: 'thumb-box' }, h('img', { src: artifactURL(b.artifact_id), alt: `baseline v${b.version}`, width: 112, height: 70, loading: 'lazy' }))
@@ -272,8 +273,85 @@ function drawRun(el, run, approve) {
         h('div', { class: 'spread' }, h('h2', {}, target),
           open ? h('button', { type: 'button', class: 'btn', onclick: (ev) => approve(ev.currentTarget, { targets: [target] }) },
             `Approve ${target} (${open})`) : null),
-        list.map((c) => comparison(c, approve)));
+        journeyOf(list) ? journeys(list, approve) : list.map((c) => comparison(c, approve)));
     }));
+}
+
+// A target whose screenshot actions are checkpoints (journeys): its
+// comparisons carry a checkpoint name or a step.
+const journeyOf = (list) => list.some((c) => c.checkpoint || (c.step !== null && c.step !== undefined));
+
+const ACTION_TYPES = new Set(['click', 'hover', 'type', 'press', 'select', 'scroll', 'wait', 'wait_for_selector',
+  'wait_for_navigation', 'evaluate', 'screenshot']);
+
+// actionEntries picks the actions' entries out of a job's step log: the last
+// run of action entries with rising indexes (preparation steps come first,
+// a failed later phase may come last).
+function actionEntries(log) {
+  const out = [];
+  for (let i = (log || []).length - 1; i >= 0; i--) {
+    const e = log[i];
+    if (!ACTION_TYPES.has(e.type)) {
+      if (out.length) break;
+      continue;
+    }
+    if (out.length && e.index >= out[0].index) break;
+    out.unshift(e);
+  }
+  return out;
+}
+
+const jobLogs = new Map(); // job id → Promise of its step log (a run's jobs are final)
+
+function jobLog(jobID) {
+  if (!jobLogs.has(jobID)) {
+    jobLogs.set(jobID, api('GET', `/v1/jobs/${encodeURIComponent(jobID)}`)
+      .then((j) => actionEntries((j.result && j.result.log) || []))
+      .catch((err) => { jobLogs.delete(jobID); throw err; }));
+  }
+  return jobLogs.get(jobID);
+}
+
+// journeys shows a journey target's checkpoints in order, per capture job
+// (viewport), with the steps performed between one checkpoint and the next.
+function journeys(list, approve) {
+  const byJob = new Map();
+  for (const c of list) {
+    if (!byJob.has(c.job_id)) byJob.set(c.job_id, []);
+    byJob.get(c.job_id).push(c);
+  }
+  return [...byJob].map(([jobID, comps]) => {
+    const groups = [];
+    for (const c of comps) {
+      const last = groups[groups.length - 1];
+      if (last && last.checkpoint === c.checkpoint) last.comps.push(c);
+      else groups.push({ checkpoint: c.checkpoint, step: c.step, comps: [c] });
+    }
+    const boxes = groups.map(() => h('div', { class: 'steps-between' }));
+    const section = h('div', { class: 'stack journey', 'data-job': jobID },
+      h('h3', {}, `${comps[0].viewport || ''} · journey of ${groups.length} checkpoints · `,
+        h('a', { href: `#/jobs/${jobID}` }, 'capture job')),
+      h('ol', { class: 'checkpoints' }, groups.map((g, i) => h('li', { 'data-checkpoint': g.checkpoint || 'final' },
+        h('h4', {}, g.checkpoint ? `Checkpoint “${g.checkpoint}” (step ${g.step})` : 'Final screenshot'),
+        boxes[i],
+        g.comps.map((c) => comparison(c, approve))))));
+    jobLog(jobID).then((entries) => {
+      let prev = -1;
+      groups.forEach((g, i) => {
+        const upTo = g.step === null || g.step === undefined ? Infinity : g.step;
+        const between = entries.filter((e) => e.index > prev && e.index < upTo);
+        const failed = entries.find((e) => e.index === upTo && !e.ok);
+        const shown = failed ? [...between, failed] : between;
+        if (shown.length) {
+          fill(boxes[i], h('details', { open: shown.some((e) => !e.ok) },
+            h('summary', {}, `${shown.length} step${shown.length === 1 ? '' : 's'} before this checkpoint`),
+            actionLog(shown, { 'data-testid': 'journey-steps' })));
+        }
+        if (upTo !== Infinity) prev = upTo;
+      });
+    }).catch((err) => fill(boxes[0], errorBox(err, 'Could not load the step log')));
+    return section;
+  });
 }
 
 function ratio(c) {
@@ -292,7 +370,7 @@ function comparison(c, approve) {
   return h('article', { class: 'panel cmp', 'data-comparison': c.id },
     h('div', { class: 'spread' },
       h('div', { class: 'row' },
-        h('strong', {}, `${c.viewport || ''} · segment ${c.segment}`), badge(c.status),
+        h('strong', {}, `${c.viewport || ''} · ${c.checkpoint ? `${c.checkpoint} · ` : ''}segment ${c.segment}`), badge(c.status),
         c.approved ? badge('approved') : null,
         c.status === 'passed' && c.shifted_px ? badge('shifted', `unchanged, shifted ${c.shifted_px > 0 ? '+' : ''}${c.shifted_px} px`) : null,
         h('span', { class: 'small muted' }, ratio(c))),

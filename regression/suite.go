@@ -100,6 +100,8 @@ type SuiteSpec struct {
 	// MainBranch is the branch a branch run falls back to and merges into
 	// by default (DefaultMainBranch when empty).
 	MainBranch string `json:"main_branch,omitempty"`
+	// Retention, when set, deletes old runs (retention.go).
+	Retention *Retention `json:"retention,omitempty"`
 }
 
 // Diff modes (SuiteSpec.Diff.Mode). They are part of the public API.
@@ -252,6 +254,7 @@ type SuiteInput struct {
 	Ignore         *IgnoreInput       `json:"ignore,omitempty"`
 	Diff           *DiffSettings      `json:"diff,omitempty"`
 	MainBranch     string             `json:"main_branch,omitempty"`
+	Retention      *Retention         `json:"retention,omitempty"`
 	Enabled        *bool              `json:"enabled,omitempty"`
 	Webhook        *jobs.WebhookInput `json:"webhook,omitempty"`
 	VCS            *VCS               `json:"vcs,omitempty"`
@@ -365,6 +368,7 @@ func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration
 		s.Spec.MainBranch = DefaultMainBranch
 	}
 	s.Schedule = validateSchedule(in.Schedule, minInterval, errs)
+	s.Spec.Retention = validateRetention(in.Retention, errs)
 	if in.Webhook != nil {
 		jobs.ValidateWebhook(in.Webhook, errs)
 		s.Webhook = &jobs.Webhook{URL: in.Webhook.URL, Secret: in.Webhook.Secret}
@@ -511,6 +515,9 @@ func (s *Suite) Input() map[string]any {
 		doc["schedule"] = s.Schedule
 	}
 	doc["main_branch"] = s.Spec.MainBranchOf()
+	if s.Spec.Retention != nil {
+		doc["retention"] = s.Spec.Retention
+	}
 	return doc
 }
 

@@ -64,8 +64,9 @@ type AuthTestPayload struct {
 
 func (AuthTestPayload) Kind() string { return KindAuthTest }
 
-// SweepPassID is the id of every maintenance:sweep task: one pass is queued
-// at a time whichever api replica's scheduler enqueues it.
+// SweepPassID is the payload id of every maintenance:sweep task: replicas
+// with the same settings enqueue the same payload, which is unique per
+// interval in the queue.
 const SweepPassID = "00000000-0000-4000-8000-00000000f5ee"
 
 // SweepPayload is the payload of a maintenance:sweep task. It carries the

@@ -239,6 +239,14 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 	// Commit statuses and pull request comments go through the egress guard too.
 	rep := &regression.Reporter{Repo: st, HTTP: d.guard.HTTPClient(cfg.Webhook.Timeout), Logger: regLog}
 	queue.Register(mux, rep.Run)
+	// Maintenance passes the api replicas schedule (one per SNAPQ_SWEEP_INTERVAL,
+	// claimed in Postgres); their settings come in the payload.
+	maintLog := log.With("component", "maintenance")
+	sweep := &jobs.SweepTask{Slots: st, Maintenance: &jobs.Maintenance{
+		Retention: &jobs.Retention{Repo: st, Objects: d.objects, Logger: maintLog},
+		Sweeper:   &jobs.Sweeper{Objects: d.objects, Repo: st, Logger: maintLog},
+		Rows:      st, Objects: d.objects, Logger: maintLog, Observe: metrics.sweeps.Observe}}
+	queue.Register(mux, sweep.Run)
 	return mux
 }
 

@@ -124,6 +124,8 @@ func TestRetentionSweep(t *testing.T) {
 	s := startStack(t, "SNAPQ_RETENTION_DAYS=1", "SNAPQ_SWEEP_GRACE="+grace.String(), "SNAPQ_SWEEP_INTERVAL=0",
 		"SNAPQ_ADMIN_TOKEN="+retentionAdminToken)
 	site := fixtureSite(t)
+	began := time.Now()
+	phase := func(what string) { t.Logf("%6.1fs %s", time.Since(began).Seconds(), what) }
 	mc, err := testenv.LocalS3().Client(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -164,6 +166,7 @@ func TestRetentionSweep(t *testing.T) {
 		t.Fatalf("second run %s, want passed (an unchanged page)", r2.Status)
 	}
 
+	phase("two suite runs, the first approved")
 	// Batch A will expire; batch B is recent and stays.
 	submit := func(targets ...map[string]any) string {
 		t.Helper()
@@ -176,9 +179,9 @@ func TestRetentionSweep(t *testing.T) {
 		}
 		return b.ID
 	}
-	batchA := submit(map[string]any{"url": site + "/article", "name": "article", "options": map[string]any{"outputs": []string{"screenshot", "html", "markdown"}}},
-		map[string]any{"url": site + "/tall?h=1500", "name": "tall"})
+	batchA := submit(map[string]any{"url": site + "/article", "name": "article", "options": map[string]any{"outputs": []string{"screenshot", "html", "markdown"}}})
 	batchB := submit(map[string]any{"url": site + "/tall?h=1700", "name": "kept"})
+	phase("batches A and B")
 
 	// Back-date A, both runs' batches and the runs: run 1 is protected by its baselines.
 	expired := []string{batchA, r2.BatchID}
@@ -343,6 +346,7 @@ func TestRetentionSweep(t *testing.T) {
 		}
 	}
 
+	phase("dry run, pass, second pass")
 	// Scheduled: two more api replicas enqueue a pass every 2 s; the worker
 	// runs one per interval and removes a new orphan once it is past the grace.
 	for range 2 {
@@ -377,6 +381,7 @@ func TestRetentionSweep(t *testing.T) {
 		time.Sleep(250 * time.Millisecond)
 	}
 	elapsed := time.Since(start)
+	phase("the scheduled pass removed the orphan")
 	time.Sleep(4 * time.Second)
 	elapsed += 4 * time.Second
 	passes := s.logCount("worker", "orphan sweep") - passesBefore

@@ -59,6 +59,9 @@ type Maintenance struct {
 	Logger     *slog.Logger
 	// Observe, when set, sees every report (metrics).
 	Observe func(SweepReport)
+	// ForceDryRun makes every pass a dry run whatever its caller asks
+	// (SNAPQ_SWEEP_DRY_RUN on the api).
+	ForceDryRun bool
 
 	running       sync.Mutex // one pass at a time
 	mu            sync.Mutex
@@ -74,6 +77,7 @@ func (m *Maintenance) Pass(ctx context.Context, dryRun bool) (SweepReport, error
 		return SweepReport{}, ErrPassRunning
 	}
 	defer m.running.Unlock()
+	dryRun = dryRun || m.ForceDryRun
 	rep := SweepReport{DryRun: dryRun, StartedAt: time.Now().UTC(), Errors: []string{},
 		Retention: RetentionReport{Expired: []Expiry{}, Keys: []string{}},
 		Orphans:   SweepResult{Keys: []string{}, DryRun: dryRun}, Missing: MissingReport{Keys: []string{}}}

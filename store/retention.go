@@ -35,21 +35,24 @@ const (
 )
 
 // RetentionCandidates implements jobs.RetentionStore: batches past their
-// days, or runs beyond their suite's keep_runs, newest first.
+// days, or runs beyond their suite's keep_runs; deletable ones first, then
+// newest first (a run goes before the older runs its comparisons name).
 func (s *Store) RetentionCandidates(ctx context.Context, now time.Time, defaultDays, limit int) ([]jobs.RetentionCandidate, error) {
+	// Deletable batches first, so kept ones (old approved runs) never fill
+	// the limit and starve the rest.
 	rows, err := s.pool.Query(ctx, `WITH rk AS (
 			SELECT batch_id, suite_id, row_number() OVER (PARTITION BY suite_id ORDER BY created_at DESC, id DESC) AS rank FROM runs)
-		SELECT b.id::text, b.created_at, k.retention_days, coalesce(rk.suite_id::text, ''),
-			(s.spec->'retention'->>'days')::int, `+batchKeepRuns+`, coalesce(rk.rank, 0)::int,
-			`+batchActive+`, `+batchProtected+`
+		SELECT * FROM (SELECT b.id::text, b.created_at, k.retention_days, coalesce(rk.suite_id::text, '') AS suite_id,
+			(s.spec->'retention'->>'days')::int AS suite_days, `+batchKeepRuns+` AS keep_runs, coalesce(rk.rank, 0)::int AS rank,
+			`+batchActive+` AS active, `+batchProtected+` AS protected
 		FROM batches b
 		LEFT JOIN api_keys k ON k.id = b.api_key_id
 		LEFT JOIN rk ON rk.batch_id = b.id
 		LEFT JOIN suites s ON s.id = rk.suite_id
 		WHERE b.created_at <= $1 AND (
 			(`+batchPolicyDays+` > 0 AND b.created_at <= $1 - `+batchPolicyDays+` * interval '24 hours')
-			OR (`+batchKeepRuns+` > 0 AND rk.rank > `+batchKeepRuns+`))
-		ORDER BY b.created_at DESC, b.id DESC
+			OR (`+batchKeepRuns+` > 0 AND rk.rank > `+batchKeepRuns+`))) c
+		ORDER BY (c.active OR c.protected), c.created_at DESC, c.id DESC
 		LIMIT $3`, now, defaultDays, limit)
 	if err != nil {
 		return nil, fmt.Errorf("retention candidates: %w", err)

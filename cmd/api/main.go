@@ -363,7 +363,9 @@ func newMaintenance(cfg apiConfig, d *deps, log *slog.Logger, observe func(jobs.
 	return &jobs.Maintenance{
 		Retention: &jobs.Retention{Repo: d.store, Objects: d.objects, Logger: log, DefaultDays: cfg.RetentionDays, Grace: cfg.SweepGrace},
 		Sweeper:   &jobs.Sweeper{Objects: d.objects, Repo: d.store, Logger: log, Grace: cfg.SweepGrace},
-		Rows:      d.store, Objects: d.objects, Logger: log, Observe: observe}
+		Rows:      d.store, Objects: d.objects, Logger: log, Observe: observe,
+		// SNAPQ_SWEEP_DRY_RUN holds for on-demand passes too.
+		ForceDryRun: cfg.SweepDryRun}
 }
 
 // listenAndServe serves h on SNAPQ_HTTP_ADDR until ctx ends, then gives

@@ -84,15 +84,17 @@ type Sweeper struct {
 
 // SweepResult counts one sweep's work.
 type SweepResult struct {
-	Listed  int // objects looked at
-	Deleted int // orphans removed (or, in a dry run, that would be)
+	Listed  int `json:"listed"`  // objects looked at
+	Deleted int `json:"deleted"` // orphans removed (or, in a dry run, that would be)
 	// Bytes is the size of the Deleted objects.
-	Bytes int64
+	Bytes int64 `json:"bytes"`
 	// Wrapped is true when the listing reached the end of batches/ and of
 	// content/, so the next sweep starts from the beginning.
-	Wrapped bool
+	Wrapped bool `json:"wrapped"`
 	// DryRun says nothing was deleted.
-	DryRun bool
+	DryRun bool `json:"dry_run"`
+	// Keys lists the Deleted objects, at most MaxReportKeys.
+	Keys []string `json:"keys"`
 }
 
 // Step is the Sweeper as a reconciler step: it sweeps when Interval has
@@ -121,11 +123,16 @@ func (s *Sweeper) Step() ReconcileStep {
 // keys under batches/, then the content-addressed objects, and logs what it
 // did (or, in a dry run, would do).
 func (s *Sweeper) Sweep(ctx context.Context) (SweepResult, error) {
+	return s.SweepOnce(ctx, s.DryRun)
+}
+
+// SweepOnce is Sweep with its own dry-run setting (an on-demand pass).
+func (s *Sweeper) SweepOnce(ctx context.Context, dryRun bool) (SweepResult, error) {
 	s.mu.Lock()
 	start, contentStart := s.cursor, s.contentCursor
 	s.mu.Unlock()
-	res, cursor, err := s.sweepPrefix(ctx, sweepPrefix, start, s.sweepPage)
-	cres, contentCursor, cerr := s.sweepPrefix(ctx, artifacts.ContentPrefix, contentStart, s.sweepContentPage)
+	res, cursor, err := s.sweepPrefix(ctx, sweepPrefix, start, dryRun, s.sweepPage)
+	cres, contentCursor, cerr := s.sweepPrefix(ctx, artifacts.ContentPrefix, contentStart, dryRun, s.sweepContentPage)
 	s.mu.Lock()
 	s.cursor, s.contentCursor = cursor, contentCursor
 	s.mu.Unlock()
@@ -133,15 +140,20 @@ func (s *Sweeper) Sweep(ctx context.Context) (SweepResult, error) {
 	res.Deleted += cres.Deleted
 	res.Bytes += cres.Bytes
 	res.Wrapped = res.Wrapped && cres.Wrapped
-	res.DryRun = s.DryRun
+	res.DryRun = dryRun
+	res.Keys = append(res.Keys, cres.Keys...)
+	if res.Keys == nil {
+		res.Keys = []string{}
+	}
+	res.Keys = res.Keys[:min(len(res.Keys), MaxReportKeys)]
 	Log(s.Logger).Info("orphan sweep", "listed", res.Listed, "deleted", res.Deleted, "bytes", res.Bytes,
-		"wrapped", res.Wrapped, "dry_run", s.DryRun)
+		"wrapped", res.Wrapped, "dry_run", dryRun)
 	return res, errors.Join(err, cerr)
 }
 
 // sweepPrefix sweeps one prefix from after start with sweep, a page at a time.
-func (s *Sweeper) sweepPrefix(ctx context.Context, prefix, start string,
-	sweep func(ctx context.Context, page []artifacts.Object, cutoff time.Time) (int, int64, error)) (SweepResult, string, error) {
+func (s *Sweeper) sweepPrefix(ctx context.Context, prefix, start string, dryRun bool,
+	sweep func(ctx context.Context, page []artifacts.Object, cutoff time.Time, dryRun bool) ([]artifacts.Object, error)) (SweepResult, string, error) {
 	maxObjects := s.MaxObjects
 	if maxObjects <= 0 {
 		maxObjects = DefaultSweepMaxObjects
@@ -166,9 +178,14 @@ func (s *Sweeper) sweepPrefix(ctx context.Context, prefix, start string,
 		if len(page) > 0 {
 			cursor = page[len(page)-1].Key
 		}
-		n, bytes, err := sweep(ctx, page, cutoff)
-		res.Deleted += n
-		res.Bytes += bytes
+		gone, err := sweep(ctx, page, cutoff, dryRun)
+		for _, o := range gone {
+			res.Deleted++
+			res.Bytes += o.Bytes
+			if len(res.Keys) < MaxReportKeys {
+				res.Keys = append(res.Keys, o.Key)
+			}
+		}
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -185,7 +202,7 @@ func (s *Sweeper) sweepPrefix(ctx context.Context, prefix, start string,
 // artifacts.Store.PutContent) before cutoff. Each is looked at again right
 // before it is deleted: a worker that touched it since the listing is about
 // to commit a row naming it.
-func (s *Sweeper) sweepContentPage(ctx context.Context, page []artifacts.Object, cutoff time.Time) (int, int64, error) {
+func (s *Sweeper) sweepContentPage(ctx context.Context, page []artifacts.Object, cutoff time.Time, dryRun bool) ([]artifacts.Object, error) {
 	var old []artifacts.Object
 	var keys []string
 	for _, o := range page {
@@ -195,14 +212,14 @@ func (s *Sweeper) sweepContentPage(ctx context.Context, page []artifacts.Object,
 		}
 	}
 	if len(old) == 0 {
-		return 0, 0, nil
+		return nil, nil
 	}
 	referenced, err := s.Repo.ReferencedKeys(ctx, keys)
 	if err != nil {
-		return 0, 0, fmt.Errorf("referenced keys: %w", err)
+		return nil, fmt.Errorf("referenced keys: %w", err)
 	}
 	statter, _ := s.Objects.(objectStatter)
-	deleted, bytes := 0, int64(0)
+	var gone []artifacts.Object
 	var errs []error
 	for _, o := range old {
 		if referenced[o.Key] {
@@ -214,20 +231,19 @@ func (s *Sweeper) sweepContentPage(ctx context.Context, page []artifacts.Object,
 				continue // gone already, unreadable, or touched since the listing
 			}
 		}
-		if !s.DryRun {
+		if !dryRun {
 			if err := s.Objects.Delete(ctx, o.Key); err != nil {
 				errs = append(errs, fmt.Errorf("delete %s: %w", o.Key, err))
 				continue
 			}
 		}
-		deleted++
-		bytes += o.Bytes
+		gone = append(gone, o)
 	}
-	return deleted, bytes, errors.Join(errs...)
+	return gone, errors.Join(errs...)
 }
 
 // sweepPage deletes the orphans among page.
-func (s *Sweeper) sweepPage(ctx context.Context, page []artifacts.Object, cutoff time.Time) (int, int64, error) {
+func (s *Sweeper) sweepPage(ctx context.Context, page []artifacts.Object, cutoff time.Time, dryRun bool) ([]artifacts.Object, error) {
 	var old []artifacts.Object
 	jobOf := map[string]string{} // object key -> job id
 	seen := map[string]bool{}
@@ -249,17 +265,17 @@ func (s *Sweeper) sweepPage(ctx context.Context, page []artifacts.Object, cutoff
 		keys = append(keys, o.Key)
 	}
 	if len(old) == 0 {
-		return 0, 0, nil
+		return nil, nil
 	}
 	statuses, err := s.Repo.JobStatuses(ctx, ids)
 	if err != nil {
-		return 0, 0, fmt.Errorf("job statuses: %w", err)
+		return nil, fmt.Errorf("job statuses: %w", err)
 	}
 	referenced, err := s.Repo.ReferencedKeys(ctx, keys)
 	if err != nil {
-		return 0, 0, fmt.Errorf("referenced keys: %w", err)
+		return nil, fmt.Errorf("referenced keys: %w", err)
 	}
-	deleted, bytes := 0, int64(0)
+	var gone []artifacts.Object
 	var errs []error
 	for _, o := range old {
 		if referenced[o.Key] {
@@ -268,16 +284,15 @@ func (s *Sweeper) sweepPage(ctx context.Context, page []artifacts.Object, cutoff
 		if st, exists := statuses[jobOf[o.Key]]; exists && !finalStatus(st) {
 			continue
 		}
-		if !s.DryRun {
+		if !dryRun {
 			if err := s.Objects.Delete(ctx, o.Key); err != nil {
 				errs = append(errs, fmt.Errorf("delete %s: %w", o.Key, err))
 				continue
 			}
 		}
-		deleted++
-		bytes += o.Bytes
+		gone = append(gone, o)
 	}
-	return deleted, bytes, errors.Join(errs...)
+	return gone, errors.Join(errs...)
 }
 
 func (s *Sweeper) now() time.Time {

@@ -56,6 +56,11 @@ var taskRules = map[string]taskRule{
 		maxDelay: time.Minute, idPrefix: "authtest-"},
 	jobs.KindWebhook: {queue: QueueWebhooks, timeout: 3 * time.Minute, retries: func(c Config) int { return c.WebhookMaxRetry },
 		maxDelay: 10 * time.Minute},
+	// Unique, not a task id: a pass that failed is archived, and a fixed id
+	// would then refuse every later one. The api's scheduler sets the
+	// uniqueness to its interval. Not retried: the next pass carries on.
+	jobs.KindSweep: {queue: QueueRegression, timeout: 30 * time.Minute, retries: func(Config) int { return 0 },
+		maxDelay: time.Minute, unique: jobs.DefaultSweepInterval},
 	jobs.KindVCSReport: {queue: QueueWebhooks, timeout: time.Minute, retries: func(c Config) int { return c.WebhookMaxRetry },
 		maxDelay: 10 * time.Minute, idPrefix: "vcs-"},
 	jobs.KindNotify: {queue: QueueWebhooks, timeout: 2 * time.Minute, retries: func(c Config) int { return c.WebhookMaxRetry },

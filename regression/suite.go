@@ -107,6 +107,8 @@ type SuiteSpec struct {
 	// MainBranch is the branch a branch run falls back to and merges into
 	// by default (DefaultMainBranch when empty).
 	MainBranch string `json:"main_branch,omitempty"`
+	// Retention, when set, deletes old runs (retention.go).
+	Retention *Retention `json:"retention,omitempty"`
 }
 
 // Diff modes (SuiteSpec.Diff.Mode). They are part of the public API.
@@ -264,6 +266,7 @@ type SuiteInput struct {
 	Ignore         *IgnoreInput       `json:"ignore,omitempty"`
 	Diff           *DiffSettings      `json:"diff,omitempty"`
 	MainBranch     string             `json:"main_branch,omitempty"`
+	Retention      *Retention         `json:"retention,omitempty"`
 	Enabled        *bool              `json:"enabled,omitempty"`
 	Webhook        *jobs.WebhookInput `json:"webhook,omitempty"`
 	VCS            *VCS               `json:"vcs,omitempty"`
@@ -384,6 +387,7 @@ func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration
 		s.Spec.MainBranch = DefaultMainBranch
 	}
 	s.Schedule = validateSchedule(in.Schedule, minInterval, errs)
+	s.Spec.Retention = validateRetention(in.Retention, errs)
 	if in.Webhook != nil {
 		jobs.ValidateWebhook(in.Webhook, errs)
 		s.Webhook = &jobs.Webhook{URL: in.Webhook.URL, Secret: in.Webhook.Secret}
@@ -533,6 +537,9 @@ func (s *Suite) Input() map[string]any {
 		doc["schedule"] = s.Schedule
 	}
 	doc["main_branch"] = s.Spec.MainBranchOf()
+	if s.Spec.Retention != nil {
+		doc["retention"] = s.Spec.Retention
+	}
 	return doc
 }
 

@@ -157,6 +157,7 @@ type suiteView struct {
 	Ignore         regression.Ignore        `json:"ignore"`
 	Diff           regression.DiffSettings  `json:"diff"`
 	MainBranch     string                   `json:"main_branch"`
+	Retention      *regression.Retention    `json:"retention"`
 	Enabled        bool                     `json:"enabled"`
 	Webhook        *webhookRef              `json:"webhook"`
 	VCS            *regression.VCS          `json:"vcs"` // without its token
@@ -178,7 +179,7 @@ type lastRun struct {
 func newSuiteView(su *regression.Suite) suiteView {
 	out := suiteView{ID: su.ID, Name: su.Name, Targets: su.Spec.Targets, Options: su.Spec.Options,
 		Schedule: su.Schedule, Threshold: su.Spec.Threshold, PixelThreshold: su.Spec.PixelThreshold,
-		Ignore: su.Spec.Ignore, Diff: su.Spec.Diff, MainBranch: su.Spec.MainBranchOf(), Enabled: su.Enabled, CreatedAt: su.CreatedAt, UpdatedAt: su.UpdatedAt}
+		Ignore: su.Spec.Ignore, Diff: su.Spec.Diff, MainBranch: su.Spec.MainBranchOf(), Retention: su.Spec.Retention, Enabled: su.Enabled, CreatedAt: su.CreatedAt, UpdatedAt: su.UpdatedAt}
 	if su.Webhook != nil {
 		out.Webhook = &webhookRef{URL: su.Webhook.URL}
 	}

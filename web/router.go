@@ -95,6 +95,8 @@ type Server struct {
 	// (archive.go); nil: those endpoints answer 404.
 	Archives ArchiveSource
 	Objects  ObjectOpener
+	// Maintenance runs POST /v1/admin/sweep (sweep.go); nil: 404.
+	Maintenance MaintenanceRunner
 	// Thumbnails serves GET /v1/artifacts/:id/thumbnail; nil: 404.
 	Thumbnails ThumbnailReader
 	Keys       KeyReader
@@ -160,6 +162,7 @@ func (s *Server) Handler() http.Handler {
 	v1.GET("/key", s.h(s.getKey))        // key.go
 	s.routeSuites(v1)                    // suites.go
 	s.routeAuthProfiles(v1)              // authprofiles.go
+	s.routeAdmin(r)                      // sweep.go: POST /v1/admin/sweep, with the admin token
 	r.NoRoute(s.h(func(c *gin.Context) error {
 		return &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "no such endpoint: " + c.Request.URL.Path}
 	}))

@@ -56,9 +56,11 @@ type apiConfig struct {
 	ReconcileInterval time.Duration // SNAPQ_RECONCILE_INTERVAL, default 1m
 	ReconcileGrace    time.Duration // SNAPQ_RECONCILE_GRACE, default 30s
 	ScheduleSync      time.Duration // SNAPQ_SCHEDULE_SYNC, default 30s
-	// SweepInterval is the least time between two orphan sweeps of the
-	// bucket, run as a reconciler step (SNAPQ_SWEEP_INTERVAL, default 10m;
-	// 0 turns sweeping off).
+	// SweepInterval is the time between two maintenance passes (retention,
+	// the orphan sweep, the missing-object check), run as an asynq periodic
+	// task by one worker per interval whatever the api replicas
+	// (SNAPQ_SWEEP_INTERVAL, default 10m; 0 turns the periodic pass off,
+	// POST /v1/admin/sweep still runs one).
 	SweepInterval time.Duration
 	// SweepGrace is the age below which the sweep and retention never delete
 	// an object (SNAPQ_SWEEP_GRACE, default 1h).
@@ -66,6 +68,9 @@ type apiConfig struct {
 	// SweepDryRun makes the orphan sweep and retention log what they would
 	// delete and delete nothing (SNAPQ_SWEEP_DRY_RUN, default false).
 	SweepDryRun bool
+	// RetentionDays is the default retention of batches and runs whose key
+	// and suite set none (SNAPQ_RETENTION_DAYS, default 0: keep forever).
+	RetentionDays int
 
 	// Auth is SNAPQ_AUTH as given: on (default) or off. Web.Auth is true
 	// unless it is off.
@@ -135,6 +140,7 @@ func loadAPIConfig() (apiConfig, error) {
 		SweepInterval:     r.Duration("SNAPQ_SWEEP_INTERVAL", jobs.DefaultSweepInterval),
 		SweepGrace:        r.Duration("SNAPQ_SWEEP_GRACE", jobs.DefaultSweepGrace),
 		SweepDryRun:       r.Bool("SNAPQ_SWEEP_DRY_RUN", false),
+		RetentionDays:     r.Int("SNAPQ_RETENTION_DAYS", 0),
 		Auth:              r.String("SNAPQ_AUTH", authOn),
 		Web: web.Config{
 			MaxBodyBytes: int64(r.Int("SNAPQ_MAX_BODY_BYTES", 1<<20)),
@@ -199,6 +205,9 @@ func (c apiConfig) validate() error {
 	}
 	if c.SweepGrace <= 0 {
 		sweepErr = errors.Join(sweepErr, fmt.Errorf("SNAPQ_SWEEP_GRACE=%s: want a positive duration", c.SweepGrace))
+	}
+	if c.RetentionDays < 0 || c.RetentionDays > jobs.MaxRetentionDays {
+		sweepErr = errors.Join(sweepErr, fmt.Errorf("SNAPQ_RETENTION_DAYS=%d: want 0 (keep forever) to %d days", c.RetentionDays, jobs.MaxRetentionDays))
 	}
 	var tokenErr error
 	if t := c.Web.AdminToken; t != "" && (len(t) < 24 || strings.TrimSpace(t) != t) {

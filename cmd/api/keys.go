@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -12,10 +14,10 @@ import (
 	"github.com/snapq/snapq/jobs"
 )
 
-// keys runs `api keys create|list|revoke`.
+// keys runs `api keys create|list|revoke|retention`.
 func keys(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("api keys: want create, list or revoke\n%s", usage)
+		return fmt.Errorf("api keys: want create, list, revoke or retention\n%s", usage)
 	}
 	st, err := openStore(ctx)
 	if err != nil {
@@ -62,8 +64,10 @@ func keys(ctx context.Context, args []string) error {
 		}
 		fmt.Println("revoked", args[1])
 		return nil
+	case "retention":
+		return keyRetention(ctx, st, args[1:])
 	}
-	return fmt.Errorf("api keys %s: want create, list or revoke", args[0])
+	return fmt.Errorf("api keys %s: want create, list, revoke or retention", args[0])
 }
 
 func when(t *time.Time) string {
@@ -71,4 +75,29 @@ func when(t *time.Time) string {
 		return "-"
 	}
 	return t.Format(time.RFC3339)
+}
+
+// keyRetention runs `api keys retention ID DAYS|default`: the key's batches
+// (and its suites' runs, unless the suite sets its own days) are deleted
+// after DAYS days; 0 keeps them forever; default follows SNAPQ_RETENTION_DAYS.
+func keyRetention(ctx context.Context, st interface {
+	SetKeyRetention(ctx context.Context, id string, days *int) error
+}, args []string) error {
+	const use = "usage: api keys retention ID DAYS|default (0 keeps forever; default follows SNAPQ_RETENTION_DAYS)"
+	if len(args) != 2 || !jobs.ValidID(args[0]) {
+		return errors.New(use)
+	}
+	var days *int
+	if args[1] != "default" {
+		n, err := strconv.Atoi(args[1])
+		if err != nil || n < 0 || n > jobs.MaxRetentionDays {
+			return fmt.Errorf("DAYS %q: want 0-%d or default\n%s", args[1], jobs.MaxRetentionDays, use)
+		}
+		days = &n
+	}
+	if err := st.SetKeyRetention(ctx, strings.ToLower(args[0]), days); err != nil {
+		return err
+	}
+	fmt.Println("retention of", args[0], "set to", args[1])
+	return nil
 }

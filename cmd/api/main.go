@@ -24,6 +24,7 @@ import (
 
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/cmd/internal/env"
+	"github.com/snapq/snapq/cmd/internal/sweepmetrics"
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/events"
 	"github.com/snapq/snapq/jobs"
@@ -70,6 +71,7 @@ const usage = `usage:
   api keys create --name NAME    create an API key; it is printed once
   api keys list                  list keys (prefix, name, created, last used, revoked)
   api keys revoke ID             revoke a key
+  api keys retention ID DAYS     delete the key's batches after DAYS days (0: keep; "default": SNAPQ_RETENTION_DAYS)
 configuration: SNAPQ_* environment variables, see README.md`
 
 // openStore connects to SNAPQ_DATABASE_URL.
@@ -222,7 +224,8 @@ func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeSe
 	st, tasks, rdb, objects := d.store, d.tasks, d.rdb, d.objects
 	maxTargets, maxInFlight, rate, burst, webCfg := cfg.MaxTargets, cfg.MaxJobsInFlight, cfg.RateLimit, cfg.RateBurst, cfg.Web
 	queues, closeServer := queuesUI(cfg)
-	metrics, err := newMetrics(cfg, d)
+	sweeps := sweepmetrics.New()
+	metrics, err := newMetrics(cfg, d, sweeps)
 	if err != nil {
 		closeServer()
 		return nil, nil, err
@@ -249,6 +252,7 @@ func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeSe
 		Archives:     st,      // GET /v1/batches/:id/archive, /v1/runs/:id/archive
 		Objects:      objects, // the archives' objects, streamed
 		Thumbnails:   st,
+		Maintenance:  newMaintenance(cfg, d, log, sweeps.Observe), // POST /v1/admin/sweep
 		Queues:       queues,
 		// GET /v1/queues: counts per kind over every shard, for any key
 		QueueInspector: asynq.NewInspectorFromRedisClient(rdb),
@@ -278,13 +282,13 @@ func queuesUI(cfg apiConfig) (_ http.Handler, closeUI func()) {
 }
 
 // newMetrics builds the /metrics registry (SNAPQ_METRICS), or nil when off.
-func newMetrics(cfg apiConfig, d *deps) (*web.Metrics, error) {
+func newMetrics(cfg apiConfig, d *deps, sweeps *sweepmetrics.Metrics) (*web.Metrics, error) {
 	if cfg.Metrics == web.MetricsOff {
 		return nil, nil
 	}
 	inspector := asynq.NewInspectorFromRedisClient(d.rdb)
 	return web.NewMetrics(web.MetricsConfig{Mode: cfg.Metrics, Counts: d.store, Storage: d.store, Queues: inspector, QueueShards: cfg.Queue.Shards,
-		Collectors: append(d.events.Collectors(), d.hub.Collectors()...)})
+		Collectors: append(append(d.events.Collectors(), d.hub.Collectors()...), sweeps.Collectors()...)})
 }
 
 // startLoops starts the reconciler, which re-enqueues accepted jobs whose task
@@ -296,13 +300,6 @@ func startLoops(ctx context.Context, cfg apiConfig, d *deps, log *slog.Logger) (
 		regression.ReconcileStep(st, tasks),
 		notify.ReconcileStep(st, tasks, log.With("component", "notify")),
 	}}
-	if cfg.SweepInterval > 0 {
-		// Objects of jobs that failed after uploading, and content objects no
-		// row names any more, older than SNAPQ_SWEEP_GRACE.
-		sweeper := &jobs.Sweeper{Objects: d.objects, Repo: st, Logger: log, Interval: cfg.SweepInterval,
-			Grace: cfg.SweepGrace, DryRun: cfg.SweepDryRun}
-		rec.Steps = append(rec.Steps, sweeper.Step())
-	}
 	recCtx, stopRec := context.WithCancel(ctx)
 	go rec.Run(recCtx, cfg.ReconcileInterval)
 	go d.dispatch.Run(recCtx) // fair scheduling: held jobs to the queue
@@ -323,10 +320,65 @@ func startLoops(ctx context.Context, cfg apiConfig, d *deps, log *slog.Logger) (
 		stopRec()
 		return nil, fmt.Errorf("start suite scheduler: %w", err)
 	}
+	// Maintenance (retention, orphan sweep, missing objects): every replica
+	// schedules the pass, a worker runs it once per SNAPQ_SWEEP_INTERVAL.
+	maint, err := sweepScheduler(cfg, log)
+	if err != nil {
+		sched.Shutdown()
+		stopRec()
+		return nil, err
+	}
 	return func() {
+		if maint != nil {
+			maint.Shutdown()
+		}
 		sched.Shutdown()
 		stopRec()
 	}, nil
+}
+
+// sweepScheduler enqueues a maintenance:sweep task every SNAPQ_SWEEP_INTERVAL
+// carrying this api's retention settings, or returns nil when the interval
+// is 0. The task is unique for an interval in Redis and the worker claims
+// the interval in Postgres, so N replicas make one pass per interval.
+func sweepScheduler(cfg apiConfig, log *slog.Logger) (*asynq.Scheduler, error) {
+	if cfg.SweepInterval <= 0 {
+		return nil, nil
+	}
+	task, opts, err := queue.NewTask(sweepPayload(cfg), 0, cfg.Queue)
+	if err != nil {
+		return nil, err
+	}
+	s := asynq.NewScheduler(cfg.Redis, &asynq.SchedulerOpts{Logger: env.AsynqLogger{L: log}, LogLevel: asynq.WarnLevel,
+		EnqueueErrorHandler: func(_ *asynq.Task, _ []asynq.Option, err error) {
+			if !errors.Is(err, asynq.ErrDuplicateTask) { // another replica queued this interval's pass
+				log.Warn("enqueue maintenance pass", "err", err)
+			}
+		}})
+	opts = append(opts, asynq.Unique(cfg.SweepInterval)) // one queued per interval
+	if _, err := s.Register("@every "+cfg.SweepInterval.String(), task, opts...); err != nil {
+		return nil, fmt.Errorf("schedule maintenance: %w", err)
+	}
+	if err := s.Start(); err != nil {
+		return nil, fmt.Errorf("start maintenance scheduler: %w", err)
+	}
+	return s, nil
+}
+
+func sweepPayload(cfg apiConfig) jobs.SweepPayload {
+	return jobs.SweepPayload{PassID: jobs.SweepPassID, DryRun: cfg.SweepDryRun, RetentionDays: cfg.RetentionDays,
+		GraceS: int64(cfg.SweepGrace / time.Second), IntervalS: int64(cfg.SweepInterval / time.Second)}
+}
+
+// newMaintenance is the api's own maintenance pass, for POST /v1/admin/sweep.
+func newMaintenance(cfg apiConfig, d *deps, log *slog.Logger, observe func(jobs.SweepReport)) *jobs.Maintenance {
+	log = log.With("component", "maintenance")
+	return &jobs.Maintenance{
+		Retention: &jobs.Retention{Repo: d.store, Objects: d.objects, Logger: log, DefaultDays: cfg.RetentionDays, Grace: cfg.SweepGrace},
+		Sweeper:   &jobs.Sweeper{Objects: d.objects, Repo: d.store, Logger: log, Grace: cfg.SweepGrace},
+		Rows:      d.store, Objects: d.objects, Logger: log, Observe: observe,
+		// SNAPQ_SWEEP_DRY_RUN holds for on-demand passes too.
+		ForceDryRun: cfg.SweepDryRun}
 }
 
 // listenAndServe serves h on SNAPQ_HTTP_ADDR until ctx ends, then gives

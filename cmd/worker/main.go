@@ -248,6 +248,14 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 		Mail: &notify.Mailer{Config: cfg.SMTP, Dial: d.guard.DialContext}, PublicURL: cfg.PublicURL,
 		Logger: log.With("component", "notify")}
 	queue.Register(mux, nh.Run)
+	// Maintenance passes the api replicas schedule (one per SNAPQ_SWEEP_INTERVAL,
+	// claimed in Postgres); their settings come in the payload.
+	maintLog := log.With("component", "maintenance")
+	sweep := &jobs.SweepTask{Slots: st, Maintenance: &jobs.Maintenance{
+		Retention: &jobs.Retention{Repo: st, Objects: d.objects, Logger: maintLog},
+		Sweeper:   &jobs.Sweeper{Objects: d.objects, Repo: st, Logger: maintLog},
+		Rows:      st, Objects: d.objects, Logger: maintLog, Observe: metrics.sweeps.Observe}}
+	queue.Register(mux, sweep.Run)
 	return mux
 }
 

@@ -12,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/snapq/snapq/cmd/internal/sweepmetrics"
 )
 
 // Task outcomes, derived from the handler's returned error.
@@ -31,6 +33,8 @@ type workerMetrics struct {
 	// uploads counts artifact bytes by whether they were uploaded or found
 	// already stored (content-addressed storage, SNAPQ_CONTENT_ADDRESSED).
 	uploads *prometheus.CounterVec
+	// sweeps counts the maintenance passes this worker runs (maintenance:sweep).
+	sweeps *sweepmetrics.Metrics
 }
 
 // captureBuckets cover a capture attempt: from a fast page (0.25 s) to the
@@ -57,8 +61,10 @@ func newWorkerMetrics() *workerMetrics {
 		m.jobs.WithLabelValues(o)
 		m.compares.WithLabelValues(o)
 	}
+	m.sweeps = sweepmetrics.New()
 	m.registry.MustRegister(m.jobs, m.jobDuration, m.compares, m.uploads,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.registry.MustRegister(m.sweeps.Collectors()...)
 	return m
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/snapq/snapq/artifacts"
+	"github.com/snapq/snapq/capture"
 	"github.com/snapq/snapq/diff"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/queue"
@@ -103,6 +104,11 @@ func (c *Comparer) Compare(ctx context.Context, jobID string) error {
 		if job.ErrorCode != "" {
 			msg = job.ErrorCode + ": " + job.ErrorMessage
 		}
+		cs = []*Comparison{{Segment: 1, Status: CompareError, Message: msg}}
+	} else if q := suspect(job); q != nil {
+		// A capture that cannot be trusted is never compared: noise must not become a
+		// failure, nor a baseline.
+		msg := "the capture is suspect: " + strings.Join(q.Reasons, ", ")
 		cs = []*Comparison{{Segment: 1, Status: CompareError, Message: msg}}
 	} else {
 		cs, diffs, err = c.compareSegments(ctx, run, job, bases)
@@ -461,4 +467,12 @@ func CompareWhenFinal(repo Captures, q CompareQueue, log *slog.Logger) func(ctx 
 			log.Warn("enqueue comparison; the reconciler will retry", "job_id", job.ID, "err", err)
 		}
 	}
+}
+
+// suspect is the quality verdict of a finished capture when it is suspect, nil otherwise.
+func suspect(job *jobs.Job) *capture.Quality {
+	if job.Result == nil || job.Result.Quality == nil || job.Result.Quality.Verdict != capture.VerdictSuspect {
+		return nil
+	}
+	return job.Result.Quality
 }

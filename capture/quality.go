@@ -307,7 +307,9 @@ func (t *tab) waitNetworkIdle(ctx context.Context, quiet time.Duration) error {
 func (j *job) quality() *Error {
 	start := time.Now()
 	c, err := checkPage(j.p)
-	logStep(j.res, "quality", "", start, err, c.describe())
+	if err != nil || len(c.reasons(j.req)) > 0 {
+		logStep(j.res, "quality", "", start, err, c.describe()) // an ordinary page's log stays as it was
+	}
 	if err != nil {
 		if j.ctx.Err() != nil {
 			return j.fail(phaseWait, err)
@@ -347,10 +349,12 @@ func (j *job) quality() *Error {
 	return nil
 }
 
-// canRetry reports whether a suspect capture may be retaken: asked for, not yet done, and
-// the page's budget not spent (escalated waits never eat the capture's grace).
+// canRetry reports whether a suspect capture may be retaken: asked for, not yet done, the
+// page's budget not spent (escalated waits never eat the capture's grace), and not an error
+// status.
 func (j *job) canRetry() bool {
-	return !j.req.Quality.NoRetry && (j.res.Quality == nil || !j.res.Quality.Retried) && !j.res.Partial && j.loadCtx.Err() == nil
+	return !j.req.Quality.NoRetry && (j.res.Quality == nil || !j.res.Quality.Retried) && !j.res.Partial && j.loadCtx.Err() == nil &&
+		j.res.HTTPStatus < 400 // an error page is what the server sent: waiting longer changes nothing
 }
 
 // verdict sets Result.Quality from the last page checks and whether the screenshots are

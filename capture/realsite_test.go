@@ -35,8 +35,9 @@ func TestConsentBanners(t *testing.T) {
 	base := realSite(t)
 	for _, cmp := range fx.ConsentPlatforms {
 		for _, mode := range []string{ConsentOff, ConsentHide, ConsentAccept} {
+			// One after another: twelve captures queued on the shared browser's two tabs would
+			// spend their 30 s bound waiting on a loaded machine.
 			t.Run(cmp+"/"+mode, func(t *testing.T) {
-				t.Parallel()
 				res := mustCapture(t, b, Request{URL: base + "/consent/" + cmp, Name: "c",
 					Screenshot: Screenshot{Mode: ModeViewport}, Prepare: Prepare{Consent: mode}, Quality: fastQuality})
 				m := decode(t, res.Images[0])
@@ -157,7 +158,6 @@ func TestQualityVerdicts(t *testing.T) {
 		{"challenge that clears", "/quality/challenge-clears", nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
 			q := fastQuality
 			q.NoRetry = tc.noRetry
 			res := mustCapture(t, b, Request{URL: base + tc.path, Name: "q", Screenshot: Screenshot{Mode: ModeViewport}, Quality: q})

@@ -29,12 +29,18 @@
 //   - A time budget rather than a cliff: Request.Timeout bounds the navigation, waits and
 //     actions; a page that answered but is not ready by then is captured as it is
 //     (Result.Partial) within CaptureGrace.
+//   - Real pages, not fixtures (README "Real sites"): consent banners hidden or accepted
+//     (consent.go), app shells whose inner scroller holds the page and vh-sized heroes fitted
+//     before a full or segment capture and restored after (fit.go), and a quality verdict on
+//     every capture — blank, still loading, failed images or fonts, a bot-check page — with
+//     one retry after escalated waits and challenge_blocked for a challenge that does not
+//     clear (quality.go).
 //   - A supervised browser: restarted when it dies, recycled after
 //     Config.BrowserRecycleAfter jobs, never downloaded (Debian's chromium or a remote CDP
 //     endpoint), with every call bound to the job's context.
 //
 // A job runs as a sequence of phases (job.go): navigate, wait, prepare, actions, inspect,
-// outputs. The pure codecs, which need no browser, live in internal packages with their own
+// quality, outputs. The pure codecs, which need no browser, live in internal packages with their own
 // tests: internal/pngcut (cutting a PNG band into segments), internal/markdown (HTML to
 // Markdown) and internal/pdftext (a PDF's pages, title and text).
 package capture

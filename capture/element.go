@@ -22,7 +22,15 @@ func shootTarget(ctx context.Context, p *rod.Page, req Request, res *Result, cal
 	sel := req.Screenshot.Selector
 	b := newBudget(req.Limits, res)
 	if sel == "" {
-		return shoot(ctx, p, req, res.PageHeight, b, callTimeout)
+		height := res.PageHeight
+		if req.Screenshot.Mode != ModeViewport {
+			// vh-sized elements keep their height, an inner scroller shows all (fit.go).
+			h, restore := fitPage(p, height, res, res.Stabilization == nil)
+			defer restore()
+			height = h
+			res.PageHeight = h
+		}
+		return shoot(ctx, p, req, height, b, callTimeout)
 	}
 	start := time.Now()
 	a, err := elementArea(p, sel)

@@ -33,6 +33,8 @@ type job struct {
 	cfg     Config
 	res     *Result
 	seeded  proto.PageScriptIdentifier // Request.State's storage script, removed when the job ends
+	counter proto.PageScriptIdentifier // the console error counter (quality.go), removed when the job ends
+	checks  pageChecks                 // the quality checks of the page before the outputs
 }
 
 // run is one job on the tab: navigate, wait, prepare, act, inspect, then take the outputs.
@@ -58,7 +60,7 @@ func (t *tab) run(parent context.Context, req Request, cfg Config, budget time.T
 		name string
 		run  func() *Error
 	}{{"auth", j.loggedOut}, {"wait", j.wait}, {"prepare", j.prepare}, {"actions", j.actions}, {"auth", j.loggedOut},
-		{"inspect", j.inspect}} {
+		{"inspect", j.inspect}, {"quality", j.quality}} {
 		if err := j.step(s.name, s.run); err != nil {
 			return nil, err
 		}
@@ -122,6 +124,7 @@ func (t *tab) newJob(parent context.Context, req Request, cfg Config, budget tim
 	t.beginJob()
 	return j, func() {
 		t.unseed(j.seeded)
+		t.unseed(j.counter)
 		cancelLoad()
 		stop()
 		cancel(nil)
@@ -156,6 +159,9 @@ func (j *job) navigate() *Error {
 	j.seeded = id
 	if err != nil {
 		return j.fail(phaseNavigate, err)
+	}
+	if j.counter, err = addConsoleCounter(j.p); err != nil { // quality.go
+		return j.fail(phaseNavigate, fmt.Errorf("console counter: %w", err))
 	}
 	if j.req.IgnoreHTTPSErrors && !j.t.insecure {
 		j.t.insecure = true // set before the call: a tab that may have it on is never reused
@@ -331,9 +337,24 @@ func (j *job) outputs() *Error {
 		if err != nil {
 			return j.fail(phaseCapture, err)
 		}
+		if blank(shots.images) && j.canRetry() {
+			// A retake after escalated waits (quality.go); the checks are read again too.
+			j.res.Quality.Retried = true
+			logStep(j.res, "quality", "", time.Now(), nil, "the screenshots are nearly one colour")
+			escalate(j.loadCtx, j.t, j.p, j.req, j.res)
+			if c, err := checkPage(j.p); err == nil {
+				j.checks = c
+			}
+			if again, err := shootStable(j.ctx, j.p, j.req, j.res, j.cfg.CallTimeout); err == nil {
+				shots = again
+			}
+		}
+		j.verdict(blank(shots.images))
 		j.res.Images = append(j.res.Images, shots.images...) // after any named action screenshots
 		j.res.Segments = shots.segments
 		encode = shots.encode
+	} else {
+		j.verdict(false)
 	}
 	files, err := j.t.pageOutputs(j.p, j.req, j.res) // outputs.go
 	if err != nil {

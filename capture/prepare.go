@@ -44,6 +44,9 @@ type Prepare struct {
 	// last. Its failure is logged and ignored unless ScriptRequired is set.
 	Script         string `json:"script,omitempty"`
 	ScriptRequired bool   `json:"script_required,omitempty"`
+	// Consent is what to do with cookie/consent banners (consent.go): ConsentHide,
+	// ConsentAccept, or ConsentOff ("" too). It runs first, before the other edits.
+	Consent string `json:"consent,omitempty"`
 }
 
 // jsString returns s as a JavaScript string literal.
@@ -188,6 +191,9 @@ func editPage(p *rod.Page, pr Prepare, res *Result) error {
 			return fmt.Errorf("%s: %w", typ, err)
 		}
 		return nil
+	}
+	if err := dismissConsent(p, pr.Consent, res); err != nil {
+		return err
 	}
 	for _, sel := range pr.HideSelectors {
 		// One rule per selector, so an invalid one does not void the others.

@@ -120,6 +120,8 @@ type Request struct {
 	// CodeCertificateError. The tab that ran such a job is discarded afterwards, so no
 	// connection it accepted serves a later job.
 	IgnoreHTTPSErrors bool
+	// Quality shapes the quality checks and their retry (quality.go).
+	Quality QualityOptions
 }
 
 // Image is one encoded screenshot.
@@ -177,6 +179,11 @@ type Result struct {
 	Timings map[string]int64 // milliseconds: navigate, wait, capture, encode, total
 	// State is the login the page holds at the end (Request.SaveState).
 	State *StorageState
+	// Consent lists the consent banners Prepare.Consent found and what it did (nil when
+	// the step did not run).
+	Consent []ConsentFound
+	// Quality is the verdict on how far the capture can be trusted (quality.go).
+	Quality *Quality
 	// logged counts the entries ever added to Log (some may have been dropped).
 	logged int
 }

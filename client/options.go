@@ -26,6 +26,8 @@ type Options struct {
 	AuthProfile *string `json:"auth_profile,omitempty"`
 	// IgnoreHTTPSErrors loads pages whose TLS certificate is not trusted (staging sites).
 	IgnoreHTTPSErrors *bool `json:"ignore_https_errors,omitempty"`
+	// Quality: the retry of a suspect capture and the bot-check wait.
+	Quality *QualityOptions `json:"quality,omitempty"`
 }
 
 // ViewportOptions is the browser window.
@@ -110,6 +112,8 @@ type PrepareOptions struct {
 	Script            *string   `json:"script,omitempty"`
 	ScriptRequired    *bool     `json:"script_required,omitempty"`
 	DisableAnimations *bool     `json:"disable_animations,omitempty"`
+	// Consent: hide | accept | off, what to do with cookie/consent banners.
+	Consent *string `json:"consent,omitempty"`
 }
 
 // ScrollOptions scroll the page to trigger lazy loading.
@@ -144,3 +148,12 @@ type Action struct {
 
 // Ptr returns a pointer to v, for the optional fields of Options.
 func Ptr[T any](v T) *T { return &v }
+
+// QualityOptions shape the quality verdict: Retry (default true) retakes a
+// suspect capture once after escalated waits, within RetryWaitMS; a bot-check
+// page that does not clear within ChallengeWaitMS fails with challenge_blocked.
+type QualityOptions struct {
+	Retry           *bool `json:"retry,omitempty"`
+	RetryWaitMS     *int  `json:"retry_wait_ms,omitempty"`
+	ChallengeWaitMS *int  `json:"challenge_wait_ms,omitempty"`
+}

@@ -133,6 +133,25 @@ type Result struct {
 	ContentType       string           `json:"content_type,omitempty"`
 	PDFPages          int              `json:"pdf_pages,omitempty"`
 	SkippedOutputs    []SkippedOutput  `json:"skipped_outputs,omitempty"`
+	Quality           *Quality         `json:"quality,omitempty"`
+	Consent           []ConsentFound   `json:"consent,omitempty"`
+}
+
+// Quality is the verdict on how far a capture can be trusted: ok, or suspect
+// with reasons (blank, loading_indicator, failed_images, failed_fonts,
+// challenge, console_errors).
+type Quality struct {
+	Verdict       string   `json:"verdict"`
+	Reasons       []string `json:"reasons,omitempty"`
+	ConsoleErrors int      `json:"console_errors"`
+	Retried       bool     `json:"retried,omitempty"`
+}
+
+// ConsentFound is one consent banner prepare.consent found and what it did
+// ("accepted", "hidden").
+type ConsentFound struct {
+	Platform string `json:"platform"`
+	Action   string `json:"action"`
 }
 
 // SegmentCounts says how many pieces a page needed and how many were kept.

@@ -492,6 +492,8 @@ func newResult(res *capture.Result) *Result {
 		ContentType:     res.ContentType,
 		PDFPages:        res.PDFPages,
 		SkippedOutputs:  res.Skipped,
+		Quality:         res.Quality,
+		Consent:         res.Consent,
 	}
 }
 

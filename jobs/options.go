@@ -33,6 +33,8 @@ const (
 	MaxPageRangesLength    = 200
 	MinMarkdownMaxChars    = 1_000
 	MaxMarkdownMaxChars    = 1_000_000
+	// MaxQualityWait bounds quality.retry_wait_ms and quality.challenge_wait_ms.
+	MaxQualityWait = 60 * time.Second
 )
 
 // outputNames are the accepted values of options.outputs, in documentation order.
@@ -72,6 +74,17 @@ type OptionsInput struct {
 	// IgnoreHTTPSErrors loads a page whose TLS certificate is not trusted
 	// (staging sites with a self-signed certificate).
 	IgnoreHTTPSErrors *bool `json:"ignore_https_errors,omitempty"`
+	// Quality shapes the quality verdict's retry and the bot-check wait
+	// (capture/quality.go).
+	Quality *QualityInput `json:"quality,omitempty"`
+}
+
+// QualityInput is the wire form of Quality.
+type QualityInput struct {
+	// Retry retakes a suspect capture once after escalated waits (default true).
+	Retry           *bool    `json:"retry,omitempty"`
+	RetryWaitMS     *float64 `json:"retry_wait_ms,omitempty"`
+	ChallengeWaitMS *float64 `json:"challenge_wait_ms,omitempty"`
 }
 
 // BlockInput is the wire form of Block.
@@ -161,6 +174,9 @@ type Options struct {
 	AuthProfile string `json:"auth_profile,omitempty"`
 	// IgnoreHTTPSErrors accepts untrusted TLS certificates (capture.Request).
 	IgnoreHTTPSErrors bool `json:"ignore_https_errors,omitempty"`
+	// Quality: the retry of a suspect capture and the bot-check wait; the zero
+	// value (and jobs stored before it existed) retries with the defaults.
+	Quality Quality `json:"quality,omitzero"`
 }
 
 // defaultBlockTypes are blocked, unless block.resource_types says otherwise, for jobs whose
@@ -177,6 +193,7 @@ type (
 	Block      = capture.Block
 	Emulate    = capture.Emulate
 	Prepare    = capture.Prepare
+	Quality    = capture.QualityOptions
 	// CookieInput is one cookie to set before the page loads; domain or url is required.
 	CookieInput = capture.Cookie
 )
@@ -296,6 +313,14 @@ func (o *Options) apply(in *OptionsInput, prefix string) []FieldError {
 	if in.IgnoreHTTPSErrors != nil {
 		o.IgnoreHTTPSErrors = *in.IgnoreHTTPSErrors
 	}
+	if q := in.Quality; q != nil {
+		p := prefix + ".quality"
+		if q.Retry != nil {
+			o.Quality.NoRetry = !*q.Retry
+		}
+		v.intIn(&o.Quality.RetryWaitMS, q.RetryWaitMS, p+".retry_wait_ms", 100, int(MaxQualityWait/time.Millisecond))
+		v.intIn(&o.Quality.ChallengeWaitMS, q.ChallengeWaitMS, p+".challenge_wait_ms", 100, int(MaxQualityWait/time.Millisecond))
+	}
 	if d := in.PDF; d != nil {
 		p := prefix + ".pdf"
 		v.enum(&o.PDF.Paper, d.Paper, p+".paper", capture.Papers()...)
@@ -351,6 +376,7 @@ func (o Options) CaptureRequest(url, name string) capture.Request {
 	r.Stabilize, r.MaskSelectors = o.Stabilize, o.MaskSelectors
 	r.KeepCheckpoints = o.KeepCheckpoints
 	r.IgnoreHTTPSErrors = o.IgnoreHTTPSErrors
+	r.Quality = o.Quality
 	return r
 }
 

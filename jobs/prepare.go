@@ -54,6 +54,8 @@ type PrepareInput struct {
 	Script            *string   `json:"script,omitempty"`
 	ScriptRequired    *bool     `json:"script_required,omitempty"`
 	DisableAnimations *bool     `json:"disable_animations,omitempty"`
+	// Consent: hide | accept | off (capture/consent.go).
+	Consent *string `json:"consent,omitempty"`
 }
 
 // ScrollInput is the wire form of Scroll.
@@ -133,6 +135,7 @@ func (o *Options) applyPage(in *OptionsInput, prefix string, v *validator) {
 		if pr.DisableAnimations != nil {
 			o.Prepare.DisableAnimations = *pr.DisableAnimations
 		}
+		v.enum(&o.Prepare.Consent, pr.Consent, p+".consent", capture.ConsentModes...)
 	}
 	if s := in.Scroll; s != nil {
 		p := prefix + ".scroll"

@@ -101,6 +101,10 @@ func TestPrepareOptionsInvalid(t *testing.T) {
 		{"scroll step", `{"scroll": {"step_px": 0}}`, "options.scroll.step_px"},
 		{"scroll max", `{"scroll": {"max_ms": 60001}}`, "options.scroll.max_ms"},
 		{"screenshot selector", `{"screenshot": {"selector": "` + long(1025) + `"}}`, "options.screenshot.selector"},
+		{"consent mode", `{"prepare": {"consent": "dismiss"}}`, "options.prepare.consent"},
+		{"quality retry wait", `{"quality": {"retry_wait_ms": 99}}`, "options.quality.retry_wait_ms"},
+		{"quality challenge wait", `{"quality": {"challenge_wait_ms": 60001}}`, "options.quality.challenge_wait_ms"},
+		{"unknown quality key", `{"quality": {"strict": true}}`, "options.quality.strict"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,5 +115,33 @@ func TestPrepareOptionsInvalid(t *testing.T) {
 				t.Errorf("fields (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestConsentAndQualityOptions(t *testing.T) {
+	t.Parallel()
+	body := `{"options": {"prepare": {"consent": "accept"}, "quality": {"retry": false, "retry_wait_ms": 800, "challenge_wait_ms": 1200}},
+	  "targets": [{"url": "http://127.0.0.1:9999/a"}, {"url": "http://127.0.0.1:9999/b", "options": {"prepare": {"consent": "off"}, "quality": {"retry": true}}}]}`
+	js, _, err := ParseBatchRequest([]byte(body), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := js[0].Options.CaptureRequest(js[0].URL, js[0].Name), js[1].Options.CaptureRequest(js[1].URL, js[1].Name)
+	if a.Prepare.Consent != capture.ConsentAccept || b.Prepare.Consent != capture.ConsentOff {
+		t.Errorf("consent %q, %q; want accept, off", a.Prepare.Consent, b.Prepare.Consent)
+	}
+	if diff := cmp.Diff(capture.QualityOptions{NoRetry: true, RetryWaitMS: 800, ChallengeWaitMS: 1200}, a.Quality); diff != "" {
+		t.Errorf("quality (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(capture.QualityOptions{RetryWaitMS: 800, ChallengeWaitMS: 1200}, b.Quality); diff != "" {
+		t.Errorf("target's quality (-want +got):\n%s", diff)
+	}
+	// A batch that says nothing: consent off, retry on.
+	js, _, err = ParseBatchRequest([]byte(`{"urls": ["http://127.0.0.1:9999/"]}`), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := js[0].Options.CaptureRequest(js[0].URL, js[0].Name); r.Prepare.Consent != "" || r.Quality.NoRetry {
+		t.Errorf("defaults: consent %q, no_retry %v", r.Prepare.Consent, r.Quality.NoRetry)
 	}
 }

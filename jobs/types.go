@@ -148,6 +148,11 @@ type Result struct {
 	// SkippedOutputs are asked-for outputs the target cannot give (a PDF or a download has
 	// no screenshot, html or links), each with the reason.
 	SkippedOutputs []capture.Skipped `json:"skipped_outputs,omitempty"`
+	// Quality is the verdict on how far the capture can be trusted (ok or
+	// suspect, with reasons); absent in jobs finished before it existed.
+	Quality *capture.Quality `json:"quality,omitempty"`
+	// Consent lists the consent banners prepare.consent found and what it did.
+	Consent []capture.ConsentFound `json:"consent,omitempty"`
 }
 
 // SegmentCounts says how many pieces a page needed and how many were kept.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/snapq/snapq/artifacts"
+	"github.com/snapq/snapq/capture"
 	"github.com/snapq/snapq/diff"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/queue"
@@ -96,8 +97,14 @@ func (c *Comparer) Compare(ctx context.Context, jobID string) error {
 	if err != nil {
 		return fmt.Errorf("load baselines: %w", err)
 	}
-	cs, diffs, err := c.compareCheckpoints(ctx, run, key, job, bases)
-	if err != nil {
+	var cs []*Comparison
+	var diffs []*jobs.Artifact
+	if q := suspect(job); job.Status == jobs.StatusSucceeded && q != nil {
+		// A capture that cannot be trusted is never compared: noise must not become a
+		// failure, nor a baseline.
+		msg := "the capture is suspect: " + strings.Join(q.Reasons, ", ")
+		cs = []*Comparison{{Segment: 1, Status: CompareError, Message: msg}}
+	} else if cs, diffs, err = c.compareCheckpoints(ctx, run, key, job, bases); err != nil {
 		return err
 	}
 	for _, cmp := range cs {
@@ -539,4 +546,12 @@ func CompareWhenFinal(repo Captures, q CompareQueue, log *slog.Logger) func(ctx 
 			log.Warn("enqueue comparison; the reconciler will retry", "job_id", job.ID, "err", err)
 		}
 	}
+}
+
+// suspect is the quality verdict of a finished capture when it is suspect, nil otherwise.
+func suspect(job *jobs.Job) *capture.Quality {
+	if job.Result == nil || job.Result.Quality == nil || job.Result.Quality.Verdict != capture.VerdictSuspect {
+		return nil
+	}
+	return job.Result.Quality
 }

@@ -153,6 +153,15 @@ func TestComparerSegments(t *testing.T) {
 	if len(repo.recorded) != 1 || repo.recorded[0].Status != CompareError || repo.recorded[0].Message != "dns_failure: no such host" {
 		t.Errorf("failed capture: %+v", repo.recorded)
 	}
+	// A suspect capture (quality verdict) is an error comparison too, never failed or new.
+	job.Status, job.ErrorCode, job.ErrorMessage = jobs.StatusSucceeded, "", ""
+	job.Result = &jobs.Result{Quality: &capture.Quality{Verdict: capture.VerdictSuspect, Reasons: []string{capture.ReasonBlank}}}
+	if err := c.Compare(context.Background(), "j"); err != nil {
+		t.Fatal(err)
+	}
+	if len(repo.recorded) != 1 || repo.recorded[0].Status != CompareError || !strings.Contains(repo.recorded[0].Message, "suspect: blank") {
+		t.Errorf("suspect capture: %+v", repo.recorded)
+	}
 }
 
 // An ignored element that moved is masked where it is now and where it was in

@@ -585,6 +585,9 @@ func (sp SuiteSpec) stabilize(o *jobs.Options) {
 	o.Outputs = []string{capture.OutputScreenshot}
 	o.Screenshot.Format, o.Screenshot.Quality = capture.FormatPNG, 0
 	o.Prepare.DisableAnimations = true // animations, transitions and the caret (capture/prepare.go)
+	if o.Prepare.Consent == "" {
+		o.Prepare.Consent = capture.ConsentHide // consent banners hidden unless the suite says off/accept
+	}
 	o.MaskSelectors = append([]string(nil), sp.Ignore.Selectors...)
 	o.Emulate.ReducedMotion = true
 	o.Wait.Fonts, o.Wait.Images = true, true

@@ -73,8 +73,24 @@ chrome_bin() {
 chromium_up() {
   [[ -x $(chrome_bin) ]] && return 0
   # Debian's package only: nothing here downloads a browser any other way.
-  apt_install chromium fonts-liberation fonts-noto-core fonts-noto-color-emoji
+  apt_install chromium $CHROME_FONTS
   [[ -x /usr/bin/chromium ]] || die "chromium installed but /usr/bin/chromium is missing"
+}
+
+# The fonts pages are rendered with: Latin (Liberation, Noto), CJK (Noto CJK) and
+# emoji (Noto Color Emoji), so no text is drawn with a last-resort font (tofu boxes).
+# capture's TestPlatformFonts asks Chromium which font rendered CJK and emoji text.
+CHROME_FONTS="fonts-liberation fonts-noto-core fonts-noto-color-emoji fonts-noto-cjk"
+
+# fonts_up installs the fonts a machine whose Chromium predates a font's addition lacks.
+fonts_up() {
+  [[ $(chrome_bin) == /usr/bin/chromium ]] || return 0 # a custom browser brings its own
+  command -v dpkg-query >/dev/null || return 0
+  local missing=() p
+  for p in $CHROME_FONTS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  ((${#missing[@]} == 0)) || apt_install "${missing[@]}"
 }
 
 # As root the worker starts Chromium as this unprivileged user, so Chromium can
@@ -316,6 +332,7 @@ cmd_up() {
   exec 9>"$RUN/up.lock"
   flock 9 # concurrent `up`s run one after another
   chromium_up
+  fonts_up
   chrome_user_up
   postgres_up
   redis_up

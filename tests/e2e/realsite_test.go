@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/snapq/snapq/internal/fixtures"
 )
 
 // A staging site with a self-signed certificate: refused by default with a permanent
@@ -53,5 +55,118 @@ func TestRealSiteCertificatesAndUnsafePorts(t *testing.T) {
 				t.Errorf("staging: status %s error %+v result %+v, want succeeded with title staging", got.Status, got.Error, got.Result)
 			}
 		}
+	}
+}
+
+// The real-site adaptations through the API: a consent banner hidden or accepted (reported in
+// result.consent), an app shell's inner scroller cut into 9 segments, quality verdicts on a
+// blank page and a spinner, a bot-check page failing with challenge_blocked after one
+// attempt; and in a suite, each suspect or blocked capture is an error comparison while an
+// ordinary page is new. Pixels are checked by capture's tests (TestConsentBanners, ...).
+func TestRealSiteQualityAndConsent(t *testing.T) {
+	t.Parallel()
+	site := httptest.NewServer(fixtures.RealSite())
+	t.Cleanup(site.Close)
+	s := startStack(t)
+	fast := map[string]any{"retry_wait_ms": 1000, "challenge_wait_ms": 1000}
+
+	var b batchResp
+	if code := s.do("POST", "/v1/batches", map[string]any{
+		"options": map[string]any{"quality": fast, "screenshot": map[string]any{"mode": "viewport"}},
+		"targets": []map[string]any{
+			{"url": site.URL + "/consent/onetrust", "name": "hide", "options": map[string]any{"prepare": map[string]any{"consent": "hide"}}},
+			{"url": site.URL + "/consent/cookiebot", "name": "accept", "options": map[string]any{"prepare": map[string]any{"consent": "accept"}}},
+			{"url": site.URL + "/appshell", "name": "shell", "options": map[string]any{"screenshot": map[string]any{"mode": "segments"}}},
+			{"url": site.URL + "/quality/blank", "name": "blank"},
+			{"url": site.URL + "/quality/spinner", "name": "spinner"},
+			{"url": site.URL + "/quality/challenge", "name": "challenge"},
+		}}, &b); code != http.StatusAccepted {
+		t.Fatalf("submit: status %d", code)
+	}
+	s.waitBatch(b.ID, 2*time.Minute)
+	type result struct {
+		Title    string `json:"title"`
+		Segments struct {
+			Total int `json:"total"`
+		} `json:"segments"`
+		Quality *struct {
+			Verdict string   `json:"verdict"`
+			Reasons []string `json:"reasons"`
+			Retried bool     `json:"retried"`
+		} `json:"quality"`
+		Consent []struct {
+			Platform string `json:"platform"`
+			Action   string `json:"action"`
+		} `json:"consent"`
+	}
+	for _, j := range b.Jobs {
+		var got struct {
+			Status   string `json:"status"`
+			Attempts int    `json:"attempts"`
+			Error    *struct {
+				Code string `json:"code"`
+			} `json:"error"`
+			Result *result `json:"result"`
+		}
+		s.do("GET", "/v1/jobs/"+j.ID, nil, &got)
+		if j.Name == "challenge" {
+			if got.Status != "failed" || got.Error == nil || got.Error.Code != "challenge_blocked" || got.Attempts != 1 {
+				t.Errorf("challenge: %s, %d attempts, error %+v; want failed challenge_blocked after 1 attempt", got.Status, got.Attempts, got.Error)
+			}
+			continue
+		}
+		r := got.Result
+		if got.Status != "succeeded" || r == nil || r.Quality == nil {
+			t.Errorf("%s: %s %+v, want succeeded with a quality verdict", j.Name, got.Status, got.Error)
+			continue
+		}
+		verdict, reasons := r.Quality.Verdict, fmt.Sprint(r.Quality.Reasons)
+		switch j.Name {
+		case "hide", "accept":
+			action := map[string]string{"hide": "hidden", "accept": "accepted"}[j.Name]
+			if len(r.Consent) != 1 || r.Consent[0].Action != action || verdict != "ok" {
+				t.Errorf("%s: consent %+v quality %s %s; want one banner %s, ok", j.Name, r.Consent, verdict, reasons, action)
+			}
+			if (r.Title == "accepted") != (j.Name == "accept") {
+				t.Errorf("%s: title %q (the fixture sets \"accepted\" when its accept button is clicked)", j.Name, r.Title)
+			}
+		case "shell":
+			if r.Segments.Total != 9 || verdict != "ok" {
+				t.Errorf("shell: %d segments, quality %s %s; want 9, ok", r.Segments.Total, verdict, reasons)
+			}
+		case "blank", "spinner":
+			want := map[string]string{"blank": "[blank]", "spinner": "[loading_indicator]"}[j.Name]
+			if verdict != "suspect" || reasons != want || !r.Quality.Retried {
+				t.Errorf("%s: quality %+v, want suspect %s after a retry", j.Name, r.Quality, want)
+			}
+		}
+	}
+
+	var suite struct {
+		ID string `json:"id"`
+	}
+	if code := s.do("POST", "/v1/suites", map[string]any{
+		"name":    "real",
+		"options": map[string]any{"quality": fast},
+		"targets": []map[string]any{
+			{"url": site.URL + "/quality/ok", "name": "ok"},
+			{"url": site.URL + "/quality/blank", "name": "blank"},
+			{"url": site.URL + "/quality/spinner", "name": "spinner"},
+			{"url": site.URL + "/quality/challenge", "name": "challenge"},
+		},
+	}, &suite); code != http.StatusCreated {
+		t.Fatalf("create suite: status %d", code)
+	}
+	run := s.waitRun(s.startRun(suite.ID), 2*time.Minute)
+	got := map[string]string{}
+	for _, c := range run.Comparisons {
+		got[c.Target] = c.Status
+		if c.Status == "error" && c.Message == "" {
+			t.Errorf("%s: error comparison without a message", c.Target)
+		}
+	}
+	want := map[string]string{"ok": "new", "blank": "error", "spinner": "error", "challenge": "error"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("comparisons %v, want %v (%s)", got, want, statuses(run))
 	}
 }

@@ -133,6 +133,8 @@ type Result struct {
 	ContentType       string           `json:"content_type,omitempty"`
 	PDFPages          int              `json:"pdf_pages,omitempty"`
 	SkippedOutputs    []SkippedOutput  `json:"skipped_outputs,omitempty"`
+	// CachedFrom is the job whose capture this one reused (options.max_age_s).
+	CachedFrom string `json:"cached_from,omitempty"`
 }
 
 // SegmentCounts says how many pieces a page needed and how many were kept.

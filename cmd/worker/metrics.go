@@ -31,6 +31,9 @@ type workerMetrics struct {
 	// uploads counts artifact bytes by whether they were uploaded or found
 	// already stored (content-addressed storage, SNAPQ_CONTENT_ADDRESSED).
 	uploads *prometheus.CounterVec
+	// renders counts captures a browser rendered, cacheHits jobs that reused
+	// a recent capture instead (options.max_age_s).
+	renders, cacheHits prometheus.Counter
 }
 
 // captureBuckets cover a capture attempt: from a fast page (0.25 s) to the
@@ -49,6 +52,10 @@ func newWorkerMetrics() *workerMetrics {
 		uploads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "snapq_worker_artifact_bytes_total",
 			Help: "Artifact bytes stored by this worker: uploaded, or reused (identical bytes already stored, nothing uploaded)."},
 			[]string{"outcome"}),
+		renders: prometheus.NewCounter(prometheus.CounterOpts{Name: "snapq_worker_renders_total",
+			Help: "Job captures a browser rendered (successful attempts)."}),
+		cacheHits: prometheus.NewCounter(prometheus.CounterOpts{Name: "snapq_result_cache_hits_total",
+			Help: "Jobs that reused a recent capture of the same URL and options (options.max_age_s) instead of rendering."}),
 	}
 	m.uploads.WithLabelValues("uploaded")
 	m.uploads.WithLabelValues("reused")
@@ -57,7 +64,7 @@ func newWorkerMetrics() *workerMetrics {
 		m.jobs.WithLabelValues(o)
 		m.compares.WithLabelValues(o)
 	}
-	m.registry.MustRegister(m.jobs, m.jobDuration, m.compares, m.uploads,
+	m.registry.MustRegister(m.jobs, m.jobDuration, m.compares, m.uploads, m.renders, m.cacheHits,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -69,6 +76,15 @@ func (m *workerMetrics) upload(reused bool, n int64) {
 		o = "reused"
 	}
 	m.uploads.WithLabelValues(o).Add(float64(n))
+}
+
+// captured counts a job's capture: rendered or a cache hit (jobs.Handler.Captured).
+func (m *workerMetrics) captured(cached bool) {
+	if cached {
+		m.cacheHits.Inc()
+	} else {
+		m.renders.Inc()
+	}
 }
 
 // outcome classifies a handler's result the way asynq treats it.

@@ -20,15 +20,15 @@ import (
 // Manifest is DIR/manifest.json: every job of the batch and every file
 // downloaded for it.
 type Manifest struct {
-	BatchID      string        `json:"batch_id"`
-	Status       string        `json:"status"`
-	API          string        `json:"api"`
-	DownloadedAt time.Time     `json:"downloaded_at"`
+	BatchID      string    `json:"batch_id"`
+	Status       string    `json:"status"`
+	API          string    `json:"api"`
+	DownloadedAt time.Time `json:"downloaded_at"`
 	// Via says how the files came: "archive" (one GET /v1/batches/:id/archive)
 	// or "files" (one request per artifact, when the archive could not be used).
 	Via  string        `json:"via"`
 	Jobs []ManifestJob `json:"jobs"`
-	path         string
+	path string
 }
 
 // ManifestJob is one job and its files; Dir is relative to the manifest.

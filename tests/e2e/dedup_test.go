@@ -17,16 +17,17 @@ import (
 	"github.com/snapq/snapq/internal/testenv"
 )
 
-// dedupPages is the fixture of TestStorageGrowsWithChange: dedupPageCount
-// small pages of two 240 px blocks (two segments at 320x240). changed names
-// the one page whose second block differs (0: none).
-type dedupPages struct{ changed atomic.Int32 }
-
-const dedupPageCount = 50
+// dedupPages is the fixture of TestStorageGrowsWithChange: count small
+// pages of two 240 px blocks (two segments at 320x240). changed names the
+// one page whose second block differs (0: none).
+type dedupPages struct {
+	count   int
+	changed atomic.Int32
+}
 
 func (p *dedupPages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var n int
-	if _, err := fmt.Sscanf(r.URL.Path, "/p/%d", &n); err != nil || n < 1 || n > dedupPageCount {
+	if _, err := fmt.Sscanf(r.URL.Path, "/p/%d", &n); err != nil || n < 1 || n > p.count {
 		http.NotFound(w, r)
 		return
 	}
@@ -87,11 +88,15 @@ func (s *stack) namedBy(key string) []string {
 // than after run 1 (content-addressed storage: re-runs add rows, not
 // bytes), and after one page changes, the only new objects are that page's
 // changed segment and its comparison's diff (with the diff's thumbnail).
+// `make test` runs it at 10 pages x 3 runs; SNAPQ_PROOF_SCALE=full (`make
+// proofs`) at 50 x 10.
 func TestStorageGrowsWithChange(t *testing.T) {
 	t.Parallel()
 	start := time.Now()
+	dedupPageCount := proofScale(t, 10, 50)
+	unchangedRuns := proofScale(t, 3, 10)
 	s := startStack(t, "SNAPQ_WORKER_CONCURRENCY=4")
-	pages := &dedupPages{}
+	pages := &dedupPages{count: dedupPageCount}
 	srv := httptest.NewServer(pages)
 	t.Cleanup(srv.Close)
 
@@ -129,34 +134,34 @@ func TestStorageGrowsWithChange(t *testing.T) {
 	}
 	after1 := s.bucketKeys()
 	bytes1 := sum(after1)
-	for i := 2; i <= 10; i++ {
+	for i := 2; i <= unchangedRuns; i++ {
 		if r := run(i); r.Status != "passed" || r.Counts["passed"] != 2*dedupPageCount {
 			t.Fatalf("unchanged run %d: %s %v: %s", i, r.Status, r.Counts, statuses(r))
 		}
 	}
-	after10 := s.bucketKeys()
-	bytes10 := sum(after10)
-	t.Logf("bucket after run 1: %d objects, %d bytes; after run 10: %d objects, %d bytes (%.4f×)",
-		len(after1), bytes1, len(after10), bytes10, float64(bytes10)/float64(bytes1))
-	if float64(bytes10) > 1.05*float64(bytes1) {
-		t.Errorf("10 runs of an unchanged site grew the bucket from %d to %d bytes, more than 5 %%", bytes1, bytes10)
+	afterUnchanged := s.bucketKeys()
+	bytesUnchanged := sum(afterUnchanged)
+	t.Logf("bucket after run 1: %d objects, %d bytes; after run %d: %d objects, %d bytes (%.4f×)",
+		len(after1), bytes1, unchangedRuns, len(afterUnchanged), bytesUnchanged, float64(bytesUnchanged)/float64(bytes1))
+	if float64(bytesUnchanged) > 1.05*float64(bytes1) {
+		t.Errorf("%d runs of an unchanged site grew the bucket from %d to %d bytes, more than 5 %%", unchangedRuns, bytes1, bytesUnchanged)
 	}
-	if n := len(after10) - len(after1); n != 0 {
+	if n := len(afterUnchanged) - len(after1); n != 0 {
 		t.Errorf("unchanged runs added %d objects", n)
 	}
 
 	// One page changes: its second segment is new bytes, and so is its
 	// comparison's diff; nothing else is.
 	pages.changed.Store(7)
-	r11 := run(11)
-	if r11.Status != "failed" || r11.Counts["failed"] != 1 || r11.Counts["passed"] != 2*dedupPageCount-1 {
-		t.Fatalf("run with p07 changed: %s %v: %s", r11.Status, r11.Counts, statuses(r11))
+	rChanged := run(unchangedRuns + 1)
+	if rChanged.Status != "failed" || rChanged.Counts["failed"] != 1 || rChanged.Counts["passed"] != 2*dedupPageCount-1 {
+		t.Fatalf("run with p07 changed: %s %v: %s", rChanged.Status, rChanged.Counts, statuses(rChanged))
 	}
-	after11 := s.bucketKeys()
+	afterChanged := s.bucketKeys()
 	var added int64
 	var addedBy []string
-	for key, n := range after11 {
-		if _, ok := after10[key]; ok {
+	for key, n := range afterChanged {
+		if _, ok := afterUnchanged[key]; ok {
 			continue
 		}
 		added += n
@@ -171,9 +176,9 @@ func TestStorageGrowsWithChange(t *testing.T) {
 		}
 	}
 	slices.Sort(addedBy)
-	t.Logf("run 11 (p07's bottom changed) added %d bytes in %d objects: %v", added, len(addedBy), addedBy)
+	t.Logf("run %d (p07's bottom changed) added %d bytes in %d objects: %v", unchangedRuns+1, added, len(addedBy), addedBy)
 	if !slices.ContainsFunc(addedBy, func(s string) bool { return strings.HasPrefix(s, "screenshot p07-320x240-002.png") }) {
 		t.Errorf("the changed segment is not among the new objects: %v", addedBy)
 	}
-	t.Logf("TestStorageGrowsWithChange took %s (11 runs of %d pages)", time.Since(start).Round(time.Second), dedupPageCount)
+	t.Logf("TestStorageGrowsWithChange took %s (%d runs of %d pages)", time.Since(start).Round(time.Second), unchangedRuns+1, dedupPageCount)
 }

@@ -14,9 +14,6 @@ import (
 	"github.com/snapq/snapq/jobs"
 )
 
-// dashboardJobs is the size of the batches the thumbnail proof shows.
-const dashboardJobs = 2000
-
 // seedBatch writes a finished batch of n succeeded jobs straight into the
 // stack's database, cloned round-robin from the jobs of batch src (real
 // captures): each new job's first screenshot row names its source's object,
@@ -92,13 +89,17 @@ func (s *stack) seedBatch(src string, n int, thumbs bool) string {
 }
 
 // imageBytes counts what the page's image requests transfer (encoded
-// bytes on the wire, redirects and headers included), from Chromium's
-// network events.
+// bytes on the wire, headers included), from Chromium's network events.
+// An image URL that redirects (/v1/artifacts/:id[/thumbnail] answers 302
+// to a presigned object URL) pays for the redirect too: its response's
+// bytes arrive with the follow-up request and are counted in bytes and,
+// on their own, in redirects.
 type imageBytes struct {
-	mu       sync.Mutex
-	images   map[proto.NetworkRequestID]bool
-	bytes    int64
-	requests int
+	mu        sync.Mutex
+	images    map[proto.NetworkRequestID]bool
+	bytes     int64
+	redirects int64
+	requests  int
 }
 
 func (u *browserUI) countImageBytes() *imageBytes {
@@ -112,7 +113,14 @@ func (u *browserUI) countImageBytes() *imageBytes {
 	if err := (proto.NetworkSetCacheDisabled{CacheDisabled: true}).Call(u.page); err != nil {
 		u.t.Fatal(err)
 	}
-	go u.page.EachEvent(func(e *proto.NetworkResponseReceived) {
+	go u.page.EachEvent(func(e *proto.NetworkRequestWillBeSent) {
+		if e.RedirectResponse != nil && e.Type == proto.NetworkResourceTypeImage {
+			c.mu.Lock()
+			c.bytes += int64(e.RedirectResponse.EncodedDataLength)
+			c.redirects += int64(e.RedirectResponse.EncodedDataLength)
+			c.mu.Unlock()
+		}
+	}, func(e *proto.NetworkResponseReceived) {
 		if e.Type == proto.NetworkResourceTypeImage {
 			c.mu.Lock()
 			c.images[e.RequestID] = true
@@ -132,13 +140,15 @@ func (u *browserUI) countImageBytes() *imageBytes {
 func (c *imageBytes) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.images, c.bytes, c.requests = map[proto.NetworkRequestID]bool{}, 0, 0
+	c.images, c.bytes, c.redirects, c.requests = map[proto.NetworkRequestID]bool{}, 0, 0, 0
 }
 
-func (c *imageBytes) read() (int64, int) {
+// read returns the bytes (redirects included), the redirects' share and
+// the finished image requests.
+func (c *imageBytes) read() (int64, int64, int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.bytes, c.requests
+	return c.bytes, c.redirects, c.requests
 }
 
 // The issue's thumbnail proof: the dashboard's page of a 2,000-job batch,
@@ -146,22 +156,19 @@ func (c *imageBytes) read() (int64, int) {
 // same page transfers with full-size first segments (what it showed before
 // thumbnails, and still shows with SNAPQ_THUMBNAILS=false), and a thumbnail
 // shows for every job. The batches are seeded in Postgres from 6 real
-// captures (2,000 renders would take this machine many minutes).
+// captures of pages that look like real sites (realisticSite: full-size
+// PNGs of realistic size; 2,000 renders would take this machine many
+// minutes). `make test` shows 200-job batches; SNAPQ_PROOF_SCALE=full
+// (`make proofs`) 2,000.
 func TestDashboardThumbnailBytes(t *testing.T) {
 	t.Parallel()
 	start := time.Now()
+	dashboardJobs := proofScale(t, 200, 2000)
 	s := startStack(t)
-	site := fixtureSite(t)
+	site := realisticSite(t)
 	var targets []map[string]any
 	for i := range 6 {
-		switch i % 3 {
-		case 0:
-			targets = append(targets, map[string]any{"url": fmt.Sprintf("%s/article?n=%d", site, 4+i)})
-		case 1:
-			targets = append(targets, map[string]any{"url": fmt.Sprintf("%s/tall?h=%d", site, 1500+100*i)})
-		default:
-			targets = append(targets, map[string]any{"url": fmt.Sprintf("%s/short?i=%d", site, i)})
-		}
+		targets = append(targets, map[string]any{"url": fmt.Sprintf("%s/news/%d", site, i+1), "name": fmt.Sprintf("news-%d", i+1)})
 	}
 	var src batchResp
 	// The first screen at 1280x720, as every job's first segment is.
@@ -173,6 +180,7 @@ func TestDashboardThumbnailBytes(t *testing.T) {
 		t.Fatalf("source batch: %v", done.Counts)
 	}
 	t.Logf("source batch of %d real captures done after %s", len(targets), time.Since(start).Round(time.Second))
+	s.checkSourceImages(src.ID, len(targets))
 	withThumbs := s.seedBatch(src.ID, dashboardJobs, true)
 	fullSize := s.seedBatch(src.ID, dashboardJobs, false)
 	t.Logf("seeded two batches of %d jobs from %d real captures after %s", dashboardJobs, len(targets), time.Since(start).Round(time.Second))
@@ -180,8 +188,10 @@ func TestDashboardThumbnailBytes(t *testing.T) {
 	ui := openDashboard(t, s.api+"/")
 	counter := ui.countImageBytes()
 	// show opens a batch's page, loads every job's row ("Load more jobs")
-	// and every row's image, and returns the image bytes and requests.
-	show := func(id string) (int64, int, int) {
+	// and every row's image, and returns the image bytes (redirects
+	// included), the redirects' share, the image requests and the rows
+	// showing a thumbnail.
+	show := func(id string) (int64, int64, int, int) {
 		t.Helper()
 		began := time.Now()
 		counter.reset()
@@ -205,7 +215,7 @@ func TestDashboardThumbnailBytes(t *testing.T) {
 				break
 			}
 			if time.Since(last) > 10*time.Second {
-				b, reqs := counter.read()
+				b, _, reqs := counter.read()
 				t.Logf("%d of %d images loaded after %s (%d image requests finished, %d bytes)", loaded, dashboardJobs, time.Since(began).Round(time.Second), reqs, b)
 				last = time.Now()
 			}
@@ -214,25 +224,76 @@ func TestDashboardThumbnailBytes(t *testing.T) {
 			}
 		}
 		time.Sleep(time.Second) // the last loadingFinished events
-		b, reqs := counter.read()
-		thumbs := ui.eval(`() => [...document.querySelectorAll('#job-rows .thumb-box img')].filter(i => i.src.endsWith('/thumbnail') && i.naturalWidth <= 320).length`).Int()
-		t.Logf("batch page %s: %d rows, %d image requests, %d image bytes, %d thumbnails, in %s", id, dashboardJobs, reqs, b, thumbs, time.Since(began).Round(100*time.Millisecond))
-		return b, reqs, thumbs
+		b, redirects, reqs := counter.read()
+		thumbs := ui.eval(`() => [...document.querySelectorAll('#job-rows .thumb-box img')].filter(i => i.src.endsWith('/thumbnail') && i.naturalWidth > 0 && i.naturalWidth <= 320).length`).Int()
+		t.Logf("batch page %s: %d rows, %d image requests, %d image bytes (%d of them redirects), %d thumbnails, in %s",
+			id, dashboardJobs, reqs, b, redirects, thumbs, time.Since(began).Round(100*time.Millisecond))
+		return b, redirects, reqs, thumbs
 	}
-	thumbBytes, thumbReqs, thumbs := show(withThumbs)
+	thumbBytes, thumbRedirects, thumbReqs, thumbs := show(withThumbs)
 	// (no ui.shot here: a full-page screenshot of 2,000 rows takes minutes)
-	fullBytes, fullReqs, _ := show(fullSize)
+	fullBytes, fullRedirects, fullReqs, _ := show(fullSize)
 	ratio := float64(thumbBytes) / float64(fullBytes)
-	t.Logf("image bytes for %d jobs: thumbnails %d (%d requests), full-size first segments %d (%d requests): %.2f %%",
-		dashboardJobs, thumbBytes, thumbReqs, fullBytes, fullReqs, 100*ratio)
+	t.Logf("image bytes for %d jobs: thumbnails %d (%d requests, %.0f B/job, redirects %.0f B/job), full-size first segments %d (%d requests, %.0f B/job, redirects %.0f B/job): %.2f %%",
+		dashboardJobs, thumbBytes, thumbReqs, float64(thumbBytes)/float64(dashboardJobs), float64(thumbRedirects)/float64(dashboardJobs),
+		fullBytes, fullReqs, float64(fullBytes)/float64(dashboardJobs), float64(fullRedirects)/float64(dashboardJobs), 100*ratio)
 	if thumbs != dashboardJobs {
 		t.Errorf("%d of %d jobs show a thumbnail", thumbs, dashboardJobs)
 	}
 	if thumbReqs < dashboardJobs || fullReqs < dashboardJobs {
 		t.Errorf("image requests: %d with thumbnails, %d full size; want every job's (%d)", thumbReqs, fullReqs, dashboardJobs)
 	}
+	if thumbRedirects == 0 || fullRedirects == 0 {
+		t.Errorf("redirect bytes: %d with thumbnails, %d full size; both routes redirect, so the count missed them", thumbRedirects, fullRedirects)
+	}
 	if ratio >= 0.05 {
 		t.Errorf("the batch page transfers %d image bytes with thumbnails, %.1f %% of the %d full size; want under 5 %%", thumbBytes, 100*ratio, fullBytes)
 	}
-	t.Logf("TestDashboardThumbnailBytes took %s", time.Since(start).Round(time.Second))
+	t.Logf("TestDashboardThumbnailBytes took %s (%d-job batches)", time.Since(start).Round(time.Second), dashboardJobs)
+}
+
+// checkSourceImages logs the source captures' first screens and their
+// thumbnails as stored, and fails unless they are what real sites give: a
+// 1280x720 PNG of at least 100 KB and a JPEG at most 320 px wide.
+func (s *stack) checkSourceImages(batch string, want int) {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, s.env("SNAPQ_DATABASE_URL"))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT a.name, a.content_type, a.bytes, coalesce(a.width, 0), coalesce(a.height, 0),
+			t.content_type, t.bytes, t.width, t.height
+		FROM jobs j JOIN LATERAL (SELECT * FROM artifacts WHERE job_id = j.id AND kind = 'screenshot' ORDER BY seq LIMIT 1) a ON true
+		JOIN thumbnails t ON t.artifact_id = a.id
+		WHERE j.batch_id = $1 ORDER BY j.seq`, batch)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var name, ctype, tType string
+		var size, tSize int64
+		var w, h, tW, tH int
+		if err := rows.Scan(&name, &ctype, &size, &w, &h, &tType, &tSize, &tW, &tH); err != nil {
+			s.t.Fatal(err)
+		}
+		n++
+		s.t.Logf("source %s: %s %dx%d %d bytes; thumbnail %s %dx%d %d bytes (%.1f %%)", name, ctype, w, h, size, tType, tW, tH, tSize, 100*float64(tSize)/float64(size))
+		if ctype != "image/png" || w != 1280 || h != 720 || size < 100_000 {
+			s.t.Errorf("source %s: %s %dx%d %d bytes; want a 1280x720 PNG of a real-looking page (>= 100 KB)", name, ctype, w, h, size)
+		}
+		if tType != "image/jpeg" || tW > 320 || tW == 0 {
+			s.t.Errorf("thumbnail of %s: %s %dx%d; want a JPEG at most 320 px wide", name, tType, tW, tH)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		s.t.Fatal(err)
+	}
+	if n != want {
+		s.t.Fatalf("%d of %d source captures have a first screenshot with a thumbnail", n, want)
+	}
 }

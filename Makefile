@@ -15,7 +15,7 @@ FUZZMINIMIZETIME ?= 5s
 # v0.8.2 is the first staticcheck release that builds with and understands go1.26.
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: demo up down services build test fuzz bench soak vet lint fmt clean
+.PHONY: demo up down services build test fuzz bench soak proofs vet lint fmt clean
 
 ## demo: start everything, capture a sample batch of local pages, print the results
 demo: up
@@ -74,6 +74,13 @@ bench: services build
 SOAK_PAGES ?= 2000
 soak: services build
 	$(GO) run ./bench -soak -soak-pages $(SOAK_PAGES) $(SOAK_ARGS)
+
+## proofs: the issue's storage and dashboard proofs at full scale (SNAPQ_PROOF_SCALE=full): a 50-page
+## suite run 10 times, and two 2,000-job batch pages; `make test` runs the same tests small
+PROOFS_TIMEOUT ?= 30m
+proofs: services
+	CI=$${CI:-true} SNAPQ_PROOF_SCALE=full $(GO) test -count=1 -v -timeout $(PROOFS_TIMEOUT) \
+		-run '^(TestStorageGrowsWithChange|TestDashboardThumbnailBytes)$$' ./tests/e2e
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -26,6 +26,10 @@ type Options struct {
 	AuthProfile *string `json:"auth_profile,omitempty"`
 	// IgnoreHTTPSErrors loads pages whose TLS certificate is not trusted (staging sites).
 	IgnoreHTTPSErrors *bool `json:"ignore_https_errors,omitempty"`
+	// MaxAgeS reuses a succeeded capture of the same URL with the same
+	// options by the same API key, finished at most this many seconds ago,
+	// instead of rendering again (the job's result names it in cached_from).
+	MaxAgeS *int `json:"max_age_s,omitempty"`
 	// Quality: the retry of a suspect capture and the bot-check wait.
 	Quality *QualityOptions `json:"quality,omitempty"`
 }

@@ -133,8 +133,10 @@ type Result struct {
 	ContentType       string           `json:"content_type,omitempty"`
 	PDFPages          int              `json:"pdf_pages,omitempty"`
 	SkippedOutputs    []SkippedOutput  `json:"skipped_outputs,omitempty"`
-	Quality           *Quality         `json:"quality,omitempty"`
-	Consent           []ConsentFound   `json:"consent,omitempty"`
+	// CachedFrom is the job whose capture this one reused (options.max_age_s).
+	CachedFrom string         `json:"cached_from,omitempty"`
+	Quality    *Quality       `json:"quality,omitempty"`
+	Consent    []ConsentFound `json:"consent,omitempty"`
 }
 
 // Quality is the verdict on how far a capture can be trusted: ok, or suspect

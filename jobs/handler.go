@@ -64,6 +64,12 @@ type Handler struct {
 	// Auth logs in the jobs that name an auth profile (auth.go); nil: such
 	// jobs fail with auth_failed.
 	Auth Authenticator
+	// Cache, when set, lets jobs with options.max_age_s reuse a recent
+	// capture instead of rendering (cache.go).
+	Cache ResultCache
+	// Captured, when set, counts each job attempt that reached its outputs:
+	// rendered by a browser (cached=false) or reused from the cache.
+	Captured func(cached bool)
 }
 
 // Capture is the asynq handler of KindCapture (see Register).
@@ -92,7 +98,18 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 	log := h.logger().With("job_id", job.ID, "batch_id", job.BatchID, "url", job.URL, "attempt", job.Attempts)
 	begin := time.Now()
 
-	result, arts, jerr := h.run(ctx, job, release)
+	result, arts := h.fromCache(ctx, job)
+	cached := result != nil
+	var jerr *jobError
+	if cached {
+		release()
+		log.Info("capture reused from the result cache", "cached_from", result.CachedFrom)
+	} else {
+		result, arts, jerr = h.run(ctx, job, release)
+	}
+	if h.Captured != nil && jerr == nil {
+		h.Captured(cached)
+	}
 	if jerr != nil && jerr.Code == capture.CodeBrowserUnavailable && !lastAttempt {
 		// No browser could take it: back to the queue, which retries it without
 		// counting a failure (ErrBrowserUnavailable).
@@ -114,7 +131,9 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 	ok, err := h.Repo.CompleteJob(cctx, job.ID, job.Attempts, result, arts)
 	if errors.Is(err, ErrArtifactNameTaken) {
 		// run checks the names; this is the store's word for a clash it missed.
-		h.deleteObjects(cctx, log, arts)
+		if !cached { // a hit's objects are its source's
+			h.deleteObjects(cctx, log, arts)
+		}
 		return h.fail(ctx, log, job, begin, &jobError{JobError{Code: CodeArtifactNameConflict, Message: err.Error()}, false, nil}, true)
 	}
 	if err != nil {
@@ -122,7 +141,9 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 	}
 	if !ok {
 		log.Warn("job was taken over by another attempt; result discarded")
-		h.deleteObjects(cctx, log, arts)
+		if !cached { // a hit's objects are its source's
+			h.deleteObjects(cctx, log, arts)
+		}
 		return nil
 	}
 	h.deleteOtherAttempts(cctx, log, job)

@@ -74,6 +74,10 @@ type OptionsInput struct {
 	// IgnoreHTTPSErrors loads a page whose TLS certificate is not trusted
 	// (staging sites with a self-signed certificate).
 	IgnoreHTTPSErrors *bool `json:"ignore_https_errors,omitempty"`
+	// MaxAgeS lets the job reuse a succeeded capture of the same URL with
+	// the same options by the same API key finished at most this many
+	// seconds ago instead of rendering again (cache.go); 0: always render.
+	MaxAgeS *float64 `json:"max_age_s,omitempty"`
 	// Quality shapes the quality verdict's retry and the bot-check wait
 	// (capture/quality.go).
 	Quality *QualityInput `json:"quality,omitempty"`
@@ -174,6 +178,10 @@ type Options struct {
 	AuthProfile string `json:"auth_profile,omitempty"`
 	// IgnoreHTTPSErrors accepts untrusted TLS certificates (capture.Request).
 	IgnoreHTTPSErrors bool `json:"ignore_https_errors,omitempty"`
+	// MaxAgeS is how old a cached capture the job may reuse (cache.go);
+	// 0, as in jobs stored before it existed, means none: always render.
+	// It does not take part in the cache's options hash.
+	MaxAgeS int `json:"max_age_s,omitempty"`
 	// Quality: the retry of a suspect capture and the bot-check wait; the zero
 	// value (and jobs stored before it existed) retries with the defaults.
 	Quality Quality `json:"quality,omitzero"`
@@ -313,6 +321,7 @@ func (o *Options) apply(in *OptionsInput, prefix string) []FieldError {
 	if in.IgnoreHTTPSErrors != nil {
 		o.IgnoreHTTPSErrors = *in.IgnoreHTTPSErrors
 	}
+	v.intIn(&o.MaxAgeS, in.MaxAgeS, prefix+".max_age_s", 0, MaxCacheAgeS) // cache.go
 	if q := in.Quality; q != nil {
 		p := prefix + ".quality"
 		if q.Retry != nil {

@@ -148,6 +148,9 @@ type Result struct {
 	// SkippedOutputs are asked-for outputs the target cannot give (a PDF or a download has
 	// no screenshot, html or links), each with the reason.
 	SkippedOutputs []capture.Skipped `json:"skipped_outputs,omitempty"`
+	// CachedFrom is the id of the job whose capture this job reused instead
+	// of rendering (options.max_age_s, cache.go); absent for a rendered job.
+	CachedFrom string `json:"cached_from,omitempty"`
 	// Quality is the verdict on how far the capture can be trusted (ok or
 	// suspect, with reasons); absent in jobs finished before it existed.
 	Quality *capture.Quality `json:"quality,omitempty"`

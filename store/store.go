@@ -210,10 +210,11 @@ func insertBatch(ctx context.Context, tx pgx.Tx, b *jobs.Batch, js []*jobs.Job) 
 		if override != nil {
 			o = []byte(override)
 		}
-		rows[i] = []any{j.ID, j.BatchID, j.Seq, j.URL, j.Name, o, jobs.StatusQueued, j.CreatedAt, j.UpdatedAt}
+		rows[i] = []any{j.ID, j.BatchID, j.Seq, j.URL, j.Name, o, jobs.StatusQueued, j.CreatedAt, j.UpdatedAt,
+			jobs.OptionsHash(j.Options)} // the result cache's (cache.go)
 	}
 	_, err = tx.CopyFrom(ctx, pgx.Identifier{"jobs"},
-		[]string{"id", "batch_id", "seq", "url", "name", "options", "status", "created_at", "updated_at"},
+		[]string{"id", "batch_id", "seq", "url", "name", "options", "status", "created_at", "updated_at", "options_hash"},
 		pgx.CopyFromRows(rows))
 	if err != nil {
 		return fmt.Errorf("insert jobs: %w", err)

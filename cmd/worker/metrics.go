@@ -35,6 +35,9 @@ type workerMetrics struct {
 	uploads *prometheus.CounterVec
 	// sweeps counts the maintenance passes this worker runs (maintenance:sweep).
 	sweeps *sweepmetrics.Metrics
+	// renders counts captures a browser rendered, cacheHits jobs that reused
+	// a recent capture instead (options.max_age_s).
+	renders, cacheHits prometheus.Counter
 }
 
 // captureBuckets cover a capture attempt: from a fast page (0.25 s) to the
@@ -53,6 +56,10 @@ func newWorkerMetrics() *workerMetrics {
 		uploads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "snapq_worker_artifact_bytes_total",
 			Help: "Artifact bytes stored by this worker: uploaded, or reused (identical bytes already stored, nothing uploaded)."},
 			[]string{"outcome"}),
+		renders: prometheus.NewCounter(prometheus.CounterOpts{Name: "snapq_worker_renders_total",
+			Help: "Job captures a browser rendered (successful attempts)."}),
+		cacheHits: prometheus.NewCounter(prometheus.CounterOpts{Name: "snapq_result_cache_hits_total",
+			Help: "Jobs that reused a recent capture of the same URL and options (options.max_age_s) instead of rendering."}),
 	}
 	m.uploads.WithLabelValues("uploaded")
 	m.uploads.WithLabelValues("reused")
@@ -62,7 +69,7 @@ func newWorkerMetrics() *workerMetrics {
 		m.compares.WithLabelValues(o)
 	}
 	m.sweeps = sweepmetrics.New()
-	m.registry.MustRegister(m.jobs, m.jobDuration, m.compares, m.uploads,
+	m.registry.MustRegister(m.jobs, m.jobDuration, m.compares, m.uploads, m.renders, m.cacheHits,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.registry.MustRegister(m.sweeps.Collectors()...)
 	return m
@@ -75,6 +82,15 @@ func (m *workerMetrics) upload(reused bool, n int64) {
 		o = "reused"
 	}
 	m.uploads.WithLabelValues(o).Add(float64(n))
+}
+
+// captured counts a job's capture: rendered or a cache hit (jobs.Handler.Captured).
+func (m *workerMetrics) captured(cached bool) {
+	if cached {
+		m.cacheHits.Inc()
+	} else {
+		m.renders.Inc()
+	}
 }
 
 // outcome classifies a handler's result the way asynq treats it.

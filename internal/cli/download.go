@@ -20,12 +20,15 @@ import (
 // Manifest is DIR/manifest.json: every job of the batch and every file
 // downloaded for it.
 type Manifest struct {
-	BatchID      string        `json:"batch_id"`
-	Status       string        `json:"status"`
-	API          string        `json:"api"`
-	DownloadedAt time.Time     `json:"downloaded_at"`
-	Jobs         []ManifestJob `json:"jobs"`
-	path         string
+	BatchID      string    `json:"batch_id"`
+	Status       string    `json:"status"`
+	API          string    `json:"api"`
+	DownloadedAt time.Time `json:"downloaded_at"`
+	// Via says how the files came: "archive" (one GET /v1/batches/:id/archive)
+	// or "files" (one request per artifact, when the archive could not be used).
+	Via  string        `json:"via"`
+	Jobs []ManifestJob `json:"jobs"`
+	path string
 }
 
 // ManifestJob is one job and its files; Dir is relative to the manifest.
@@ -72,20 +75,59 @@ const downloadWorkers = 4
 
 // download writes every artifact of jobs to out/<job name>/<artifact name>,
 // checks each file's sha256 against the api's, and writes out/manifest.json.
-// Jobs with the same name get "-2", "-3", … directories.
+// Jobs with the same name get "-2", "-3", … directories. It fetches the
+// batch's archive, one streamed ZIP (archive.go); when that fails it falls
+// back to one request per file.
 func (a *app) download(ctx context.Context, b *client.Batch, jobs []client.Job, out string) (*Manifest, error) {
-	m := &Manifest{BatchID: b.ID, Status: b.Status, API: a.c.BaseURL(), DownloadedAt: time.Now().UTC(),
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
+	m, err := a.downloadArchive(ctx, b, jobs, out)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		fmt.Fprintf(a.stderr, "the batch archive could not be used (%v); downloading file by file\n", err)
+		if m, err = a.downloadFiles(ctx, b, jobs, out); err != nil {
+			return nil, err
+		}
+	}
+	return m, m.write()
+}
+
+// newManifest is the manifest of jobs without files, each with its folder.
+func (a *app) newManifest(b *client.Batch, jobs []client.Job, out, via string) *Manifest {
+	m := &Manifest{BatchID: b.ID, Status: b.Status, API: a.c.BaseURL(), DownloadedAt: time.Now().UTC(), Via: via,
 		Jobs: make([]ManifestJob, len(jobs)), path: filepath.Join(out, "manifest.json")}
 	used := map[string]bool{"manifest.json": true}
+	for i, j := range jobs {
+		dir := uniqueDir(safeName(j.Name, "job-"+strconv.Itoa(i+1)), used)
+		m.Jobs[i] = ManifestJob{ID: j.ID, Name: j.Name, URL: j.URL, Status: j.Status, Error: j.Error, Dir: dir,
+			Artifacts: []ManifestArtifact{}}
+	}
+	return m
+}
+
+// write writes the manifest to its path.
+func (m *Manifest) write() error {
+	raw, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(m.path, append(raw, '\n'), 0o644)
+}
+
+// downloadFiles is download with one request per artifact (and one per job
+// for its artifact list).
+func (a *app) downloadFiles(ctx context.Context, b *client.Batch, jobs []client.Job, out string) (*Manifest, error) {
+	m := a.newManifest(b, jobs, out, "files")
 	type task struct {
 		job, art int
 		a        client.Artifact
 	}
 	var tasks []task
 	for i, j := range jobs {
-		dir := uniqueDir(safeName(j.Name, "job-"+strconv.Itoa(i+1)), used)
-		m.Jobs[i] = ManifestJob{ID: j.ID, Name: j.Name, URL: j.URL, Status: j.Status, Error: j.Error, Dir: dir,
-			Artifacts: []ManifestArtifact{}}
+		dir := m.Jobs[i].Dir
 		full, err := a.c.GetJob(ctx, j.ID)
 		if err != nil {
 			return nil, err
@@ -127,13 +169,6 @@ func (a *app) download(ctx context.Context, b *client.Batch, jobs []client.Job, 
 		if err != nil {
 			return nil, err
 		}
-	}
-	raw, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(m.path, append(raw, '\n'), 0o644); err != nil {
-		return nil, err
 	}
 	return m, nil
 }

@@ -190,6 +190,7 @@ func TestCLICapture(t *testing.T) {
 	}
 	var manifest struct {
 		BatchID string `json:"batch_id"`
+		Via     string `json:"via"`
 		Jobs    []struct {
 			Name      string `json:"name"`
 			Artifacts []struct {
@@ -218,6 +219,13 @@ func TestCLICapture(t *testing.T) {
 	}
 	if manifest.BatchID != batchID || len(manifest.Jobs) != 30 || files != 60 {
 		t.Errorf("manifest: batch %s, %d jobs, %d files; want %s, 30, 60", manifest.BatchID, len(manifest.Jobs), files, batchID)
+	}
+	// The files came in one archive request, not one request per file.
+	api := scrapeMetrics(t, s.api+"/metrics")
+	if manifest.Via != "archive" || !hasLine(api, `snapq_http_requests_total{method="GET",route="/v1/batches/:id/archive",status="200"} 1`) ||
+		strings.Contains(api, `route="/v1/artifacts/:id"`) {
+		t.Errorf("manifest via %q; want \"archive\": one GET of the batch archive and no artifact requests:\n%s",
+			manifest.Via, grepLines(api, "snapq_http_requests_total{method=\"GET\""))
 	}
 
 	// The failing URL: exit 1, the job named on stderr, --json parses.

@@ -541,7 +541,7 @@ func TestDashboardRegressionViews(t *testing.T) {
 	// The suite page lists both versions; restoring v1 makes it v3, active.
 	ui.eval(`(id) => { location.hash = '#/suites/' + id; }`, suite.ID)
 	ui.wait("the baselines", 15*time.Second, `() => document.querySelectorAll('#baseline-rows tr[data-baseline]').length === 2 &&
-		[...document.querySelectorAll('#baseline-rows img')].every(i => i.complete && i.naturalWidth === 1280)`)
+		[...document.querySelectorAll('#baseline-rows img')].every(i => i.complete && i.naturalWidth === 320 && i.src.endsWith('/thumbnail'))`)
 	ui.click(`#baseline-rows button`)
 	ui.wait("the restored version", 15*time.Second, `() => document.querySelectorAll('#baseline-rows tr[data-baseline]').length === 3`)
 	if row := ui.text(`#baseline-rows tr[data-baseline]`); !strings.Contains(row, "v3") || !strings.Contains(row, "active") {

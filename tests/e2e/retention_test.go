@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -59,18 +60,9 @@ func (s *stack) sweep(dryRun bool) sweepReport {
 	return rep
 }
 
-// bucketKeys lists every object key in the stack's bucket, sorted.
-func (s *stack) bucketKeys(mc *minio.Client) []string {
-	s.t.Helper()
-	var keys []string
-	for o := range mc.ListObjects(context.Background(), s.bucket, minio.ListObjectsOptions{Recursive: true}) {
-		if o.Err != nil {
-			s.t.Fatal(o.Err)
-		}
-		keys = append(keys, o.Key)
-	}
-	sort.Strings(keys)
-	return keys
+// sortedBucketKeys lists every object key in the stack's bucket, sorted.
+func (s *stack) sortedBucketKeys() []string {
+	return slices.Sorted(maps.Keys(s.bucketKeys()))
 }
 
 // db runs fn on a connection to the stack's schema.
@@ -244,13 +236,13 @@ func TestRetentionSweep(t *testing.T) {
 	time.Sleep(grace + time.Second) // every object is now older than the grace
 
 	// Dry run: the report says what would go; the bucket and rows are unchanged.
-	before := s.bucketKeys(mc)
+	before := s.sortedBucketKeys()
 	start := time.Now()
 	dry := s.sweep(true)
 	t.Logf("dry run in %v: %d batches (%d runs), %d objects, %d bytes; %d protected; %d orphans; %d missing of %d checked",
 		time.Since(start).Round(time.Millisecond), dry.Retention.Batches, dry.Retention.Runs, dry.Retention.Objects, dry.Retention.Bytes,
 		dry.Retention.Protected, dry.Orphans.Deleted, dry.Missing.Missing, dry.Missing.Checked)
-	if after := s.bucketKeys(mc); !slices.Equal(before, after) {
+	if after := s.sortedBucketKeys(); !slices.Equal(before, after) {
 		t.Errorf("the dry run changed the bucket: %d objects before, %d after", len(before), len(after))
 	}
 	if got := s.keysByBatch(); len(got[batchA]) == 0 || len(got[r2.BatchID]) == 0 {
@@ -287,7 +279,7 @@ func TestRetentionSweep(t *testing.T) {
 			want = append(want, k)
 		}
 	}
-	if got := s.bucketKeys(mc); !slices.Equal(want, got) {
+	if got := s.sortedBucketKeys(); !slices.Equal(want, got) {
 		t.Errorf("bucket after the pass: %d objects, want %d\n got %v\nwant %v", len(got), len(want), got, want)
 	}
 	after := s.keysByBatch()

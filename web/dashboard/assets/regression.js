@@ -3,7 +3,7 @@
 // approve buttons. Every view shows the API's own error when a call fails
 // (for example a 404 from a server without the regression API).
 import { api, artifactURL } from './api.js';
-import { h, fill, badge, time, errorBox, shortID } from './ui.js';
+import { h, fill, badge, time, errorBox, shortID, previewImage } from './ui.js';
 import { actionLog } from './authprofiles.js';
 
 function unavailable(err, what) {
@@ -147,7 +147,7 @@ function baselinesSection(suiteID, ctx) {
       h('td', { 'data-label': 'Segment' }, b.checkpoint ? `${b.checkpoint} · ${b.segment}` : String(b.segment)),
       h('td', { 'data-label': 'Version' }, `v${b.version}`, b.active ? [' ', badge('approved', 'active')] : null),
       h('td', { 'data-label': 'Image' }, b.artifact_id
-        ? h('a', { href: artifactURL(b.artifact_id), class: 'thumb-box' }, h('img', { src: artifactURL(b.artifact_id), alt: `baseline v${b.version}`, width: 112, height: 70, loading: 'lazy' }))
+        ? h('a', { href: artifactURL(b.artifact_id), class: 'thumb-box' }, previewImage(b.artifact_id, { alt: `baseline v${b.version}`, width: 112, height: 70, loading: 'lazy' }))
         : h('span', { class: 'muted' }, 'removed')),
       h('td', { 'data-label': 'Approved' }, b.approved_by || '', ' · ', time(b.approved_at)),
       h('td', {}, !b.active && b.artifact_id ? h('button', {

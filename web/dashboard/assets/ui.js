@@ -120,6 +120,18 @@ export function filterLinks(base, current, values, label, counts) {
     }));
 }
 
+/**
+ * previewImage is a list's small picture of an artifact: its thumbnail
+ * (GET /v1/artifacts/:id/thumbnail), or, for an image without one (a
+ * baseline's later segments), the image itself.
+ */
+export function previewImage(artifactID, attrs) {
+  const full = `/v1/artifacts/${encodeURIComponent(artifactID)}`;
+  const img = h('img', { ...attrs, src: `${full}/thumbnail` });
+  img.addEventListener('error', () => { img.src = full; }, { once: true });
+  return img;
+}
+
 /** retryingImage makes an <img> that retries a failed load (e.g. a 429) a few times. */
 export function retryingImage(src, attrs) {
   let tries = 0;

@@ -89,6 +89,19 @@ func logTypes(res *Result) []string {
 	return s
 }
 
+// logTypesBut is logTypes without the quality verdict's entries: a test page
+// that is nearly one colour (a white page after its spinner left) is rightly
+// suspect, which is not what these tests are about.
+func logTypesBut(res *Result) []string {
+	var s []string
+	for _, e := range logTypes(res) {
+		if !strings.HasPrefix(e, "quality") {
+			s = append(s, e)
+		}
+	}
+	return s
+}
+
 func logEntry(t *testing.T, res *Result, typ string) LogEntry {
 	t.Helper()
 	for _, e := range res.Log {
@@ -134,8 +147,8 @@ func TestEmulationDoesNotLeak(t *testing.T) {
 		strings.HasPrefix(got["accept_language"], "de-DE") {
 		t.Errorf("second job saw the first job's emulation: %v", got)
 	}
-	if len(res.Log) != 0 {
-		t.Errorf("second job logged %v, want nothing", logTypes(res))
+	if l := logTypesBut(res); len(l) != 0 {
+		t.Errorf("second job logged %v, want nothing", l)
 	}
 }
 
@@ -182,7 +195,7 @@ func TestHiddenSelectorWait(t *testing.T) {
 	if m := decode(t, res.Images[0]); !near(m, 100, 100, color.RGBA{255, 255, 255, 255}, 2) {
 		t.Errorf("pixel where the spinner was = %s, want white (captured after it was gone)", pixel(m, 100, 100))
 	}
-	diff(t, "log", []string{"wait.fonts:true", "wait.images:true", "wait.hidden_selector:true"}, logTypes(res))
+	diff(t, "log", []string{"wait.fonts:true", "wait.images:true", "wait.hidden_selector:true"}, logTypesBut(res))
 
 	t.Run("timeout", func(t *testing.T) {
 		_, err := capture(t, b, Request{URL: srv.URL + "/spinner",

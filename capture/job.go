@@ -123,8 +123,11 @@ func (t *tab) newJob(parent context.Context, req Request, cfg Config, budget tim
 		res: &Result{Timings: map[string]int64{}}}
 	t.beginJob()
 	return j, func() {
-		t.unseed(j.seeded)
-		t.unseed(j.counter)
+		for _, id := range []proto.PageScriptIdentifier{j.seeded, j.counter} {
+			if id != "" {
+				t.scripts = append(t.scripts, id) // removed by reset (tab.go)
+			}
+		}
 		cancelLoad()
 		stop()
 		cancel(nil)

@@ -1,7 +1,6 @@
 package capture
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -113,17 +112,6 @@ const seedJS = `(() => { try {
   for (const [kind, store] of [["local", localStorage], ["session", sessionStorage]])
     for (const it of (o[kind] || [])) if (store.getItem(it.name) === null) store.setItem(it.name, it.value);
 } catch (e) {} })()`
-
-// unseed removes the storage script of seedState; done with the tab's own context, since the
-// job's may have ended.
-func (t *tab) unseed(id proto.PageScriptIdentifier) {
-	if id == "" {
-		return
-	}
-	ctx, cancel := context.WithTimeout(t.ctx, cleanTimeout)
-	defer cancel()
-	_ = proto.PageRemoveScriptToEvaluateOnNewDocument{Identifier: id}.Call(t.page.Context(ctx))
-}
 
 // saveState reads the context's cookies and the current document's local and session storage
 // into res.State (Request.SaveState: a login recipe's product).

@@ -29,6 +29,10 @@ type tab struct {
 	// insecure: Security.setIgnoreCertificateErrors is on (Request.IgnoreHTTPSErrors). Such a
 	// tab is never reused (putTab): its context may hold connections to untrusted servers.
 	insecure bool
+	// scripts are the document scripts the last job added (its storage seed and console
+	// counter): reset removes them once about:blank has committed; a failed job's tab is
+	// discarded with them (touched only by the job holding the tab).
+	scripts []proto.PageScriptIdentifier
 
 	// Request blocking in force (see applyBlock); touched only by the job holding the tab.
 	blockedURLs []string // nil: unknown, set on the next job
@@ -318,6 +322,15 @@ func (t *tab) reset() error {
 	if err != nil {
 		return fmt.Errorf("wait for about:blank to commit: %w", err)
 	}
+	// Removed here, not when the job ends: a renderer still busy with a hostile page (an
+	// endless document) would hold the job for cleanTimeout, and a script left behind would
+	// seed the next job.
+	for _, id := range t.scripts {
+		if err := (proto.PageRemoveScriptToEvaluateOnNewDocument{Identifier: id}).Call(p); err != nil {
+			return fmt.Errorf("remove the last job's document script: %w", err)
+		}
+	}
+	t.scripts = nil
 
 	if t.egress != nil {
 		t.egress.Reset()

@@ -9,7 +9,6 @@ import (
 	"github.com/snapq/snapq/jobs"
 )
 
-
 func TestSettingsForPresetsAndOverrides(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -430,11 +430,14 @@ func (s *Store) artifactsByID(ctx context.Context, ids []string) (map[string]*jo
 	if len(want) == 0 {
 		return out, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+artifactColumns+` FROM artifacts WHERE id = ANY($1::uuid[])`, want)
+	// With their thumbnails: a change group's representative diff shows as one.
+	rows, err := s.pool.Query(ctx, `SELECT a.*, t.object_key, t.content_type, t.bytes, t.width, t.height
+		FROM (SELECT `+artifactColumns+` FROM artifacts WHERE id = ANY($1::uuid[])) a
+		LEFT JOIN thumbnails t ON t.artifact_id = a.id`, want)
 	if err != nil {
 		return nil, err
 	}
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Artifact, error) { return scanArtifact(r) })
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Artifact, error) { return scanArtifactThumbnail(r) })
 	if err != nil {
 		return nil, err
 	}

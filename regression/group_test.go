@@ -135,3 +135,21 @@ func TestGroups(t *testing.T) {
 		t.Fatalf("reviewable %v, want [c f]", ids)
 	}
 }
+
+// BenchmarkGroupKey keys a 1280×720 segment whose header band (1280×120)
+// changed: what every failed comparison pays on top of the diff.
+func BenchmarkGroupKey(b *testing.B) {
+	base := page(1280, 720, color.NRGBA{30, 80, 200, 255}, 1)
+	cur := page(1280, 720, color.NRGBA{200, 40, 20, 255}, 1)
+	draw.Draw(cur, image.Rect(0, 0, 1280, 120), &image.Uniform{color.NRGBA{200, 40, 20, 255}}, image.Point{}, draw.Src)
+	res, err := diff.Compare(base, cur, diff.DefaultOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if GroupKey(res.Diff, cur, base) == "" {
+			b.Fatal("no key")
+		}
+	}
+}

@@ -120,6 +120,39 @@ func (c *Client) ApproveRun(ctx context.Context, id string, a Approval) (*Run, e
 	return &r, nil
 }
 
+// ListGroups returns a run's change groups, the largest first
+// (GET /v1/runs/:id/groups).
+func (c *Client) ListGroups(ctx context.Context, runID string) ([]Group, error) {
+	var out struct {
+		Groups []Group `json:"groups"`
+	}
+	if err := c.do(ctx, request{method: http.MethodGet, path: "/v1/runs/" + escape(runID) + "/groups"}, &out); err != nil {
+		return nil, err
+	}
+	return out.Groups, nil
+}
+
+// ApproveGroup approves every member of a change group that waits for
+// approval, a baseline version each (POST /v1/runs/:id/groups/:group/approve).
+func (c *Client) ApproveGroup(ctx context.Context, runID, group string) (*GroupResult, error) {
+	return c.groupAction(ctx, runID, group, "approve")
+}
+
+// RejectGroup marks every member of a change group that waits for review
+// rejected; they stay failed (POST /v1/runs/:id/groups/:group/reject).
+func (c *Client) RejectGroup(ctx context.Context, runID, group string) (*GroupResult, error) {
+	return c.groupAction(ctx, runID, group, "reject")
+}
+
+func (c *Client) groupAction(ctx context.Context, runID, group, action string) (*GroupResult, error) {
+	var out GroupResult
+	path := "/v1/runs/" + escape(runID) + "/groups/" + escape(group) + "/" + action
+	if err := c.do(ctx, request{method: http.MethodPost, path: path}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // ListBaselines returns a suite's active baselines, or every version with
 // history (GET /v1/suites/:id/baselines).
 func (c *Client) ListBaselines(ctx context.Context, suiteID string, history bool) ([]Baseline, error) {

@@ -221,6 +221,16 @@ type ImageRef struct {
 	URL        string `json:"url"`
 	Width      int    `json:"width"`
 	Height     int    `json:"height"`
+	// Thumbnail is the image's small preview, when it has one.
+	Thumbnail *Thumbnail `json:"thumbnail,omitempty"`
+}
+
+// Thumbnail is an image's small preview.
+type Thumbnail struct {
+	URL    string `json:"url"`
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
+	Bytes  int64  `json:"bytes"`
 }
 
 // Webhooks answers BatchWebhooks: the batch's webhook URL (never its
@@ -258,11 +268,17 @@ type Suite struct {
 	PixelThreshold float64       `json:"pixel_threshold"`
 	Ignore         Ignore        `json:"ignore"`
 	MainBranch     string        `json:"main_branch"`
-	Enabled        bool          `json:"enabled"`
-	Webhook        *WebhookRef   `json:"webhook"`
-	CreatedAt      time.Time     `json:"created_at"`
-	UpdatedAt      time.Time     `json:"updated_at"`
-	LastRun        *RunRef       `json:"last_run"`
+	// Preset is the sensitivity preset (nil: none); AutoApproveBelow and
+	// FailAbove the triage bands (nil: none).
+	Preset           *string     `json:"preset"`
+	IncludeAA        bool        `json:"include_aa"`
+	AutoApproveBelow *float64    `json:"auto_approve_below"`
+	FailAbove        *float64    `json:"fail_above"`
+	Enabled          bool        `json:"enabled"`
+	Webhook          *WebhookRef `json:"webhook"`
+	CreatedAt        time.Time   `json:"created_at"`
+	UpdatedAt        time.Time   `json:"updated_at"`
+	LastRun          *RunRef     `json:"last_run"`
 }
 
 // SuiteTarget is one page of a suite, captured at each of its viewports.
@@ -271,6 +287,20 @@ type SuiteTarget struct {
 	Name      string     `json:"name,omitempty"`
 	Options   *Options   `json:"options,omitempty"`
 	Viewports []Viewport `json:"viewports,omitempty"`
+	// Triage overrides the suite's sensitivity and bands for this target.
+	Triage
+}
+
+// Triage is a target's sensitivity preset ("strict", "recommended",
+// "relaxed"), explicit overrides of it, and triage bands; nil keeps the
+// suite's.
+type Triage struct {
+	Preset           string   `json:"preset,omitempty"`
+	Threshold        *float64 `json:"threshold,omitempty"`
+	PixelThreshold   *float64 `json:"pixel_threshold,omitempty"`
+	IncludeAA        *bool    `json:"include_aa,omitempty"`
+	AutoApproveBelow *float64 `json:"auto_approve_below,omitempty"`
+	FailAbove        *float64 `json:"fail_above,omitempty"`
 }
 
 // Viewport is a viewport size in CSS pixels.
@@ -310,8 +340,14 @@ type SuiteInput struct {
 	PixelThreshold *float64      `json:"pixel_threshold,omitempty"`
 	Ignore         *Ignore       `json:"ignore,omitempty"`
 	MainBranch     string        `json:"main_branch,omitempty"`
-	Enabled        *bool         `json:"enabled,omitempty"`
-	Webhook        *WebhookInput `json:"webhook,omitempty"`
+	// Preset sets threshold, pixel_threshold and include_aa together
+	// ("strict", "recommended", "relaxed"); explicit fields override it.
+	Preset           string        `json:"preset,omitempty"`
+	IncludeAA        *bool         `json:"include_aa,omitempty"`
+	AutoApproveBelow *float64      `json:"auto_approve_below,omitempty"`
+	FailAbove        *float64      `json:"fail_above,omitempty"`
+	Enabled          *bool         `json:"enabled,omitempty"`
+	Webhook          *WebhookInput `json:"webhook,omitempty"`
 }
 
 // RunCounts is the number of a run's comparisons in each status.
@@ -370,6 +406,55 @@ type Comparison struct {
 	Diff       *ImageRef  `json:"diff"`
 	Approved   bool       `json:"approved"`
 	ApprovedAt *time.Time `json:"approved_at"`
+	// GroupKey is the change group the comparison belongs to (nil: no pixel changed).
+	GroupKey *string `json:"group_key"`
+	// MatchesPrevious names the superseded baseline version the current
+	// image is identical to: it passed for it (approval memory).
+	MatchesPrevious *PreviousMatch `json:"matches_previous"`
+	// AutoApproved: passed below the suite's or target's auto_approve_below.
+	AutoApproved bool `json:"auto_approved"`
+	// Rejected: a reviewer rejected the change; it stays failed.
+	Rejected   bool       `json:"rejected"`
+	RejectedAt *time.Time `json:"rejected_at"`
+	RejectedBy *string    `json:"rejected_by"`
+}
+
+// PreviousMatch is the baseline version an image is identical to.
+type PreviousMatch struct {
+	BaselineID string `json:"baseline_id"`
+	Version    int    `json:"version"`
+}
+
+// Group is the comparisons of a run that show one change.
+type Group struct {
+	ID             string      `json:"id"`
+	Size           int         `json:"size"`
+	Counts         GroupCounts `json:"counts"`
+	NeedsReview    int         `json:"needs_review"`
+	Representative Comparison  `json:"representative"`
+	Comparisons    []string    `json:"comparisons"`
+	Targets        []string    `json:"targets"`
+	Viewports      []string    `json:"viewports"`
+}
+
+// GroupCounts counts a group's members by status, and those approved or rejected.
+type GroupCounts struct {
+	Passed   int `json:"passed"`
+	Failed   int `json:"failed"`
+	New      int `json:"new"`
+	Missing  int `json:"missing"`
+	Error    int `json:"error"`
+	Approved int `json:"approved"`
+	Rejected int `json:"rejected"`
+}
+
+// GroupResult answers ApproveGroup and RejectGroup.
+type GroupResult struct {
+	Group     Group     `json:"group"`
+	Approved  int       `json:"approved"`
+	Rejected  int       `json:"rejected"`
+	RunStatus string    `json:"run_status"`
+	Counts    RunCounts `json:"counts"`
 }
 
 // Approval selects what ApproveRun promotes to baselines: exactly one of

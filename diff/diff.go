@@ -427,3 +427,22 @@ func paint(dst []byte, i int, rgb [3]byte) {
 	d := dst[i : i+4 : i+4]
 	d[0], d[1], d[2], d[3] = rgb[0], rgb[1], rgb[2], 255
 }
+
+// Marks reports whether pixel (x, y) of a diff image made by Compare or
+// PageResult.SegmentDiff marks a counted difference: a changed pixel, an
+// inserted row or a removal marker. Anti-aliasing, masked pixels and the
+// faded unchanged pixels are not marks. Points outside img are not.
+func Marks(img *image.NRGBA, x, y int) bool {
+	if !(image.Point{X: x, Y: y}).In(img.Rect) {
+		return false
+	}
+	p := img.Pix[img.PixOffset(x, y):]
+	rgb := [3]byte{p[0], p[1], p[2]}
+	switch {
+	case rgb[0] == rgb[1] && rgb[1] == rgb[2]: // faded gray: unchanged
+		return false
+	case rgb == aaRGB, rgb == maskRGB:
+		return false
+	}
+	return true
+}

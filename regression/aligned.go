@@ -116,7 +116,16 @@ func (c *Comparer) compareAligned(ctx context.Context, run *Run, job *jobs.Job, 
 			cmp.BaselineID, cmp.BaselineArtifact = base.ID, base.Artifact
 		}
 		if cmp.Status != CompareNew && s.DiffPixels > 0 {
-			d, err := c.uploadDiff(ctx, job, cmp, res.SegmentDiff(i), diffName(job.Name, seg, taken))
+			img := res.SegmentDiff(i)
+			// The baseline's pixels are compared in place only where the
+			// segment's content did not move; otherwise the marks and the
+			// current pixels make the key.
+			var baseImg image.Image
+			if s.Shift == 0 && s.Inserted == 0 && s.Removed == 0 && i < len(baseImgs) {
+				baseImg = baseImgs[i]
+			}
+			cmp.GroupKey = GroupKey(img, curImgs[i], baseImg)
+			d, err := c.uploadDiff(ctx, job, cmp, img, diffName(job.Name, seg, taken))
 			if err != nil {
 				cmp.Status, cmp.Message = CompareError, err.Error()
 			} else {

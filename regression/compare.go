@@ -104,13 +104,24 @@ func (c *Comparer) Compare(ctx context.Context, jobID string) error {
 		// failure, nor a baseline.
 		msg := "the capture is suspect: " + strings.Join(q.Reasons, ", ")
 		cs = []*Comparison{{Segment: 1, Status: CompareError, Message: msg}}
-	} else if cs, diffs, err = c.compareCheckpoints(ctx, run, key, job, bases); err != nil {
-		return err
+	} else {
+		// The target's own sensitivity and bands (triage.go) replace the suite's.
+		trun := run.forTarget(key.Target)
+		if cs, diffs, err = c.compareCheckpoints(ctx, trun, key, job, bases); err != nil {
+			return err
+		}
+		set := trun.Spec.SettingsFor(key.Target)
+		for _, cmp := range cs {
+			set.applyBands(cmp)
+		}
+		if err := c.rememberApprovals(ctx, run, key, cs); err != nil {
+			return err
+		}
 	}
 	for _, cmp := range cs {
 		cmp.ID, cmp.RunID, cmp.JobID, cmp.Target, cmp.Viewport = jobs.NewID(), run.ID, jobID, key.Target, key.Viewport
 		if cmp.Threshold == 0 {
-			cmp.Threshold = run.Spec.Threshold
+			cmp.Threshold = run.Spec.SettingsFor(key.Target).Threshold
 		}
 	}
 	rctx, cancel := jobs.Bookkeeping(ctx)
@@ -319,10 +330,13 @@ func (c *Comparer) diffOne(ctx context.Context, job *jobs.Job, cmp *Comparison, 
 		return nil, fmt.Errorf("diff: %w", err)
 	}
 	cmp.DiffPixels, cmp.DiffRatio = int64(res.DiffPixels), res.Ratio
+	if res.DiffPixels > 0 {
+		cmp.GroupKey = GroupKey(res.Diff, cur, base)
+	}
 	switch {
 	case res.SizeMismatch:
 		bb, cb := base.Bounds(), cur.Bounds()
-		cmp.Status = CompareFailed
+		cmp.Status, cmp.sizeChanged = CompareFailed, true
 		cmp.Message = fmt.Sprintf("size changed from %dx%d to %dx%d", bb.Dx(), bb.Dy(), cb.Dx(), cb.Dy())
 	case diff.Passes(res, cmp.Threshold):
 		cmp.Status = ComparePassed
@@ -341,6 +355,7 @@ func diffOptions(spec SuiteSpec) diff.Options {
 	opts := diff.DefaultOptions()
 	opts.ColorMetric = spec.Diff.ColorMetric // the same names as diff's metrics
 	opts.Threshold = spec.PixelThreshold
+	opts.IncludeAA = spec.IncludeAA
 	if spec.PixelThreshold == 0 {
 		opts.Threshold = diff.ExactThreshold // the diff package reads 0 as its default
 	}

@@ -26,6 +26,7 @@ type compareRepo struct {
 	others   map[string]*jobs.Job // jobs that captured baselines
 	arts     []*jobs.Artifact
 	bases    []*Baseline
+	versions []*Baseline // every version, for approval memory
 	recorded []*Comparison
 	diffs    []*jobs.Artifact
 }
@@ -46,6 +47,9 @@ func (r *compareRepo) ListArtifacts(context.Context, string) ([]*jobs.Artifact, 
 }
 func (r *compareRepo) ActiveBaselines(context.Context, string, []string, CaptureKey) ([]*Baseline, error) {
 	return r.bases, nil
+}
+func (r *compareRepo) BaselineVersions(context.Context, string, []string, CaptureKey) ([]*Baseline, error) {
+	return r.versions, nil
 }
 func (r *compareRepo) RecordComparisons(_ context.Context, _, _ string, cs []*Comparison, diffs []*jobs.Artifact) (bool, error) {
 	r.recorded, r.diffs = cs, diffs
@@ -267,3 +271,57 @@ func TestComparerDiffNameAvoidsActionShots(t *testing.T) {
 		})
 	}
 }
+
+// Approval memory: a current image with the sha256 of an earlier approved
+// version of its baseline passes and names that version; the same change
+// on another target gets the same group key; the target's band
+// auto-approves a small change.
+func TestComparerApprovalMemoryAndGroups(t *testing.T) {
+	blobs := memBlobs{}
+	gray, blue, red := color.NRGBA{240, 240, 240, 255}, color.NRGBA{30, 60, 200, 255}, color.NRGBA{200, 0, 0, 255}
+	head := image.Rect(10, 10, 60, 30)
+	compare := func(target string, spec SuiteSpec, cur *jobs.Artifact, active *Baseline, versions ...*Baseline) *Comparison {
+		t.Helper()
+		repo := &compareRepo{run: &Run{ID: "r", SuiteID: "s", Spec: spec}, key: CaptureKey{target, "100x80"},
+			job:  &jobs.Job{ID: "j", Name: "p", Status: jobs.StatusSucceeded, Options: jobs.Options{Viewport: jobs.Viewport{Width: 100, Height: 80}}},
+			arts: []*jobs.Artifact{cur}, bases: []*Baseline{active}, versions: versions}
+		c := &Comparer{Repo: repo, Store: blobs, Logger: quiet, SkipThumbnails: true}
+		if err := c.Compare(context.Background(), "j"); err != nil {
+			t.Fatal(err)
+		}
+		if len(repo.recorded) != 1 {
+			t.Fatalf("%d comparisons", len(repo.recorded))
+		}
+		return repo.recorded[0]
+	}
+	spec := SuiteSpec{PixelThreshold: 0.1, Targets: []SuiteTarget{{Name: "a"}, {Name: "b"}}}
+	a := pngArtifact(t, blobs, "a.png", 1, 100, 80, gray, head, blue)
+	b := pngArtifact(t, blobs, "b.png", 1, 100, 80, gray, head, red)
+	a.SHA256, b.SHA256 = "sha-a", "sha-b"
+	shot := *a // the capture's own artifact (named after its job), holding image a
+	shot.ID, shot.Name = "shot", "p.png"
+	v1 := &Baseline{ID: "v1", Segment: 1, Version: 1, Artifact: a, ApprovedBy: "key:1"}
+	v2 := &Baseline{ID: "v2", Segment: 1, Version: 2, Artifact: b, ApprovedBy: "key:1"}
+
+	got := compare("a", spec, &shot, v2, v2, v1)
+	if got.Status != ComparePassed || got.MatchesPrevious == nil || *got.MatchesPrevious != (PreviousMatch{BaselineID: "v1", Version: 1}) ||
+		!strings.Contains(got.Message, "identical to baseline version 1") || got.GroupKey == "" {
+		t.Fatalf("back to version 1: %+v", got)
+	}
+	// Without that history it fails; another target's same change has the same key.
+	failed := compare("b", spec, &shot, v2, v2)
+	if failed.Status != CompareFailed || failed.MatchesPrevious != nil || failed.GroupKey != got.GroupKey {
+		t.Fatalf("no history: %+v; want failed with group key %s", failed, got.GroupKey)
+	}
+	// A target whose band is above the change's ratio (1000 / 8000 px) passes it, auto-approved.
+	spec.Targets[1].AutoApproveBelow = ptrTo(0.2)
+	auto := compare("b", spec, &shot, v2, v2)
+	if auto.Status != ComparePassed || !auto.AutoApproved || !strings.Contains(auto.Message, "auto-approved") {
+		t.Fatalf("auto-approve band: %+v", auto)
+	}
+	if other := compare("a", spec, &shot, v2, v2); other.Status != CompareFailed || other.AutoApproved {
+		t.Fatalf("the band is target b's only: %+v", other)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -55,6 +55,10 @@ type CompareStore interface {
 	// comes from the first of branches (baseline branch keys, as
 	// Run.BaselineBranches) that has a version of it.
 	ActiveBaselines(ctx context.Context, suiteID string, branches []string, key CaptureKey) ([]*Baseline, error)
+	// BaselineVersions returns every version with an image of a suite's
+	// target and viewport on branches (baseline branch keys), the first
+	// branch's first, each branch's newest first (approval memory).
+	BaselineVersions(ctx context.Context, suiteID string, branches []string, key CaptureKey) ([]*Baseline, error)
 	// RecordComparisons replaces the comparisons of one capture job, adds its
 	// diff artifacts, marks the capture compared and, when it was the run's
 	// last, settles the run's status (and its run.completed webhook delivery).
@@ -92,6 +96,10 @@ type Reader interface {
 	// Approve promotes the selected comparisons' captures to new baseline
 	// versions and returns the run afterwards.
 	Approve(ctx context.Context, runID string, a Approval, by string) (*Run, error)
+	// Reject marks the selected comparisons (of ids, those failed, new or
+	// missing, neither approved nor rejected) rejected by by; they stay
+	// failed. It returns how many it marked.
+	Reject(ctx context.Context, runID string, ids []string, by string) (int, error)
 	// ListBaselines returns a suite's active baselines of one branch key, or
 	// every version with history.
 	ListBaselines(ctx context.Context, suiteID, branch string, history bool) ([]*Baseline, error)

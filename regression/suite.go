@@ -109,6 +109,14 @@ type SuiteSpec struct {
 	MainBranch string `json:"main_branch,omitempty"`
 	// Retention, when set, deletes old runs (retention.go).
 	Retention *Retention `json:"retention,omitempty"`
+	// Preset is the sensitivity preset Threshold, PixelThreshold and
+	// IncludeAA started from (triage.go); "" for none.
+	Preset string `json:"preset,omitempty"`
+	// IncludeAA counts anti-aliased pixels as differences.
+	IncludeAA bool `json:"include_aa,omitempty"`
+	// AutoApproveBelow and FailAbove are the triage bands (0: none).
+	AutoApproveBelow float64 `json:"auto_approve_below,omitempty"`
+	FailAbove        float64 `json:"fail_above,omitempty"`
 }
 
 // Diff modes (SuiteSpec.Diff.Mode). They are part of the public API.
@@ -162,6 +170,8 @@ type SuiteTarget struct {
 	// (journeys, checkpoint.go). nil or true: the final screenshot is the
 	// target's last checkpoint.
 	FinalScreenshot *bool `json:"final_screenshot,omitempty"`
+	// Triage overrides the suite's sensitivity and bands for this target.
+	Triage
 }
 
 // ViewportSize is one window size a target is captured at.
@@ -267,10 +277,15 @@ type SuiteInput struct {
 	Diff           *DiffSettings      `json:"diff,omitempty"`
 	MainBranch     string             `json:"main_branch,omitempty"`
 	Retention      *Retention         `json:"retention,omitempty"`
-	Enabled        *bool              `json:"enabled,omitempty"`
-	Webhook        *jobs.WebhookInput `json:"webhook,omitempty"`
-	VCS            *VCS               `json:"vcs,omitempty"`
-	Notify         []Channel          `json:"notify,omitempty"`
+	Preset         string             `json:"preset,omitempty"`
+	IncludeAA      *bool              `json:"include_aa,omitempty"`
+	// AutoApproveBelow and FailAbove are the triage bands (triage.go).
+	AutoApproveBelow *float64           `json:"auto_approve_below,omitempty"`
+	FailAbove        *float64           `json:"fail_above,omitempty"`
+	Enabled          *bool              `json:"enabled,omitempty"`
+	Webhook          *jobs.WebhookInput `json:"webhook,omitempty"`
+	VCS              *VCS               `json:"vcs,omitempty"`
+	Notify           []Channel          `json:"notify,omitempty"`
 }
 
 // ScheduleInput is the wire form of Schedule; the time zone defaults to UTC.
@@ -374,11 +389,29 @@ func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration
 				errs.Add("invalid_option", p+".final_screenshot", "a target without its final screenshot needs at least one screenshot action (a checkpoint)")
 			}
 		}
+		t.Triage.validate(p+".", errs)
 		s.Spec.Targets = append(s.Spec.Targets, SuiteTarget{URL: u, Name: name, Options: t.Options, Viewports: t.Viewports,
-			FinalScreenshot: t.FinalScreenshot})
+			FinalScreenshot: t.FinalScreenshot, Triage: t.Triage})
 	}
-	s.Spec.Threshold = ratioField(in.Threshold, 0, "threshold", errs)
-	s.Spec.PixelThreshold = ratioField(in.PixelThreshold, DefaultPixelThreshold, "pixel_threshold", errs)
+	// A preset sets the sensitivity together; explicit fields override it.
+	sens := defaultSensitivity
+	validatePreset(in.Preset, "preset", errs)
+	if p, ok := Presets[in.Preset]; ok {
+		sens, s.Spec.Preset = p, in.Preset
+	}
+	s.Spec.Threshold = ratioField(in.Threshold, sens.Threshold, "threshold", errs)
+	s.Spec.PixelThreshold = ratioField(in.PixelThreshold, sens.PixelThreshold, "pixel_threshold", errs)
+	s.Spec.IncludeAA = sens.IncludeAA
+	if in.IncludeAA != nil {
+		s.Spec.IncludeAA = *in.IncludeAA
+	}
+	validateBands(in.AutoApproveBelow, in.FailAbove, "", errs)
+	if in.AutoApproveBelow != nil {
+		s.Spec.AutoApproveBelow = *in.AutoApproveBelow
+	}
+	if in.FailAbove != nil {
+		s.Spec.FailAbove = *in.FailAbove
+	}
 	s.Spec.Ignore = validateIgnore(in.Ignore, errs)
 	s.Spec.Diff = validateDiff(in.Diff, errs)
 	s.Spec.MainBranch = strings.TrimSpace(in.MainBranch)
@@ -526,6 +559,27 @@ func (s *Suite) Input() map[string]any {
 	doc := map[string]any{
 		"name": s.Name, "targets": s.Spec.Targets, "threshold": s.Spec.Threshold,
 		"pixel_threshold": s.Spec.PixelThreshold, "ignore": s.Spec.Ignore, "enabled": s.Enabled,
+	}
+	// The values a preset set are left to it, so a PATCH of the preset
+	// alone changes them; values that differ are explicit and kept.
+	sens := defaultSensitivity
+	if p, ok := Presets[s.Spec.Preset]; ok {
+		doc["preset"], sens = s.Spec.Preset, p
+		if s.Spec.Threshold == p.Threshold {
+			delete(doc, "threshold")
+		}
+		if s.Spec.PixelThreshold == p.PixelThreshold {
+			delete(doc, "pixel_threshold")
+		}
+	}
+	if s.Spec.IncludeAA != sens.IncludeAA {
+		doc["include_aa"] = s.Spec.IncludeAA
+	}
+	if s.Spec.AutoApproveBelow > 0 {
+		doc["auto_approve_below"] = s.Spec.AutoApproveBelow
+	}
+	if s.Spec.FailAbove > 0 {
+		doc["fail_above"] = s.Spec.FailAbove
 	}
 	if s.Spec.Options != nil {
 		doc["options"] = s.Spec.Options
@@ -692,6 +746,28 @@ type Comparison struct {
 	CurrentArtifact  *jobs.Artifact
 	DiffArtifact     *jobs.Artifact
 	ApprovedAt       *time.Time
+
+	// GroupKey identifies the change the comparison shows (group.go); ""
+	// when no pixel changed.
+	GroupKey string
+	// MatchesPrevious names the superseded baseline version the current
+	// image is identical to: the comparison passed for it (approval memory).
+	MatchesPrevious *PreviousMatch
+	// AutoApproved says the comparison passed because its ratio was below
+	// the auto_approve_below band.
+	AutoApproved bool
+	// RejectedAt and RejectedBy say a reviewer rejected the change: it stays
+	// failed.
+	RejectedAt *time.Time
+	RejectedBy string
+
+	sizeChanged bool // the images' sizes differ: never auto-approved
+}
+
+// PreviousMatch is the baseline version an image is identical to.
+type PreviousMatch struct {
+	BaselineID string `json:"baseline_id"`
+	Version    int    `json:"version"`
 }
 
 // Baseline is one version of the approved image of a target, viewport and segment.

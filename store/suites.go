@@ -325,7 +325,7 @@ func (s *Store) ListRuns(ctx context.Context, suiteID string, limit int, cursor 
 const comparisonColumns = `id, run_id, job_id, target, viewport, segment, status, diff_pixels, diff_ratio, threshold,
 	message, coalesce(baseline_id::text, ''), coalesce(baseline_artifact_id::text, ''),
 	coalesce(current_artifact_id::text, ''), coalesce(diff_artifact_id::text, ''), approved_at, diff_mode, shifted_px, hunks,
-	checkpoint, step, failed_step`
+	checkpoint, step, failed_step, group_key, matches_previous, auto_approved, rejected_at, rejected_by`
 
 // comparisons loads a run's comparisons with their artifacts, in target,
 // viewport and segment order.
@@ -342,7 +342,8 @@ func (s *Store) comparisons(ctx context.Context, runID string) ([]*regression.Co
 		var ref ids
 		err := r.Scan(&c.ID, &c.RunID, &c.JobID, &c.Target, &c.Viewport, &c.Segment, &c.Status, &c.DiffPixels,
 			&c.DiffRatio, &c.Threshold, &c.Message, &c.BaselineID, &ref.base, &ref.cur, &ref.diff, &c.ApprovedAt,
-			&c.DiffMode, &c.ShiftedPx, &c.Hunks, &c.Checkpoint, &c.Step, &c.FailedStep)
+			&c.DiffMode, &c.ShiftedPx, &c.Hunks, &c.Checkpoint, &c.Step, &c.FailedStep, &c.GroupKey, &c.MatchesPrevious,
+			&c.AutoApproved, &c.RejectedAt, &c.RejectedBy)
 		refs = append(refs, ref)
 		return &c, err
 	})
@@ -429,11 +430,14 @@ func (s *Store) artifactsByID(ctx context.Context, ids []string) (map[string]*jo
 	if len(want) == 0 {
 		return out, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+artifactColumns+` FROM artifacts WHERE id = ANY($1::uuid[])`, want)
+	// With their thumbnails: a change group's representative diff shows as one.
+	rows, err := s.pool.Query(ctx, `SELECT a.*, t.object_key, t.content_type, t.bytes, t.width, t.height
+		FROM (SELECT `+artifactColumns+` FROM artifacts WHERE id = ANY($1::uuid[])) a
+		LEFT JOIN thumbnails t ON t.artifact_id = a.id`, want)
 	if err != nil {
 		return nil, err
 	}
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Artifact, error) { return scanArtifact(r) })
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Artifact, error) { return scanArtifactThumbnail(r) })
 	if err != nil {
 		return nil, err
 	}
@@ -452,6 +456,25 @@ func (s *Store) ActiveBaselines(ctx context.Context, suiteID string, branches []
 		ORDER BY checkpoint, segment, array_position($4::text[], branch), version DESC) b
 		WHERE b.artifact_id IS NOT NULL ORDER BY b.checkpoint, b.segment`, suiteID, key.Target, key.Viewport, nonNil(branches))
 	return s.scanBaselines(ctx, rows, err)
+}
+
+// BaselineVersions implements regression.CompareStore.
+func (s *Store) BaselineVersions(ctx context.Context, suiteID string, branches []string, key regression.CaptureKey) ([]*regression.Baseline, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+baselineColumns+` FROM baselines b
+		WHERE b.suite_id = $1 AND b.target = $2 AND b.viewport = $3 AND b.branch = ANY($4::text[]) AND b.artifact_id IS NOT NULL
+		ORDER BY array_position($4::text[], b.branch), b.version DESC LIMIT 1000`, suiteID, key.Target, key.Viewport, nonNil(branches))
+	return s.scanBaselines(ctx, rows, err)
+}
+
+// Reject implements regression.Reader.
+func (s *Store) Reject(ctx context.Context, runID string, ids []string, by string) (int, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE comparisons SET rejected_at = now(), rejected_by = $3
+		WHERE run_id = $1 AND id = ANY($2::uuid[]) AND approved_at IS NULL AND rejected_at IS NULL
+		AND status IN ('failed', 'new', 'missing')`, runID, nonNil(ids), by)
+	if err != nil {
+		return 0, fmt.Errorf("reject comparisons of run %s: %w", runID, err)
+	}
+	return int(tag.RowsAffected()), nil
 }
 
 // ListBaselines implements jobs.SuiteRepository.
@@ -506,11 +529,13 @@ func (s *Store) RecordComparisons(ctx context.Context, runID, jobID string, cs [
 		for _, c := range cs {
 			if _, err := tx.Exec(ctx, `INSERT INTO comparisons (id, run_id, job_id, target, viewport, segment, status,
 				diff_pixels, diff_ratio, threshold, message, baseline_id, baseline_artifact_id, current_artifact_id,
-				diff_artifact_id, diff_mode, shifted_px, hunks, checkpoint, step, failed_step) VALUES ($1, $2, $3, $4, $5,
-				$6, $7, $8, $9, $10, $11, NULLIF($12, '')::uuid, $13, $14, $15, $16, $17, $18, $19, $20, $21)`, c.ID, runID,
+				diff_artifact_id, diff_mode, shifted_px, hunks, checkpoint, step, failed_step, group_key, matches_previous,
+				auto_approved) VALUES ($1, $2, $3, $4, $5,
+				$6, $7, $8, $9, $10, $11, NULLIF($12, '')::uuid, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)`, c.ID, runID,
 				jobID, c.Target, c.Viewport, c.Segment, c.Status, c.DiffPixels, c.DiffRatio, c.Threshold, c.Message,
 				c.BaselineID, artID(c.BaselineArtifact), artID(c.CurrentArtifact), artID(c.DiffArtifact),
-				diffMode(c.DiffMode), c.ShiftedPx, hunksOf(c), c.Checkpoint, c.Step, c.FailedStep); err != nil {
+				diffMode(c.DiffMode), c.ShiftedPx, hunksOf(c), c.Checkpoint, c.Step, c.FailedStep, c.GroupKey, c.MatchesPrevious,
+				c.AutoApproved); err != nil {
 				return fmt.Errorf("insert comparison: %w", err)
 			}
 		}
@@ -640,7 +665,8 @@ func (s *Store) Approve(ctx context.Context, runID string, a regression.Approval
 				uuid.Must(uuid.NewV7()).String(), suiteID, p.target, p.viewport, p.segment, art, runID, by, branch, p.checkpoint); err != nil {
 				return fmt.Errorf("insert baseline: %w", err)
 			}
-			if _, err := tx.Exec(ctx, `UPDATE comparisons SET approved_at = now() WHERE id = $1`, p.id); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE comparisons SET approved_at = now(), rejected_at = NULL, rejected_by = ''
+				WHERE id = $1`, p.id); err != nil {
 				return err
 			}
 		}

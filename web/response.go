@@ -156,14 +156,21 @@ type suiteView struct {
 	PixelThreshold float64                  `json:"pixel_threshold"`
 	Ignore         regression.Ignore        `json:"ignore"`
 	Diff           regression.DiffSettings  `json:"diff"`
-	MainBranch     string                   `json:"main_branch"`
-	Retention      *regression.Retention    `json:"retention"`
-	Enabled        bool                     `json:"enabled"`
-	Webhook        *webhookRef              `json:"webhook"`
-	VCS            *regression.VCS          `json:"vcs"` // without its token
-	CreatedAt      time.Time                `json:"created_at"`
-	UpdatedAt      time.Time                `json:"updated_at"`
-	LastRun        *lastRun                 `json:"last_run"`
+	// Preset is the sensitivity preset (null: none); IncludeAA counts
+	// anti-aliased pixels; AutoApproveBelow and FailAbove are the triage
+	// bands (null: none).
+	Preset           *string               `json:"preset"`
+	IncludeAA        bool                  `json:"include_aa"`
+	AutoApproveBelow *float64              `json:"auto_approve_below"`
+	FailAbove        *float64              `json:"fail_above"`
+	MainBranch       string                `json:"main_branch"`
+	Retention        *regression.Retention `json:"retention"`
+	Enabled          bool                  `json:"enabled"`
+	Webhook          *webhookRef           `json:"webhook"`
+	VCS              *regression.VCS       `json:"vcs"` // without its token
+	CreatedAt        time.Time             `json:"created_at"`
+	UpdatedAt        time.Time             `json:"updated_at"`
+	LastRun          *lastRun              `json:"last_run"`
 
 	// Notify is the suite's channels without their urls and secrets.
 	Notify []regression.Channel `json:"notify"`
@@ -179,7 +186,8 @@ type lastRun struct {
 func newSuiteView(su *regression.Suite) suiteView {
 	out := suiteView{ID: su.ID, Name: su.Name, Targets: su.Spec.Targets, Options: su.Spec.Options,
 		Schedule: su.Schedule, Threshold: su.Spec.Threshold, PixelThreshold: su.Spec.PixelThreshold,
-		Ignore: su.Spec.Ignore, Diff: su.Spec.Diff, MainBranch: su.Spec.MainBranchOf(), Retention: su.Spec.Retention, Enabled: su.Enabled, CreatedAt: su.CreatedAt, UpdatedAt: su.UpdatedAt}
+		Ignore: su.Spec.Ignore, Diff: su.Spec.Diff, Preset: nullable(su.Spec.Preset), IncludeAA: su.Spec.IncludeAA,
+		AutoApproveBelow: positive(su.Spec.AutoApproveBelow), FailAbove: positive(su.Spec.FailAbove), MainBranch: su.Spec.MainBranchOf(), Retention: su.Spec.Retention, Enabled: su.Enabled, CreatedAt: su.CreatedAt, UpdatedAt: su.UpdatedAt}
 	if su.Webhook != nil {
 		out.Webhook = &webhookRef{URL: su.Webhook.URL}
 	}
@@ -272,6 +280,30 @@ type comparisonView struct {
 	Checkpoint string `json:"checkpoint"`
 	Step       *int   `json:"step"`
 	FailedStep *int   `json:"failed_step"`
+	// GroupKey is the change group the comparison belongs to (null: no
+	// pixel changed); GET /v1/runs/:id/groups lists the groups.
+	GroupKey *string `json:"group_key"`
+	// MatchesPrevious names the superseded baseline version the current
+	// image is identical to (it passed for it); null: none.
+	MatchesPrevious *regression.PreviousMatch `json:"matches_previous"`
+	// AutoApproved: passed below the auto_approve_below band.
+	AutoApproved bool `json:"auto_approved"`
+	// Rejected: a reviewer rejected the change (it stays failed).
+	Rejected   bool       `json:"rejected"`
+	RejectedAt *time.Time `json:"rejected_at"`
+	RejectedBy *string    `json:"rejected_by"`
+}
+
+func newComparisonView(cmp *regression.Comparison, base string) comparisonView {
+	return comparisonView{ID: cmp.ID, JobID: cmp.JobID, Target: cmp.Target, Viewport: cmp.Viewport,
+		Segment: cmp.Segment, Status: cmp.Status, DiffPixels: cmp.DiffPixels,
+		DiffRatio: cmp.DiffRatio, Threshold: cmp.Threshold, Message: cmp.Message,
+		DiffMode: cmp.DiffMode, ShiftedPx: cmp.ShiftedPx, Hunks: nonNilHunks(cmp.Hunks),
+		Baseline: newImageRef(cmp.BaselineArtifact, base), Current: newImageRef(cmp.CurrentArtifact, base),
+		Diff: newImageRef(cmp.DiffArtifact, base), Approved: cmp.ApprovedAt != nil, ApprovedAt: cmp.ApprovedAt,
+		Checkpoint: cmp.Checkpoint, Step: cmp.Step, FailedStep: cmp.FailedStep, GroupKey: nullable(cmp.GroupKey),
+		MatchesPrevious: cmp.MatchesPrevious, AutoApproved: cmp.AutoApproved, Rejected: cmp.RejectedAt != nil,
+		RejectedAt: cmp.RejectedAt, RejectedBy: nullable(cmp.RejectedBy)}
 }
 
 func newRunView(r *regression.Run, base string) runView {
@@ -282,13 +314,7 @@ func newRunView(r *regression.Run, base string) runView {
 	if r.Comparisons != nil {
 		cs := make([]comparisonView, len(r.Comparisons))
 		for i, cmp := range r.Comparisons {
-			cs[i] = comparisonView{ID: cmp.ID, JobID: cmp.JobID, Target: cmp.Target, Viewport: cmp.Viewport,
-				Segment: cmp.Segment, Status: cmp.Status, DiffPixels: cmp.DiffPixels,
-				DiffRatio: cmp.DiffRatio, Threshold: cmp.Threshold, Message: cmp.Message,
-				DiffMode: cmp.DiffMode, ShiftedPx: cmp.ShiftedPx, Hunks: nonNilHunks(cmp.Hunks),
-				Baseline: newImageRef(cmp.BaselineArtifact, base), Current: newImageRef(cmp.CurrentArtifact, base),
-				Diff: newImageRef(cmp.DiffArtifact, base), Approved: cmp.ApprovedAt != nil, ApprovedAt: cmp.ApprovedAt,
-				Checkpoint: cmp.Checkpoint, Step: cmp.Step, FailedStep: cmp.FailedStep}
+			cs[i] = newComparisonView(cmp, base)
 		}
 		out.Comparisons = &cs
 		ns := make([]notificationView, len(r.Notifications))
@@ -362,4 +388,12 @@ func nonZero(n int) *int {
 		return nil
 	}
 	return &n
+}
+
+// positive is v, or nil for 0.
+func positive(v float64) *float64 {
+	if v <= 0 {
+		return nil
+	}
+	return &v
 }

@@ -161,6 +161,7 @@ func (s *Server) Handler() http.Handler {
 	v1.GET("/queues", s.h(s.listQueues)) // queues.go
 	v1.GET("/key", s.h(s.getKey))        // key.go
 	s.routeSuites(v1)                    // suites.go
+	s.routeGroups(v1)                    // groups.go
 	s.routeAuthProfiles(v1)              // authprofiles.go
 	s.routeAdmin(r)                      // sweep.go: POST /v1/admin/sweep, with the admin token
 	r.NoRoute(s.h(func(c *gin.Context) error {

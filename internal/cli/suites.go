@@ -263,6 +263,7 @@ func (a *app) runsCommand() *cobra.Command {
 		},
 	}
 	cmd.AddCommand(get, watch)
+	cmd.AddCommand(a.groupCommands()...)
 	return cmd
 }
 

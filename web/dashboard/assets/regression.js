@@ -5,6 +5,7 @@
 import { api, artifactURL } from './api.js';
 import { h, fill, badge, time, errorBox, shortID, previewImage } from './ui.js';
 import { actionLog } from './authprofiles.js';
+import { changeGroups } from './groups.js';
 
 function unavailable(err, what) {
   const box = errorBox(err, what);
@@ -207,7 +208,8 @@ export async function runView(ctx) {
   const [id] = ctx.params;
   const msg = h('div', { id: 'run-message' });
   const body = h('div');
-  ctx.main.append(msg, body);
+  const groupsEl = h('div');
+  ctx.main.append(msg, groupsEl, body);
   const get = () => api('GET', `/v1/runs/${encodeURIComponent(id)}`, undefined, { signal: ctx.signal });
   let run;
   try {
@@ -231,6 +233,7 @@ export async function runView(ctx) {
     }
   };
   drawRun(body, run, approve);
+  changeGroups(id, groupsEl, { onChange: async () => { run = await get(); drawRun(body, run, approve); } });
   if (run.status === 'running') {
     // Live events while the run runs; polling every 2 s if they are unavailable.
     ctx.follow(`/v1/runs/${encodeURIComponent(id)}/events`, async () => {

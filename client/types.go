@@ -378,6 +378,9 @@ type Approval struct {
 	All         bool     `json:"all,omitempty"`
 	Targets     []string `json:"targets,omitempty"`
 	Comparisons []string `json:"comparisons,omitempty"`
+	// Status approves every comparison in one of these statuses (failed,
+	// new, missing).
+	Status []string `json:"status,omitempty"`
 }
 
 // Baseline is one version of the approved image of a target, viewport and

@@ -724,6 +724,16 @@ type Approval struct {
 	All         bool     `json:"all"`
 	Targets     []string `json:"targets"`
 	Comparisons []string `json:"comparisons"`
+	// Statuses approves every comparison of the run in one of these
+	// statuses (failed, new, missing): what a filtered review approves.
+	Statuses []string `json:"status"`
+}
+
+// ComparisonFilter picks a run's comparisons in a list: Statuses (none: any)
+// and, when set, whether they are approved.
+type ComparisonFilter struct {
+	Statuses []string
+	Approved *bool
 }
 
 // RunCompletedEvent builds the data of a run.completed webhook event (the

@@ -331,36 +331,8 @@ const comparisonColumns = `id, run_id, job_id, target, viewport, segment, status
 // viewport and segment order.
 func (s *Store) comparisons(ctx context.Context, runID string) ([]*regression.Comparison, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+comparisonColumns+` FROM comparisons WHERE run_id = $1
-		ORDER BY target, viewport, step NULLS LAST, checkpoint, segment`, runID)
-	if err != nil {
-		return nil, fmt.Errorf("list comparisons: %w", err)
-	}
-	type ids struct{ base, cur, diff string }
-	var refs []ids
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*regression.Comparison, error) {
-		var c regression.Comparison
-		var ref ids
-		err := r.Scan(&c.ID, &c.RunID, &c.JobID, &c.Target, &c.Viewport, &c.Segment, &c.Status, &c.DiffPixels,
-			&c.DiffRatio, &c.Threshold, &c.Message, &c.BaselineID, &ref.base, &ref.cur, &ref.diff, &c.ApprovedAt,
-			&c.DiffMode, &c.ShiftedPx, &c.Hunks, &c.Checkpoint, &c.Step, &c.FailedStep)
-		refs = append(refs, ref)
-		return &c, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list comparisons: %w", err)
-	}
-	var want []string
-	for _, r := range refs {
-		want = append(want, r.base, r.cur, r.diff)
-	}
-	arts, err := s.artifactsByID(ctx, want)
-	if err != nil {
-		return nil, fmt.Errorf("load comparison artifacts: %w", err)
-	}
-	for i, c := range out {
-		c.BaselineArtifact, c.CurrentArtifact, c.DiffArtifact = arts[refs[i].base], arts[refs[i].cur], arts[refs[i].diff]
-	}
-	return out, nil
+		ORDER BY `+comparisonOrder, runID)
+	return s.scanComparisons(ctx, rows, err)
 }
 
 // CaptureOf implements jobs.SuiteRepository: one query, without the run's counts.
@@ -417,7 +389,8 @@ func (s *Store) scanBaselines(ctx context.Context, rows pgx.Rows, err error) ([]
 	return out, nil
 }
 
-// artifactsByID loads the artifacts named by ids ("" is skipped) in one query.
+// artifactsByID loads the artifacts named by ids ("" is skipped), with their
+// thumbnails, in one query.
 func (s *Store) artifactsByID(ctx context.Context, ids []string) (map[string]*jobs.Artifact, error) {
 	want := make([]string, 0, len(ids))
 	for _, id := range ids {
@@ -429,11 +402,13 @@ func (s *Store) artifactsByID(ctx context.Context, ids []string) (map[string]*jo
 	if len(want) == 0 {
 		return out, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+artifactColumns+` FROM artifacts WHERE id = ANY($1::uuid[])`, want)
+	rows, err := s.pool.Query(ctx, `SELECT a.*, t.object_key, t.content_type, t.bytes, t.width, t.height
+		FROM (SELECT `+artifactColumns+` FROM artifacts WHERE id = ANY($1::uuid[])) a
+		LEFT JOIN thumbnails t ON t.artifact_id = a.id`, want)
 	if err != nil {
 		return nil, err
 	}
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Artifact, error) { return scanArtifact(r) })
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Artifact, error) { return scanArtifactThumbnail(r) })
 	if err != nil {
 		return nil, err
 	}
@@ -605,12 +580,13 @@ func (s *Store) Approve(ctx context.Context, runID string, a regression.Approval
 		// the baseline segments stay one consistent page (of the same checkpoint).
 		rows, err := tx.Query(ctx, `WITH picked AS (
 				SELECT id, job_id, checkpoint FROM comparisons WHERE run_id = $1 AND approved_at IS NULL
-				AND status IN ('failed', 'new', 'missing') AND ($2 OR target = ANY($3::text[]) OR id = ANY($4::uuid[])))
+				AND status IN ('failed', 'new', 'missing')
+				AND ($2 OR target = ANY($3::text[]) OR id = ANY($4::uuid[]) OR status = ANY($5::text[])))
 			SELECT id, target, viewport, segment, status, coalesce(current_artifact_id::text, ''), checkpoint
 			FROM comparisons WHERE id IN (SELECT id FROM picked)
 			OR (run_id = $1 AND approved_at IS NULL AND diff_mode = 'aligned' AND status = 'passed'
 				AND (shifted_px <> 0 OR current_artifact_id IS NULL) AND (job_id, checkpoint) IN (SELECT job_id, checkpoint FROM picked))`,
-			runID, a.All, nonNil(a.Targets), nonNil(a.Comparisons))
+			runID, a.All, nonNil(a.Targets), nonNil(a.Comparisons), nonNil(a.Statuses))
 		if err != nil {
 			return err
 		}
@@ -653,7 +629,7 @@ func (s *Store) Approve(ctx context.Context, runID string, a regression.Approval
 	if err != nil {
 		return nil, err
 	}
-	return s.GetRun(ctx, runID)
+	return s.GetRunSummary(ctx, runID)
 }
 
 func nonNil(ss []string) []string {

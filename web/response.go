@@ -280,16 +280,7 @@ func newRunView(r *regression.Run, base string) runView {
 		CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt, Branch: nullable(r.Branch), BaseBranch: nullable(r.BaseBranch),
 		Commit: nullable(r.Commit), BaseURL: nullable(r.BaseURL), PullRequest: nonZero(r.PullRequest), ReviewURL: base + "/#/runs/" + r.ID}
 	if r.Comparisons != nil {
-		cs := make([]comparisonView, len(r.Comparisons))
-		for i, cmp := range r.Comparisons {
-			cs[i] = comparisonView{ID: cmp.ID, JobID: cmp.JobID, Target: cmp.Target, Viewport: cmp.Viewport,
-				Segment: cmp.Segment, Status: cmp.Status, DiffPixels: cmp.DiffPixels,
-				DiffRatio: cmp.DiffRatio, Threshold: cmp.Threshold, Message: cmp.Message,
-				DiffMode: cmp.DiffMode, ShiftedPx: cmp.ShiftedPx, Hunks: nonNilHunks(cmp.Hunks),
-				Baseline: newImageRef(cmp.BaselineArtifact, base), Current: newImageRef(cmp.CurrentArtifact, base),
-				Diff: newImageRef(cmp.DiffArtifact, base), Approved: cmp.ApprovedAt != nil, ApprovedAt: cmp.ApprovedAt,
-				Checkpoint: cmp.Checkpoint, Step: cmp.Step, FailedStep: cmp.FailedStep}
-		}
+		cs := newComparisonViews(r.Comparisons, base)
 		out.Comparisons = &cs
 		ns := make([]notificationView, len(r.Notifications))
 		for i, n := range r.Notifications {
@@ -297,6 +288,24 @@ func newRunView(r *regression.Run, base string) runView {
 				Attempts: n.Attempts, LastError: n.LastError, CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt, DeliveredAt: n.DeliveredAt}
 		}
 		out.Notifications = &ns
+	}
+	return out
+}
+
+func newComparisonView(cmp *regression.Comparison, base string) comparisonView {
+	return comparisonView{ID: cmp.ID, JobID: cmp.JobID, Target: cmp.Target, Viewport: cmp.Viewport,
+		Segment: cmp.Segment, Status: cmp.Status, DiffPixels: cmp.DiffPixels,
+		DiffRatio: cmp.DiffRatio, Threshold: cmp.Threshold, Message: cmp.Message,
+		DiffMode: cmp.DiffMode, ShiftedPx: cmp.ShiftedPx, Hunks: nonNilHunks(cmp.Hunks),
+		Baseline: newImageRef(cmp.BaselineArtifact, base), Current: newImageRef(cmp.CurrentArtifact, base),
+		Diff: newImageRef(cmp.DiffArtifact, base), Approved: cmp.ApprovedAt != nil, ApprovedAt: cmp.ApprovedAt,
+		Checkpoint: cmp.Checkpoint, Step: cmp.Step, FailedStep: cmp.FailedStep}
+}
+
+func newComparisonViews(list []*regression.Comparison, base string) []comparisonView {
+	out := make([]comparisonView, len(list))
+	for i, cmp := range list {
+		out[i] = newComparisonView(cmp, base)
 	}
 	return out
 }

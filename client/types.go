@@ -323,6 +323,8 @@ type RunCounts struct {
 	New     int `json:"new"`
 	Missing int `json:"missing"`
 	Error   int `json:"error"`
+	// ToReview counts failed, new and missing comparisons not approved yet.
+	ToReview int `json:"to_review"`
 }
 
 // Run is one capture of a suite compared with its baselines.

@@ -655,6 +655,9 @@ type RunCounts struct {
 	New     int `json:"new"`
 	Missing int `json:"missing"`
 	Error   int `json:"error"`
+	// ToReview counts the failed, new and missing comparisons nobody
+	// approved yet: what "approve all" would approve.
+	ToReview int `json:"to_review"`
 }
 
 // Comparison is one segment of one capture set against its baseline.

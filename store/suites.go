@@ -248,14 +248,17 @@ const runColumns = `r.id, r.suite_id, r.batch_id, r.trigger, r.scheduled_for, r.
 	(SELECT count(*) FROM comparisons c WHERE c.run_id = r.id AND c.status = 'failed'),
 	(SELECT count(*) FROM comparisons c WHERE c.run_id = r.id AND c.status = 'new'),
 	(SELECT count(*) FROM comparisons c WHERE c.run_id = r.id AND c.status = 'missing'),
-	(SELECT count(*) FROM comparisons c WHERE c.run_id = r.id AND c.status = 'error')`
+	(SELECT count(*) FROM comparisons c WHERE c.run_id = r.id AND c.status = 'error'),
+	(SELECT count(*) FROM comparisons c WHERE c.run_id = r.id AND c.status IN ('failed', 'new', 'missing')
+		AND c.approved_at IS NULL)`
 
 func scanRun(row pgx.Row) (*regression.Run, error) {
 	var r regression.Run
 	var spec []byte
 	c := &r.Counts
 	err := row.Scan(&r.ID, &r.SuiteID, &r.BatchID, &r.Trigger, &r.ScheduledFor, &r.Status, &spec, &r.CreatedAt,
-		&r.FinishedAt, &r.Branch, &r.BaseBranch, &r.Commit, &r.BaseURL, &r.PullRequest, &r.DashboardURL, &c.Pending, &c.Total, &c.Passed, &c.Failed, &c.New, &c.Missing, &c.Error)
+		&r.FinishedAt, &r.Branch, &r.BaseBranch, &r.Commit, &r.BaseURL, &r.PullRequest, &r.DashboardURL, &c.Pending, &c.Total, &c.Passed, &c.Failed, &c.New, &c.Missing, &c.Error,
+		&c.ToReview)
 	if err != nil {
 		return nil, err
 	}

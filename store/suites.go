@@ -605,21 +605,29 @@ func (s *Store) Approve(ctx context.Context, runID string, a regression.Approval
 		if err != nil {
 			return err
 		}
-		for _, p := range picks {
+		// One round trip for every pick's baseline version (a run of
+		// thousands approves in one request), then one update.
+		var batch pgx.Batch
+		ids := make([]string, len(picks))
+		for i, p := range picks {
+			ids[i] = p.id
 			var art *string
 			if p.status != regression.CompareMissing && p.art != "" { // a passed one without an image: moved off the page's end
 				art = &p.art
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO baselines (id, suite_id, target, viewport, segment, version,
+			batch.Queue(`INSERT INTO baselines (id, suite_id, target, viewport, segment, version,
 				artifact_id, run_id, approved_by, branch, checkpoint)
 				SELECT $1::uuid, $2::uuid, $3::text, $4::text, $5::int, coalesce(max(version), 0) + 1, $6::uuid, $7::uuid,
 					$8::text, $9::text, $10::text
 				FROM baselines
 				WHERE suite_id = $2 AND branch = $9 AND target = $3 AND checkpoint = $10 AND viewport = $4 AND segment = $5`,
-				uuid.Must(uuid.NewV7()).String(), suiteID, p.target, p.viewport, p.segment, art, runID, by, branch, p.checkpoint); err != nil {
+				uuid.Must(uuid.NewV7()).String(), suiteID, p.target, p.viewport, p.segment, art, runID, by, branch, p.checkpoint)
+		}
+		if len(picks) > 0 {
+			if err := tx.SendBatch(ctx, &batch).Close(); err != nil {
 				return fmt.Errorf("insert baseline: %w", err)
 			}
-			if _, err := tx.Exec(ctx, `UPDATE comparisons SET approved_at = now() WHERE id = $1`, p.id); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE comparisons SET approved_at = now() WHERE id = ANY($1::uuid[])`, ids); err != nil {
 				return err
 			}
 		}

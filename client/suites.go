@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 )
 
 // CreateSuite creates a visual-regression suite (POST /v1/suites).
@@ -231,4 +232,68 @@ func (c *Client) MergeBranch(ctx context.Context, suiteID, branch, base string) 
 		return nil, err
 	}
 	return &out, nil
+}
+
+// ComparisonOptions filter and page a run's comparisons.
+type ComparisonOptions struct {
+	// Status keeps comparisons in one of these statuses (passed, failed,
+	// new, missing, error); none keeps all.
+	Status []string
+	// Approved, when set, keeps only approved (true) or unapproved (false)
+	// comparisons.
+	Approved *bool
+	// Limit is the page size, 1 to 1000 (the api's default is 100).
+	Limit int
+	// Cursor continues after the page whose NextCursor it is.
+	Cursor string
+}
+
+// ListComparisonsPage returns one page of a run's comparisons in the run's
+// order (GET /v1/runs/:id/comparisons): a run of thousands without loading
+// them all, as GetRun does.
+func (c *Client) ListComparisonsPage(ctx context.Context, runID string, o ComparisonOptions) (*Page[Comparison], error) {
+	var out struct {
+		Comparisons []Comparison `json:"comparisons"`
+		NextCursor  *string      `json:"next_cursor"`
+	}
+	q := url.Values{}
+	if len(o.Status) > 0 {
+		q.Set("status", strings.Join(o.Status, ","))
+	}
+	if o.Approved != nil {
+		q.Set("approved", strconv.FormatBool(*o.Approved))
+	}
+	if o.Limit > 0 {
+		q.Set("limit", strconv.Itoa(o.Limit))
+	}
+	if o.Cursor != "" {
+		q.Set("cursor", o.Cursor)
+	}
+	path := "/v1/runs/" + escape(runID) + "/comparisons"
+	if err := c.do(ctx, request{method: http.MethodGet, path: path, query: q}, &out); err != nil {
+		return nil, err
+	}
+	return &Page[Comparison]{Items: out.Comparisons, NextCursor: deref(out.NextCursor)}, nil
+}
+
+// ListComparisons iterates over a run's comparisons matching o, page by page.
+func (c *Client) ListComparisons(ctx context.Context, runID string, o ComparisonOptions) iter.Seq2[Comparison, error] {
+	return func(yield func(Comparison, error) bool) {
+		for {
+			p, err := c.ListComparisonsPage(ctx, runID, o)
+			if err != nil {
+				yield(Comparison{}, err)
+				return
+			}
+			for _, cmp := range p.Items {
+				if !yield(cmp, nil) {
+					return
+				}
+			}
+			if p.NextCursor == "" {
+				return
+			}
+			o.Cursor = p.NextCursor
+		}
+	}
 }

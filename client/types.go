@@ -359,6 +359,8 @@ type RunCounts struct {
 	New     int `json:"new"`
 	Missing int `json:"missing"`
 	Error   int `json:"error"`
+	// ToReview counts failed, new and missing comparisons not approved yet.
+	ToReview int `json:"to_review"`
 }
 
 // Run is one capture of a suite compared with its baselines.
@@ -463,6 +465,9 @@ type Approval struct {
 	All         bool     `json:"all,omitempty"`
 	Targets     []string `json:"targets,omitempty"`
 	Comparisons []string `json:"comparisons,omitempty"`
+	// Status approves every comparison in one of these statuses (failed,
+	// new, missing).
+	Status []string `json:"status,omitempty"`
 }
 
 // Baseline is one version of the approved image of a target, viewport and

@@ -92,9 +92,18 @@ type Reader interface {
 	DeleteSuite(ctx context.Context, id string) error
 	// GetRun returns a run with its counts and comparisons.
 	GetRun(ctx context.Context, id string) (*Run, error)
+	// GetRunSummary returns a run with its counts, without comparisons or
+	// notifications.
+	GetRunSummary(ctx context.Context, id string) (*Run, error)
+	// ListComparisons returns one page of a run's comparisons (GetRun's
+	// order) matching f, after the comparison whose id is cursor, and the
+	// next page's cursor ("" after the last). A cursor that is not one of the
+	// run's comparisons is a *jobs.ValidationError.
+	ListComparisons(ctx context.Context, runID string, f ComparisonFilter, limit int, cursor string) ([]*Comparison, string, error)
 	ListRuns(ctx context.Context, suiteID string, limit int, cursor string) ([]*Run, string, error)
 	// Approve promotes the selected comparisons' captures to new baseline
-	// versions and returns the run afterwards.
+	// versions in one transaction and returns the run afterwards, without
+	// its comparisons (GetRunSummary's).
 	Approve(ctx context.Context, runID string, a Approval, by string) (*Run, error)
 	// Reject marks the selected comparisons (of ids, those failed, new or
 	// missing, neither approved nor rejected) rejected by by; they stay

@@ -709,6 +709,9 @@ type RunCounts struct {
 	New     int `json:"new"`
 	Missing int `json:"missing"`
 	Error   int `json:"error"`
+	// ToReview counts the failed, new and missing comparisons nobody
+	// approved yet: what "approve all" would approve.
+	ToReview int `json:"to_review"`
 }
 
 // Comparison is one segment of one capture set against its baseline.
@@ -800,6 +803,16 @@ type Approval struct {
 	All         bool     `json:"all"`
 	Targets     []string `json:"targets"`
 	Comparisons []string `json:"comparisons"`
+	// Statuses approves every comparison of the run in one of these
+	// statuses (failed, new, missing): what a filtered review approves.
+	Statuses []string `json:"status"`
+}
+
+// ComparisonFilter picks a run's comparisons in a list: Statuses (none: any)
+// and, when set, whether they are approved.
+type ComparisonFilter struct {
+	Statuses []string
+	Approved *bool
 }
 
 // RunCompletedEvent builds the data of a run.completed webhook event (the

@@ -73,7 +73,10 @@ func TestRejectAndReviewFields(t *testing.T) {
 		run.Status != regression.RunFailed {
 		t.Fatalf("rejected: %+v, run %s", c, run.Status)
 	}
-	run, err = st.Approve(ctx, r2.ID, regression.Approval{Comparisons: []string{c1.ID}}, "anonymous")
+	if _, err := st.Approve(ctx, r2.ID, regression.Approval{Comparisons: []string{c1.ID}}, "anonymous"); err != nil {
+		t.Fatal(err)
+	}
+	run, err = st.GetRun(ctx, r2.ID) // Approve answers without the comparisons
 	if err != nil || run.Comparisons[0].ApprovedAt == nil || run.Comparisons[0].RejectedAt != nil || run.Status != regression.RunApproved {
 		t.Fatalf("approve after reject: %+v, %v", run, err)
 	}

@@ -248,14 +248,17 @@ const runColumns = `r.id, r.suite_id, r.batch_id, r.trigger, r.scheduled_for, r.
 	(SELECT count(*) FROM comparisons c WHERE c.run_id = r.id AND c.status = 'failed'),
 	(SELECT count(*) FROM comparisons c WHERE c.run_id = r.id AND c.status = 'new'),
 	(SELECT count(*) FROM comparisons c WHERE c.run_id = r.id AND c.status = 'missing'),
-	(SELECT count(*) FROM comparisons c WHERE c.run_id = r.id AND c.status = 'error')`
+	(SELECT count(*) FROM comparisons c WHERE c.run_id = r.id AND c.status = 'error'),
+	(SELECT count(*) FROM comparisons c WHERE c.run_id = r.id AND c.status IN ('failed', 'new', 'missing')
+		AND c.approved_at IS NULL)`
 
 func scanRun(row pgx.Row) (*regression.Run, error) {
 	var r regression.Run
 	var spec []byte
 	c := &r.Counts
 	err := row.Scan(&r.ID, &r.SuiteID, &r.BatchID, &r.Trigger, &r.ScheduledFor, &r.Status, &spec, &r.CreatedAt,
-		&r.FinishedAt, &r.Branch, &r.BaseBranch, &r.Commit, &r.BaseURL, &r.PullRequest, &r.DashboardURL, &c.Pending, &c.Total, &c.Passed, &c.Failed, &c.New, &c.Missing, &c.Error)
+		&r.FinishedAt, &r.Branch, &r.BaseBranch, &r.Commit, &r.BaseURL, &r.PullRequest, &r.DashboardURL, &c.Pending, &c.Total, &c.Passed, &c.Failed, &c.New, &c.Missing, &c.Error,
+		&c.ToReview)
 	if err != nil {
 		return nil, err
 	}
@@ -331,37 +334,8 @@ const comparisonColumns = `id, run_id, job_id, target, viewport, segment, status
 // viewport and segment order.
 func (s *Store) comparisons(ctx context.Context, runID string) ([]*regression.Comparison, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+comparisonColumns+` FROM comparisons WHERE run_id = $1
-		ORDER BY target, viewport, step NULLS LAST, checkpoint, segment`, runID)
-	if err != nil {
-		return nil, fmt.Errorf("list comparisons: %w", err)
-	}
-	type ids struct{ base, cur, diff string }
-	var refs []ids
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*regression.Comparison, error) {
-		var c regression.Comparison
-		var ref ids
-		err := r.Scan(&c.ID, &c.RunID, &c.JobID, &c.Target, &c.Viewport, &c.Segment, &c.Status, &c.DiffPixels,
-			&c.DiffRatio, &c.Threshold, &c.Message, &c.BaselineID, &ref.base, &ref.cur, &ref.diff, &c.ApprovedAt,
-			&c.DiffMode, &c.ShiftedPx, &c.Hunks, &c.Checkpoint, &c.Step, &c.FailedStep, &c.GroupKey, &c.MatchesPrevious,
-			&c.AutoApproved, &c.RejectedAt, &c.RejectedBy)
-		refs = append(refs, ref)
-		return &c, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list comparisons: %w", err)
-	}
-	var want []string
-	for _, r := range refs {
-		want = append(want, r.base, r.cur, r.diff)
-	}
-	arts, err := s.artifactsByID(ctx, want)
-	if err != nil {
-		return nil, fmt.Errorf("load comparison artifacts: %w", err)
-	}
-	for i, c := range out {
-		c.BaselineArtifact, c.CurrentArtifact, c.DiffArtifact = arts[refs[i].base], arts[refs[i].cur], arts[refs[i].diff]
-	}
-	return out, nil
+		ORDER BY `+comparisonOrder, runID)
+	return s.scanComparisons(ctx, rows, err)
 }
 
 // CaptureOf implements jobs.SuiteRepository: one query, without the run's counts.
@@ -418,7 +392,8 @@ func (s *Store) scanBaselines(ctx context.Context, rows pgx.Rows, err error) ([]
 	return out, nil
 }
 
-// artifactsByID loads the artifacts named by ids ("" is skipped) in one query.
+// artifactsByID loads the artifacts named by ids ("" is skipped), with their
+// thumbnails, in one query.
 func (s *Store) artifactsByID(ctx context.Context, ids []string) (map[string]*jobs.Artifact, error) {
 	want := make([]string, 0, len(ids))
 	for _, id := range ids {
@@ -630,12 +605,13 @@ func (s *Store) Approve(ctx context.Context, runID string, a regression.Approval
 		// the baseline segments stay one consistent page (of the same checkpoint).
 		rows, err := tx.Query(ctx, `WITH picked AS (
 				SELECT id, job_id, checkpoint FROM comparisons WHERE run_id = $1 AND approved_at IS NULL
-				AND status IN ('failed', 'new', 'missing') AND ($2 OR target = ANY($3::text[]) OR id = ANY($4::uuid[])))
+				AND status IN ('failed', 'new', 'missing')
+				AND ($2 OR target = ANY($3::text[]) OR id = ANY($4::uuid[]) OR status = ANY($5::text[])))
 			SELECT id, target, viewport, segment, status, coalesce(current_artifact_id::text, ''), checkpoint
 			FROM comparisons WHERE id IN (SELECT id FROM picked)
 			OR (run_id = $1 AND approved_at IS NULL AND diff_mode = 'aligned' AND status = 'passed'
 				AND (shifted_px <> 0 OR current_artifact_id IS NULL) AND (job_id, checkpoint) IN (SELECT job_id, checkpoint FROM picked))`,
-			runID, a.All, nonNil(a.Targets), nonNil(a.Comparisons))
+			runID, a.All, nonNil(a.Targets), nonNil(a.Comparisons), nonNil(a.Statuses))
 		if err != nil {
 			return err
 		}
@@ -651,22 +627,30 @@ func (s *Store) Approve(ctx context.Context, runID string, a regression.Approval
 		if err != nil {
 			return err
 		}
-		for _, p := range picks {
+		// One round trip for every pick's baseline version (a run of
+		// thousands approves in one request), then one update.
+		var batch pgx.Batch
+		ids := make([]string, len(picks))
+		for i, p := range picks {
+			ids[i] = p.id
 			var art *string
 			if p.status != regression.CompareMissing && p.art != "" { // a passed one without an image: moved off the page's end
 				art = &p.art
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO baselines (id, suite_id, target, viewport, segment, version,
+			batch.Queue(`INSERT INTO baselines (id, suite_id, target, viewport, segment, version,
 				artifact_id, run_id, approved_by, branch, checkpoint)
 				SELECT $1::uuid, $2::uuid, $3::text, $4::text, $5::int, coalesce(max(version), 0) + 1, $6::uuid, $7::uuid,
 					$8::text, $9::text, $10::text
 				FROM baselines
 				WHERE suite_id = $2 AND branch = $9 AND target = $3 AND checkpoint = $10 AND viewport = $4 AND segment = $5`,
-				uuid.Must(uuid.NewV7()).String(), suiteID, p.target, p.viewport, p.segment, art, runID, by, branch, p.checkpoint); err != nil {
+				uuid.Must(uuid.NewV7()).String(), suiteID, p.target, p.viewport, p.segment, art, runID, by, branch, p.checkpoint)
+		}
+		if len(picks) > 0 {
+			if err := tx.SendBatch(ctx, &batch).Close(); err != nil {
 				return fmt.Errorf("insert baseline: %w", err)
 			}
 			if _, err := tx.Exec(ctx, `UPDATE comparisons SET approved_at = now(), rejected_at = NULL, rejected_by = ''
-				WHERE id = $1`, p.id); err != nil {
+				WHERE id = ANY($1::uuid[])`, ids); err != nil {
 				return err
 			}
 		}
@@ -679,7 +663,7 @@ func (s *Store) Approve(ctx context.Context, runID string, a regression.Approval
 	if err != nil {
 		return nil, err
 	}
-	return s.GetRun(ctx, runID)
+	return s.GetRunSummary(ctx, runID)
 }
 
 func nonNil(ss []string) []string {

@@ -116,8 +116,11 @@ func TestSuiteRunsAndBaselines(t *testing.T) {
 	}
 
 	approved, err := st.Approve(ctx, r1.ID, regression.Approval{All: true}, "anonymous")
-	if err != nil || approved.Status != regression.RunApproved || approved.Comparisons[0].ApprovedAt == nil {
+	if err != nil || approved.Status != regression.RunApproved {
 		t.Fatalf("approve: %+v, %v", approved, err)
+	}
+	if full, err := st.GetRun(ctx, r1.ID); err != nil || full.Comparisons[0].ApprovedAt == nil {
+		t.Fatalf("approved run: %+v, %v", full, err)
 	}
 
 	// A manual run, approved too: version 2 is active.

@@ -86,6 +86,7 @@ func TestDashboardAssets(t *testing.T) {
 		{"/assets/batch.js", "text/javascript; charset=utf-8"},
 		{"/assets/regression.js", "text/javascript; charset=utf-8"},
 		{"/assets/groups.js", "text/javascript; charset=utf-8"},
+		{"/assets/run.js", "text/javascript; charset=utf-8"},
 		{"/assets/app.css", "text/css; charset=utf-8"},
 		{"/assets/favicon.svg", "image/svg+xml"},
 	}

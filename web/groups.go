@@ -122,6 +122,9 @@ func (s *Server) approveGroup(c *gin.Context) error {
 		if s.Regression.Report != nil { // as approveRun: the run's commit status follows
 			s.Regression.Report(c.Request.Context(), r)
 		}
+		if r, err = s.Suites.GetRun(c.Request.Context(), id); err != nil { // Approve answers without comparisons
+			return fmt.Errorf("run %s: %w", id, err)
+		}
 	}
 	return s.answerGroup(c, r, g.Key, func(after *regression.Group) (int, int) { return after.Counts.Approved - before, 0 })
 }

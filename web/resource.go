@@ -147,9 +147,10 @@ func (s *Server) ownedSuite(c *gin.Context, id string) (*regression.Suite, error
 	return su, nil
 }
 
-// ownedRun loads a run whose suite the caller may see.
+// ownedRun loads a run whose suite the caller may see, without its
+// comparisons (a handler that shows them loads them).
 func (s *Server) ownedRun(c *gin.Context, id string) (*regression.Run, error) {
-	r, err := s.Suites.GetRun(c.Request.Context(), id)
+	r, err := s.Suites.GetRunSummary(c.Request.Context(), id)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", id, err)
 	}

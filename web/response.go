@@ -312,10 +312,7 @@ func newRunView(r *regression.Run, base string) runView {
 		CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt, Branch: nullable(r.Branch), BaseBranch: nullable(r.BaseBranch),
 		Commit: nullable(r.Commit), BaseURL: nullable(r.BaseURL), PullRequest: nonZero(r.PullRequest), ReviewURL: base + "/#/runs/" + r.ID}
 	if r.Comparisons != nil {
-		cs := make([]comparisonView, len(r.Comparisons))
-		for i, cmp := range r.Comparisons {
-			cs[i] = newComparisonView(cmp, base)
-		}
+		cs := newComparisonViews(r.Comparisons, base)
 		out.Comparisons = &cs
 		ns := make([]notificationView, len(r.Notifications))
 		for i, n := range r.Notifications {
@@ -323,6 +320,14 @@ func newRunView(r *regression.Run, base string) runView {
 				Attempts: n.Attempts, LastError: n.LastError, CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt, DeliveredAt: n.DeliveredAt}
 		}
 		out.Notifications = &ns
+	}
+	return out
+}
+
+func newComparisonViews(list []*regression.Comparison, base string) []comparisonView {
+	out := make([]comparisonView, len(list))
+	for i, cmp := range list {
+		out[i] = newComparisonView(cmp, base)
 	}
 	return out
 }

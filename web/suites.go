@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -32,6 +33,8 @@ func (s *Server) routeSuites(v1 *gin.RouterGroup) {
 	v1.GET("/runs/:id/archive", s.loadRun, s.h(s.runArchive)) // archive.go
 	v1.POST("/runs/:id/approve", jsonBody, s.h(readApproval), s.loadRun, s.h(s.approveRun))
 	v1.POST("/baselines/:id/restore", s.loadBaseline, s.h(s.restoreBaseline))
+	// comparisons.go
+	v1.GET("/runs/:id/comparisons", s.h(listQuery(nil)), s.h(readComparisonFilter), s.loadRun, s.h(s.listComparisons))
 }
 
 func (s *Server) createSuite(c *gin.Context) error {
@@ -153,6 +156,24 @@ func (s *Server) getRun(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	return s.writeRun(c, r)
+}
+
+// writeRun answers with the run; with its comparisons and notifications
+// unless ?comparisons=false (a run of thousands: GET
+// /v1/runs/:id/comparisons pages them).
+func (s *Server) writeRun(c *gin.Context, r *regression.Run) error {
+	switch c.Query("comparisons") {
+	case "false":
+	case "", "true":
+		full, err := s.Suites.GetRun(c.Request.Context(), r.ID)
+		if err != nil {
+			return fmt.Errorf("run %s: %w", r.ID, err)
+		}
+		r = full
+	default:
+		return badRequest("invalid_query", "comparisons", "must be true or false")
+	}
 	c.JSON(http.StatusOK, newRunView(r, s.baseURL(c)))
 	return nil
 }
@@ -190,19 +211,21 @@ func (s *Server) approveRun(c *gin.Context) error {
 	if s.Regression.Report != nil {
 		s.Regression.Report(c.Request.Context(), r)
 	}
-	c.JSON(http.StatusOK, newRunView(r, s.baseURL(c)))
-	return nil
+	return s.writeRun(c, r)
 }
 
+// approvable are the statuses {"status": [...]} approves.
+var approvable = []string{regression.CompareFailed, regression.CompareNew, regression.CompareMissing}
+
 // parseApproval accepts exactly one of {"all": true}, {"targets": [...]},
-// {"comparisons": [...]}.
+// {"comparisons": [...]}, {"status": [...]}.
 func parseApproval(body []byte) (regression.Approval, error) {
 	var a regression.Approval
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&a); err != nil {
 		return a, &jobs.ValidationError{Fields: []jobs.FieldError{{Code: "invalid_json", Field: "",
-			Message: "send {\"all\": true}, {\"targets\": [names]} or {\"comparisons\": [ids]}: " + err.Error()}}}
+			Message: "send {\"all\": true}, {\"targets\": [names]}, {\"comparisons\": [ids]} or {\"status\": [statuses]}: " + err.Error()}}}
 	}
 	given := 0
 	if a.All {
@@ -214,9 +237,18 @@ func parseApproval(body []byte) (regression.Approval, error) {
 	if len(a.Comparisons) > 0 {
 		given++
 	}
+	if len(a.Statuses) > 0 {
+		given++
+	}
 	if given != 1 {
 		return a, &jobs.ValidationError{Fields: []jobs.FieldError{{Code: "invalid_approval", Field: "",
-			Message: "give exactly one of all (true), targets (names) or comparisons (ids)"}}}
+			Message: "give exactly one of all (true), targets (names), comparisons (ids) or status (failed, new, missing)"}}}
+	}
+	for i, st := range a.Statuses {
+		if !contains(approvable, st) {
+			return a, &jobs.ValidationError{Fields: []jobs.FieldError{{Code: "invalid_option",
+				Field: fmt.Sprintf("status[%d]", i), Message: "must be one of " + strings.Join(approvable, ", ")}}}
+		}
 	}
 	for i, id := range a.Comparisons {
 		if !jobs.ValidID(id) {

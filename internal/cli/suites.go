@@ -166,24 +166,25 @@ With --wait it follows the run and prints a summary and the review link; the exi
 	merge.Flags().StringVar(&mergeBase, "base-branch", "", "where to promote them (default: the suite's main branch)")
 
 	var all bool
-	var targets, comparisons []string
+	var targets, comparisons, approveStatus []string
 	approve := &cobra.Command{
 		Use:     "approve RUN_ID",
 		Short:   "Approve a run's captures as the new baselines",
-		Long:    "approve promotes a run's captures to baselines: all of them (--all), those of some targets (--target), or some comparisons (--comparison).",
-		Example: "  snapq suites approve 3c4d… --all\n  snapq suites approve 3c4d… --target home --target pricing",
+		Long:    "approve promotes a run's captures to baselines: all of them (--all), those of some targets (--target), some comparisons (--comparison), or those in some statuses (--status failed|new|missing).",
+		Example: "  snapq suites approve 3c4d… --all\n  snapq suites approve 3c4d… --target home --target pricing\n  snapq suites approve 3c4d… --status new",
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			given := 0
-			for _, b := range []bool{all, len(targets) > 0, len(comparisons) > 0} {
+			for _, b := range []bool{all, len(targets) > 0, len(comparisons) > 0, len(approveStatus) > 0} {
 				if b {
 					given++
 				}
 			}
 			if given != 1 {
-				return usagef("give exactly one of --all, --target or --comparison")
+				return usagef("give exactly one of --all, --target, --comparison or --status")
 			}
-			r, err := a.c.ApproveRun(cmd.Context(), args[0], client.Approval{All: all, Targets: targets, Comparisons: comparisons})
+			r, err := a.c.ApproveRun(cmd.Context(), args[0], client.Approval{All: all, Targets: targets, Comparisons: comparisons,
+				Status: approveStatus})
 			if err != nil {
 				return err
 			}
@@ -197,6 +198,7 @@ With --wait it follows the run and prints a summary and the review link; the exi
 	approve.Flags().BoolVar(&all, "all", false, "approve every capture of the run")
 	approve.Flags().StringArrayVar(&targets, "target", nil, "approve the captures of this target (repeatable)")
 	approve.Flags().StringArrayVar(&comparisons, "comparison", nil, "approve this comparison (repeatable)")
+	approve.Flags().StringArrayVar(&approveStatus, "status", nil, "approve every open comparison in this status: failed, new or missing (repeatable)")
 	var flakyOpts client.FlakinessOptions
 	flaky := &cobra.Command{
 		Use:   "flaky NAME|ID",

@@ -6,7 +6,8 @@ import { h, fill } from './ui.js';
 import { batchesView, submitView } from './batches.js';
 import { batchView } from './batch.js';
 import { jobView } from './job.js';
-import { suitesView, suiteView, runView } from './regression.js';
+import { suitesView, suiteView } from './regression.js';
+import { runView } from './run.js';
 import { queuesView } from './queues.js';
 import { authProfilesView } from './authprofiles.js';
 

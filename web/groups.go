@@ -1,6 +1,8 @@
 package web
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -17,6 +19,64 @@ func (s *Server) routeGroups(v1 *gin.RouterGroup) {
 	v1.GET("/runs/:id/groups", s.loadRun, s.h(s.listGroups))
 	v1.POST("/runs/:id/groups/:group/approve", s.loadRun, s.h(s.approveGroup))
 	v1.POST("/runs/:id/groups/:group/reject", s.loadRun, s.h(s.rejectGroup))
+	v1.POST("/runs/:id/reject", s.h(s.readJSON("the body")), s.h(readRejection), s.loadRun, s.h(s.rejectComparisons))
+}
+
+// maxRejected bounds one reject request's ids.
+const maxRejected = 10000
+
+// rejectionKey holds the ids readRejection parsed.
+const rejectionKey = "snapq.rejection"
+
+// readRejection is middleware that parses {"comparisons": [ids]}, checked
+// before the run is loaded.
+func readRejection(c *gin.Context) error {
+	body, err := loaded[[]byte](c, bodyKey)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Comparisons []string `json:"comparisons"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return badRequest("invalid_json", "", `send {"comparisons": [ids]}: `+err.Error())
+	}
+	if len(req.Comparisons) == 0 || len(req.Comparisons) > maxRejected {
+		return badRequest("invalid_option", "comparisons", fmt.Sprintf("give 1 to %d comparison ids", maxRejected))
+	}
+	for i, id := range req.Comparisons {
+		if !jobs.ValidID(id) {
+			return badRequest("invalid_id", fmt.Sprintf("comparisons[%d]", i), "is not a comparison id")
+		}
+	}
+	c.Set(rejectionKey, req.Comparisons)
+	return nil
+}
+
+// rejectComparisons marks the comparisons readRejection read rejected
+// (those that wait for review; the others are left as they are) and
+// answers {rejected, run_status, counts}.
+func (s *Server) rejectComparisons(c *gin.Context) error {
+	ids, err := loaded[[]string](c, rejectionKey)
+	if err != nil {
+		return err
+	}
+	r, err := loaded[*regression.Run](c, runKey)
+	if err != nil {
+		return err
+	}
+	id := r.ID
+	n, err := s.Suites.Reject(c.Request.Context(), id, ids, approver(c))
+	if err != nil {
+		return err
+	}
+	if r, err = s.Suites.GetRunSummary(c.Request.Context(), id); err != nil {
+		return fmt.Errorf("run %s: %w", id, err)
+	}
+	c.JSON(http.StatusOK, gin.H{"rejected": n, "run_status": r.Status, "counts": r.Counts})
+	return nil
 }
 
 // groupView is one change group of a run.

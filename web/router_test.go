@@ -216,6 +216,10 @@ func TestChecksBeforeLoad(t *testing.T) {
 			want: 400, code: "invalid_query"},
 		{name: "bad cursor of comparisons", method: "GET", path: "/v1/runs" + missing + "/comparisons?cursor=x",
 			want: 400, code: "invalid_query"},
+		{name: "reject without ids", method: "POST", path: "/v1/runs" + missing + "/reject",
+			contentType: "application/json", body: `{"comparisons": []}`, want: 400, code: "invalid_option"},
+		{name: "reject a bad id", method: "POST", path: "/v1/runs" + missing + "/reject",
+			contentType: "application/json", body: `{"comparisons": ["x"]}`, want: 400, code: "invalid_id"},
 		{name: "form patch of a missing suite", method: "PATCH", path: "/v1/suites" + missing,
 			contentType: "text/plain", body: "x", want: 415, code: "unsupported_media_type"},
 	}

@@ -201,6 +201,27 @@ func TestDashboardRunPageAtScale(t *testing.T) {
 	if got := ui.eval(`() => [...document.querySelectorAll('#run-list article[data-comparison] > .spread .badge:not([data-status=approved])')].map(b => b.dataset.status).filter(s => s !== 'new').length`).Int(); got != 0 {
 		ui.fatalf("%d rows of the new filter are not new", got)
 	}
+	// r rejects the selected row (the page's first): it stays new, shows
+	// rejected, and the API says who rejected it.
+	newPage2 := ids()
+	press('r')
+	ui.wait("the first row rejected", 10*time.Second, `() => document.querySelectorAll('#run-list article[data-comparison] [data-status=rejected]').length === 1`)
+	var rejected struct {
+		Comparisons []struct {
+			ID         string  `json:"id"`
+			Status     string  `json:"status"`
+			Rejected   bool    `json:"rejected"`
+			RejectedBy *string `json:"rejected_by"`
+		} `json:"comparisons"`
+	}
+	if code := s.do("GET", "/v1/runs/"+big+"/comparisons?status=new&limit=100", nil, &rejected); code != http.StatusOK || len(rejected.Comparisons) != 100 {
+		t.Fatalf("new comparisons: %d, %d", code, len(rejected.Comparisons))
+	}
+	for i, c := range rejected.Comparisons {
+		if want := c.ID == newPage2[0]; c.Rejected != want || c.Status != "new" || (want && (c.RejectedBy == nil || *c.RejectedBy == "")) {
+			t.Fatalf("comparison %d (%s): rejected %v by %v status %s; want rejected only %s", i, c.ID, c.Rejected, c.RejectedBy, c.Status, newPage2[0])
+		}
+	}
 	ui.click("#approve-filter")
 	ui.wait("the new ones approved", 20*time.Second, `() => document.querySelector('#approve-all').textContent === 'Approve all (1398)'`)
 

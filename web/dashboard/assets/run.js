@@ -29,6 +29,7 @@ const KEYS = [
   ['j / ↓', 'next comparison (the next page after the last)'],
   ['k / ↑', 'previous comparison'],
   ['a', 'approve the selected comparison'],
+  ['r', 'reject the selected comparison (it stays failed)'],
   ['n / p', 'next / previous page'],
   ['?', 'this help (Esc closes)'],
 ];
@@ -192,6 +193,23 @@ export async function runView(ctx) {
     }
   }
 
+  // reject marks one comparison rejected, draws it in place and moves on.
+  async function reject(c) {
+    fill(msg);
+    try {
+      const res = await api('POST', `${path}/reject`, { comparisons: [c.id] });
+      run = { ...run, status: res.run_status, counts: res.counts };
+      drawHead();
+      c.rejected = true;
+      c.rejected_at = new Date().toISOString();
+      redrawRow(c);
+      if (rows[sel] && rows[sel].id === c.id) await move(1);
+      fill(msg, h('p', { class: 'notice', role: 'status' }, 'Rejected: it stays failed until approved.'));
+    } catch (err) {
+      fill(msg, errorBox(err, 'Reject failed'));
+    }
+  }
+
   const move = async (d) => {
     const i = sel + d;
     if (i >= 0 && i < rows.length) { select(rows[i].id); return; }
@@ -208,6 +226,7 @@ export async function runView(ctx) {
       case 'n': turn(1); break;
       case 'p': turn(-1); break;
       case 'a': if (c && needsApproval(c)) approve(null, { comparisons: [c.id] }, c.id); break;
+      case 'r': if (c && needsApproval(c) && !c.rejected) reject(c); break;
       case '?': if (help.open) help.close(); else help.showModal(); break;
       default: return;
     }
@@ -338,6 +357,7 @@ function comparison(c, { expanded, selected, approve, select }) {
       h('div', { class: 'row' },
         h('strong', {}, `${expanded ? '' : `${c.target} · `}${c.viewport || ''} · ${c.checkpoint ? `${c.checkpoint} · ` : ''}segment ${c.segment}`), badge(c.status),
         c.approved ? badge('approved') : null,
+        c.rejected && !c.approved ? badge('rejected') : null,
         c.status === 'passed' && c.shifted_px ? badge('shifted', `unchanged, shifted ${c.shifted_px > 0 ? '+' : ''}${c.shifted_px} px`) : null,
         h('span', { class: 'small muted' }, ratio(c))),
       needsApproval(c) ? h('button', { type: 'button', class: 'btn btn-small', onclick: (ev) => approve(ev.currentTarget, { comparisons: [c.id] }, c.id) },

@@ -137,7 +137,7 @@ func newGroupView(g *regression.Group, base string) groupView {
 }
 
 func (s *Server) listGroups(c *gin.Context) error {
-	r, err := loaded[*regression.Run](c, runKey)
+	r, err := s.fullRun(c)
 	if err != nil {
 		return err
 	}
@@ -151,9 +151,23 @@ func (s *Server) listGroups(c *gin.Context) error {
 	return nil
 }
 
-// runGroup finds the :group of the loaded run: 404 when it has none so named.
-func runGroup(c *gin.Context) (*regression.Run, *regression.Group, error) {
+// fullRun is the loaded run with its comparisons (loadRun loads the run's
+// summary only).
+func (s *Server) fullRun(c *gin.Context) (*regression.Run, error) {
 	r, err := loaded[*regression.Run](c, runKey)
+	if err != nil {
+		return nil, err
+	}
+	full, err := s.Suites.GetRun(c.Request.Context(), r.ID)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", r.ID, err)
+	}
+	return full, nil
+}
+
+// runGroup finds the :group of the loaded run: 404 when it has none so named.
+func (s *Server) runGroup(c *gin.Context) (*regression.Run, *regression.Group, error) {
+	r, err := s.fullRun(c)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -170,7 +184,7 @@ func runGroup(c *gin.Context) (*regression.Run, *regression.Group, error) {
 // (failed, new or missing): one approval of those comparisons, a baseline
 // version each, as POST /v1/runs/:id/approve with their ids.
 func (s *Server) approveGroup(c *gin.Context) error {
-	r, g, err := runGroup(c)
+	r, g, err := s.runGroup(c)
 	if err != nil {
 		return err
 	}
@@ -192,7 +206,7 @@ func (s *Server) approveGroup(c *gin.Context) error {
 // rejectGroup marks every member of a group that waits for review rejected:
 // they stay failed, with who rejected them and when.
 func (s *Server) rejectGroup(c *gin.Context) error {
-	r, g, err := runGroup(c)
+	r, g, err := s.runGroup(c)
 	if err != nil {
 		return err
 	}

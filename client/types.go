@@ -342,6 +342,9 @@ type Run struct {
 	BaseBranch *string `json:"base_branch"`
 	Commit     *string `json:"commit"`
 	BaseURL    *string `json:"base_url"`
+	// CompareToBaseURL is an environment pair run's reference origin (its
+	// comparisons' Baseline images are the captures on it); nil otherwise.
+	CompareToBaseURL *string `json:"compare_to_base_url"`
 	// PullRequest is nil without one.
 	PullRequest *int `json:"pull_request"`
 	// ReviewURL is the run's page in the dashboard.
@@ -411,6 +414,12 @@ type RunOptions struct {
 	// PullRequest is the pull request (GitHub) or merge request iid
 	// (GitLab) whose snapq comment the run edits (the suite needs a vcs).
 	PullRequest int `json:"pull_request,omitempty"`
+	// CompareToBaseURL makes the run an environment pair: every target is
+	// also captured on this origin, at the same time, and the two captures
+	// are diffed with each other instead of with baselines (staging vs
+	// production). Such a run cannot be approved (409
+	// pair_run_not_approvable).
+	CompareToBaseURL string `json:"compare_to_base_url,omitempty"`
 }
 
 // MergeResult is what MergeBranch promoted.

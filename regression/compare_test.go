@@ -104,7 +104,7 @@ func TestComparerSegments(t *testing.T) {
 		base(3, pngArtifact(t, blobs, "b3.png", 3, 100, 80, gray, none, gray)),
 		base(6, pngArtifact(t, blobs, "b6.png", 6, 100, 80, gray, none, gray)),
 	}
-	repo := &compareRepo{run: &Run{ID: "r", SuiteID: "s", Spec: SuiteSpec{PixelThreshold: 0.1}}, key: CaptureKey{"home", "100x80"},
+	repo := &compareRepo{run: &Run{ID: "r", SuiteID: "s", Spec: SuiteSpec{PixelThreshold: 0.1}}, key: CaptureKey{Target: "home", Viewport: "100x80"},
 		job: job, arts: cur, bases: bases}
 	c := &Comparer{Repo: repo, Store: blobs, Logger: quiet}
 	if err := c.Compare(context.Background(), "j"); err != nil {
@@ -176,7 +176,7 @@ func TestComparerMasksBothCaptures(t *testing.T) {
 	box := func(r image.Rectangle) capture.Box {
 		return capture.Box{X: r.Min.X, Y: r.Min.Y, Width: r.Dx(), Height: r.Dy()}
 	}
-	repo := &compareRepo{run: &Run{ID: "r", Spec: SuiteSpec{PixelThreshold: 0.1}}, key: CaptureKey{"p", "100x80"},
+	repo := &compareRepo{run: &Run{ID: "r", Spec: SuiteSpec{PixelThreshold: 0.1}}, key: CaptureKey{Target: "p", Viewport: "100x80"},
 		job:    &jobs.Job{ID: "j", Name: "p", Status: jobs.StatusSucceeded, Result: &jobs.Result{Masks: []capture.Box{box(now)}}},
 		others: map[string]*jobs.Job{"baseline-job": {ID: "baseline-job", Result: &jobs.Result{Masks: []capture.Box{box(then)}}}},
 		arts:   []*jobs.Artifact{cur}, bases: []*Baseline{{ID: "x", Segment: 1, Artifact: old}}}
@@ -206,7 +206,7 @@ func TestComparerExactThreshold(t *testing.T) {
 		pixel float64
 		want  string
 	}{{0, CompareFailed}, {0.1, ComparePassed}} {
-		repo := &compareRepo{run: &Run{ID: "r", Spec: SuiteSpec{PixelThreshold: tc.pixel}}, key: CaptureKey{"p", "20x20"},
+		repo := &compareRepo{run: &Run{ID: "r", Spec: SuiteSpec{PixelThreshold: tc.pixel}}, key: CaptureKey{Target: "p", Viewport: "20x20"},
 			job: &jobs.Job{ID: "j", Name: "p", Status: jobs.StatusSucceeded}, arts: []*jobs.Artifact{a},
 			bases: []*Baseline{{ID: "x", Segment: 1, Artifact: b}}}
 		if err := (&Comparer{Repo: repo, Store: blobs, Logger: quiet}).Compare(context.Background(), "j"); err != nil {
@@ -243,7 +243,7 @@ func TestComparerDiffNameAvoidsActionShots(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			blobs[shot.ObjectKey] = shotBytes
-			repo := &compareRepo{run: &Run{ID: "r", Spec: SuiteSpec{PixelThreshold: 0.1}}, key: CaptureKey{"p", "20x20"},
+			repo := &compareRepo{run: &Run{ID: "r", Spec: SuiteSpec{PixelThreshold: 0.1}}, key: CaptureKey{Target: "p", Viewport: "20x20"},
 				job: &jobs.Job{ID: "j", BatchID: "b", Name: "p", Status: jobs.StatusSucceeded}, arts: tt.arts,
 				bases: []*Baseline{{ID: "x", Segment: 1, Artifact: base}}}
 			if err := (&Comparer{Repo: repo, Store: blobs, Logger: quiet}).Compare(context.Background(), "j"); err != nil {

@@ -599,6 +599,12 @@ func (sp SuiteSpec) stabilize(o *jobs.Options) {
 type CaptureKey struct {
 	Target   string
 	Viewport string
+	// JobID is the capture job ("" before the run is written: CreateRun
+	// then pairs keys and jobs by index).
+	JobID string
+	// ReferenceJobID is, in an environment pair run, the capture of the
+	// same target and viewport on the reference origin (envpair.go).
+	ReferenceJobID string
 }
 
 // Run is one execution of a suite.
@@ -618,10 +624,15 @@ type Run struct {
 	BaseURL      string
 	PullRequest  int
 	DashboardURL string
-	Counts       RunCounts
-	CreatedAt    time.Time
-	FinishedAt   *time.Time
-	Comparisons  []*Comparison // filled by GetRun only
+	// CompareTo is an environment pair run's reference origin ("": a run
+	// compared with baselines).
+	CompareTo string
+	// CheckRunID is the GitHub check run that reports the run ("": none yet).
+	CheckRunID  string
+	Counts      RunCounts
+	CreatedAt   time.Time
+	FinishedAt  *time.Time
+	Comparisons []*Comparison // filled by GetRun only
 	// Notifications are the run's messages to its suite's channels
 	// (filled by GetRun only).
 	Notifications []*Notification

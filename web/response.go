@@ -217,6 +217,10 @@ type runView struct {
 	BaseBranch *string `json:"base_branch"`
 	Commit     *string `json:"commit"`
 	BaseURL    *string `json:"base_url"`
+	// CompareToBaseURL is an environment pair run's reference origin (its
+	// comparisons' "baseline" images are the captures on it); null for a
+	// run compared with baselines.
+	CompareToBaseURL *string `json:"compare_to_base_url"`
 	// PullRequest is null without one.
 	PullRequest *int `json:"pull_request"`
 	// ReviewURL is the run's page in the dashboard.
@@ -278,7 +282,8 @@ func newRunView(r *regression.Run, base string) runView {
 	out := runView{ID: r.ID, SuiteID: r.SuiteID, BatchID: r.BatchID, Trigger: r.Trigger,
 		ScheduledFor: r.ScheduledFor, Status: r.Status, Counts: r.Counts,
 		CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt, Branch: nullable(r.Branch), BaseBranch: nullable(r.BaseBranch),
-		Commit: nullable(r.Commit), BaseURL: nullable(r.BaseURL), PullRequest: nonZero(r.PullRequest), ReviewURL: base + "/#/runs/" + r.ID}
+		Commit: nullable(r.Commit), BaseURL: nullable(r.BaseURL), PullRequest: nonZero(r.PullRequest), ReviewURL: base + "/#/runs/" + r.ID,
+		CompareToBaseURL: nullable(r.CompareTo)}
 	if r.Comparisons != nil {
 		cs := make([]comparisonView, len(r.Comparisons))
 		for i, cmp := range r.Comparisons {

@@ -258,11 +258,14 @@ type Suite struct {
 	PixelThreshold float64       `json:"pixel_threshold"`
 	Ignore         Ignore        `json:"ignore"`
 	MainBranch     string        `json:"main_branch"`
-	Enabled        bool          `json:"enabled"`
-	Webhook        *WebhookRef   `json:"webhook"`
-	CreatedAt      time.Time     `json:"created_at"`
-	UpdatedAt      time.Time     `json:"updated_at"`
-	LastRun        *RunRef       `json:"last_run"`
+	// BranchBaselineDays is how long a branch's baselines outlive its last
+	// run or approval; nil: the api's default (SNAPQ_BRANCH_BASELINE_DAYS).
+	BranchBaselineDays *int        `json:"branch_baseline_days"`
+	Enabled            bool        `json:"enabled"`
+	Webhook            *WebhookRef `json:"webhook"`
+	CreatedAt          time.Time   `json:"created_at"`
+	UpdatedAt          time.Time   `json:"updated_at"`
+	LastRun            *RunRef     `json:"last_run"`
 }
 
 // SuiteTarget is one page of a suite, captured at each of its viewports.
@@ -310,8 +313,11 @@ type SuiteInput struct {
 	PixelThreshold *float64      `json:"pixel_threshold,omitempty"`
 	Ignore         *Ignore       `json:"ignore,omitempty"`
 	MainBranch     string        `json:"main_branch,omitempty"`
-	Enabled        *bool         `json:"enabled,omitempty"`
-	Webhook        *WebhookInput `json:"webhook,omitempty"`
+	// BranchBaselineDays: 0 keeps branch baselines until merged; nil: the
+	// api's default.
+	BranchBaselineDays *int          `json:"branch_baseline_days,omitempty"`
+	Enabled            *bool         `json:"enabled,omitempty"`
+	Webhook            *WebhookInput `json:"webhook,omitempty"`
 }
 
 // RunCounts is the number of a run's comparisons in each status.

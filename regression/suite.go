@@ -109,6 +109,10 @@ type SuiteSpec struct {
 	MainBranch string `json:"main_branch,omitempty"`
 	// Retention, when set, deletes old runs (retention.go).
 	Retention *Retention `json:"retention,omitempty"`
+	// BranchBaselineDays is how long a branch's baselines outlive the
+	// branch's last run or approval (retention.go); nil: the default
+	// (SNAPQ_BRANCH_BASELINE_DAYS), 0: never expire.
+	BranchBaselineDays *int `json:"branch_baseline_days,omitempty"`
 }
 
 // Diff modes (SuiteSpec.Diff.Mode). They are part of the public API.
@@ -267,10 +271,12 @@ type SuiteInput struct {
 	Diff           *DiffSettings      `json:"diff,omitempty"`
 	MainBranch     string             `json:"main_branch,omitempty"`
 	Retention      *Retention         `json:"retention,omitempty"`
-	Enabled        *bool              `json:"enabled,omitempty"`
-	Webhook        *jobs.WebhookInput `json:"webhook,omitempty"`
-	VCS            *VCS               `json:"vcs,omitempty"`
-	Notify         []Channel          `json:"notify,omitempty"`
+	// BranchBaselineDays is SuiteSpec's.
+	BranchBaselineDays *int               `json:"branch_baseline_days,omitempty"`
+	Enabled            *bool              `json:"enabled,omitempty"`
+	Webhook            *jobs.WebhookInput `json:"webhook,omitempty"`
+	VCS                *VCS               `json:"vcs,omitempty"`
+	Notify             []Channel          `json:"notify,omitempty"`
 }
 
 // ScheduleInput is the wire form of Schedule; the time zone defaults to UTC.
@@ -388,6 +394,13 @@ func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration
 	}
 	s.Schedule = validateSchedule(in.Schedule, minInterval, errs)
 	s.Spec.Retention = validateRetention(in.Retention, errs)
+	if d := in.BranchBaselineDays; d != nil {
+		if *d < 0 || *d > jobs.MaxRetentionDays {
+			errs.Add("invalid_option", "branch_baseline_days", fmt.Sprintf("must be 0 (never expire) to %d days", jobs.MaxRetentionDays))
+		}
+		v := *d
+		s.Spec.BranchBaselineDays = &v
+	}
 	if in.Webhook != nil {
 		jobs.ValidateWebhook(in.Webhook, errs)
 		s.Webhook = &jobs.Webhook{URL: in.Webhook.URL, Secret: in.Webhook.Secret}
@@ -539,6 +552,9 @@ func (s *Suite) Input() map[string]any {
 	doc["main_branch"] = s.Spec.MainBranchOf()
 	if s.Spec.Retention != nil {
 		doc["retention"] = s.Spec.Retention
+	}
+	if s.Spec.BranchBaselineDays != nil {
+		doc["branch_baseline_days"] = *s.Spec.BranchBaselineDays
 	}
 	return doc
 }

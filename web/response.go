@@ -158,12 +158,14 @@ type suiteView struct {
 	Diff           regression.DiffSettings  `json:"diff"`
 	MainBranch     string                   `json:"main_branch"`
 	Retention      *regression.Retention    `json:"retention"`
-	Enabled        bool                     `json:"enabled"`
-	Webhook        *webhookRef              `json:"webhook"`
-	VCS            *regression.VCS          `json:"vcs"` // without its token
-	CreatedAt      time.Time                `json:"created_at"`
-	UpdatedAt      time.Time                `json:"updated_at"`
-	LastRun        *lastRun                 `json:"last_run"`
+	// BranchBaselineDays is null for the default (SNAPQ_BRANCH_BASELINE_DAYS).
+	BranchBaselineDays *int            `json:"branch_baseline_days"`
+	Enabled            bool            `json:"enabled"`
+	Webhook            *webhookRef     `json:"webhook"`
+	VCS                *regression.VCS `json:"vcs"` // without its token
+	CreatedAt          time.Time       `json:"created_at"`
+	UpdatedAt          time.Time       `json:"updated_at"`
+	LastRun            *lastRun        `json:"last_run"`
 
 	// Notify is the suite's channels without their urls and secrets.
 	Notify []regression.Channel `json:"notify"`
@@ -179,7 +181,8 @@ type lastRun struct {
 func newSuiteView(su *regression.Suite) suiteView {
 	out := suiteView{ID: su.ID, Name: su.Name, Targets: su.Spec.Targets, Options: su.Spec.Options,
 		Schedule: su.Schedule, Threshold: su.Spec.Threshold, PixelThreshold: su.Spec.PixelThreshold,
-		Ignore: su.Spec.Ignore, Diff: su.Spec.Diff, MainBranch: su.Spec.MainBranchOf(), Retention: su.Spec.Retention, Enabled: su.Enabled, CreatedAt: su.CreatedAt, UpdatedAt: su.UpdatedAt}
+		Ignore: su.Spec.Ignore, Diff: su.Spec.Diff, MainBranch: su.Spec.MainBranchOf(), Retention: su.Spec.Retention,
+		BranchBaselineDays: su.Spec.BranchBaselineDays, Enabled: su.Enabled, CreatedAt: su.CreatedAt, UpdatedAt: su.UpdatedAt}
 	if su.Webhook != nil {
 		out.Webhook = &webhookRef{URL: su.Webhook.URL}
 	}

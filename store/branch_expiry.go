@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/regression"
 )
 
@@ -86,4 +87,29 @@ func (s *Store) DeleteBranchBaselines(ctx context.Context, suiteID, branch strin
 		return 0, fmt.Errorf("expire branch %q of suite %s: %w", branch, suiteID, err)
 	}
 	return n, nil
+}
+
+// WithCheckRun implements regression.VCSStore: under a transaction-scoped
+// advisory lock on the run (not its row: comparisons lock that, and fn
+// calls GitHub), fn sees the stored check run id and its answer is kept.
+func (s *Store) WithCheckRun(ctx context.Context, runID string, fn func(id string) (string, error)) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('snapq.check_run:' || $1::text, 0))`, runID); err != nil {
+			return fmt.Errorf("lock the run's check run: %w", err)
+		}
+		var id string
+		if err := tx.QueryRow(ctx, `SELECT vcs_check_run FROM runs WHERE id = $1`, runID).Scan(&id); errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("run %s: %w", runID, jobs.ErrNotFound)
+		} else if err != nil {
+			return err
+		}
+		newID, err := fn(id)
+		if err != nil {
+			return err
+		}
+		if newID != id {
+			_, err = tx.Exec(ctx, `UPDATE runs SET vcs_check_run = $2 WHERE id = $1`, runID, newID)
+		}
+		return err
+	})
 }

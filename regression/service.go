@@ -220,7 +220,7 @@ func (g *Service) StartRun(ctx context.Context, s *Suite, trigger string, schedu
 		return nil, err
 	}
 	jobs.EnqueueOrKick(ctx, g.Dispatch, g.Queue, js, g.logger())
-	r.Counts = RunCounts{Pending: len(js)}
+	r.Counts = RunCounts{Pending: len(keys)}
 	if g.Report != nil && s.VCS != nil && r.Commit != "" {
 		g.Report(ctx, r)
 	}

@@ -270,15 +270,18 @@ type Suite struct {
 	MainBranch     string        `json:"main_branch"`
 	// Preset is the sensitivity preset (nil: none); AutoApproveBelow and
 	// FailAbove the triage bands (nil: none).
-	Preset           *string     `json:"preset"`
-	IncludeAA        bool        `json:"include_aa"`
-	AutoApproveBelow *float64    `json:"auto_approve_below"`
-	FailAbove        *float64    `json:"fail_above"`
-	Enabled          bool        `json:"enabled"`
-	Webhook          *WebhookRef `json:"webhook"`
-	CreatedAt        time.Time   `json:"created_at"`
-	UpdatedAt        time.Time   `json:"updated_at"`
-	LastRun          *RunRef     `json:"last_run"`
+	Preset           *string  `json:"preset"`
+	IncludeAA        bool     `json:"include_aa"`
+	AutoApproveBelow *float64 `json:"auto_approve_below"`
+	FailAbove        *float64 `json:"fail_above"`
+	// BranchBaselineDays is how long a branch's baselines outlive its last
+	// run or approval; nil: the api's default (SNAPQ_BRANCH_BASELINE_DAYS).
+	BranchBaselineDays *int        `json:"branch_baseline_days"`
+	Enabled            bool        `json:"enabled"`
+	Webhook            *WebhookRef `json:"webhook"`
+	CreatedAt          time.Time   `json:"created_at"`
+	UpdatedAt          time.Time   `json:"updated_at"`
+	LastRun            *RunRef     `json:"last_run"`
 }
 
 // SuiteTarget is one page of a suite, captured at each of its viewports.
@@ -342,12 +345,15 @@ type SuiteInput struct {
 	MainBranch     string        `json:"main_branch,omitempty"`
 	// Preset sets threshold, pixel_threshold and include_aa together
 	// ("strict", "recommended", "relaxed"); explicit fields override it.
-	Preset           string        `json:"preset,omitempty"`
-	IncludeAA        *bool         `json:"include_aa,omitempty"`
-	AutoApproveBelow *float64      `json:"auto_approve_below,omitempty"`
-	FailAbove        *float64      `json:"fail_above,omitempty"`
-	Enabled          *bool         `json:"enabled,omitempty"`
-	Webhook          *WebhookInput `json:"webhook,omitempty"`
+	Preset           string   `json:"preset,omitempty"`
+	IncludeAA        *bool    `json:"include_aa,omitempty"`
+	AutoApproveBelow *float64 `json:"auto_approve_below,omitempty"`
+	FailAbove        *float64 `json:"fail_above,omitempty"`
+	// BranchBaselineDays: 0 keeps branch baselines until merged; nil: the
+	// api's default.
+	BranchBaselineDays *int          `json:"branch_baseline_days,omitempty"`
+	Enabled            *bool         `json:"enabled,omitempty"`
+	Webhook            *WebhookInput `json:"webhook,omitempty"`
 }
 
 // RunCounts is the number of a run's comparisons in each status.
@@ -380,6 +386,9 @@ type Run struct {
 	BaseBranch *string `json:"base_branch"`
 	Commit     *string `json:"commit"`
 	BaseURL    *string `json:"base_url"`
+	// CompareToBaseURL is an environment pair run's reference origin (its
+	// comparisons' Baseline images are the captures on it); nil otherwise.
+	CompareToBaseURL *string `json:"compare_to_base_url"`
 	// PullRequest is nil without one.
 	PullRequest *int `json:"pull_request"`
 	// ReviewURL is the run's page in the dashboard.
@@ -501,6 +510,12 @@ type RunOptions struct {
 	// PullRequest is the pull request (GitHub) or merge request iid
 	// (GitLab) whose snapq comment the run edits (the suite needs a vcs).
 	PullRequest int `json:"pull_request,omitempty"`
+	// CompareToBaseURL makes the run an environment pair: every target is
+	// also captured on this origin, at the same time, and the two captures
+	// are diffed with each other instead of with baselines (staging vs
+	// production). Such a run cannot be approved (409
+	// pair_run_not_approvable).
+	CompareToBaseURL string `json:"compare_to_base_url,omitempty"`
 }
 
 // MergeResult is what MergeBranch promoted.

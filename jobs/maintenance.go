@@ -11,8 +11,9 @@ import (
 	"github.com/snapq/snapq/artifacts"
 )
 
-// A maintenance pass is retention, then the orphan sweep, then the check for
-// rows whose object is missing. It runs as a periodic task (one replica per
+// A maintenance pass is the expiry of baselines that expire (branch
+// baselines, wired in from regression), then retention, then the orphan
+// sweep, then the check for rows whose object is missing. It runs as a periodic task (one replica per
 // pass, see KindSweep) or on demand (POST /v1/admin/sweep), and answers
 // with one report.
 
@@ -38,20 +39,29 @@ type MissingReport struct {
 
 // SweepReport is one maintenance pass.
 type SweepReport struct {
-	DryRun     bool            `json:"dry_run"`
-	StartedAt  time.Time       `json:"started_at"`
-	FinishedAt time.Time       `json:"finished_at"`
-	Retention  RetentionReport `json:"retention"`
-	Orphans    SweepResult     `json:"orphans"`
-	Missing    MissingReport   `json:"missing"`
+	DryRun     bool      `json:"dry_run"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+	// BranchBaselines is the expiry of branch baselines, before retention.
+	BranchBaselines BaselineExpiryReport `json:"branch_baselines"`
+	Retention       RetentionReport      `json:"retention"`
+	Orphans         SweepResult          `json:"orphans"`
+	Missing         MissingReport        `json:"missing"`
 	// Errors are the pass's failures; what did not fail is still reported.
 	Errors []string `json:"errors"`
 }
 
 // Maintenance runs maintenance passes.
 type Maintenance struct {
-	Retention *Retention // nil: no retention
-	Sweeper   *Sweeper   // nil: no orphan sweep
+	// Baselines expires branch baselines (regression.BranchExpiry); nil:
+	// none expire. It runs first, so images only an expired baseline named
+	// are no longer protected when retention decides.
+	Baselines BaselineExpirer
+	// BranchBaselineDays is the expiry age of branch baselines whose suite
+	// sets none (SNAPQ_BRANCH_BASELINE_DAYS; 0: never).
+	BranchBaselineDays int
+	Retention          *Retention // nil: no retention
+	Sweeper            *Sweeper   // nil: no orphan sweep
 	// Rows and Objects check rows for missing objects; nil Rows: no check.
 	Rows       ObjectKeyLister
 	Objects    objectStatter
@@ -68,6 +78,35 @@ type Maintenance struct {
 	missingCursor string
 }
 
+// BaselineExpirer deletes baselines whose branch has been idle past its
+// age (regression.BranchExpiry). Deleting a baseline deletes no object: it
+// only stops protecting its image, which goes with its batch under the
+// retention rules (objects go only when no row names them).
+type BaselineExpirer interface {
+	// ExpireBaselines runs one expiry with defaultDays for suites that set
+	// none (0: never); dryRun deletes nothing and reports what would go.
+	ExpireBaselines(ctx context.Context, defaultDays int, dryRun bool) (BaselineExpiryReport, error)
+}
+
+// BaselineExpiryReport is what one expiry of branch baselines did.
+type BaselineExpiryReport struct {
+	// Branches and Baselines count the branches expired and their baseline
+	// rows (every version) deleted, or that would be in a dry run.
+	Branches  int             `json:"branches"`
+	Baselines int             `json:"baselines"`
+	Expired   []ExpiredBranch `json:"expired"`
+}
+
+// ExpiredBranch is one suite's branch whose baselines expired.
+type ExpiredBranch struct {
+	SuiteID string `json:"suite_id"`
+	Branch  string `json:"branch"`
+	// LastActivity is the branch's newest run or approval.
+	LastActivity time.Time `json:"last_activity"`
+	Days         int       `json:"days"`
+	Baselines    int       `json:"baselines"`
+}
+
 // ErrPassRunning: Pass was called while a pass of the same Maintenance runs.
 var ErrPassRunning = errors.New("a maintenance pass is already running")
 
@@ -79,9 +118,15 @@ func (m *Maintenance) Pass(ctx context.Context, dryRun bool) (SweepReport, error
 	defer m.running.Unlock()
 	dryRun = dryRun || m.ForceDryRun
 	rep := SweepReport{DryRun: dryRun, StartedAt: time.Now().UTC(), Errors: []string{},
-		Retention: RetentionReport{Expired: []Expiry{}, Keys: []string{}},
-		Orphans:   SweepResult{Keys: []string{}, DryRun: dryRun}, Missing: MissingReport{Keys: []string{}}}
+		Retention:       RetentionReport{Expired: []Expiry{}, Keys: []string{}},
+		BranchBaselines: BaselineExpiryReport{Expired: []ExpiredBranch{}},
+		Orphans:         SweepResult{Keys: []string{}, DryRun: dryRun}, Missing: MissingReport{Keys: []string{}}}
 	var errs []error
+	if m.Baselines != nil {
+		r, err := m.Baselines.ExpireBaselines(ctx, m.BranchBaselineDays, dryRun)
+		rep.BranchBaselines = r
+		errs = append(errs, err)
+	}
 	if m.Retention != nil {
 		r, err := m.Retention.Run(ctx, dryRun)
 		rep.Retention = r
@@ -232,6 +277,7 @@ func (t *SweepTask) Run(ctx context.Context, p SweepPayload) error {
 	if m.Retention != nil {
 		m.Retention.DefaultDays, m.Retention.Grace = p.RetentionDays, grace
 	}
+	m.BranchBaselineDays = p.BranchBaselineDays
 	if m.Sweeper != nil {
 		m.Sweeper.Grace = grace
 	}

@@ -76,6 +76,10 @@ type SweepPayload struct {
 	DryRun bool   `json:"dry_run"`
 	// RetentionDays is the default retention (SNAPQ_RETENTION_DAYS; 0: keep).
 	RetentionDays int `json:"retention_days"`
+	// BranchBaselineDays is the default expiry of branch baselines
+	// (SNAPQ_BRANCH_BASELINE_DAYS; 0, as in a payload from an api without
+	// it: never).
+	BranchBaselineDays int `json:"branch_baseline_days"`
 	// GraceS is SNAPQ_SWEEP_GRACE in seconds.
 	GraceS int64 `json:"grace_s"`
 	// IntervalS is SNAPQ_SWEEP_INTERVAL in seconds: passes are claimed per

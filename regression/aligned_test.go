@@ -100,7 +100,7 @@ func TestComparerAlignedInsertedBlock(t *testing.T) {
 	base := inkedPage(100, 800, 1)
 	cur := insertRows(base, 50, 12, color.NRGBA{30, 90, 200, 255})
 	bases := baselinesOf(segmentArtifacts(t, blobs, "base", base, 80))
-	repo := &compareRepo{run: &Run{ID: "r", SuiteID: "s", Spec: SuiteSpec{PixelThreshold: 0.1}}, key: CaptureKey{"home", "100x80"},
+	repo := &compareRepo{run: &Run{ID: "r", SuiteID: "s", Spec: SuiteSpec{PixelThreshold: 0.1}}, key: CaptureKey{Target: "home", Viewport: "100x80"},
 		job: segmentsJob(), arts: segmentArtifacts(t, blobs, "home-100x80", cur, 80), bases: bases}
 	c := &Comparer{Repo: repo, Store: blobs, Logger: quiet}
 	if err := c.Compare(context.Background(), "j"); err != nil {
@@ -162,7 +162,7 @@ func TestComparerAlignedApprovalAndIgnoreFollowContent(t *testing.T) {
 		}
 	}
 	spec := SuiteSpec{PixelThreshold: 0.1, Ignore: Ignore{Rects: []Rect{clock}}}
-	repo := &compareRepo{run: &Run{ID: "r", SuiteID: "s", Spec: spec}, key: CaptureKey{"home", "100x80"},
+	repo := &compareRepo{run: &Run{ID: "r", SuiteID: "s", Spec: spec}, key: CaptureKey{Target: "home", Viewport: "100x80"},
 		job: segmentsJob(), arts: segmentArtifacts(t, blobs, "home-100x80", cur, 80), bases: bases}
 	c := &Comparer{Repo: repo, Store: blobs, Logger: quiet}
 	if err := c.Compare(context.Background(), "j"); err != nil {
@@ -197,7 +197,7 @@ func TestComparerAlignedUnchangedBytes(t *testing.T) {
 		cur[i].SHA256, base[i].SHA256 = fmt.Sprint("sum", i), fmt.Sprint("sum", i)
 		delete(blobs, cur[i].ObjectKey) // reading an image would fail
 	}
-	repo := &compareRepo{run: &Run{ID: "r", SuiteID: "s", Spec: SuiteSpec{PixelThreshold: 0.1}}, key: CaptureKey{"home", "100x80"},
+	repo := &compareRepo{run: &Run{ID: "r", SuiteID: "s", Spec: SuiteSpec{PixelThreshold: 0.1}}, key: CaptureKey{Target: "home", Viewport: "100x80"},
 		job: segmentsJob(), arts: cur, bases: baselinesOf(base)}
 	if err := (&Comparer{Repo: repo, Store: blobs, Logger: quiet}).Compare(context.Background(), "j"); err != nil {
 		t.Fatal(err)
@@ -217,7 +217,7 @@ func TestComparerAlignedInsertionWithinThreshold(t *testing.T) {
 	blobs := memBlobs{}
 	base := inkedPage(100, 800, 4)
 	cur := insertRows(base, 50, 2, color.NRGBA{30, 90, 200, 255})
-	repo := &compareRepo{run: &Run{ID: "r", SuiteID: "s", Spec: SuiteSpec{PixelThreshold: 0.1, Threshold: 0.05}}, key: CaptureKey{"home", "100x80"},
+	repo := &compareRepo{run: &Run{ID: "r", SuiteID: "s", Spec: SuiteSpec{PixelThreshold: 0.1, Threshold: 0.05}}, key: CaptureKey{Target: "home", Viewport: "100x80"},
 		job: segmentsJob(), arts: segmentArtifacts(t, blobs, "home-100x80", cur, 80), bases: baselinesOf(segmentArtifacts(t, blobs, "base", base, 80))}
 	if err := (&Comparer{Repo: repo, Store: blobs, Logger: quiet}).Compare(context.Background(), "j"); err != nil {
 		t.Fatal(err)
@@ -250,7 +250,7 @@ func TestComparerAlignedSelectorMasks(t *testing.T) {
 	}
 	job := segmentsJob()
 	job.Result = &jobs.Result{Masks: []capture.Box{box(clock.Add(image.Pt(0, 20)))}}
-	repo := &compareRepo{run: &Run{ID: "r", SuiteID: "s", Spec: SuiteSpec{PixelThreshold: 0.1}}, key: CaptureKey{"home", "100x80"},
+	repo := &compareRepo{run: &Run{ID: "r", SuiteID: "s", Spec: SuiteSpec{PixelThreshold: 0.1}}, key: CaptureKey{Target: "home", Viewport: "100x80"},
 		job: job, arts: segmentArtifacts(t, blobs, "home-100x80", cur, 80), bases: baselinesOf(baseArts),
 		others: map[string]*jobs.Job{"baseline-job": {ID: "baseline-job", Result: &jobs.Result{Masks: []capture.Box{box(clock)}}}}}
 	if err := (&Comparer{Repo: repo, Store: blobs, Logger: quiet}).Compare(context.Background(), "j"); err != nil {

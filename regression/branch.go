@@ -37,6 +37,8 @@ type RunInput struct {
 	// PullRequest is the pull request (GitHub) or merge request iid
 	// (GitLab) whose comment the run's report edits.
 	PullRequest int `json:"pull_request"`
+	// CompareToBaseURL makes the run an environment pair (envpair.go).
+	CompareToBaseURL string `json:"compare_to_base_url"`
 }
 
 // RunOptions are a run's validated branch, commit and origin.
@@ -54,6 +56,10 @@ type RunOptions struct {
 	// DashboardURL is the API's base URL the run was started under; a
 	// report links to the run's page below it. Not part of the body.
 	DashboardURL string
+	// CompareTo, when set, makes the run an environment pair: every target
+	// is captured on this origin too, and the two captures are diffed
+	// with each other instead of with baselines (envpair.go).
+	CompareTo string
 }
 
 var commitPattern = regexp.MustCompile(`^[0-9a-fA-F]{7,64}$`)
@@ -81,18 +87,32 @@ func ParseRunOptions(body []byte) (RunOptions, error) {
 	if out.Commit != "" && !commitPattern.MatchString(out.Commit) {
 		errs.Add("invalid_option", "commit", "must be a commit SHA of 7-64 hexadecimal digits")
 	}
-	if in.BaseURL != "" {
-		u, err := url.Parse(strings.TrimSpace(in.BaseURL))
-		switch {
-		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-			errs.Add("invalid_url", "base_url", "must be an absolute http or https URL such as https://pr-42.preview.example.com")
-		case (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil:
-			errs.Add("invalid_url", "base_url", "must be an origin only (scheme, host and port): the targets keep their paths")
-		default:
-			out.BaseURL = u.Scheme + "://" + u.Host
-		}
+	out.BaseURL = parseOrigin(in.BaseURL, "base_url", &errs)
+	out.CompareTo = parseOrigin(in.CompareToBaseURL, "compare_to_base_url", &errs)
+	if out.CompareTo != "" && out.CompareTo == out.BaseURL {
+		errs.Add("invalid_url", "compare_to_base_url", "must be another origin than base_url: the run would compare an origin with itself")
 	}
 	return out, jobs.ValidationErrors(errs)
+}
+
+// parseOrigin validates an origin field ("" when not given): an absolute
+// http(s) URL without path, query or credentials; it returns
+// scheme://host[:port].
+func parseOrigin(raw, field string, errs *jobs.FieldErrors) string {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		errs.Add("invalid_url", field, "must be an absolute http or https URL such as https://pr-42.preview.example.com")
+	case (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		errs.Add("invalid_url", field, "must be an origin only (scheme, host and port): the targets keep their paths")
+	default:
+		return u.Scheme + "://" + u.Host
+	}
+	return ""
 }
 
 // CheckBranchName is the rule for a branch name in a path or a body.

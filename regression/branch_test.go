@@ -22,6 +22,12 @@ func TestParseRunOptions(t *testing.T) {
 		{name: "path in base_url", body: `{"base_url": "https://x.example.com/app"}`, fields: []string{"base_url"}},
 		{name: "base without branch", body: `{"base_branch": "main"}`, fields: []string{"base_branch"}},
 		{name: "unknown field", body: `{"brnach": "x"}`, fields: []string{"brnach"}},
+		{name: "environment pair", body: `{"compare_to_base_url": "https://www.example.com/"}`,
+			want: RunOptions{CompareTo: "https://www.example.com"}},
+		{name: "bad compare_to_base_url", body: `{"compare_to_base_url": "https://www.example.com/x?y"}`, fields: []string{"compare_to_base_url"}},
+		{name: "compare_to_base_url not http", body: `{"compare_to_base_url": "file:///etc"}`, fields: []string{"compare_to_base_url"}},
+		{name: "pair with itself", body: `{"base_url": "http://127.0.0.1:81", "compare_to_base_url": "http://127.0.0.1:81/"}`,
+			fields: []string{"compare_to_base_url"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

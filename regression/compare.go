@@ -93,29 +93,45 @@ func (c *Comparer) Compare(ctx context.Context, jobID string) error {
 		return fmt.Errorf("job %s is %s; compared once final", jobID, job.Status)
 	}
 	log := c.logger().With("run_id", run.ID, "job_id", jobID, "target", key.Target, "viewport", key.Viewport)
-	bases, err := c.Repo.ActiveBaselines(ctx, run.SuiteID, run.BaselineBranches(), key)
-	if err != nil {
-		return fmt.Errorf("load baselines: %w", err)
-	}
 	var cs []*Comparison
 	var diffs []*jobs.Artifact
-	if q := suspect(job); job.Status == jobs.StatusSucceeded && q != nil {
-		// A capture that cannot be trusted is never compared: noise must not become a
-		// failure, nor a baseline.
-		msg := "the capture is suspect: " + strings.Join(q.Reasons, ", ")
-		cs = []*Comparison{{Segment: 1, Status: CompareError, Message: msg}}
-	} else {
-		// The target's own sensitivity and bands (triage.go) replace the suite's.
-		trun := run.forTarget(key.Target)
-		if cs, diffs, err = c.compareCheckpoints(ctx, trun, key, job, bases); err != nil {
+	// The target's own sensitivity and bands (triage.go) replace the suite's.
+	trun := run.forTarget(key.Target)
+	set := trun.Spec.SettingsFor(key.Target)
+	if key.ReferenceJobID != "" {
+		// An environment pair: either capture's task compares the pair,
+		// recorded under the run's own capture, once both are final.
+		var done bool
+		if cs, diffs, done, err = c.comparePair(ctx, trun, key); err != nil {
 			return err
+		} else if !done {
+			log.Info("pair capture final; the other capture's comparison will compare the pair")
+			return nil
 		}
-		set := trun.Spec.SettingsFor(key.Target)
+		jobID = key.JobID
 		for _, cmp := range cs {
 			set.applyBands(cmp)
 		}
-		if err := c.rememberApprovals(ctx, run, key, cs); err != nil {
-			return err
+	} else {
+		bases, err := c.Repo.ActiveBaselines(ctx, run.SuiteID, run.BaselineBranches(), key)
+		if err != nil {
+			return fmt.Errorf("load baselines: %w", err)
+		}
+		if q := suspect(job); job.Status == jobs.StatusSucceeded && q != nil {
+			// A capture that cannot be trusted is never compared: noise must not become a
+			// failure, nor a baseline.
+			msg := "the capture is suspect: " + strings.Join(q.Reasons, ", ")
+			cs = []*Comparison{{Segment: 1, Status: CompareError, Message: msg}}
+		} else {
+			if cs, diffs, err = c.compareCheckpoints(ctx, trun, key, job, bases); err != nil {
+				return err
+			}
+			for _, cmp := range cs {
+				set.applyBands(cmp)
+			}
+			if err := c.rememberApprovals(ctx, run, key, cs); err != nil {
+				return err
+			}
 		}
 	}
 	for _, cmp := range cs {
@@ -264,8 +280,12 @@ func (c *Comparer) compareSegments(ctx context.Context, run *Run, job *jobs.Job,
 			cmp.BaselineID, cmp.BaselineArtifact = base.ID, base.Artifact
 		}
 		switch {
+		case cur == nil && run.CompareTo != "":
+			cmp.Status, cmp.Message = CompareMissing, "the reference origin's page has this segment, this origin's does not"
 		case cur == nil:
 			cmp.Status, cmp.Message = CompareMissing, "the page no longer has this segment"
+		case base == nil && run.CompareTo != "":
+			cmp.Status, cmp.Message = CompareNew, "this origin's page has this segment, the reference origin's does not"
 		case base == nil:
 			cmp.Status, cmp.Message = CompareNew, "no approved baseline yet"
 		default:

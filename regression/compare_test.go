@@ -108,7 +108,7 @@ func TestComparerSegments(t *testing.T) {
 		base(3, pngArtifact(t, blobs, "b3.png", 3, 100, 80, gray, none, gray)),
 		base(6, pngArtifact(t, blobs, "b6.png", 6, 100, 80, gray, none, gray)),
 	}
-	repo := &compareRepo{run: &Run{ID: "r", SuiteID: "s", Spec: SuiteSpec{PixelThreshold: 0.1}}, key: CaptureKey{"home", "100x80"},
+	repo := &compareRepo{run: &Run{ID: "r", SuiteID: "s", Spec: SuiteSpec{PixelThreshold: 0.1}}, key: CaptureKey{Target: "home", Viewport: "100x80"},
 		job: job, arts: cur, bases: bases}
 	c := &Comparer{Repo: repo, Store: blobs, Logger: quiet}
 	if err := c.Compare(context.Background(), "j"); err != nil {
@@ -180,7 +180,7 @@ func TestComparerMasksBothCaptures(t *testing.T) {
 	box := func(r image.Rectangle) capture.Box {
 		return capture.Box{X: r.Min.X, Y: r.Min.Y, Width: r.Dx(), Height: r.Dy()}
 	}
-	repo := &compareRepo{run: &Run{ID: "r", Spec: SuiteSpec{PixelThreshold: 0.1}}, key: CaptureKey{"p", "100x80"},
+	repo := &compareRepo{run: &Run{ID: "r", Spec: SuiteSpec{PixelThreshold: 0.1}}, key: CaptureKey{Target: "p", Viewport: "100x80"},
 		job:    &jobs.Job{ID: "j", Name: "p", Status: jobs.StatusSucceeded, Result: &jobs.Result{Masks: []capture.Box{box(now)}}},
 		others: map[string]*jobs.Job{"baseline-job": {ID: "baseline-job", Result: &jobs.Result{Masks: []capture.Box{box(then)}}}},
 		arts:   []*jobs.Artifact{cur}, bases: []*Baseline{{ID: "x", Segment: 1, Artifact: old}}}
@@ -210,7 +210,7 @@ func TestComparerExactThreshold(t *testing.T) {
 		pixel float64
 		want  string
 	}{{0, CompareFailed}, {0.1, ComparePassed}} {
-		repo := &compareRepo{run: &Run{ID: "r", Spec: SuiteSpec{PixelThreshold: tc.pixel}}, key: CaptureKey{"p", "20x20"},
+		repo := &compareRepo{run: &Run{ID: "r", Spec: SuiteSpec{PixelThreshold: tc.pixel}}, key: CaptureKey{Target: "p", Viewport: "20x20"},
 			job: &jobs.Job{ID: "j", Name: "p", Status: jobs.StatusSucceeded}, arts: []*jobs.Artifact{a},
 			bases: []*Baseline{{ID: "x", Segment: 1, Artifact: b}}}
 		if err := (&Comparer{Repo: repo, Store: blobs, Logger: quiet}).Compare(context.Background(), "j"); err != nil {
@@ -247,7 +247,7 @@ func TestComparerDiffNameAvoidsActionShots(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			blobs[shot.ObjectKey] = shotBytes
-			repo := &compareRepo{run: &Run{ID: "r", Spec: SuiteSpec{PixelThreshold: 0.1}}, key: CaptureKey{"p", "20x20"},
+			repo := &compareRepo{run: &Run{ID: "r", Spec: SuiteSpec{PixelThreshold: 0.1}}, key: CaptureKey{Target: "p", Viewport: "20x20"},
 				job: &jobs.Job{ID: "j", BatchID: "b", Name: "p", Status: jobs.StatusSucceeded}, arts: tt.arts,
 				bases: []*Baseline{{ID: "x", Segment: 1, Artifact: base}}}
 			if err := (&Comparer{Repo: repo, Store: blobs, Logger: quiet}).Compare(context.Background(), "j"); err != nil {
@@ -282,7 +282,7 @@ func TestComparerApprovalMemoryAndGroups(t *testing.T) {
 	head := image.Rect(10, 10, 60, 30)
 	compare := func(target string, spec SuiteSpec, cur *jobs.Artifact, active *Baseline, versions ...*Baseline) *Comparison {
 		t.Helper()
-		repo := &compareRepo{run: &Run{ID: "r", SuiteID: "s", Spec: spec}, key: CaptureKey{target, "100x80"},
+		repo := &compareRepo{run: &Run{ID: "r", SuiteID: "s", Spec: spec}, key: CaptureKey{Target: target, Viewport: "100x80"},
 			job:  &jobs.Job{ID: "j", Name: "p", Status: jobs.StatusSucceeded, Options: jobs.Options{Viewport: jobs.Viewport{Width: 100, Height: 80}}},
 			arts: []*jobs.Artifact{cur}, bases: []*Baseline{active}, versions: versions}
 		c := &Comparer{Repo: repo, Store: blobs, Logger: quiet, SkipThumbnails: true}

@@ -21,6 +21,10 @@ type VCSStore interface {
 	// request pr ("" before the first); SetVCSComment keeps it.
 	VCSComment(ctx context.Context, suiteID string, pr int) (string, error)
 	SetVCSComment(ctx context.Context, suiteID string, pr int, id string) error
+	// WithCheckRun calls fn with the run's GitHub check run id ("" before
+	// the first) and keeps the id fn returns; calls for one run are
+	// serialized, so a run gets one check run however its reports race.
+	WithCheckRun(ctx context.Context, runID string, fn func(id string) (string, error)) error
 }
 
 // Reporter runs vcs:report tasks: it reports a run, as it is now, to its
@@ -61,7 +65,18 @@ func (rp *Reporter) Run(ctx context.Context, p jobs.VCSReportPayload) error {
 		Token: s.VCS.Token, Context: s.VCS.Context}}
 	state, desc := StatusOf(r)
 	link := ReviewURL(r.DashboardURL, r.ID)
-	if err := c.SetStatus(ctx, vcs.Status{SHA: r.Commit, State: state, Description: desc, TargetURL: link}); err != nil {
+	if s.VCS.Provider == vcs.GitHub && s.VCS.GitHubMode == vcs.ModeCheck {
+		ch := CheckOf(r, s.Name, link)
+		err := rp.Repo.WithCheckRun(ctx, r.ID, func(id string) (string, error) {
+			if id == "" {
+				return c.CreateCheckRun(ctx, ch)
+			}
+			return id, c.UpdateCheckRun(ctx, id, ch)
+		})
+		if err != nil {
+			return permanent(err)
+		}
+	} else if err := c.SetStatus(ctx, vcs.Status{SHA: r.Commit, State: state, Description: desc, TargetURL: link}); err != nil {
 		return permanent(err)
 	}
 	jobs.Log(rp.Logger).Info("run reported", "run_id", r.ID, "state", state, "provider", s.VCS.Provider)
@@ -106,6 +121,34 @@ func StatusOf(r *Run) (state, description string) {
 	default:
 		return vcs.Failure, summary
 	}
+}
+
+// CheckOf is a run's GitHub check run as it is now: in progress while it
+// runs; then completed — success when it passed or was approved,
+// action_required when it needs review (with a link to review it), failure
+// otherwise — with the counts as the title and a summary linking the run.
+func CheckOf(r *Run, suite, link string) vcs.Check {
+	state, desc := StatusOf(r)
+	ch := vcs.Check{SHA: r.Commit, Status: vcs.CheckCompleted, DetailsURL: link, ExternalID: r.ID, At: time.Now()}
+	switch {
+	case r.Status == RunRunning:
+		ch.Status, ch.At = vcs.CheckInProgress, r.CreatedAt
+	case state == vcs.Success:
+		ch.Conclusion = vcs.ConclusionSuccess
+	case r.Status == RunNeedsReview && link != "":
+		ch.Conclusion = vcs.ConclusionActionRequired
+	default:
+		ch.Conclusion = vcs.ConclusionFailure
+	}
+	ch.Title = desc
+	ch.Summary = fmt.Sprintf("**%s** — %s\n\nsnapq suite %s, run `%s`", r.Status, desc, suite, r.ID)
+	if r.CompareTo != "" {
+		ch.Summary += fmt.Sprintf(", compared with %s", r.CompareTo)
+	}
+	if link != "" {
+		ch.Summary += fmt.Sprintf("\n\n[Review the run](%s)", link)
+	}
+	return ch
 }
 
 func permanent(err error) error {

@@ -3,6 +3,7 @@ package regression
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -59,3 +60,47 @@ func TestSuiteRetentionFields(t *testing.T) {
 }
 
 func intp(n int) *int { return &n }
+
+func TestStaleBranchExpired(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	days := func(n int) *int { return &n }
+	tests := []struct {
+		name string
+		b    StaleBranch
+		def  int
+		want bool
+	}{
+		{name: "idle past the default", b: StaleBranch{Branch: "f", LastActivity: now.Add(-31 * 24 * time.Hour)}, def: 30, want: true},
+		{name: "exactly the default", b: StaleBranch{Branch: "f", LastActivity: now.Add(-30 * 24 * time.Hour)}, def: 30, want: true},
+		{name: "active within", b: StaleBranch{Branch: "f", LastActivity: now.Add(-29 * 24 * time.Hour)}, def: 30},
+		{name: "default off", b: StaleBranch{Branch: "f", LastActivity: now.Add(-999 * 24 * time.Hour)}, def: 0},
+		{name: "suite keeps", b: StaleBranch{Branch: "f", LastActivity: now.Add(-999 * 24 * time.Hour), SuiteDays: days(0)}, def: 30},
+		{name: "suite shorter", b: StaleBranch{Branch: "f", LastActivity: now.Add(-3 * 24 * time.Hour), SuiteDays: days(2)}, def: 30, want: true},
+		{name: "main line never", b: StaleBranch{Branch: MainLine, LastActivity: now.Add(-999 * 24 * time.Hour)}, def: 30},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.b.Expired(tt.def, now); got != tt.want {
+				t.Fatalf("Expired = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestBranchBaselineDaysValidated(t *testing.T) {
+	for body, ok := range map[string]bool{
+		`{"name": "s", "targets": [{"url": "https://example.com/"}], "branch_baseline_days": 7}`:     true,
+		`{"name": "s", "targets": [{"url": "https://example.com/"}], "branch_baseline_days": 0}`:     true,
+		`{"name": "s", "targets": [{"url": "https://example.com/"}], "branch_baseline_days": -1}`:    false,
+		`{"name": "s", "targets": [{"url": "https://example.com/"}], "branch_baseline_days": 99999}`: false,
+	} {
+		s, err := ParseSuite([]byte(body))
+		var ve *jobs.ValidationError
+		if ok != (err == nil) || (!ok && (!errors.As(err, &ve) || ve.Fields[0].Field != "branch_baseline_days")) {
+			t.Fatalf("%s: %v", body, err)
+		}
+		if ok && (s.Spec.BranchBaselineDays == nil || s.Input()["branch_baseline_days"] != *s.Spec.BranchBaselineDays) {
+			t.Fatalf("%s: days %v not kept", body, s.Spec.BranchBaselineDays)
+		}
+	}
+}

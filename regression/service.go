@@ -180,14 +180,20 @@ func (g *Service) StartRun(ctx context.Context, s *Suite, trigger string, schedu
 	if err != nil {
 		return nil, err
 	}
+	var refJobs []jobs.NewJob
+	if opts.CompareTo != "" {
+		if refJobs, err = pairJobs(spec, s.Spec.Targets, opts.CompareTo); err != nil {
+			return nil, err
+		}
+	}
 	if opts.Branch != "" && opts.BaseBranch == "" {
 		opts.BaseBranch = spec.MainBranch
 	}
 	now := time.Now().UTC()
 	r := &Run{ID: jobs.NewID(), SuiteID: s.ID, Trigger: trigger, ScheduledFor: scheduledFor, Status: RunRunning,
 		Spec: spec, Branch: opts.Branch, BaseBranch: opts.BaseBranch, Commit: opts.Commit, BaseURL: opts.BaseURL,
-		PullRequest: opts.PullRequest, DashboardURL: opts.DashboardURL, CreatedAt: now}
-	b := &jobs.Batch{ID: jobs.NewID(), OwnerKeyID: s.OwnerKeyID, Total: len(newJobs), CreatedAt: now,
+		PullRequest: opts.PullRequest, DashboardURL: opts.DashboardURL, CompareTo: opts.CompareTo, CreatedAt: now}
+	b := &jobs.Batch{ID: jobs.NewID(), OwnerKeyID: s.OwnerKeyID, Total: len(newJobs) + len(refJobs), CreatedAt: now,
 		Labels: map[string]string{"snapq.suite": s.ID, "snapq.run": r.ID}}
 	if s.Webhook != nil {
 		b.Webhook = &jobs.Webhook{URL: s.Webhook.URL, Secret: s.Webhook.Secret, Event: EventRunCompleted}
@@ -195,16 +201,26 @@ func (g *Service) StartRun(ctx context.Context, s *Suite, trigger string, schedu
 	r.BatchID = b.ID
 	shared := spec.SharedOptions()
 	b.JobOptions = &shared
-	js := make([]*jobs.Job, len(newJobs))
-	for i, nj := range newJobs {
-		js[i] = &jobs.Job{ID: jobs.NewID(), BatchID: b.ID, Seq: i, URL: nj.URL, Name: nj.Name, Options: nj.Options,
+	// A pair's two captures are next to each other, so they are dispatched
+	// (and taken) together.
+	js := make([]*jobs.Job, 0, len(newJobs)+len(refJobs))
+	add := func(nj jobs.NewJob) *jobs.Job {
+		j := &jobs.Job{ID: jobs.NewID(), BatchID: b.ID, Seq: len(js), URL: nj.URL, Name: nj.Name, Options: nj.Options,
 			Status: jobs.StatusQueued, CreatedAt: now, UpdatedAt: now}
+		js = append(js, j)
+		return j
+	}
+	for i, nj := range newJobs {
+		keys[i].JobID = add(nj).ID
+		if refJobs != nil {
+			keys[i].ReferenceJobID = add(refJobs[i]).ID
+		}
 	}
 	if err := g.Repo.CreateRun(ctx, r, b, js, keys, g.maxInFlight()); err != nil {
 		return nil, err
 	}
 	jobs.EnqueueOrKick(ctx, g.Dispatch, g.Queue, js, g.logger())
-	r.Counts = RunCounts{Pending: len(js)}
+	r.Counts = RunCounts{Pending: len(keys)}
 	if g.Report != nil && s.VCS != nil && r.Commit != "" {
 		g.Report(ctx, r)
 	}

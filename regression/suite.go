@@ -117,6 +117,10 @@ type SuiteSpec struct {
 	// AutoApproveBelow and FailAbove are the triage bands (0: none).
 	AutoApproveBelow float64 `json:"auto_approve_below,omitempty"`
 	FailAbove        float64 `json:"fail_above,omitempty"`
+	// BranchBaselineDays is how long a branch's baselines outlive the
+	// branch's last run or approval (retention.go); nil: the default
+	// (SNAPQ_BRANCH_BASELINE_DAYS), 0: never expire.
+	BranchBaselineDays *int `json:"branch_baseline_days,omitempty"`
 }
 
 // Diff modes (SuiteSpec.Diff.Mode). They are part of the public API.
@@ -280,12 +284,14 @@ type SuiteInput struct {
 	Preset         string             `json:"preset,omitempty"`
 	IncludeAA      *bool              `json:"include_aa,omitempty"`
 	// AutoApproveBelow and FailAbove are the triage bands (triage.go).
-	AutoApproveBelow *float64           `json:"auto_approve_below,omitempty"`
-	FailAbove        *float64           `json:"fail_above,omitempty"`
-	Enabled          *bool              `json:"enabled,omitempty"`
-	Webhook          *jobs.WebhookInput `json:"webhook,omitempty"`
-	VCS              *VCS               `json:"vcs,omitempty"`
-	Notify           []Channel          `json:"notify,omitempty"`
+	AutoApproveBelow *float64 `json:"auto_approve_below,omitempty"`
+	FailAbove        *float64 `json:"fail_above,omitempty"`
+	// BranchBaselineDays is SuiteSpec's.
+	BranchBaselineDays *int               `json:"branch_baseline_days,omitempty"`
+	Enabled            *bool              `json:"enabled,omitempty"`
+	Webhook            *jobs.WebhookInput `json:"webhook,omitempty"`
+	VCS                *VCS               `json:"vcs,omitempty"`
+	Notify             []Channel          `json:"notify,omitempty"`
 }
 
 // ScheduleInput is the wire form of Schedule; the time zone defaults to UTC.
@@ -421,6 +427,13 @@ func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration
 	}
 	s.Schedule = validateSchedule(in.Schedule, minInterval, errs)
 	s.Spec.Retention = validateRetention(in.Retention, errs)
+	if d := in.BranchBaselineDays; d != nil {
+		if *d < 0 || *d > jobs.MaxRetentionDays {
+			errs.Add("invalid_option", "branch_baseline_days", fmt.Sprintf("must be 0 (never expire) to %d days", jobs.MaxRetentionDays))
+		}
+		v := *d
+		s.Spec.BranchBaselineDays = &v
+	}
 	if in.Webhook != nil {
 		jobs.ValidateWebhook(in.Webhook, errs)
 		s.Webhook = &jobs.Webhook{URL: in.Webhook.URL, Secret: in.Webhook.Secret}
@@ -594,6 +607,9 @@ func (s *Suite) Input() map[string]any {
 	if s.Spec.Retention != nil {
 		doc["retention"] = s.Spec.Retention
 	}
+	if s.Spec.BranchBaselineDays != nil {
+		doc["branch_baseline_days"] = *s.Spec.BranchBaselineDays
+	}
 	return doc
 }
 
@@ -653,6 +669,12 @@ func (sp SuiteSpec) stabilize(o *jobs.Options) {
 type CaptureKey struct {
 	Target   string
 	Viewport string
+	// JobID is the capture job ("" before the run is written: CreateRun
+	// then pairs keys and jobs by index).
+	JobID string
+	// ReferenceJobID is, in an environment pair run, the capture of the
+	// same target and viewport on the reference origin (envpair.go).
+	ReferenceJobID string
 }
 
 // Run is one execution of a suite.
@@ -672,10 +694,15 @@ type Run struct {
 	BaseURL      string
 	PullRequest  int
 	DashboardURL string
-	Counts       RunCounts
-	CreatedAt    time.Time
-	FinishedAt   *time.Time
-	Comparisons  []*Comparison // filled by GetRun only
+	// CompareTo is an environment pair run's reference origin ("": a run
+	// compared with baselines).
+	CompareTo string
+	// CheckRunID is the GitHub check run that reports the run ("": none yet).
+	CheckRunID  string
+	Counts      RunCounts
+	CreatedAt   time.Time
+	FinishedAt  *time.Time
+	Comparisons []*Comparison // filled by GetRun only
 	// Notifications are the run's messages to its suite's channels
 	// (filled by GetRun only).
 	Notifications []*Notification

@@ -97,7 +97,7 @@ func TestParseSuiteDefaultsAndCaptures(t *testing.T) {
 			t.Errorf("capture %d options not stabilized: %+v", i, o)
 		}
 	}
-	if js[1].Options.Viewport.Width != 390 || js[1].Options.Viewport.Height != 844 || keys[1] != (CaptureKey{"home", "390x844"}) {
+	if js[1].Options.Viewport.Width != 390 || js[1].Options.Viewport.Height != 844 || keys[1] != (CaptureKey{Target: "home", Viewport: "390x844"}) {
 		t.Errorf("second viewport: %+v %+v", js[1].Options.Viewport, keys[1])
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/snapq/snapq/vcs"
 )
 
 // VCS is a suite's code host: runs started with a commit are reported
@@ -22,6 +24,11 @@ type VCS struct {
 	Token string `json:"token,omitempty"`
 	// Context names the status ("": snapq).
 	Context string `json:"context,omitempty"`
+	// GitHubMode is how a GitHub suite reports: "status" (a commit status,
+	// the default) or "check" (a check run, created when the run starts
+	// and updated as it settles and when it is approved; it needs a
+	// GitHub App's token).
+	GitHubMode string `json:"github_mode,omitempty"`
 }
 
 // Validate names what is wrong with the configuration.
@@ -46,6 +53,15 @@ func (v VCS) Validate() error {
 		if u, err := url.Parse(v.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			problems = append(problems, "api_url must be an absolute http(s) URL")
 		}
+	}
+	switch v.GitHubMode {
+	case "", vcs.ModeStatus:
+	case vcs.ModeCheck:
+		if v.Provider != "github" {
+			problems = append(problems, `github_mode "check" is for provider "github" only`)
+		}
+	default:
+		problems = append(problems, `github_mode must be "status" or "check"`)
 	}
 	if len(v.Context) > 100 {
 		problems = append(problems, "context must be at most 100 characters")

@@ -218,21 +218,31 @@ func (s *Store) CreateRun(ctx context.Context, r *regression.Run, b *jobs.Batch,
 			return err
 		}
 		tag, err := tx.Exec(ctx, `INSERT INTO runs (id, suite_id, batch_id, trigger, scheduled_for, status, spec, created_at,
-			branch, base_branch, commit_sha, base_url, pull_request, dashboard_url)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (suite_id, scheduled_for) DO NOTHING`,
+			branch, base_branch, commit_sha, base_url, pull_request, dashboard_url, compare_to_base_url)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) ON CONFLICT (suite_id, scheduled_for) DO NOTHING`,
 			r.ID, r.SuiteID, r.BatchID, r.Trigger, r.ScheduledFor, r.Status, spec, r.CreatedAt,
-			r.Branch, r.BaseBranch, r.Commit, r.BaseURL, r.PullRequest, r.DashboardURL)
+			r.Branch, r.BaseBranch, r.Commit, r.BaseURL, r.PullRequest, r.DashboardURL, r.CompareTo)
 		if err != nil {
 			return fmt.Errorf("insert run: %w", err)
 		}
 		if tag.RowsAffected() == 0 {
 			return regression.ErrRunExists // rolls the batch back too
 		}
-		rows := make([][]any, len(js))
-		for i, j := range js {
-			rows[i] = []any{j.ID, r.ID, keys[i].Target, keys[i].Viewport}
+		// Keys name their jobs (a pair run's: its capture and its reference
+		// capture), else they pair with js by index.
+		rows := make([][]any, len(keys))
+		for i, k := range keys {
+			id := k.JobID
+			if id == "" {
+				id = js[i].ID
+			}
+			var ref *string
+			if k.ReferenceJobID != "" {
+				ref = &k.ReferenceJobID
+			}
+			rows[i] = []any{id, r.ID, k.Target, k.Viewport, ref}
 		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"run_captures"}, []string{"job_id", "run_id", "target", "viewport"},
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"run_captures"}, []string{"job_id", "run_id", "target", "viewport", "reference_job_id"},
 			pgx.CopyFromRows(rows)); err != nil {
 			return fmt.Errorf("insert run captures: %w", err)
 		}
@@ -241,7 +251,7 @@ func (s *Store) CreateRun(ctx context.Context, r *regression.Run, b *jobs.Batch,
 }
 
 const runColumns = `r.id, r.suite_id, r.batch_id, r.trigger, r.scheduled_for, r.status, r.spec, r.created_at, r.finished_at,
-	r.branch, r.base_branch, r.commit_sha, r.base_url, r.pull_request, r.dashboard_url,
+	r.branch, r.base_branch, r.commit_sha, r.base_url, r.pull_request, r.dashboard_url, r.compare_to_base_url, r.vcs_check_run,
 	(SELECT count(*) FROM run_captures rc WHERE rc.run_id = r.id AND rc.compared_at IS NULL),
 	(SELECT count(*) FROM comparisons c WHERE c.run_id = r.id),
 	(SELECT count(*) FROM comparisons c WHERE c.run_id = r.id AND c.status = 'passed'),
@@ -257,7 +267,8 @@ func scanRun(row pgx.Row) (*regression.Run, error) {
 	var spec []byte
 	c := &r.Counts
 	err := row.Scan(&r.ID, &r.SuiteID, &r.BatchID, &r.Trigger, &r.ScheduledFor, &r.Status, &spec, &r.CreatedAt,
-		&r.FinishedAt, &r.Branch, &r.BaseBranch, &r.Commit, &r.BaseURL, &r.PullRequest, &r.DashboardURL, &c.Pending, &c.Total, &c.Passed, &c.Failed, &c.New, &c.Missing, &c.Error,
+		&r.FinishedAt, &r.Branch, &r.BaseBranch, &r.Commit, &r.BaseURL, &r.PullRequest, &r.DashboardURL,
+		&r.CompareTo, &r.CheckRunID, &c.Pending, &c.Total, &c.Passed, &c.Failed, &c.New, &c.Missing, &c.Error,
 		&c.ToReview)
 	if err != nil {
 		return nil, err
@@ -344,10 +355,16 @@ func (s *Store) CaptureOf(ctx context.Context, jobID string) (*regression.Run, r
 	var r regression.Run
 	var spec []byte
 	err := s.pool.QueryRow(ctx, `SELECT r.id, r.suite_id, r.batch_id, r.trigger, r.scheduled_for, r.status, r.spec,
-		r.created_at, r.finished_at, r.branch, r.base_branch, r.commit_sha, r.base_url, rc.target, rc.viewport
-		FROM run_captures rc JOIN runs r ON r.id = rc.run_id WHERE rc.job_id = $1`, jobID).
+		r.created_at, r.finished_at, r.branch, r.base_branch, r.commit_sha, r.base_url, r.compare_to_base_url,
+		rc.target, rc.viewport, rc.job_id::text, coalesce(rc.reference_job_id::text, '')
+		FROM run_captures rc JOIN runs r ON r.id = rc.run_id WHERE rc.job_id = $1
+		UNION ALL
+		SELECT r.id, r.suite_id, r.batch_id, r.trigger, r.scheduled_for, r.status, r.spec,
+		r.created_at, r.finished_at, r.branch, r.base_branch, r.commit_sha, r.base_url, r.compare_to_base_url,
+		rc.target, rc.viewport, rc.job_id::text, rc.reference_job_id::text
+		FROM run_captures rc JOIN runs r ON r.id = rc.run_id WHERE rc.reference_job_id = $1`, jobID).
 		Scan(&r.ID, &r.SuiteID, &r.BatchID, &r.Trigger, &r.ScheduledFor, &r.Status, &spec, &r.CreatedAt, &r.FinishedAt,
-			&r.Branch, &r.BaseBranch, &r.Commit, &r.BaseURL, &key.Target, &key.Viewport)
+			&r.Branch, &r.BaseBranch, &r.Commit, &r.BaseURL, &r.CompareTo, &key.Target, &key.Viewport, &key.JobID, &key.ReferenceJobID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, key, jobs.ErrNotFound
 	}
@@ -567,6 +584,8 @@ func artID(a *jobs.Artifact) *string {
 func (s *Store) UncomparedCaptures(ctx context.Context, before time.Time, limit int) ([]string, error) {
 	rows, err := s.pool.Query(ctx, `SELECT rc.job_id FROM run_captures rc JOIN jobs j ON j.id = rc.job_id
 		WHERE rc.compared_at IS NULL AND j.status IN ('succeeded', 'failed', 'canceled') AND j.finished_at < $1
+		AND (rc.reference_job_id IS NULL OR EXISTS (SELECT 1 FROM jobs rj WHERE rj.id = rc.reference_job_id
+			AND rj.status IN ('succeeded', 'failed', 'canceled') AND rj.finished_at < $1))
 		ORDER BY j.finished_at LIMIT $2`, before, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list uncompared captures: %w", err)
@@ -582,6 +601,9 @@ func (s *Store) Approve(ctx context.Context, runID string, a regression.Approval
 			return err
 		}
 		suiteID, status := run.SuiteID, run.Status
+		if run.CompareTo != "" {
+			return regression.ErrPairRunNotApprovable
+		}
 		// A branch run's approvals are the branch's baselines only.
 		branch := run.BaselineBranches()[0]
 		// Versions are numbered per suite under this lock.

@@ -45,7 +45,7 @@ func finishCapture(t *testing.T, st *store.Store, r *regression.Run, status stri
 		t.Fatalf("complete job: %v, %v", ok, err)
 	}
 	_, key, err := st.CaptureOf(ctx, j.ID)
-	if err != nil || key != (regression.CaptureKey{Target: "home", Viewport: "1280x720"}) {
+	if err != nil || key != (regression.CaptureKey{Target: "home", Viewport: "1280x720", JobID: j.ID}) {
 		t.Fatalf("CaptureOf: %+v, %v", key, err)
 	}
 	c := &regression.Comparison{ID: newTestID(t), Target: key.Target, Viewport: key.Viewport, Segment: 1, Status: status,

@@ -92,6 +92,8 @@ func toAPIError(err error) *apiError {
 	case errors.Is(err, jobs.ErrTooManyInFlight):
 		return &apiError{Status: http.StatusTooManyRequests, Code: "too_many_jobs_in_flight", Message: err.Error(),
 			Header: http.Header{"Retry-After": {"30"}}}
+	case errors.Is(err, regression.ErrPairRunNotApprovable):
+		return &apiError{Status: http.StatusConflict, Code: "pair_run_not_approvable", Message: regression.ErrPairRunNotApprovable.Error()}
 	case errors.Is(err, regression.ErrTooManySuites):
 		return &apiError{Status: http.StatusConflict, Code: "too_many_suites", Message: err.Error()}
 	case errors.Is(err, jobs.ErrConflict):

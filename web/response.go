@@ -165,12 +165,14 @@ type suiteView struct {
 	FailAbove        *float64              `json:"fail_above"`
 	MainBranch       string                `json:"main_branch"`
 	Retention        *regression.Retention `json:"retention"`
-	Enabled          bool                  `json:"enabled"`
-	Webhook          *webhookRef           `json:"webhook"`
-	VCS              *regression.VCS       `json:"vcs"` // without its token
-	CreatedAt        time.Time             `json:"created_at"`
-	UpdatedAt        time.Time             `json:"updated_at"`
-	LastRun          *lastRun              `json:"last_run"`
+	// BranchBaselineDays is null for the default (SNAPQ_BRANCH_BASELINE_DAYS).
+	BranchBaselineDays *int            `json:"branch_baseline_days"`
+	Enabled            bool            `json:"enabled"`
+	Webhook            *webhookRef     `json:"webhook"`
+	VCS                *regression.VCS `json:"vcs"` // without its token
+	CreatedAt          time.Time       `json:"created_at"`
+	UpdatedAt          time.Time       `json:"updated_at"`
+	LastRun            *lastRun        `json:"last_run"`
 
 	// Notify is the suite's channels without their urls and secrets.
 	Notify []regression.Channel `json:"notify"`
@@ -187,7 +189,8 @@ func newSuiteView(su *regression.Suite) suiteView {
 	out := suiteView{ID: su.ID, Name: su.Name, Targets: su.Spec.Targets, Options: su.Spec.Options,
 		Schedule: su.Schedule, Threshold: su.Spec.Threshold, PixelThreshold: su.Spec.PixelThreshold,
 		Ignore: su.Spec.Ignore, Diff: su.Spec.Diff, Preset: nullable(su.Spec.Preset), IncludeAA: su.Spec.IncludeAA,
-		AutoApproveBelow: positive(su.Spec.AutoApproveBelow), FailAbove: positive(su.Spec.FailAbove), MainBranch: su.Spec.MainBranchOf(), Retention: su.Spec.Retention, Enabled: su.Enabled, CreatedAt: su.CreatedAt, UpdatedAt: su.UpdatedAt}
+		AutoApproveBelow: positive(su.Spec.AutoApproveBelow), FailAbove: positive(su.Spec.FailAbove), MainBranch: su.Spec.MainBranchOf(), Retention: su.Spec.Retention,
+		BranchBaselineDays: su.Spec.BranchBaselineDays, Enabled: su.Enabled, CreatedAt: su.CreatedAt, UpdatedAt: su.UpdatedAt}
 	if su.Webhook != nil {
 		out.Webhook = &webhookRef{URL: su.Webhook.URL}
 	}
@@ -225,6 +228,10 @@ type runView struct {
 	BaseBranch *string `json:"base_branch"`
 	Commit     *string `json:"commit"`
 	BaseURL    *string `json:"base_url"`
+	// CompareToBaseURL is an environment pair run's reference origin (its
+	// comparisons' "baseline" images are the captures on it); null for a
+	// run compared with baselines.
+	CompareToBaseURL *string `json:"compare_to_base_url"`
 	// PullRequest is null without one.
 	PullRequest *int `json:"pull_request"`
 	// ReviewURL is the run's page in the dashboard.
@@ -310,7 +317,8 @@ func newRunView(r *regression.Run, base string) runView {
 	out := runView{ID: r.ID, SuiteID: r.SuiteID, BatchID: r.BatchID, Trigger: r.Trigger,
 		ScheduledFor: r.ScheduledFor, Status: r.Status, Counts: r.Counts,
 		CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt, Branch: nullable(r.Branch), BaseBranch: nullable(r.BaseBranch),
-		Commit: nullable(r.Commit), BaseURL: nullable(r.BaseURL), PullRequest: nonZero(r.PullRequest), ReviewURL: base + "/#/runs/" + r.ID}
+		Commit: nullable(r.Commit), BaseURL: nullable(r.BaseURL), PullRequest: nonZero(r.PullRequest), ReviewURL: base + "/#/runs/" + r.ID,
+		CompareToBaseURL: nullable(r.CompareTo)}
 	if r.Comparisons != nil {
 		cs := newComparisonViews(r.Comparisons, base)
 		out.Comparisons = &cs

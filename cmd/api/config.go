@@ -71,6 +71,11 @@ type apiConfig struct {
 	// RetentionDays is the default retention of batches and runs whose key
 	// and suite set none (SNAPQ_RETENTION_DAYS, default 0: keep forever).
 	RetentionDays int
+	// BranchBaselineDays is how long a branch's baselines outlive its last
+	// run or approval when its suite sets no branch_baseline_days
+	// (SNAPQ_BRANCH_BASELINE_DAYS, default 30; 0: never expire). The
+	// maintenance pass deletes them; main-branch baselines never expire.
+	BranchBaselineDays int
 
 	// Auth is SNAPQ_AUTH as given: on (default) or off. Web.Auth is true
 	// unless it is off.
@@ -134,14 +139,15 @@ func loadAPIConfig() (apiConfig, error) {
 			MaxRetry:        r.Int("SNAPQ_MAX_RETRY", 3),
 			WebhookMaxRetry: r.Int("SNAPQ_WEBHOOK_MAX_RETRY", webhook.DefaultMaxRetry),
 		},
-		ReconcileInterval: r.Duration("SNAPQ_RECONCILE_INTERVAL", time.Minute),
-		ReconcileGrace:    r.Duration("SNAPQ_RECONCILE_GRACE", 30*time.Second),
-		ScheduleSync:      r.Duration("SNAPQ_SCHEDULE_SYNC", 30*time.Second),
-		SweepInterval:     r.Duration("SNAPQ_SWEEP_INTERVAL", jobs.DefaultSweepInterval),
-		SweepGrace:        r.Duration("SNAPQ_SWEEP_GRACE", jobs.DefaultSweepGrace),
-		SweepDryRun:       r.Bool("SNAPQ_SWEEP_DRY_RUN", false),
-		RetentionDays:     r.Int("SNAPQ_RETENTION_DAYS", 0),
-		Auth:              r.String("SNAPQ_AUTH", authOn),
+		ReconcileInterval:  r.Duration("SNAPQ_RECONCILE_INTERVAL", time.Minute),
+		ReconcileGrace:     r.Duration("SNAPQ_RECONCILE_GRACE", 30*time.Second),
+		ScheduleSync:       r.Duration("SNAPQ_SCHEDULE_SYNC", 30*time.Second),
+		SweepInterval:      r.Duration("SNAPQ_SWEEP_INTERVAL", jobs.DefaultSweepInterval),
+		SweepGrace:         r.Duration("SNAPQ_SWEEP_GRACE", jobs.DefaultSweepGrace),
+		SweepDryRun:        r.Bool("SNAPQ_SWEEP_DRY_RUN", false),
+		RetentionDays:      r.Int("SNAPQ_RETENTION_DAYS", 0),
+		BranchBaselineDays: r.Int("SNAPQ_BRANCH_BASELINE_DAYS", regression.DefaultBranchBaselineDays),
+		Auth:               r.String("SNAPQ_AUTH", authOn),
 		Web: web.Config{
 			MaxBodyBytes: int64(r.Int("SNAPQ_MAX_BODY_BYTES", 1<<20)),
 			PublicURL:    r.String("SNAPQ_PUBLIC_URL", ""),
@@ -208,6 +214,9 @@ func (c apiConfig) validate() error {
 	}
 	if c.RetentionDays < 0 || c.RetentionDays > jobs.MaxRetentionDays {
 		sweepErr = errors.Join(sweepErr, fmt.Errorf("SNAPQ_RETENTION_DAYS=%d: want 0 (keep forever) to %d days", c.RetentionDays, jobs.MaxRetentionDays))
+	}
+	if c.BranchBaselineDays < 0 || c.BranchBaselineDays > jobs.MaxRetentionDays {
+		sweepErr = errors.Join(sweepErr, fmt.Errorf("SNAPQ_BRANCH_BASELINE_DAYS=%d: want 0 (never expire) to %d days", c.BranchBaselineDays, jobs.MaxRetentionDays))
 	}
 	var tokenErr error
 	if t := c.Web.AdminToken; t != "" && (len(t) < 24 || strings.TrimSpace(t) != t) {

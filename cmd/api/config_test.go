@@ -50,6 +50,7 @@ func defaultAPIConfig() apiConfig {
 		ScheduleSync:        30 * time.Second,
 		SweepInterval:       10 * time.Minute,
 		SweepGrace:          time.Hour,
+		BranchBaselineDays:  30,
 		Auth:                "on",
 		Web:                 web.Config{MaxBodyBytes: 1 << 20, Auth: true, ListenAddr: "127.0.0.1:8080"},
 		RateLimit:           10,
@@ -84,7 +85,7 @@ func TestLoadAPIConfig(t *testing.T) {
 				"SNAPQ_S3_REGION=eu-west-1", "SNAPQ_S3_PUBLIC_URL=https://cdn.example.com", "SNAPQ_PRESIGN_EXPIRY=1h",
 				"SNAPQ_MAX_RETRY=5", "SNAPQ_WEBHOOK_MAX_RETRY=2",
 				"SNAPQ_RECONCILE_INTERVAL=5s", "SNAPQ_RECONCILE_GRACE=10s", "SNAPQ_SCHEDULE_SYNC=1s",
-				"SNAPQ_SWEEP_INTERVAL=1h", "SNAPQ_SWEEP_GRACE=2h", "SNAPQ_SWEEP_DRY_RUN=true",
+				"SNAPQ_SWEEP_INTERVAL=1h", "SNAPQ_SWEEP_GRACE=2h", "SNAPQ_SWEEP_DRY_RUN=true", "SNAPQ_BRANCH_BASELINE_DAYS=0",
 				"SNAPQ_AUTH=off", "SNAPQ_MAX_BODY_BYTES=2097152", "SNAPQ_PUBLIC_URL=https://snapq.example.com",
 				"SNAPQ_CORS_ORIGINS= https://a.example, ,https://b.example ",
 				"SNAPQ_ALLOWED_HOSTS=snapq.internal, api.example.com:8443,",
@@ -104,6 +105,7 @@ func TestLoadAPIConfig(t *testing.T) {
 				c.ReconcileInterval, c.ReconcileGrace, c.ScheduleSync = 5*time.Second, 10*time.Second, time.Second
 				c.SweepInterval = time.Hour
 				c.SweepGrace, c.SweepDryRun = 2*time.Hour, true
+				c.BranchBaselineDays = 0
 				c.Auth = "off"
 				c.Web = web.Config{MaxBodyBytes: 2 << 20, PublicURL: "https://snapq.example.com",
 					CORSOrigins: []string{"https://a.example", "https://b.example"}, ListenAddr: "localhost:9090",
@@ -227,6 +229,11 @@ func TestLoadAPIConfigErrors(t *testing.T) {
 			name: "short admin token",
 			env:  []string{"SNAPQ_ADMIN_TOKEN=secret"},
 			want: []string{"SNAPQ_ADMIN_TOKEN: want at least 24 characters without surrounding spaces (e.g. openssl rand -hex 24)"},
+		},
+		{
+			name: "branch baseline days out of range",
+			env:  []string{"SNAPQ_BRANCH_BASELINE_DAYS=-1"},
+			want: []string{"SNAPQ_BRANCH_BASELINE_DAYS=-1: want 0 (never expire) to 36500 days"},
 		},
 		{
 			name: "s3 credentials missing",

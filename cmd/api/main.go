@@ -367,13 +367,15 @@ func sweepScheduler(cfg apiConfig, log *slog.Logger) (*asynq.Scheduler, error) {
 
 func sweepPayload(cfg apiConfig) jobs.SweepPayload {
 	return jobs.SweepPayload{PassID: jobs.SweepPassID, DryRun: cfg.SweepDryRun, RetentionDays: cfg.RetentionDays,
-		GraceS: int64(cfg.SweepGrace / time.Second), IntervalS: int64(cfg.SweepInterval / time.Second)}
+		BranchBaselineDays: cfg.BranchBaselineDays,
+		GraceS:             int64(cfg.SweepGrace / time.Second), IntervalS: int64(cfg.SweepInterval / time.Second)}
 }
 
 // newMaintenance is the api's own maintenance pass, for POST /v1/admin/sweep.
 func newMaintenance(cfg apiConfig, d *deps, log *slog.Logger, observe func(jobs.SweepReport)) *jobs.Maintenance {
 	log = log.With("component", "maintenance")
 	return &jobs.Maintenance{
+		Baselines: &regression.BranchExpiry{Repo: d.store}, BranchBaselineDays: cfg.BranchBaselineDays,
 		Retention: &jobs.Retention{Repo: d.store, Objects: d.objects, Logger: log, DefaultDays: cfg.RetentionDays, Grace: cfg.SweepGrace},
 		Sweeper:   &jobs.Sweeper{Objects: d.objects, Repo: d.store, Logger: log, Grace: cfg.SweepGrace},
 		Rows:      d.store, Objects: d.objects, Logger: log, Observe: observe,

@@ -252,6 +252,7 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 	// claimed in Postgres); their settings come in the payload.
 	maintLog := log.With("component", "maintenance")
 	sweep := &jobs.SweepTask{Slots: st, Maintenance: &jobs.Maintenance{
+		Baselines: &regression.BranchExpiry{Repo: st},
 		Retention: &jobs.Retention{Repo: st, Objects: d.objects, Logger: maintLog},
 		Sweeper:   &jobs.Sweeper{Objects: d.objects, Repo: st, Logger: maintLog},
 		Rows:      st, Objects: d.objects, Logger: maintLog, Observe: metrics.sweeps.Observe}}

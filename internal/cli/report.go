@@ -82,7 +82,8 @@ func junitReport(r *client.Run) ([]byte, error) {
 	for _, p := range []struct {
 		name string
 		v    *string
-	}{{"branch", r.Branch}, {"base_branch", r.BaseBranch}, {"commit", r.Commit}, {"base_url", r.BaseURL}} {
+	}{{"branch", r.Branch}, {"base_branch", r.BaseBranch}, {"commit", r.Commit}, {"base_url", r.BaseURL},
+		{"compare_to_base_url", r.CompareToBaseURL}} {
 		if p.v != nil && *p.v != "" {
 			s.Props = append(s.Props, junitProp{p.name, *p.v})
 		}

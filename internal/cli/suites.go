@@ -139,6 +139,7 @@ With --wait it follows the run and prints a summary and the review link; the exi
 	run.Flags().StringVar(&opts.BaseBranch, "base-branch", "", "the branch to fall back to (default: the suite's main branch)")
 	run.Flags().StringVar(&opts.Commit, "commit", "", "the commit SHA under test")
 	run.Flags().StringVar(&opts.BaseURL, "base-url", "", "capture every target on this origin instead (e.g. a deploy preview)")
+	run.Flags().StringVar(&opts.CompareToBaseURL, "compare-to", "", "an environment pair: capture every target on this origin too and diff the two (no baselines), e.g. production vs staging")
 	run.Flags().IntVar(&opts.PullRequest, "pull-request", 0, "the pull (merge) request whose snapq comment the run edits (with the suite's vcs)")
 
 	var mergeBase string

@@ -22,8 +22,8 @@ type ghRequest struct {
 }
 
 // fakeGitHub records requests to GitHub's REST API paths snapq uses and
-// answers as GitHub does: 201 for a new status or comment (with an id), 200
-// for an edited comment.
+// answers as GitHub does: 201 for a new status, comment or check run (with
+// an id; every check run is 4242), 200 for an edited comment or check run.
 type fakeGitHub struct {
 	mu   sync.Mutex
 	reqs []ghRequest
@@ -44,6 +44,10 @@ func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusCreated)
+	if strings.HasSuffix(r.URL.Path, "/check-runs") {
+		fmt.Fprint(w, `{"id": 4242, "status": "in_progress"}`)
+		return
+	}
 	fmt.Fprintf(w, `{"id": %d}`, map[bool]int{true: 9001, false: n}[strings.HasSuffix(r.URL.Path, "/comments")])
 }
 
@@ -196,5 +200,112 @@ func TestGitHubStatuses(t *testing.T) {
 	})
 	if n := len(commentsOf(reqs)); n != 3 || commentsOf(reqs)[2].Method != "PATCH" {
 		t.Fatalf("comments after approval: %+v", commentsOf(reqs))
+	}
+}
+
+func checksOf(reqs []ghRequest) []ghRequest {
+	var out []ghRequest
+	for _, r := range reqs {
+		if strings.Contains(r.Path, "/check-runs") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// A suite in vcs.github_mode "check" reports a branch run as one GitHub
+// check run: created in progress when the run starts (name, head_sha,
+// details_url), updated to completed/failure with the counts as the
+// output's title when it fails, and to success when it is approved; no
+// commit status is sent.
+func TestGitHubCheckRuns(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, "SNAPQ_SECRET_KEY="+secretKey(t))
+	gh := &fakeGitHub{}
+	api := httptest.NewServer(gh)
+	t.Cleanup(api.Close)
+	prod := httptest.NewServer(&changingSite{color: "#223344", blocks: 1})
+	t.Cleanup(prod.Close)
+	preview := httptest.NewServer(&changingSite{color: "#aa2211", blocks: 1})
+	t.Cleanup(preview.Close)
+
+	var bad errResp
+	if code := s.do("POST", "/v1/suites", map[string]any{"name": "x", "targets": []map[string]any{{"url": prod.URL + "/page"}},
+		"vcs": map[string]any{"provider": "github", "repo": "acme/site", "token": "t", "github_mode": "checks"}}, &bad); code != http.StatusBadRequest ||
+		!strings.Contains(bad.Error.Message+fmt.Sprint(bad.Error.Fields), "github_mode") {
+		t.Fatalf("bad github_mode: %d %+v", code, bad.Error)
+	}
+	var suite map[string]any
+	if code := s.do("POST", "/v1/suites", map[string]any{"name": "checked",
+		"targets": []map[string]any{{"url": prod.URL + "/page", "name": "home"}},
+		"vcs": map[string]any{"provider": "github", "api_url": api.URL + "/api/v3", "repo": "acme/site", "token": "ghs_app",
+			"github_mode": "check", "context": "visual"}}, &suite); code != http.StatusCreated {
+		t.Fatalf("create suite: %d %v", code, suite)
+	}
+	if v, _ := suite["vcs"].(map[string]any); v["github_mode"] != "check" {
+		t.Fatalf("suite vcs %v; want github_mode check", suite["vcs"])
+	}
+	id := suite["id"].(string)
+	main := s.waitRun(s.startRun(id), 2*time.Minute)
+	if code := s.do("POST", "/v1/runs/"+main.ID+"/approve", map[string]any{"all": true}, nil); code != http.StatusOK {
+		t.Fatalf("approve main: %d", code)
+	}
+
+	const sha = "89abcdef0123456789abcdef0123456789abcdef"
+	var r runResp
+	if code := s.do("POST", "/v1/suites/"+id+"/runs", map[string]any{"branch": "feature/y", "commit": sha,
+		"base_url": preview.URL}, &r); code != http.StatusAccepted {
+		t.Fatalf("branch run: %d", code)
+	}
+	if r = s.waitRun(r.ID, 2*time.Minute); r.Status != "failed" {
+		t.Fatalf("branch run %s: %s", r.Status, statuses(r))
+	}
+	link := s.api + "/#/runs/" + r.ID
+	reqs := gh.waitFor(t, "a completed check run", func(rs []ghRequest) bool {
+		cs := checksOf(rs)
+		return len(cs) >= 2 && cs[len(cs)-1].Body["status"] == "completed"
+	})
+	if st := statusesOf(reqs); len(st) != 0 {
+		t.Fatalf("commit statuses in check mode: %+v", st)
+	}
+	cs := checksOf(reqs)
+	create := cs[0]
+	if create.Method != "POST" || create.Path != "/api/v3/repos/acme/site/check-runs" || create.Auth != "Bearer ghs_app" ||
+		create.Accept != "application/vnd.github+json" || create.Body["name"] != "visual" || create.Body["head_sha"] != sha ||
+		create.Body["status"] != "in_progress" || create.Body["details_url"] != link || create.Body["external_id"] != r.ID ||
+		create.Body["conclusion"] != nil {
+		t.Fatalf("check run creation %+v", create)
+	}
+	for _, u := range cs[1:] {
+		if u.Method != "PATCH" || u.Path != "/api/v3/repos/acme/site/check-runs/4242" || u.Body["head_sha"] != nil {
+			t.Fatalf("check run update %+v; want a PATCH of check run 4242", u)
+		}
+	}
+	done := cs[len(cs)-1].Body
+	out, _ := done["output"].(map[string]any)
+	if done["conclusion"] != "failure" || done["completed_at"] == nil || out["title"] != "1 changed, 0 new, 0 passed" ||
+		!strings.Contains(fmt.Sprint(out["summary"]), link) {
+		t.Fatalf("completed check run %+v", done)
+	}
+
+	// Approving completes the same check run again, now a success.
+	if code := s.do("POST", "/v1/runs/"+r.ID+"/approve", map[string]any{"all": true}, nil); code != http.StatusOK {
+		t.Fatalf("approve: %d", code)
+	}
+	reqs = gh.waitFor(t, "a successful check run", func(rs []ghRequest) bool {
+		cs := checksOf(rs)
+		return cs[len(cs)-1].Body["conclusion"] == "success"
+	})
+	cs = checksOf(reqs)
+	if last := cs[len(cs)-1]; last.Method != "PATCH" || last.Path != "/api/v3/repos/acme/site/check-runs/4242" {
+		t.Fatalf("approval's check run request %+v", last)
+	}
+	if n := len(cs) - len(cs[1:]); n != 1 {
+		t.Fatalf("%d check runs created, want 1", n)
+	}
+	for _, c := range cs[1:] {
+		if c.Method == "POST" {
+			t.Fatalf("a second check run was created: %+v", c)
+		}
 	}
 }

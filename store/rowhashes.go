@@ -7,7 +7,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/regression"
 )
+
+var _ regression.RowHashReader = (*Store)(nil)
 
 // insertRowHashes stores a's row hashes (a segment's manifest), if it has
 // them.

@@ -69,9 +69,11 @@ func TestRegressionAlignedManifest(t *testing.T) {
 	}
 
 	// The manifest against the bytes the bucket serves.
-	var b batchResp
-	if code := s.do("GET", "/v1/batches/"+r1.BatchID, nil, &b); code != http.StatusOK || len(b.Jobs) != 1 {
-		t.Fatalf("GET batch: %d, %d jobs", code, len(b.Jobs))
+	var b struct {
+		Jobs []jobResp `json:"jobs"`
+	}
+	if code := s.do("GET", "/v1/batches/"+r1.BatchID+"/jobs", nil, &b); code != http.StatusOK || len(b.Jobs) != 1 {
+		t.Fatalf("GET the run's jobs: %d, %d jobs", code, len(b.Jobs))
 	}
 	var job manifestJob
 	if code := s.do("GET", "/v1/jobs/"+b.Jobs[0].ID, nil, &job); code != http.StatusOK || job.Result.Manifest == nil {

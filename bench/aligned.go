@@ -102,7 +102,7 @@ func alignedBench() error {
 		fmt.Printf("bench: diff aligned/pixel = %.2f (1280x30000 page, %s: aligned %.0f ms, %d segments differ; pixel %.0f ms, %d differ; target <= 1.5; best of %d)\n",
 			bestAligned.Seconds()/bestPixel.Seconds(), c.name, bestAligned.Seconds()*1000, failedAligned,
 			bestPixel.Seconds()*1000, failedPixel, runs)
-		fmt.Printf("bench: diff aligned-from-manifests/pixel = %.2f (1280x30000 page, %s: %.0f ms, %d of %d segments decoded (decoding not timed: in-memory images); best of %d)\n",
+		fmt.Printf("bench: diff aligned-from-manifests/pixel = %.3f (1280x30000 page, %s: %.0f ms, %d of %d segments decoded (decoding not timed: in-memory images); best of %d)\n",
 			bestManifest.Seconds()/bestPixel.Seconds(), c.name, bestManifest.Seconds()*1000, decoded, len(segsA)+len(segsB), runs)
 	}
 	return nil

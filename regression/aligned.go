@@ -201,6 +201,9 @@ func (c *Comparer) comparePagesDecoded(ctx context.Context, base, cur []*jobs.Ar
 			if err != nil {
 				return nil, err
 			}
+			if h := img.Bounds().Dy(); h != a.Height { // the masks were placed by the recorded heights
+				return nil, fmt.Errorf("%s is %d px tall, its artifact says %d", a.Name, h, a.Height)
+			}
 			out[i] = img
 		}
 		return out, nil

@@ -16,6 +16,7 @@ import (
 	_ "golang.org/x/image/webp" // registers WebP for image.DecodeConfig
 
 	"github.com/snapq/snapq/capture/internal/pngcut"
+	snapdiff "github.com/snapq/snapq/diff"
 )
 
 // Image height limits in device pixels for one image encoded by Chromium. Chromium reports
@@ -163,6 +164,12 @@ func shootArea(ctx context.Context, p *rod.Page, req Request, a area, b *budget,
 			if err != nil {
 				return shots{}, err
 			}
+			img.Y, img.YCSS = devicePx(r.Y, c.dsf), r.Y
+			if sc.Format == FormatPNG { // one piece: decoding one viewport is cheap
+				if dec, err := png.Decode(bytes.NewReader(img.Data)); err == nil {
+					img.RowSigs, img.RowExact = snapdiff.RowHashes(dec)
+				}
+			}
 			img.Name, img.Index = name(i+1, plan.Total), i+1
 			if !out.keep(img, b) {
 				break
@@ -306,12 +313,15 @@ func (c capturer) cut(rects []Rect) ([]Image, time.Duration, error) {
 	if c.format == FormatPNG {
 		// Cut the PNG rows directly (no image.Image, no filter search); other layouts than
 		// Chromium's 8-bit RGB(A) fall back to decoding below.
-		pieces, err := pngcut.Cut(data, cuts)
+		hs := newRowHasher(w, cuts)
+		pieces, err := pngcut.CutRows(data, cuts, hs.row)
 		if err == nil {
 			imgs := make([]Image, len(pieces))
 			for i, p := range pieces {
-				imgs[i] = Image{ContentType: contentType(FormatPNG), Data: p, Width: w, Height: cuts[i].Y1 - cuts[i].Y0}
+				imgs[i] = Image{ContentType: contentType(FormatPNG), Data: p, Width: w, Height: cuts[i].Y1 - cuts[i].Y0,
+					RowSigs: hs.sigs[i], RowExact: hs.exact[i]}
 			}
+			c.place(imgs, rects)
 			return imgs, time.Since(start), nil
 		}
 		if !errors.Is(err, pngcut.ErrUnsupported) {
@@ -337,9 +347,57 @@ func (c capturer) cut(rects []Rect) ([]Image, time.Duration, error) {
 		if err != nil {
 			return nil, 0, newError(CodeInternal, true, err, "encode segment")
 		}
-		imgs = append(imgs, Image{ContentType: contentType(c.format), Data: enc, Width: b.Dx(), Height: r.Y1 - r.Y0})
+		img := Image{ContentType: contentType(c.format), Data: enc, Width: b.Dx(), Height: r.Y1 - r.Y0}
+		if c.format == FormatPNG { // lossless: the decoded piece has the stored pixels
+			img.RowSigs, img.RowExact = snapdiff.RowHashes(piece)
+		}
+		imgs = append(imgs, img)
 	}
+	c.place(imgs, rects)
 	return imgs, time.Since(start), nil
+}
+
+// place records where each of imgs (one per rect) starts in the captured area.
+func (c capturer) place(imgs []Image, rects []Rect) {
+	for i := range imgs {
+		imgs[i].Y, imgs[i].YCSS = devicePx(rects[i].Y, c.dsf), rects[i].Y
+	}
+}
+
+// rowHasher computes the row hashes of the pieces' rows as pngcut hands them over.
+type rowHasher struct {
+	cuts        []pngcut.Range
+	sigs, exact [][]uint64
+	rgba        []byte // an RGB row widened to RGBA
+	k           int    // the cut being hashed
+}
+
+func newRowHasher(w int, cuts []pngcut.Range) *rowHasher {
+	h := &rowHasher{cuts: cuts, sigs: make([][]uint64, len(cuts)), exact: make([][]uint64, len(cuts)), rgba: make([]byte, 4*w)}
+	for i, c := range cuts {
+		h.sigs[i], h.exact[i] = make([]uint64, 0, c.Y1-c.Y0), make([]uint64, 0, c.Y1-c.Y0)
+	}
+	return h
+}
+
+// row hashes row y (pngcut.RowFunc): RGBA rows as they are, RGB rows with alpha 255 (what
+// image/png decodes them to).
+func (h *rowHasher) row(y int, row []byte, bpp int) {
+	for h.k < len(h.cuts) && y >= h.cuts[h.k].Y1 {
+		h.k++
+	}
+	if h.k == len(h.cuts) || y < h.cuts[h.k].Y0 {
+		return
+	}
+	if bpp == 3 {
+		px := h.rgba[:len(row)/3*4]
+		for i, j := 0, 0; i+3 <= len(row); i, j = i+3, j+4 {
+			px[j], px[j+1], px[j+2], px[j+3] = row[i], row[i+1], row[i+2], 255
+		}
+		row = px
+	}
+	h.sigs[h.k] = append(h.sigs[h.k], snapdiff.RowSignature(row))
+	h.exact[h.k] = append(h.exact[h.k], snapdiff.RowExact(row))
 }
 
 var pngEncoder = png.Encoder{CompressionLevel: png.BestSpeed}

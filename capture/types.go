@@ -132,6 +132,14 @@ type Image struct {
 	Data        []byte
 	Width       int // device pixels
 	Height      int // device pixels
+	// Y and YCSS are where a segment starts in the captured area (the page, or the element),
+	// in device and CSS pixels; 0 for a single image.
+	Y, YCSS int
+	// RowSigs and RowExact are the row hashes of every row of a PNG segment
+	// (diff.RowSignature, diff.RowExact), computed from the rows the segment was cut from;
+	// nil for other formats and modes. They are the segment's manifest: an aligned
+	// comparison matches pages by them without decoding an image.
+	RowSigs, RowExact []uint64
 }
 
 // Segments describes how a page was cut.

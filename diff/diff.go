@@ -144,18 +144,35 @@ func Compare(a, b image.Image, opts Options) (*Result, error) {
 	if int64(w)*int64(h) > MaxPixels {
 		return nil, fmt.Errorf("%w: %d×%d canvas exceeds %d pixels", ErrTooLarge, w, h, MaxPixels)
 	}
-	return compareRasters(toRaster(a), toRaster(b), opts), nil
+	return compareRasters(toRasterLazy(a), toRasterLazy(b), opts), nil
 }
 
 // compareRasters is Compare on rasters, opts validated and the canvas
-// bounded by the caller.
+// bounded by the caller. Unverified rasters (toRasterLazy) are checked row
+// by row as they are compared; on a row with a translucent pixel the
+// comparison starts over on settled rasters.
 func compareRasters(ra, rb raster, opts Options) *Result {
+	if ra.unverified || rb.unverified {
+		if r := compareRows(ra, rb, opts, true); r != nil {
+			return r
+		}
+		ra, rb = ra.settle(), rb.settle()
+	}
+	return compareRows(ra, rb, opts, false)
+}
+
+// compareRows is compareRasters; with verify it checks that every row of
+// the overlap is opaque in both images, and returns nil when one is not.
+func compareRows(ra, rb raster, opts Options, verify bool) *Result {
 	if opts.DiffImage && opts.DiffCrop > 0 {
 		// Count first, then render only the band of rows around the
 		// differences: a tall page with a small change costs no full render.
 		counts := opts
 		counts.DiffImage = false
-		r := compareRasters(ra, rb, counts)
+		r := compareRows(ra, rb, counts, verify)
+		if r == nil {
+			return nil // the counts read (and checked) every row
+		}
 		y0, y1 := 0, 0
 		if !r.Bounds.Empty() {
 			y0, y1 = max(0, r.Bounds.Min.Y-opts.DiffCrop), min(r.Height, r.Bounds.Max.Y+opts.DiffCrop)
@@ -169,11 +186,15 @@ func compareRasters(ra, rb raster, opts Options) *Result {
 		return r
 	}
 	c := newComparer(ra, rb, opts)
+	c.verify = verify
 	if opts.DiffImage {
 		c.out = image.NewNRGBA(image.Rect(0, 0, c.w, c.h))
 	}
 	for y := range c.h {
 		c.compareRow(y)
+		if c.translucent {
+			return nil
+		}
 	}
 	r := c.res
 	if c.w*c.h > 0 {
@@ -238,6 +259,11 @@ type comparer struct {
 	grayVal uint32 // a gray, at first: never looked up) and its result
 
 	prevFaded bool // the previous row's overlap was drawn by fadeRow alone
+
+	// verify checks each row of the overlap for translucent pixels before
+	// using it (unverified rasters); translucent says one was found and the
+	// row was not compared.
+	verify, translucent bool
 }
 
 // compareRow compares canvas row y and draws it into the diff image.
@@ -253,6 +279,10 @@ func (c *comparer) compareRow(y int) {
 		w0 := c.a.w
 		ra, rb := c.a.row(y), c.b.row(y)
 		same := bytes.Equal(ra, rb)
+		if c.verify && (!opaqueRow(ra) || (!same && !opaqueRow(rb))) {
+			c.translucent = true
+			return
+		}
 		if same && out != nil {
 			c.fadeRowOnce(y, ra, out[:4*w0])
 		}
@@ -365,23 +395,27 @@ func (c *comparer) fadeRowOnce(y int, src, dst []byte) {
 	c.fadeRow(src, dst)
 }
 
-// fadeRow draws every pixel of src faded into dst (faded, inlined by hand).
+// fadeRow draws every pixel of src faded into dst (faded, inlined by hand),
+// two pixels a word: a pair equal to the last pair (runs of background)
+// costs a compare and a store.
 func (c *comparer) fadeRow(src, dst []byte) {
 	dst = dst[:len(src)]
-	key, val := c.grayKey, c.grayVal
-	for i := 0; i+4 <= len(src); i += 4 {
-		p := binary.LittleEndian.Uint32(src[i:])
-		if r := p & 0xff; p == r*0x010101|0xff000000 {
-			binary.LittleEndian.PutUint32(dst[i:], fadedGray[r])
-			continue
+	pairKey, pairVal := uint64(whitePair), uint64(fadedGray[255])*0x1_0000_0001
+	i := 0
+	for ; i+8 <= len(src); i += 8 {
+		w := binary.LittleEndian.Uint64(src[i:])
+		if w != pairKey {
+			pairKey, pairVal = w, uint64(c.faded(uint32(w)))|uint64(c.faded(uint32(w>>32)))<<32
 		}
-		if p != key {
-			key, val = p, fadedColor(p)
-		}
-		binary.LittleEndian.PutUint32(dst[i:], val)
+		binary.LittleEndian.PutUint64(dst[i:], pairVal)
 	}
-	c.grayKey, c.grayVal = key, val
+	if i+4 <= len(src) {
+		binary.LittleEndian.PutUint32(dst[i:], c.faded(binary.LittleEndian.Uint32(src[i:])))
+	}
 }
+
+// whitePair is two opaque white pixels as a little-endian word.
+const whitePair = 0xffffffff_ffffffff
 
 // fade draws the pixel at byte offset i of src faded into dst.
 func (c *comparer) fade(src, dst []byte, i int) {

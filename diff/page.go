@@ -89,12 +89,35 @@ type PageResult struct {
 	// SegmentsA has one match per segment of the first page.
 	SegmentsA []SegmentMatch
 
-	a, b   []raster
+	a, b   []raster // decoded segments (zero: not decoded yet)
+	srcA   []PageSegment
+	srcB   []PageSegment
 	offA   []int // first row of each segment in its page, then the height
 	offB   []int
 	pieces []piece
 	opts   PageOptions
+	// decoded counts the segments of either page decoded; err is the first
+	// decoding error.
+	decoded int
+	err     error
 }
+
+// PageSegment is one segment of a page known by its manifest (the row
+// hashes its capture recorded), decoded only when the comparison needs its
+// pixels (ComparePageSegments).
+type PageSegment struct {
+	// Width and Height are the segment's size in px.
+	Width, Height int
+	// Sigs has the RowSignature of every row; Exact, when not nil, the
+	// RowExact of every row.
+	Sigs, Exact []uint64
+	// Load decodes the segment (called at most once); its size must be
+	// Width×Height.
+	Load func() (image.Image, error)
+}
+
+// Decoded is how many segments of the two pages were decoded.
+func (r *PageResult) Decoded() int { return r.decoded }
 
 // piece is a part of a hunk inside one segment of each page.
 type piece struct {
@@ -123,10 +146,67 @@ func ComparePages(a, b []image.Image, opts PageOptions) (*PageResult, error) {
 	if r.b, r.offB, sigB, err = r.load(b); err != nil {
 		return nil, err
 	}
+	r.decoded = len(a) + len(b)
+	return r.compare(sigA, sigB)
+}
+
+// ComparePageSegments is ComparePages on pages known by their segments'
+// manifests: the rows are aligned by the recorded signatures, without
+// decoding an image, and a segment is decoded only when its pixels are
+// needed: paired rows whose exact hashes differ (a changed hunk, or an
+// equal one that may differ below the signature's quantisation), or rows
+// without exact hashes. Paired rows with the same exact hashes have the
+// same bytes and no difference; inserted and removed rows are counted from
+// their size. Errors are ComparePages', ErrRowHashes for a segment whose
+// hashes do not have one entry per row, and a Load error.
+func ComparePageSegments(a, b []PageSegment, opts PageOptions) (*PageResult, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	r := &PageResult{opts: opts, Width: -1, srcA: a, srcB: b}
+	var sigA, sigB []uint64
+	var err error
+	if r.offA, sigA, err = r.manifest(a); err != nil {
+		return nil, err
+	}
+	if r.offB, sigB, err = r.manifest(b); err != nil {
+		return nil, err
+	}
+	r.a, r.b = make([]raster, len(a)), make([]raster, len(b))
+	res, err := r.compare(sigA, sigB)
+	if err == nil && r.err != nil {
+		return nil, r.err
+	}
+	return res, err
+}
+
+// manifest checks one page's segments and joins their signatures.
+func (r *PageResult) manifest(segs []PageSegment) ([]int, []uint64, error) {
+	off := make([]int, len(segs)+1)
+	var sigs []uint64
+	for i, s := range segs {
+		if int64(s.Width)*int64(s.Height) > MaxPixels || s.Width < 0 || s.Height < 0 {
+			return nil, nil, fmt.Errorf("%w: %d×%d segment exceeds %d pixels", ErrTooLarge, s.Width, s.Height, MaxPixels)
+		}
+		if r.Width >= 0 && s.Width != r.Width {
+			return nil, nil, fmt.Errorf("%w: %d and %d px", ErrWidthMismatch, r.Width, s.Width)
+		}
+		if len(s.Sigs) != s.Height || (s.Exact != nil && len(s.Exact) != s.Height) {
+			return nil, nil, fmt.Errorf("%w: segment %d has %d rows, %d signatures", ErrRowHashes, i, s.Height, len(s.Sigs))
+		}
+		r.Width = s.Width
+		off[i+1] = off[i] + s.Height
+		sigs = append(sigs, s.Sigs...)
+	}
+	return off, sigs, nil
+}
+
+// compare aligns the signatures and counts.
+func (r *PageResult) compare(sigA, sigB []uint64) (*PageResult, error) {
 	r.Width = max(r.Width, 0)
 	r.HeightA, r.HeightB = r.offA[len(r.a)], r.offB[len(r.b)]
-	r.Hunks = Align(sigA, sigB, opts.MaxEdits)
-	if n := len(r.Hunks); opts.OpenEnded && n > 0 {
+	r.Hunks = Align(sigA, sigB, r.opts.MaxEdits)
+	if n := len(r.Hunks); r.opts.OpenEnded && n > 0 {
 		if h := r.Hunks[n-1]; h.Kind != HunkEqual && h.A1 == r.HeightA && h.B1 == r.HeightB {
 			r.Hunks = r.Hunks[:n-1]
 		}
@@ -134,6 +214,92 @@ func ComparePages(a, b []image.Image, opts PageOptions) (*PageResult, error) {
 	r.cut()
 	r.count()
 	return r, nil
+}
+
+// raster is segment i of the first page (b false) or the second, decoded
+// on first use; ok is false after a decoding error (kept in r.err).
+func (r *PageResult) raster(second bool, i int) (raster, bool) {
+	rs, src := r.a, r.srcA
+	if second {
+		rs, src = r.b, r.srcB
+	}
+	if rs[i].pix != nil || src == nil {
+		return rs[i], true
+	}
+	if r.err != nil {
+		return raster{}, false
+	}
+	s := src[i]
+	if s.Height == 0 || s.Width == 0 {
+		rs[i] = raster{pix: []byte{}, w: s.Width, h: s.Height}
+		return rs[i], true
+	}
+	img, err := s.Load()
+	if err == nil && img == nil {
+		err = ErrNilImage
+	}
+	if err == nil && img.Bounds().Size() != image.Pt(s.Width, s.Height) {
+		err = fmt.Errorf("%w: segment %d decoded %v, its manifest says %d×%d", ErrRowHashes, i, img.Bounds().Size(), s.Width, s.Height)
+	}
+	if err != nil {
+		r.err = err
+		return raster{}, false
+	}
+	r.decoded++
+	rs[i] = toRaster(img)
+	return rs[i], true
+}
+
+// sameBytes reports whether the paired rows of p are known, by their
+// exact hashes, to have the same bytes.
+func (r *PageResult) sameBytes(p piece) bool {
+	if r.srcA == nil || r.srcB == nil || p.kind != HunkEqual {
+		return false
+	}
+	ea, eb := r.srcA[p.segA].Exact, r.srcB[p.segB].Exact
+	if ea == nil || eb == nil {
+		return false
+	}
+	ya, yb := p.a-r.offA[p.segA], p.b-r.offB[p.segB]
+	for k := range p.n {
+		if ea[ya+k] != eb[yb+k] {
+			return false
+		}
+	}
+	return true
+}
+
+// maskedPair counts the pixels of the paired rows of p that the masks of
+// either page cover (what the pixel diff would report as masked).
+func (r *PageResult) maskedPair(p piece) int {
+	if len(r.opts.MaskA) == 0 && len(r.opts.MaskB) == 0 {
+		return 0
+	}
+	rowMask := make([]bool, r.Width)
+	count := 0
+	for k := range p.n {
+		clear(rowMask)
+		hit := false
+		mark := func(ms []image.Rectangle, y int) {
+			for _, m := range ms {
+				if y >= m.Min.Y && y < m.Max.Y {
+					for x := max(m.Min.X, 0); x < min(m.Max.X, r.Width); x++ {
+						rowMask[x], hit = true, true
+					}
+				}
+			}
+		}
+		mark(r.opts.MaskA, p.a+k)
+		mark(r.opts.MaskB, p.b+k)
+		if hit {
+			for _, v := range rowMask {
+				if v {
+					count++
+				}
+			}
+		}
+	}
+	return count
 }
 
 // load reads one page's segments and their row signatures; every segment of
@@ -252,9 +418,12 @@ func (r *PageResult) count() {
 		var box image.Rectangle
 		switch p.kind {
 		case HunkEqual, HunkChanged:
-			res := r.comparePiece(p, false)
-			d, aa, masked = res.DiffPixels, res.AAPixels, res.MaskedPixels
-			box = res.Bounds.Add(image.Pt(0, p.b-top))
+			if r.sameBytes(p) {
+				masked = r.maskedPair(p)
+			} else if res := r.comparePiece(p, false); res != nil {
+				d, aa, masked = res.DiffPixels, res.AAPixels, res.MaskedPixels
+				box = res.Bounds.Add(image.Pt(0, p.b-top))
+			}
 			tally(pairedA, p.segA, p.segB, p.n)
 			tally(pairedB, p.segB, p.segA, p.n)
 			if p.kind == HunkEqual {
@@ -342,8 +511,13 @@ func maskedIn(masks []image.Rectangle, y, n, w int) int {
 
 // comparePiece runs the pixel diff over a piece of paired rows, the masks of
 // both pages moved into the piece's coordinates.
+// It is nil when a segment cannot be decoded (r.err).
 func (r *PageResult) comparePiece(p piece, withImage bool) *Result {
-	ra, rb := r.a[p.segA], r.b[p.segB]
+	ra, okA := r.raster(false, p.segA)
+	rb, okB := r.raster(true, p.segB)
+	if !okA || !okB {
+		return nil
+	}
 	ya, yb := p.a-r.offA[p.segA], p.b-r.offB[p.segB]
 	va := raster{pix: ra.pix[ya*ra.stride:], stride: ra.stride, w: ra.w, h: p.n}
 	vb := raster{pix: rb.pix[yb*rb.stride:], stride: rb.stride, w: rb.w, h: p.n}
@@ -364,8 +538,21 @@ func pt(x, y int) image.Point { return image.Point{X: x, Y: y} }
 // SegmentDiff renders the diff image of segment i of the second page: the
 // pixel diff's colours where rows are paired, inserted rows tinted green,
 // and a magenta line where rows were removed. It costs one pixel diff of
-// the segment, so callers render only the segments they keep.
+// the segment, so callers render only the segments they keep. It is nil
+// when a segment of ComparePageSegments' pages cannot be decoded
+// (RenderSegmentDiff says why).
 func (r *PageResult) SegmentDiff(i int) *image.NRGBA {
+	img, _ := r.RenderSegmentDiff(i)
+	return img
+}
+
+// RenderSegmentDiff is SegmentDiff with the error of a segment's decoding.
+// Rows paired with rows of the same bytes (exact hashes) are faded from the
+// second page alone: the first page's segment is not decoded for them.
+func (r *PageResult) RenderSegmentDiff(i int) (*image.NRGBA, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
 	s := r.Segments[i]
 	h := s.Y1 - s.Y0
 	out := image.NewNRGBA(image.Rect(0, 0, r.Width, h))
@@ -378,10 +565,26 @@ func (r *PageResult) SegmentDiff(i int) *image.NRGBA {
 		y := p.b - s.Y0
 		switch p.kind {
 		case HunkEqual, HunkChanged:
+			if r.sameBytes(p) && r.maskedPair(p) == 0 {
+				rb, ok := r.raster(true, i)
+				if !ok {
+					return nil, r.err
+				}
+				for k := range p.n {
+					c.fadeRow(rb.row(p.b-s.Y0+k), out.Pix[(y+k)*out.Stride:(y+k)*out.Stride+4*r.Width])
+				}
+				continue
+			}
 			res := r.comparePiece(p, true)
+			if res == nil {
+				return nil, r.err
+			}
 			copy(out.Pix[y*out.Stride:(y+p.n)*out.Stride], res.Diff.Pix)
 		case HunkInserted:
-			rb := r.b[i]
+			rb, ok := r.raster(true, i)
+			if !ok {
+				return nil, r.err
+			}
 			for k := range p.n {
 				dst := out.Pix[(y+k)*out.Stride : (y+k)*out.Stride+4*r.Width]
 				c.fadeRow(rb.row(y+k), dst)
@@ -404,5 +607,23 @@ func (r *PageResult) SegmentDiff(i int) *image.NRGBA {
 			}
 		}
 	}
-	return out
+	return out, nil
+}
+
+// SegmentImage is segment i of the first page (second false) or of the
+// second, decoded if the comparison has not decoded it yet (it counts in
+// Decoded). The image shares the comparison's pixels: read it only.
+func (r *PageResult) SegmentImage(second bool, i int) (image.Image, error) {
+	rs := r.a
+	if second {
+		rs = r.b
+	}
+	if i < 0 || i >= len(rs) {
+		return nil, fmt.Errorf("segment %d of %d", i, len(rs))
+	}
+	ra, ok := r.raster(second, i)
+	if !ok {
+		return nil, r.err
+	}
+	return &image.NRGBA{Pix: ra.pix, Stride: ra.stride, Rect: image.Rect(0, 0, ra.w, ra.h)}, nil
 }

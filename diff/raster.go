@@ -13,6 +13,11 @@ type raster struct {
 	pix    []byte
 	stride int
 	w, h   int
+	// unverified marks the premultiplied bytes of an image.RGBA taken as
+	// straight alpha before its opacity was checked (toRasterLazy): right
+	// only if every pixel is opaque, which the comparison checks row by row
+	// as it reads them (settle converts otherwise).
+	unverified bool
 }
 
 // row returns the bytes of row y.
@@ -41,6 +46,43 @@ func toRaster(img image.Image) raster {
 	dst := image.NewNRGBA(image.Rect(0, 0, w, h))
 	draw.Draw(dst, dst.Rect, img, b.Min, draw.Src)
 	return raster{pix: dst.Pix, stride: dst.Stride, w: w, h: h}
+}
+
+// toRasterLazy is toRaster without the opacity scan of an image.RGBA (a
+// pass over all its bytes): its bytes are shared, marked unverified, and
+// the comparison checks each row's alpha while the row is in cache.
+func toRasterLazy(img image.Image) raster {
+	if m, ok := img.(*image.RGBA); ok {
+		b := m.Bounds()
+		return raster{pix: m.Pix[m.PixOffset(b.Min.X, b.Min.Y):], stride: m.Stride, w: b.Dx(), h: b.Dy(), unverified: true}
+	}
+	return toRaster(img)
+}
+
+// settle is r verified: as it is when every pixel is opaque, converted to
+// straight alpha otherwise.
+func (r raster) settle() raster {
+	if !r.unverified {
+		return r
+	}
+	r.unverified = false
+	if r.h == 0 || r.w == 0 || opaque(r.pix, r.stride, 0, r.w, r.h) {
+		return r
+	}
+	n := (r.h-1)*r.stride + 4*r.w
+	return toRaster(&image.RGBA{Pix: r.pix[:n:n], Stride: r.stride, Rect: image.Rect(0, 0, r.w, r.h)})
+}
+
+// opaqueRow reports whether every alpha byte of an RGBA row is 255.
+func opaqueRow(row []byte) bool {
+	const alphas = 0xff000000_ff000000
+	for len(row) >= 8 {
+		if binary.LittleEndian.Uint64(row)&alphas != alphas {
+			return false
+		}
+		row = row[8:]
+	}
+	return len(row) < 4 || row[3] == 0xff
 }
 
 // opaque reports whether every alpha byte of the w×h pixels at off is 255.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/capture"
+	"github.com/snapq/snapq/diff"
 	"github.com/snapq/snapq/thumbnail"
 )
 
@@ -384,6 +385,7 @@ func (h *Handler) run(ctx context.Context, job *Job, releaseHost func()) (*Resul
 		}
 	}
 	result := newResult(res)
+	result.Manifest = manifest(res.Images, arts)
 	result.TextChars = textChars
 	result.MarkdownChars, result.MarkdownTruncated = mdChars, mdTruncated
 	result.TimingsMS["upload"] = time.Since(upStart).Milliseconds()
@@ -396,9 +398,33 @@ func (h *Handler) putImage(ctx context.Context, job *Job, img capture.Image) (*A
 	if err != nil {
 		return nil, err
 	}
-	return &Artifact{ID: NewID(), JobID: job.ID, Kind: KindScreenshot, Name: img.Name, Seq: img.Index,
+	a := &Artifact{ID: NewID(), JobID: job.ID, Kind: KindScreenshot, Name: img.Name, Seq: img.Index,
 		ObjectKey: obj.Key, ContentType: img.ContentType, Bytes: obj.Bytes, Width: img.Width, Height: img.Height,
-		SHA256: obj.SHA256, CRC32: crc32.ChecksumIEEE(img.Data)}, nil
+		SHA256: obj.SHA256, CRC32: crc32.ChecksumIEEE(img.Data)}
+	if img.RowSigs != nil && len(img.RowSigs) == img.Height && len(img.RowExact) == img.Height {
+		a.RowHashes = diff.EncodeRowHashes(img.Width, img.RowSigs, img.RowExact)
+	}
+	return a, nil
+}
+
+// manifest lists the capture's segments with their stored artifacts (one
+// per image, in order), or nil when no segment has row hashes.
+func manifest(imgs []capture.Image, arts []*Artifact) *Manifest {
+	m := &Manifest{Segments: make([]ManifestSegment, 0, len(imgs))}
+	hashed := false
+	for i, img := range imgs {
+		a := arts[i]
+		rows := 0
+		if a.RowHashes != nil {
+			rows, hashed = img.Height, true
+		}
+		m.Segments = append(m.Segments, ManifestSegment{Seq: a.Seq, Name: a.Name, Y: img.Y, YCSS: img.YCSS,
+			Width: img.Width, Height: img.Height, SHA256: a.SHA256, Rows: rows})
+	}
+	if !hashed {
+		return nil
+	}
+	return m
 }
 
 // keepCheckpoints uploads the images a failed capture kept (a suite journey's

@@ -156,6 +156,35 @@ type Result struct {
 	Quality *capture.Quality `json:"quality,omitempty"`
 	// Consent lists the consent banners prepare.consent found and what it did.
 	Consent []capture.ConsentFound `json:"consent,omitempty"`
+	// Manifest describes the segments of a PNG segments capture, for aligned
+	// comparisons; absent for other captures and in jobs finished before it
+	// existed.
+	Manifest *Manifest `json:"manifest,omitempty"`
+}
+
+// Manifest lists a capture's segments: where each is in the page and what
+// its bytes are. Each segment's row hashes (diff.EncodeRowHashes: 16 bytes
+// a row) are stored with its artifact row (Artifact.RowHashes), not here:
+// a 100,000 px page has 1.6 MB of them.
+type Manifest struct {
+	Segments []ManifestSegment `json:"segments"`
+}
+
+// ManifestSegment is one segment of a Manifest.
+type ManifestSegment struct {
+	// Seq and Name are the segment's artifact's.
+	Seq  int    `json:"seq"`
+	Name string `json:"name"`
+	// Y is the segment's first row in the page in device px, YCSS in CSS px.
+	Y    int `json:"y"`
+	YCSS int `json:"y_css"`
+	// Width and Height are its size in device px.
+	Width  int `json:"width"`
+	Height int `json:"height"`
+	// SHA256 is the hex SHA-256 of the segment's PNG bytes.
+	SHA256 string `json:"sha256"`
+	// Rows counts the row hashes recorded (its height; 0: none).
+	Rows int `json:"rows"`
 }
 
 // SegmentCounts says how many pieces a page needed and how many were kept.
@@ -182,6 +211,9 @@ type Artifact struct {
 	// artifacts stored before it was recorded.
 	CRC32     uint32
 	CreatedAt time.Time
+	// RowHashes is a segment's row hashes blob (diff.EncodeRowHashes),
+	// recorded at capture; nil for other artifacts and older segments.
+	RowHashes []byte
 	// Thumbnail is the artifact's small preview, or nil (a job's first
 	// screenshot and a comparison's diff have one).
 	Thumbnail *Thumbnail

@@ -37,27 +37,13 @@ func (c *Comparer) compareAligned(ctx context.Context, run *Run, job *jobs.Job, 
 	if cs, ok := unchangedPage(run, shots, page); ok {
 		return cs, nil, true
 	}
-	curImgs := make([]image.Image, len(shots))
-	for i, a := range shots {
-		img, err := c.image(ctx, a)
-		if err != nil {
-			return nil, nil, false
-		}
-		curImgs[i] = img
-	}
-	baseImgs := make([]image.Image, len(page))
-	offA := 0
+	// The ignored elements' boxes of the job that captured each baseline
+	// segment, kept to the segment's rows (another job laid out another page).
 	seen := map[string]*jobs.Result{}
 	var maskA []image.Rectangle
-	for i, b := range page {
-		img, err := c.image(ctx, b.Artifact)
-		if err != nil {
-			return nil, nil, false
-		}
-		baseImgs[i] = img
-		// The ignored elements' boxes of the job that captured this segment,
-		// kept to the segment's rows (another job laid out another page).
-		h := img.Bounds().Dy()
+	offA := 0
+	for _, b := range page {
+		h := b.Artifact.Height
 		rows := image.Rect(0, offA, 1<<30, offA+h)
 		for _, m := range maskFor(ignoreRects(nil, c.baselineResult(ctx, b, seen)), scale, 0) {
 			if m = m.Intersect(rows); !m.Empty() {
@@ -76,11 +62,30 @@ func (c *Comparer) compareAligned(ctx context.Context, run *Run, job *jobs.Job, 
 	if r := c.baselineResult(ctx, page[len(page)-1], seen); r != nil && r.Segments.Truncated {
 		open = true
 	}
-	res, err := diff.ComparePages(baseImgs, curImgs, diff.PageOptions{Options: diffOptions(run.Spec), MaskA: maskA, MaskB: maskB,
-		OpenEnded: open})
-	if err != nil {
-		c.logger().Info("aligned comparison not possible; comparing segment by segment", "job_id", job.ID, "err", err)
-		return nil, nil, false
+	opts := diff.PageOptions{Options: diffOptions(run.Spec), MaskA: maskA, MaskB: maskB, OpenEnded: open}
+	baseArts := make([]*jobs.Artifact, len(page))
+	for i, b := range page {
+		baseArts[i] = b.Artifact
+	}
+	var res *diff.PageResult
+	var err error
+	segsA, segsB, ok := c.manifests(ctx, baseArts, shots)
+	if ok {
+		res, err = diff.ComparePageSegments(segsA, segsB, opts)
+		if err != nil {
+			c.logger().Info("aligned comparison from the manifests not possible; decoding the segments", "job_id", job.ID, "err", err)
+		}
+	}
+	if !ok || err != nil {
+		if res, err = c.comparePagesDecoded(ctx, baseArts, shots, opts); err != nil {
+			c.logger().Info("aligned comparison not possible; comparing segment by segment", "job_id", job.ID, "err", err)
+			return nil, nil, false
+		}
+	}
+	c.logger().Debug("aligned comparison", "job_id", job.ID, "from_manifests", ok, "decoded_segments", res.Decoded(),
+		"segments", len(page)+len(shots))
+	if c.Decoded != nil {
+		defer func() { c.Decoded(res.Decoded()) }() // with the diff images' decodes
 	}
 
 	var cs []*Comparison
@@ -116,16 +121,21 @@ func (c *Comparer) compareAligned(ctx context.Context, run *Run, job *jobs.Job, 
 			cmp.BaselineID, cmp.BaselineArtifact = base.ID, base.Artifact
 		}
 		if cmp.Status != CompareNew && s.DiffPixels > 0 {
-			img := res.SegmentDiff(i)
-			// The baseline's pixels are compared in place only where the
-			// segment's content did not move; otherwise the marks and the
-			// current pixels make the key.
-			var baseImg image.Image
-			if s.Shift == 0 && s.Inserted == 0 && s.Removed == 0 && i < len(baseImgs) {
-				baseImg = baseImgs[i]
+			img, err := res.RenderSegmentDiff(i)
+			var d *jobs.Artifact
+			if err == nil {
+				// The baseline's pixels are compared in place only where the
+				// segment's content did not move; otherwise the marks and the
+				// current pixels make the key.
+				var curImg, baseImg image.Image
+				if curImg, err = res.SegmentImage(true, i); err == nil && s.Shift == 0 && s.Inserted == 0 && s.Removed == 0 && i < len(page) {
+					baseImg, err = res.SegmentImage(false, i)
+				}
+				if err == nil {
+					cmp.GroupKey = GroupKey(img, curImg, baseImg)
+					d, err = c.uploadDiff(ctx, job, cmp, img, diffName(job.Name, seg, taken))
+				}
 			}
-			cmp.GroupKey = GroupKey(img, curImgs[i], baseImg)
-			d, err := c.uploadDiff(ctx, job, cmp, img, diffName(job.Name, seg, taken))
 			if err != nil {
 				cmp.Status, cmp.Message = CompareError, err.Error()
 			} else {
@@ -150,6 +160,73 @@ func (c *Comparer) compareAligned(ctx context.Context, run *Run, job *jobs.Job, 
 		cs = append(cs, cmp)
 	}
 	return cs, diffs, true
+}
+
+// manifests describes both pages by their segments' recorded row hashes,
+// each segment decoded only when the comparison asks (c.image); ok is false
+// when a segment has none (captured before manifests, or not a PNG) or they
+// cannot be read: the pages are then decoded whole.
+func (c *Comparer) manifests(ctx context.Context, base, cur []*jobs.Artifact) ([]diff.PageSegment, []diff.PageSegment, bool) {
+	rr, ok := c.Repo.(RowHashReader)
+	if !ok {
+		return nil, nil, false
+	}
+	ids := make([]string, 0, len(base)+len(cur))
+	for _, a := range append(append([]*jobs.Artifact(nil), base...), cur...) {
+		ids = append(ids, a.ID)
+	}
+	blobs, err := rr.RowHashes(ctx, ids)
+	if err != nil {
+		c.logger().Warn("read the segments' row hashes; decoding them instead", "err", err)
+		return nil, nil, false
+	}
+	side := func(arts []*jobs.Artifact) ([]diff.PageSegment, bool) {
+		out := make([]diff.PageSegment, len(arts))
+		for i, a := range arts {
+			blob, ok := blobs[a.ID]
+			if !ok {
+				return nil, false
+			}
+			w, sigs, exact, err := diff.DecodeRowHashes(blob)
+			if err != nil || w != a.Width || len(sigs) != a.Height {
+				return nil, false
+			}
+			out[i] = diff.PageSegment{Width: w, Height: a.Height, Sigs: sigs, Exact: exact,
+				Load: func() (image.Image, error) { return c.image(ctx, a) }}
+		}
+		return out, true
+	}
+	a, okA := side(base)
+	b, okB := side(cur)
+	return a, b, okA && okB
+}
+
+// comparePagesDecoded is the aligned comparison of pages without manifests:
+// every segment decoded, its row signatures computed.
+func (c *Comparer) comparePagesDecoded(ctx context.Context, base, cur []*jobs.Artifact, opts diff.PageOptions) (*diff.PageResult, error) {
+	decode := func(arts []*jobs.Artifact) ([]image.Image, error) {
+		out := make([]image.Image, len(arts))
+		for i, a := range arts {
+			img, err := c.image(ctx, a)
+			if err != nil {
+				return nil, err
+			}
+			if h := img.Bounds().Dy(); h != a.Height { // the masks were placed by the recorded heights
+				return nil, fmt.Errorf("%s is %d px tall, its artifact says %d", a.Name, h, a.Height)
+			}
+			out[i] = img
+		}
+		return out, nil
+	}
+	a, err := decode(base)
+	if err != nil {
+		return nil, err
+	}
+	b, err := decode(cur)
+	if err != nil {
+		return nil, err
+	}
+	return diff.ComparePages(a, b, opts)
 }
 
 // unchangedPage recognises a page whose every segment has the bytes of its

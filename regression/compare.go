@@ -68,6 +68,18 @@ type Comparer struct {
 	// worker announces the run at once (its run.completed webhook). The api's
 	// reconciler catches up on whatever a hook missed.
 	RunFinished []func(ctx context.Context, run *Run)
+	// Decoded, when set, is told how many segment images each aligned
+	// comparison decoded (the worker's snapq_compare_decoded_segments_total).
+	Decoded func(n int)
+}
+
+// RowHashReader is a CompareStore that keeps the row hashes segments were
+// captured with (store.Store): aligned comparisons then match pages by them
+// and decode only the segments whose pixels they need.
+type RowHashReader interface {
+	// RowHashes returns the row hashes blobs (diff.EncodeRowHashes) of the
+	// artifacts ids that have them, by artifact id.
+	RowHashes(ctx context.Context, ids []string) (map[string][]byte, error)
 }
 
 // Run is the asynq handler of jobs.KindCompare (see queue.Register).

@@ -47,5 +47,17 @@ func (s *Store) CachedCapture(ctx context.Context, job *jobs.Job, maxAge time.Du
 	if err != nil {
 		return nil, fmt.Errorf("result cache: artifacts of job %s: %w", c.JobID, unavailable(err))
 	}
+	// The segments' row hashes go with them: the copy is compared like the source.
+	ids := make([]string, len(c.Artifacts))
+	for i, a := range c.Artifacts {
+		ids[i] = a.ID
+	}
+	hashes, err := s.RowHashes(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("result cache: %w", err)
+	}
+	for _, a := range c.Artifacts {
+		a.RowHashes = hashes[a.ID]
+	}
 	return &c, nil
 }

@@ -518,6 +518,9 @@ func replaceArtifacts(ctx context.Context, tx pgx.Tx, id string, arts []*jobs.Ar
 		if err := insertThumbnail(ctx, tx, a); err != nil {
 			return err
 		}
+		if err := insertRowHashes(ctx, tx, a); err != nil {
+			return err
+		}
 	}
 	return nil
 }

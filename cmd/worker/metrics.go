@@ -38,6 +38,9 @@ type workerMetrics struct {
 	// renders counts captures a browser rendered, cacheHits jobs that reused
 	// a recent capture instead (options.max_age_s).
 	renders, cacheHits prometheus.Counter
+	// decodedSegments counts the segment images aligned comparisons decoded
+	// (regression.Comparer.Decoded).
+	decodedSegments prometheus.Counter
 }
 
 // captureBuckets cover a capture attempt: from a fast page (0.25 s) to the
@@ -60,6 +63,8 @@ func newWorkerMetrics() *workerMetrics {
 			Help: "Job captures a browser rendered (successful attempts)."}),
 		cacheHits: prometheus.NewCounter(prometheus.CounterOpts{Name: "snapq_result_cache_hits_total",
 			Help: "Jobs that reused a recent capture of the same URL and options (options.max_age_s) instead of rendering."}),
+		decodedSegments: prometheus.NewCounter(prometheus.CounterOpts{Name: "snapq_compare_decoded_segments_total",
+			Help: "Segment images aligned comparisons decoded (segments with a manifest are decoded only where their pixels are needed)."}),
 	}
 	m.uploads.WithLabelValues("uploaded")
 	m.uploads.WithLabelValues("reused")
@@ -69,7 +74,7 @@ func newWorkerMetrics() *workerMetrics {
 		m.compares.WithLabelValues(o)
 	}
 	m.sweeps = sweepmetrics.New()
-	m.registry.MustRegister(m.jobs, m.jobDuration, m.compares, m.uploads, m.renders, m.cacheHits,
+	m.registry.MustRegister(m.jobs, m.jobDuration, m.compares, m.uploads, m.renders, m.cacheHits, m.decodedSegments,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.registry.MustRegister(m.sweeps.Collectors()...)
 	return m
@@ -83,6 +88,9 @@ func (m *workerMetrics) upload(reused bool, n int64) {
 	}
 	m.uploads.WithLabelValues(o).Add(float64(n))
 }
+
+// decoded counts the segments one aligned comparison decoded (regression.Comparer.Decoded).
+func (m *workerMetrics) decoded(n int) { m.decodedSegments.Add(float64(n)) }
 
 // captured counts a job's capture: rendered or a cache hit (jobs.Handler.Captured).
 func (m *workerMetrics) captured(cached bool) {

@@ -44,11 +44,21 @@ type pngSource struct {
 // the image). It returns an error wrapping ErrUnsupported when src is a valid PNG it
 // does not handle, and another error when src is damaged or cuts are invalid.
 func Cut(src []byte, cuts []Range) ([][]byte, error) {
-	return cutLevel(src, cuts, cutDeflateLevel)
+	return cutLevel(src, cuts, cutDeflateLevel, nil)
 }
 
-// cutLevel is Cut deflating pieces at zlib level.
-func cutLevel(src []byte, cuts []Range, level int) ([][]byte, error) {
+// RowFunc receives row y of the source (inside one of the cuts), unfiltered: width×bpp bytes,
+// RGB (bpp 3) or RGBA (bpp 4, straight alpha), valid only during the call.
+type RowFunc func(y int, row []byte, bpp int)
+
+// CutRows is Cut that also hands every row of the cuts, unfiltered, to rows: what the cutter
+// has anyway, so a caller can hash the pieces' rows without decoding them.
+func CutRows(src []byte, cuts []Range, rows RowFunc) ([][]byte, error) {
+	return cutLevel(src, cuts, cutDeflateLevel, rows)
+}
+
+// cutLevel is Cut deflating pieces at zlib level, handing rows to rows when not nil.
+func cutLevel(src []byte, cuts []Range, level int, rows RowFunc) ([][]byte, error) {
 	s, err := parse(src)
 	if err != nil {
 		return nil, err
@@ -102,6 +112,9 @@ func cutLevel(src []byte, cuts []Range, level int) ([][]byte, error) {
 		if y == c.Y0 {
 			cur[0] = 0 // filter None over the unfiltered bytes
 			zw.Write(cur)
+		}
+		if rows != nil && y >= c.Y0 {
+			rows(y, cur[1:], s.bpp)
 		}
 		if y == c.Y1-1 {
 			if err := zw.Close(); err != nil {

@@ -600,7 +600,7 @@ func BenchmarkCut(b *testing.B) {
 				var n int
 				for b.Loop() {
 					n = 0
-					pieces, err := cutLevel(src.data, cuts, lv.level)
+					pieces, err := cutLevel(src.data, cuts, lv.level, nil)
 					if err != nil {
 						b.Fatal(err)
 					}

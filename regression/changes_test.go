@@ -84,9 +84,9 @@ func TestAttribute(t *testing.T) {
 		el("[data-testid=\"card\"] > h3", "h3", 3, 20, 240, 100, 20, "Card", ""),
 	}}
 	clusters := []image.Rectangle{
-		image.Rect(12, 14, 90, 40),   // the heading's glyphs
-		image.Rect(10, 100, 110, 130), // the button
-		image.Rect(10, 200, 210, 330), // the card, both places
+		image.Rect(12, 14, 90, 40),     // the heading's glyphs
+		image.Rect(10, 100, 110, 130),  // the button
+		image.Rect(10, 200, 210, 330),  // the card, both places
 		image.Rect(400, 200, 520, 280), // the image
 		image.Rect(700, 900, 720, 910), // nothing changed there
 	}

@@ -1,6 +1,7 @@
 package regression
 
 import (
+	"context"
 	"fmt"
 	"image"
 	"regexp"
@@ -304,4 +305,65 @@ func compileSelector(s string) (compiled, error) {
 	}
 	selectorCache.Unlock()
 	return c, nil
+}
+
+// RuleStore is what the API needs of rules and changes. store.Store implements it.
+type RuleStore interface {
+	RuleSource
+	CreateRule(ctx context.Context, r *Rule) error
+	GetRule(ctx context.Context, id string) (*Rule, error)
+	DeleteRule(ctx context.Context, id string) error
+	// SuppressedCounts counts per rule id the changes suppressed in the suite's last runs.
+	SuppressedCounts(ctx context.Context, suiteID string, runs int) (map[string]int, error)
+	// RecentChanges returns at most limit changes of the suite's last runs.
+	RecentChanges(ctx context.Context, suiteID string, runs, limit int) ([]TargetChange, error)
+	// ComparisonChanges returns a comparison (no artifacts) with its changes.
+	ComparisonChanges(ctx context.Context, id string) (*Comparison, error)
+}
+
+// TargetChange is a stored change and the target its comparison showed.
+type TargetChange struct {
+	Target string
+	Change Change
+}
+
+// maxPreviewChanges bounds the changes a preview reads.
+const maxPreviewChanges = 50_000
+
+// ParseRule decodes and validates a rule's body for suite s.
+func ParseRule(s *Suite, body []byte, now time.Time) (*Rule, error) {
+	var in RuleInput
+	if errs, ok := jobs.DecodeStrict(body, &in, ""); !ok || len(errs) > 0 {
+		return nil, jobs.ValidationErrors(errs)
+	}
+	return NewRule(s, in, now)
+}
+
+// Preview is what a rule would have done over the suite's last runs.
+type Preview struct {
+	Runs int `json:"runs"`
+	// Changes counts the changes of those runs no rule suppressed.
+	Changes int `json:"changes"`
+	// WouldSuppress counts those the rule would suppress.
+	WouldSuppress int `json:"would_suppress"`
+}
+
+// PreviewRule counts the changes of the suite's last RuleStatsRuns runs that
+// r would suppress, among those no rule suppressed.
+func PreviewRule(ctx context.Context, st RuleStore, r *Rule) (Preview, error) {
+	p := Preview{Runs: RuleStatsRuns}
+	tcs, err := st.RecentChanges(ctx, r.SuiteID, RuleStatsRuns, maxPreviewChanges)
+	if err != nil {
+		return p, err
+	}
+	for _, tc := range tcs {
+		if tc.Change.SuppressedBy != "" {
+			continue
+		}
+		p.Changes++
+		if (r.Target == "" || r.Target == tc.Target) && r.Suppresses(tc.Change) {
+			p.WouldSuppress++
+		}
+	}
+	return p, nil
 }

@@ -87,6 +87,8 @@ type Server struct {
 	Regression *regression.Service
 	Batches    BatchReader       // batches, jobs and artifacts; store.Store
 	Suites     regression.Reader // suites, runs and baselines; store.Store
+	// Rules serves suite rules and comparison changes (rules.go); nil: 404.
+	Rules regression.RuleStore
 	Webhooks   WebhookReader     // a batch's webhook and deliveries; store.Store
 	// AuthProfiles serves /v1/auth-profiles (authprofiles.go); nil: none.
 	AuthProfiles *authprofile.Service
@@ -161,6 +163,7 @@ func (s *Server) Handler() http.Handler {
 	v1.GET("/queues", s.h(s.listQueues)) // queues.go
 	v1.GET("/key", s.h(s.getKey))        // key.go
 	s.routeSuites(v1)                    // suites.go
+	s.routeRules(v1)                     // rules.go
 	s.routeAuthProfiles(v1)              // authprofiles.go
 	s.routeAdmin(r)                      // sweep.go: POST /v1/admin/sweep, with the admin token
 	r.NoRoute(s.h(func(c *gin.Context) error {

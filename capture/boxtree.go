@@ -105,6 +105,17 @@ const boxTreeJS = `(() => {
 	};
 	const ids = new Map();
 	for (const e of document.querySelectorAll("[id]")) ids.set(e.id, (ids.get(e.id) || 0) + 1);
+	// nth-of-type per parent, counted once per parent: a wide parent is not quadratic.
+	const sib = new Map();
+	const nth = (par, el) => {
+		if (!sib.has(par)) {
+			const counts = new Map(), pos = new Map();
+			for (const c of par.children) { const k = (counts.get(c.localName) || 0) + 1; counts.set(c.localName, k); pos.set(c, k); }
+			sib.set(par, {counts, pos});
+		}
+		const s = sib.get(par);
+		return {i: s.pos.get(el), of: s.counts.get(el.localName)};
+	};
 	const path = (el) => {
 		const parts = [];
 		let cur = el;
@@ -115,8 +126,8 @@ const boxTreeJS = `(() => {
 			if (cls) part += "." + CSS.escape(cls);
 			const par = cur.parentElement;
 			if (par) {
-				const same = Array.from(par.children).filter((c) => c.localName === cur.localName);
-				if (same.length > 1) part += ":nth-of-type(" + (same.indexOf(cur) + 1) + ")";
+				const n = nth(par, cur);
+				if (n.of > 1) part += ":nth-of-type(" + n.i + ")";
 			}
 			parts.unshift(part);
 			cur = par;

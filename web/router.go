@@ -88,8 +88,8 @@ type Server struct {
 	Batches    BatchReader       // batches, jobs and artifacts; store.Store
 	Suites     regression.Reader // suites, runs and baselines; store.Store
 	// Rules serves suite rules and comparison changes (rules.go); nil: 404.
-	Rules regression.RuleStore
-	Webhooks   WebhookReader     // a batch's webhook and deliveries; store.Store
+	Rules    regression.RuleStore
+	Webhooks WebhookReader // a batch's webhook and deliveries; store.Store
 	// AuthProfiles serves /v1/auth-profiles (authprofiles.go); nil: none.
 	AuthProfiles *authprofile.Service
 	Presigner    Presigner

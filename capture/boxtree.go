@@ -40,7 +40,10 @@ type Element struct {
 	// Selector is stable across captures: [data-testid="…"], then #id, then
 	// role=<role>[name="<accessible name>"], then a short CSS path.
 	Selector string `json:"s"`
-	Tag      string `json:"t"`
+	// Path is the element's short CSS path, recorded for every element: it
+	// pairs an element whose text-derived role name changed with its text.
+	Path string `json:"pa,omitempty"`
+	Tag  string `json:"t"`
 	ID       string `json:"id,omitempty"`
 	Classes  string `json:"c,omitempty"`
 	TestID   string `json:"d,omitempty"`
@@ -164,13 +167,14 @@ const boxTreeJS = `(() => {
 		else if (role && name) { sel = "role=" + role + "[name=" + q(name) + "]"; roles.set(sel, (roles.get(sel) || 0) + 1); }
 		else sel = path(el);
 		index.set(el, out.length);
-		out.push({s: sel, t: tag, id: el.id || undefined, c: (el.getAttribute("class") || "").slice(0, 120) || undefined, d: testid || undefined,
+		const pa = sel.startsWith("body") ? undefined : path(el);
+		out.push({s: sel, pa, t: tag, id: el.id || undefined, c: (el.getAttribute("class") || "").slice(0, 120) || undefined, d: testid || undefined,
 			r: role || undefined, n: name || undefined, p: parent, x, y, w, h, tx: text || undefined, th: full ? hash(full) : undefined,
 			st, sh: hash([st.f, st.c, st.b, st.bi, w, h].join("|")),
 			img: /^(img|picture|canvas|svg|video)$/.test(tag) || bi.startsWith("url(") || undefined, _el: el});
 	}
 	for (const e of out) {
-		if (roles.get(e.s) > 1) e.s = path(e._el); // a role and name many elements share is no stable name
+		if (roles.get(e.s) > 1) { e.s = path(e._el); e.pa = undefined; } // a role and name many elements share is no stable name
 		delete e._el;
 	}
 	return {e: out, truncated};

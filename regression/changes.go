@@ -71,6 +71,7 @@ type Node struct {
 	Role     string `json:"r,omitempty"`
 	Name     string `json:"n,omitempty"`
 	Selector string `json:"s,omitempty"`
+	Path     string `json:"pa,omitempty"`
 }
 
 // pairing indexes a box tree by pairing key (selector and occurrence).
@@ -98,6 +99,41 @@ func pairTree(t *capture.BoxTree) *pairing {
 		p.byKey[k] = i
 	}
 	return p
+}
+
+// pathOf is an element's CSS path: Path, or its selector when that is one.
+func pathOf(e *capture.Element) string {
+	if e.Path != "" {
+		return e.Path
+	}
+	return e.Selector
+}
+
+// pairByPath pairs the elements left unpaired by selector (a role name
+// taken from a text that changed) by CSS path and tag; it returns, per
+// current index, the baseline index.
+func pairByPath(bp, cp *pairing) map[int]int {
+	out := map[int]int{}
+	if bp.t == nil || cp.t == nil {
+		return out
+	}
+	left := map[string]int{}
+	for i, e := range bp.t.Elements {
+		if _, ok := cp.byKey[bp.keys[i]]; !ok {
+			left[pathOf(&e)+"\x00"+e.Tag] = i
+		}
+	}
+	for i, e := range cp.t.Elements {
+		if _, ok := bp.byKey[cp.keys[i]]; ok {
+			continue
+		}
+		k := pathOf(&e) + "\x00" + e.Tag
+		if b, ok := left[k]; ok {
+			out[i] = b
+			delete(left, k)
+		}
+	}
+	return out
 }
 
 func (p *pairing) elem(i int) *capture.Element {
@@ -131,9 +167,17 @@ func attribute(base, cur *capture.BoxTree, clusters []image.Rectangle, scale flo
 		fp   image.Rectangle
 	}
 	var cands []cand
+	byPath := pairByPath(bp, cp)
+	pairedBase := map[int]bool{}
+	for _, b := range byPath {
+		pairedBase[b] = true
+	}
 	if cur != nil {
 		for i, e := range cur.Elements {
 			b, ok := bp.byKey[cp.keys[i]]
+			if !ok {
+				b, ok = byPath[i]
+			}
 			fp := f.rect(&e)
 			if ok {
 				fp = fp.Union(f.rect(&base.Elements[b]))
@@ -145,7 +189,7 @@ func attribute(base, cur *capture.BoxTree, clusters []image.Rectangle, scale flo
 	}
 	if base != nil {
 		for i, e := range base.Elements {
-			if _, ok := cp.byKey[bp.keys[i]]; !ok {
+			if _, ok := cp.byKey[bp.keys[i]]; !ok && !pairedBase[i] {
 				cands = append(cands, cand{i, -1, f.rect(&e)})
 			}
 		}
@@ -200,7 +244,12 @@ func explained(kind string, props []string, dx, dy int, cl image.Rectangle, f fr
 		ch.Ancestry = ancestry(bp.t, b)
 	}
 	if e := cp.elem(c); e != nil {
-		ch.Selector, ch.Tag = e.Selector, e.Tag
+		if b := bp.elem(b); b != nil && b.Selector != e.Selector {
+			ch.Selector = pathOf(e) // paired by path: its name changed with its text
+		} else {
+			ch.Selector = e.Selector
+		}
+		ch.Tag = e.Tag
 		ch.After = stateOf(e, f)
 		ch.Ancestry = ancestry(cp.t, c)
 	}
@@ -275,7 +324,7 @@ func ancestry(t *capture.BoxTree, i int) []Node {
 	var out []Node
 	for n := 0; i >= 0 && i < len(t.Elements) && n < maxAncestry; n++ {
 		e := t.Elements[i]
-		out = append(out, Node{Tag: e.Tag, ID: e.ID, Classes: e.Classes, TestID: e.TestID, Role: e.Role, Name: e.Name, Selector: e.Selector})
+		out = append(out, Node{Tag: e.Tag, ID: e.ID, Classes: e.Classes, TestID: e.TestID, Role: e.Role, Name: e.Name, Selector: e.Selector, Path: e.Path})
 		if e.Parent >= i { // parents come first in document order; anything else is a broken tree
 			break
 		}

@@ -209,3 +209,24 @@ func TestRuleActive(t *testing.T) {
 		t.Error("an expired rule applied")
 	}
 }
+
+// A heading named by its text gets a new role selector when the text
+// changes: it pairs by CSS path and the change names the path.
+func TestAttributeRenamedByText(t *testing.T) {
+	t.Parallel()
+	h := func(name string) capture.Element {
+		e := el(`role=heading[name="`+name+`"]`, "h1", 0, 10, 50, 300, 30, name, "")
+		e.Path = "body > h1"
+		return e
+	}
+	base := &capture.BoxTree{Elements: []capture.Element{el("body", "body", -1, 0, 0, 400, 200, "x", ""), h("Page 7")}}
+	cur := &capture.BoxTree{Elements: []capture.Element{el("body", "body", -1, 0, 0, 400, 200, "x", ""), h("Page 7, edited")}}
+	got := attribute(base, cur, []image.Rectangle{image.Rect(12, 52, 150, 75)}, 1, 0)
+	if len(got) != 1 || got[0].Kind != ChangeText || got[0].Selector != "body > h1" || got[0].Before.Text != "Page 7" {
+		t.Fatalf("changes = %+v", got)
+	}
+	r := &Rule{Kind: RuleDynamicText, Selector: "body > h1", Pattern: `\d+, edited|\d+`}
+	if !r.Suppresses(got[0]) {
+		t.Error("a rule by the reported path does not match its change")
+	}
+}

@@ -181,7 +181,7 @@ func ignoreBoxes(rules []*Rule, t *capture.BoxTree) []Rect {
 			continue
 		}
 		for i, e := range t.Elements {
-			if e.Selector == r.Selector || matchNodes(r.Selector, ancestry(t, i)) {
+			if e.Selector == r.Selector || e.Path == r.Selector || matchNodes(r.Selector, ancestry(t, i)) {
 				out = append(out, Rect{X: e.X, Y: e.Y, Width: e.Width, Height: e.Height})
 				if len(out) >= maxMaskBoxesPerCapture {
 					return out
@@ -220,7 +220,7 @@ func matchNodes(selector string, nodes []Node) bool {
 		return false
 	}
 	last := nodes[len(nodes)-1]
-	if last.Selector == selector {
+	if last.Selector == selector || last.Path == selector {
 		return true
 	}
 	m, err := compileSelector(selector)

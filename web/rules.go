@@ -35,6 +35,7 @@ func (s *Server) rules() (regression.RuleStore, error) {
 type changesView struct {
 	ComparisonID string              `json:"comparison_id"`
 	RunID        string              `json:"run_id"`
+	SuiteID      string              `json:"suite_id"`
 	Target       string              `json:"target"`
 	Viewport     string              `json:"viewport"`
 	Checkpoint   string              `json:"checkpoint,omitempty"`
@@ -56,13 +57,14 @@ func (s *Server) comparisonChanges(c *gin.Context) error {
 	if err != nil {
 		return fmt.Errorf("comparison %s: %w", id, err)
 	}
-	if _, err := s.ownedRun(c, cmp.RunID); err != nil {
+	run, err := s.ownedRun(c, cmp.RunID)
+	if err != nil {
 		return fmt.Errorf("comparison %s: %w", id, jobs.ErrNotFound)
 	}
 	if cmp.Changes == nil {
 		cmp.Changes = []regression.Change{}
 	}
-	c.JSON(http.StatusOK, changesView{ComparisonID: cmp.ID, RunID: cmp.RunID, Target: cmp.Target, Viewport: cmp.Viewport,
+	c.JSON(http.StatusOK, changesView{ComparisonID: cmp.ID, RunID: cmp.RunID, SuiteID: run.SuiteID, Target: cmp.Target, Viewport: cmp.Viewport,
 		Checkpoint: cmp.Checkpoint, Segment: cmp.Segment, Status: cmp.Status, Changes: cmp.Changes})
 	return nil
 }

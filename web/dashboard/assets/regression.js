@@ -5,6 +5,7 @@
 import { api, artifactURL } from './api.js';
 import { h, fill, badge, time, errorBox, shortID, previewImage } from './ui.js';
 import { actionLog } from './authprofiles.js';
+import { changesPanel } from './changes.js';
 
 function unavailable(err, what) {
   const box = errorBox(err, what);
@@ -379,6 +380,7 @@ function comparison(c, approve) {
     c.message ? h('p', { class: 'small' }, c.message) : null,
     bands(c),
     h('div', { class: 'cmp-images' }, image(c.baseline, 'baseline'), image(c.current, 'current'), image(c.diff, 'diff')),
+    changesPanel(c),
     c.baseline && c.current ? overlay(c) : null);
 }
 

@@ -42,13 +42,13 @@ type Element struct {
 	Selector string `json:"s"`
 	// Path is the element's short CSS path, recorded for every element: it
 	// pairs an element whose text-derived role name changed with its text.
-	Path string `json:"pa,omitempty"`
-	Tag  string `json:"t"`
-	ID       string `json:"id,omitempty"`
-	Classes  string `json:"c,omitempty"`
-	TestID   string `json:"d,omitempty"`
-	Role     string `json:"r,omitempty"`
-	Name     string `json:"n,omitempty"`
+	Path    string `json:"pa,omitempty"`
+	Tag     string `json:"t"`
+	ID      string `json:"id,omitempty"`
+	Classes string `json:"c,omitempty"`
+	TestID  string `json:"d,omitempty"`
+	Role    string `json:"r,omitempty"`
+	Name    string `json:"n,omitempty"`
 	// Parent is the index of the nearest recorded ancestor, -1 for none.
 	Parent int `json:"p"`
 	X      int `json:"x"`

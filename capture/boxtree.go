@@ -22,6 +22,9 @@ const (
 	// maxBoxTreeText bounds the text kept over all elements; past it, texts
 	// are dropped and only their hashes kept.
 	maxBoxTreeText = 300_000
+	// MaxBoxTreeBytes bounds a stored tree's size, about (its JSON): the walk
+	// stops past it.
+	MaxBoxTreeBytes = 768 << 10
 	// boxTreeBudget bounds the script's walk of the document.
 	boxTreeBudget = 1500 * time.Millisecond
 )
@@ -78,7 +81,7 @@ type Style struct {
 // measureBoxTree records the page's box tree (see BoxTree).
 func measureBoxTree(p *rod.Page) (*BoxTree, error) {
 	var t BoxTree
-	err := evalJSON(p, fmt.Sprintf(boxTreeJS, MaxBoxTreeElements, boxTreeBudget.Milliseconds(), MaxElementText, maxBoxTreeText), &t)
+	err := evalJSON(p, fmt.Sprintf(boxTreeJS, MaxBoxTreeElements, boxTreeBudget.Milliseconds(), MaxElementText, maxBoxTreeText, MaxBoxTreeBytes), &t)
 	if err != nil {
 		return nil, fmt.Errorf("measure box tree: %w", err)
 	}
@@ -86,10 +89,12 @@ func measureBoxTree(p *rod.Page) (*BoxTree, error) {
 }
 
 // boxTreeJS walks the document (see BoxTree); its arguments are the element
-// cap, the time budget in ms, the per-element and the total text caps.
+// cap, the time budget in ms, the per-element and the total text caps, the
+// size cap.
 const boxTreeJS = `(() => {
 	const MAX = %d, deadline = performance.now() + %d, TEXT = %d;
-	let textLeft = %d;
+	let textLeft = %d, bytes = 0;
+	const MAXBYTES = %d;
 	const out = [], index = new Map();
 	let truncated = false;
 	const sx = scrollX, sy = scrollY;
@@ -141,7 +146,7 @@ const boxTreeJS = `(() => {
 	const roles = new Map();
 	const walker = document.createTreeWalker(document.body || document.documentElement, NodeFilter.SHOW_ELEMENT);
 	for (let el = walker.currentNode; el; el = walker.nextNode()) {
-		if (out.length >= MAX || performance.now() > deadline) { truncated = true; break; }
+		if (out.length >= MAX || bytes > MAXBYTES || performance.now() > deadline) { truncated = true; break; }
 		const r = el.getBoundingClientRect();
 		if (r.width <= 0 || r.height <= 0) continue;
 		const cs = getComputedStyle(el);
@@ -168,6 +173,7 @@ const boxTreeJS = `(() => {
 		else sel = path(el);
 		index.set(el, out.length);
 		const pa = sel.startsWith("body") ? undefined : path(el);
+		bytes += 150 + sel.length + (pa ? pa.length : 0) + text.length + st.f.length + bi.length;
 		out.push({s: sel, pa, t: tag, id: el.id || undefined, c: (el.getAttribute("class") || "").slice(0, 120) || undefined, d: testid || undefined,
 			r: role || undefined, n: name || undefined, p: parent, x, y, w, h, tx: text || undefined, th: full ? hash(full) : undefined,
 			st, sh: hash([st.f, st.c, st.b, st.bi, w, h].join("|")),

@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -57,8 +58,17 @@ func TestBoxTree(t *testing.T) {
 
 	many := mustCapture(t, b, Request{URL: srv.URL + "/many", BoxTree: true, Viewport: Viewport{Width: 800, Height: 600},
 		Screenshot: Screenshot{Mode: ModeViewport}})
-	if many.BoxTree == nil || len(many.BoxTree.Elements) != MaxBoxTreeElements || !many.BoxTree.Truncated {
+	if many.BoxTree == nil || len(many.BoxTree.Elements) == 0 || len(many.BoxTree.Elements) > MaxBoxTreeElements || !many.BoxTree.Truncated {
 		t.Errorf("6,001 elements: %d recorded, truncated %v", len(many.BoxTree.Elements), many.BoxTree.Truncated)
+	}
+	for _, e := range many.Log {
+		if e.Type == "box_tree" {
+			data, _ := json.Marshal(many.BoxTree)
+			t.Logf("box tree of 6,001 elements: %d recorded in %d ms, %d bytes of JSON", len(many.BoxTree.Elements), e.MS, len(data))
+			if len(data) > MaxBoxTreeBytes*5/4 {
+				t.Errorf("the tree is %d bytes, past its cap of about %d", len(data), MaxBoxTreeBytes)
+			}
+		}
 	}
 }
 

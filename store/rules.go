@@ -94,8 +94,8 @@ const lastRuns = `SELECT id FROM runs WHERE suite_id = $1 ORDER BY created_at DE
 // suite's last runs.
 func (s *Store) SuppressedCounts(ctx context.Context, suiteID string, runs int) (map[string]int, error) {
 	rows, err := s.pool.Query(ctx, `SELECT ch->>'suppressed_by', count(*) FROM comparisons c
-		CROSS JOIN LATERAL jsonb_array_elements(c.changes) ch
-		WHERE c.run_id IN (`+lastRuns+`) AND c.changes IS NOT NULL AND ch ? 'suppressed_by'
+		CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(c.changes) = 'array' THEN c.changes ELSE '[]'::jsonb END) ch
+		WHERE c.run_id IN (`+lastRuns+`) AND ch ? 'suppressed_by'
 		GROUP BY 1`, suiteID, runs)
 	if err != nil {
 		return nil, fmt.Errorf("count suppressed changes: %w", err)
@@ -114,8 +114,8 @@ func (s *Store) SuppressedCounts(ctx context.Context, suiteID string, runs int) 
 // comparisons' targets, at most limit.
 func (s *Store) RecentChanges(ctx context.Context, suiteID string, runs, limit int) ([]regression.TargetChange, error) {
 	rows, err := s.pool.Query(ctx, `SELECT c.target, ch FROM comparisons c
-		CROSS JOIN LATERAL jsonb_array_elements(c.changes) ch
-		WHERE c.run_id IN (`+lastRuns+`) AND c.changes IS NOT NULL LIMIT $3`, suiteID, runs, limit)
+		CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(c.changes) = 'array' THEN c.changes ELSE '[]'::jsonb END) ch
+		WHERE c.run_id IN (`+lastRuns+`) LIMIT $3`, suiteID, runs, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list recent changes: %w", err)
 	}

@@ -37,6 +37,18 @@ func shootStable(ctx context.Context, p *rod.Page, req Request, res *Result, cal
 		}
 		res.Masks = boxes
 	}
+	if req.BoxTree {
+		start := time.Now()
+		t, err := measureBoxTree(p)
+		detail := ""
+		if t != nil {
+			detail = fmt.Sprintf("%d elements", len(t.Elements))
+		}
+		logStep(res, "box_tree", "", start, err, detail)
+		if err == nil { // no tree only means no explanation of the changes
+			res.BoxTree = t
+		}
+	}
 	prev, err := shootTarget(ctx, p, req, res, callTimeout)
 	if err != nil || req.Stabilize <= 1 {
 		return prev, err

@@ -101,6 +101,9 @@ type Request struct {
 	// MaskSelectors: the boxes of matching elements are reported in
 	// Result.Masks, for a comparison to leave out (stabilize.go).
 	MaskSelectors []string
+	// BoxTree records the page's visible elements in Result.BoxTree, for a
+	// comparison to explain its changes (boxtree.go).
+	BoxTree bool
 	// KeepCheckpoints keeps, when the job fails, the images its screenshot
 	// actions took before the failure (Error.Result.Images): a suite's journey
 	// still compares the checkpoints it reached.
@@ -173,6 +176,8 @@ type Result struct {
 	Stabilization *Stabilization
 	// Masks are the boxes of Request.MaskSelectors' elements.
 	Masks []Box
+	// BoxTree is the page's elements when Request.BoxTree asked for them.
+	BoxTree *BoxTree
 	// Partial: Request.Timeout ran out before the page was ready (load, network idle, a
 	// wait, preparation or actions); the outputs show what had rendered by then.
 	Partial bool

@@ -535,6 +535,7 @@ func newResult(res *capture.Result) *Result {
 		Evaluations:     res.Evaluations,
 		Stabilization:   res.Stabilization,
 		Masks:           res.Masks,
+		Elements:        res.BoxTree,
 		Partial:         res.Partial,
 		ContentType:     res.ContentType,
 		PDFPages:        res.PDFPages,

@@ -166,6 +166,9 @@ type Options struct {
 	// MaskSelectors are a suite's ignore selectors: their boxes are measured
 	// before the capture and masked in the comparison.
 	MaskSelectors []string `json:"mask_selectors,omitempty"`
+	// BoxTree records the page's elements for the comparison's attribution;
+	// set by suite runs, not by the API.
+	BoxTree bool `json:"box_tree,omitempty"`
 	// KeepCheckpoints stores, when a required action fails, the images the
 	// screenshot actions before it took (a suite's journey checkpoints); set
 	// by suite runs, not by the API.
@@ -382,7 +385,7 @@ func (o Options) CaptureRequest(url, name string) capture.Request {
 	o.capturePage(&r) // prepare.go
 	// actions.go
 	r.Actions, r.ActionsTimeout = captureActions(o.Actions), o.actionsTimeout()
-	r.Stabilize, r.MaskSelectors = o.Stabilize, o.MaskSelectors
+	r.Stabilize, r.MaskSelectors, r.BoxTree = o.Stabilize, o.MaskSelectors, o.BoxTree
 	r.KeepCheckpoints = o.KeepCheckpoints
 	r.IgnoreHTTPSErrors = o.IgnoreHTTPSErrors
 	r.Quality = o.Quality

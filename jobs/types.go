@@ -138,6 +138,9 @@ type Result struct {
 	Stabilization *capture.Stabilization `json:"stabilization,omitempty"`
 	// Masks are the boxes of the suite's ignore selectors, left out of comparisons.
 	Masks []capture.Box `json:"masks,omitempty"`
+	// Elements is the page's box tree of a suite's capture (capture/boxtree.go),
+	// kept for the comparison's attribution; job responses leave it out.
+	Elements *capture.BoxTree `json:"elements,omitempty"`
 	// Partial says timeout_ms ran out before the page was ready (load, network idle, a wait
 	// or the actions): the outputs show what had rendered by then; wait_errors says where.
 	Partial bool `json:"partial,omitempty"`

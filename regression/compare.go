@@ -71,6 +71,8 @@ type Comparer struct {
 	// Decoded, when set, is told how many segment images each aligned
 	// comparison decoded (the worker's snapq_compare_decoded_segments_total).
 	Decoded func(n int)
+	// Rules, when set, gives the suite rules a comparison applies (rules.go).
+	Rules RuleSource
 }
 
 // RowHashReader is a CompareStore that keeps the row hashes segments were
@@ -221,7 +223,7 @@ func (c *Comparer) compareCheckpoints(ctx context.Context, run *Run, key Capture
 		default:
 			var ds []*jobs.Artifact
 			var err error
-			if out, ds, err = c.compareSegments(ctx, run, job, cp, got, byCP[cp.name], taken); err != nil {
+			if out, ds, err = c.compareSegments(ctx, run, key.Target, job, cp, got, byCP[cp.name], taken); err != nil {
 				return nil, nil, err
 			}
 			diffs = append(diffs, ds...)
@@ -256,7 +258,7 @@ func (c *Comparer) compareCheckpoints(ctx context.Context, run *Run, key Capture
 // segment index. Only the final screenshot is compared aligned and masked by
 // the ignored elements' boxes (measured for it); a screenshot action's
 // checkpoint is masked by the suite's rectangles only.
-func (c *Comparer) compareSegments(ctx context.Context, run *Run, job *jobs.Job, cp checkpoint, shots []*jobs.Artifact,
+func (c *Comparer) compareSegments(ctx context.Context, run *Run, target string, job *jobs.Job, cp checkpoint, shots []*jobs.Artifact,
 	bases []*Baseline, taken map[string]bool) ([]*Comparison, []*jobs.Artifact, error) {
 	bySeg := map[int]*Baseline{}
 	last := len(shots)
@@ -277,6 +279,7 @@ func (c *Comparer) compareSegments(ctx context.Context, run *Run, job *jobs.Job,
 	var diffs []*jobs.Artifact
 	offsetY := 0 // top of the current segment in image pixels
 	seen := map[string]*jobs.Result{}
+	var rules []*Rule // loaded by the first explainer
 	for seg := 1; seg <= last; seg++ {
 		var cur *jobs.Artifact
 		if seg <= len(shots) {
@@ -310,7 +313,11 @@ func (c *Comparer) compareSegments(ctx context.Context, run *Run, job *jobs.Job,
 				name = diffName(job.Name, seg, taken)
 			}
 			mask := maskFor(rects, scale, offsetY)
-			d, err := c.diffOne(ctx, job, cmp, mask, run.Spec, name)
+			var ex *explain
+			if cp.final() {
+				ex = c.explainer(ctx, run, target, job, c.baselineResult(ctx, base, seen), scale, offsetY, &rules)
+			}
+			d, err := c.diffOne(ctx, job, cmp, mask, run.Spec, name, ex)
 			if err != nil {
 				cmp.Status, cmp.Message = CompareError, err.Error()
 			} else if d != nil {
@@ -346,7 +353,7 @@ func checkpointDiffName(jobName, checkpoint string, segment int) string {
 
 // diffOne diffs one segment with its baseline, sets the comparison's numbers
 // and status, and uploads the diff image, named name, when any pixel differs.
-func (c *Comparer) diffOne(ctx context.Context, job *jobs.Job, cmp *Comparison, mask []image.Rectangle, spec SuiteSpec, name string) (*jobs.Artifact, error) {
+func (c *Comparer) diffOne(ctx context.Context, job *jobs.Job, cmp *Comparison, mask []image.Rectangle, spec SuiteSpec, name string, ex *explain) (*jobs.Artifact, error) {
 	cur, err := c.image(ctx, cmp.CurrentArtifact)
 	if err != nil {
 		return nil, fmt.Errorf("current image: %w", err)
@@ -360,6 +367,17 @@ func (c *Comparer) diffOne(ctx context.Context, job *jobs.Job, cmp *Comparison, 
 	res, err := diff.Compare(base, cur, opts)
 	if err != nil {
 		return nil, fmt.Errorf("diff: %w", err)
+	}
+	if ex != nil && res.DiffPixels > 0 && !res.SizeMismatch {
+		// Explain the changes (changes.go); what the rules suppress is masked and diffed again.
+		var extra []image.Rectangle
+		cmp.Changes, extra = ex.explain(res.Diff)
+		if len(extra) > 0 {
+			opts.Mask = append(append([]image.Rectangle(nil), mask...), extra...)
+			if res, err = diff.Compare(base, cur, opts); err != nil {
+				return nil, fmt.Errorf("diff: %w", err)
+			}
+		}
 	}
 	cmp.DiffPixels, cmp.DiffRatio = int64(res.DiffPixels), res.Ratio
 	if res.DiffPixels > 0 {

@@ -659,6 +659,7 @@ func (sp SuiteSpec) stabilize(o *jobs.Options) {
 		o.Prepare.Consent = capture.ConsentHide // consent banners hidden unless the suite says off/accept
 	}
 	o.MaskSelectors = append([]string(nil), sp.Ignore.Selectors...)
+	o.BoxTree = true // the comparison explains its changes by elements (changes.go)
 	o.Emulate.ReducedMotion = true
 	o.Wait.Fonts, o.Wait.Images = true, true
 	o.Stabilize = StabilizeRetakes
@@ -776,6 +777,9 @@ type Comparison struct {
 	CurrentArtifact  *jobs.Artifact
 	DiffArtifact     *jobs.Artifact
 	ApprovedAt       *time.Time
+	// Changes explain the differing pixels by elements (changes.go); nil
+	// when nothing differed or no box tree was recorded.
+	Changes []Change
 
 	// GroupKey identifies the change the comparison shows (group.go); ""
 	// when no pixel changed.

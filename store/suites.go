@@ -522,12 +522,12 @@ func (s *Store) RecordComparisons(ctx context.Context, runID, jobID string, cs [
 			if _, err := tx.Exec(ctx, `INSERT INTO comparisons (id, run_id, job_id, target, viewport, segment, status,
 				diff_pixels, diff_ratio, threshold, message, baseline_id, baseline_artifact_id, current_artifact_id,
 				diff_artifact_id, diff_mode, shifted_px, hunks, checkpoint, step, failed_step, group_key, matches_previous,
-				auto_approved) VALUES ($1, $2, $3, $4, $5,
-				$6, $7, $8, $9, $10, $11, NULLIF($12, '')::uuid, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)`, c.ID, runID,
+				auto_approved, changes) VALUES ($1, $2, $3, $4, $5,
+				$6, $7, $8, $9, $10, $11, NULLIF($12, '')::uuid, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`, c.ID, runID,
 				jobID, c.Target, c.Viewport, c.Segment, c.Status, c.DiffPixels, c.DiffRatio, c.Threshold, c.Message,
 				c.BaselineID, artID(c.BaselineArtifact), artID(c.CurrentArtifact), artID(c.DiffArtifact),
 				diffMode(c.DiffMode), c.ShiftedPx, hunksOf(c), c.Checkpoint, c.Step, c.FailedStep, c.GroupKey, c.MatchesPrevious,
-				c.AutoApproved); err != nil {
+				c.AutoApproved, changesOf(c)); err != nil {
 				return fmt.Errorf("insert comparison: %w", err)
 			}
 		}

@@ -59,8 +59,14 @@ func newJobView(j *jobs.Job) jobView {
 	if j.ErrorCode != "" {
 		jerr = &jobs.JobError{Code: j.ErrorCode, Message: j.ErrorMessage}
 	}
+	res := j.Result
+	if res != nil && res.Elements != nil { // the box tree is the comparison's, not the reader's
+		cp := *res
+		cp.Elements = nil
+		res = &cp
+	}
 	return jobView{ID: j.ID, BatchID: j.BatchID, URL: j.URL, Name: j.Name, Status: j.Status,
-		Attempts: j.Attempts, Error: jerr, Result: j.Result, Options: j.Options,
+		Attempts: j.Attempts, Error: jerr, Result: res, Options: j.Options,
 		CreatedAt: j.CreatedAt, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt}
 }
 

@@ -87,7 +87,9 @@ type Server struct {
 	Regression *regression.Service
 	Batches    BatchReader       // batches, jobs and artifacts; store.Store
 	Suites     regression.Reader // suites, runs and baselines; store.Store
-	Webhooks   WebhookReader     // a batch's webhook and deliveries; store.Store
+	// Rules serves suite rules and comparison changes (rules.go); nil: 404.
+	Rules    regression.RuleStore
+	Webhooks WebhookReader // a batch's webhook and deliveries; store.Store
 	// AuthProfiles serves /v1/auth-profiles (authprofiles.go); nil: none.
 	AuthProfiles *authprofile.Service
 	Presigner    Presigner
@@ -162,6 +164,7 @@ func (s *Server) Handler() http.Handler {
 	v1.GET("/key", s.h(s.getKey))        // key.go
 	s.routeSuites(v1)                    // suites.go
 	s.routeGroups(v1)                    // groups.go
+	s.routeRules(v1)                     // rules.go
 	s.routeAuthProfiles(v1)              // authprofiles.go
 	s.routeAdmin(r)                      // sweep.go: POST /v1/admin/sweep, with the admin token
 	r.NoRoute(s.h(func(c *gin.Context) error {

@@ -242,6 +242,7 @@ func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeSe
 			Dispatch: d.dispatch, MaxHostConcurrency: cfg.HostConcurrencyMax, Report: regression.ReportRun(tasks, log)},
 		Batches:      st,
 		Suites:       st,
+		Rules:        st,
 		Webhooks:     st,
 		AuthProfiles: &authprofile.Service{Repo: st, Sealer: cfg.Sealer, Queue: tasks},
 		Keys:         st,

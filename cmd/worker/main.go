@@ -216,7 +216,7 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 		Hosts: d.hosts, HostConcurrency: cfg.HostConcurrency, Uploads: metrics.upload,
 		Auth: sessions, Cache: st, Captured: metrics.captured}
 	planner := &notify.Planner{Repo: st, Queue: tasks, Logger: log.With("component", "notify")}
-	cmp := &regression.Comparer{Repo: st, Store: d.objects, Logger: regLog, Decoded: metrics.decoded,
+	cmp := &regression.Comparer{Repo: st, Store: d.objects, Logger: regLog, Decoded: metrics.decoded, Rules: st,
 		RunFinished: []func(context.Context, *regression.Run){func(ctx context.Context, r *regression.Run) { announce.Batch(ctx, r.BatchID) },
 			regression.ReportRun(tasks, regLog), planner.RunFinished}}
 	if cfg.ContentAddressed {

@@ -233,7 +233,7 @@ run's outcome, oldest first: . passed, A approved, F failed, N new, M missing, E
 	flaky.Flags().IntVar(&flakyOpts.Runs, "runs", 0, "how many of the newest finished runs to read (2-200; default 20)")
 	flaky.Flags().IntVar(&flakyOpts.Limit, "limit", 0, "at most this many targets, the flakiest (default all)")
 	flaky.Flags().StringVar(&flakyOpts.Branch, "branch", "", "the branch whose runs to read (default the suite's main branch)")
-	cmd.AddCommand(ls, get, run, approve, merge, flaky)
+	cmd.AddCommand(ls, get, run, approve, merge, flaky, a.rulesCommand(), a.changesCommand())
 	return cmd
 }
 

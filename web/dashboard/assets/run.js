@@ -8,6 +8,7 @@ import { h, fill, badge, time, errorBox, shortID } from './ui.js';
 import { actionLog } from './authprofiles.js';
 import { unavailable, runCounts } from './regression.js';
 import { changeGroups } from './groups.js';
+import { changesPanel } from './changes.js';
 
 const PAGE_SIZE = 50;
 
@@ -366,6 +367,7 @@ function comparison(c, { expanded, selected, approve, select }) {
     expanded ? [
       bands(c),
       h('div', { class: 'cmp-images' }, image(c.baseline, 'baseline'), image(c.current, 'current'), image(c.diff, 'diff')),
+      changesPanel(c),
       c.baseline && c.current ? overlay(c) : null,
     ] : h('div', { class: 'cmp-thumbs' }, thumb(c.baseline, 'baseline'), thumb(c.current, 'current'), thumb(c.diff, 'diff')));
 }

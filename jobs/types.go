@@ -73,6 +73,8 @@ type Batch struct {
 	// Webhook is set on creation when the batch has one; it is not read back
 	// (see Repository.GetBatchWebhook).
 	Webhook *Webhook
+	// Crawl is set for a crawl batch (crawl.go): its jobs are added as its pages find links.
+	Crawl *Crawl
 }
 
 // Status derives the batch status from its counts.
@@ -104,6 +106,8 @@ type Job struct {
 	UpdatedAt    time.Time
 	StartedAt    *time.Time
 	FinishedAt   *time.Time
+	// Crawl is the job's place in its crawl batch; nil outside crawl batches.
+	Crawl *CrawlPos
 }
 
 // Terminal reports whether the job has reached a final status.
@@ -156,6 +160,9 @@ type Result struct {
 	Quality *capture.Quality `json:"quality,omitempty"`
 	// Consent lists the consent banners prepare.consent found and what it did.
 	Consent []capture.ConsentFound `json:"consent,omitempty"`
+
+	// links are the URLs a crawl page links to (not stored with the result).
+	links []string
 }
 
 // SegmentCounts says how many pieces a page needed and how many were kept.

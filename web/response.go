@@ -52,6 +52,16 @@ type jobView struct {
 	CreatedAt  time.Time      `json:"created_at"`
 	StartedAt  *time.Time     `json:"started_at"`
 	FinishedAt *time.Time     `json:"finished_at"`
+	// Crawl is where a crawl batch's job sits in the crawl; absent for other jobs.
+	Crawl *crawlPosView `json:"crawl,omitempty"`
+}
+
+// crawlPosView is a crawl job's depth (0: the start page) and the job and page that
+// linked to it (absent for the start page).
+type crawlPosView struct {
+	Depth    int     `json:"depth"`
+	ParentID *string `json:"parent_id,omitempty"`
+	FoundOn  *string `json:"found_on,omitempty"`
 }
 
 func newJobView(j *jobs.Job) jobView {
@@ -61,7 +71,18 @@ func newJobView(j *jobs.Job) jobView {
 	}
 	return jobView{ID: j.ID, BatchID: j.BatchID, URL: j.URL, Name: j.Name, Status: j.Status,
 		Attempts: j.Attempts, Error: jerr, Result: j.Result, Options: j.Options,
-		CreatedAt: j.CreatedAt, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt}
+		CreatedAt: j.CreatedAt, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt, Crawl: newCrawlPosView(j.Crawl)}
+}
+
+func newCrawlPosView(c *jobs.CrawlPos) *crawlPosView {
+	if c == nil {
+		return nil
+	}
+	v := &crawlPosView{Depth: c.Depth}
+	if c.ParentID != "" {
+		v.ParentID, v.FoundOn = &c.ParentID, &c.FoundOn
+	}
+	return v
 }
 
 // jobWithPreview is a job in GET /v1/batches/:id/jobs, with its first

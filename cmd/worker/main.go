@@ -214,7 +214,7 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 		AfterFinal: []func(context.Context, *jobs.Job){announce.AfterFinal, regression.CompareWhenFinal(st, tasks, regLog),
 			d.dispatch.AfterFinal},
 		Hosts: d.hosts, HostConcurrency: cfg.HostConcurrency, Uploads: metrics.upload,
-		Auth: sessions, Cache: st, Captured: metrics.captured}
+		Auth: sessions, Cache: st, Captured: metrics.captured, MaxInFlight: cfg.MaxJobsInFlight}
 	planner := &notify.Planner{Repo: st, Queue: tasks, Logger: log.With("component", "notify")}
 	cmp := &regression.Comparer{Repo: st, Store: d.objects, Logger: regLog,
 		RunFinished: []func(context.Context, *regression.Run){func(ctx context.Context, r *regression.Run) { announce.Batch(ctx, r.BatchID) },

@@ -55,6 +55,9 @@ type Batch struct {
 	Labels     map[string]string `json:"labels"`
 	CreatedAt  time.Time         `json:"created_at"`
 	FinishedAt *time.Time        `json:"finished_at"`
+	// Crawl is a crawl batch's settings (nil for other batches); Total grows as its
+	// pages add jobs.
+	Crawl *Crawl `json:"crawl,omitempty"`
 }
 
 // Completed reports whether every job of the batch reached a final status.
@@ -100,10 +103,20 @@ type Job struct {
 	CreatedAt  time.Time       `json:"created_at"`
 	StartedAt  *time.Time      `json:"started_at"`
 	FinishedAt *time.Time      `json:"finished_at"`
+	// Crawl is a crawl batch's job's place in the crawl; nil for other jobs.
+	Crawl *CrawlPosition `json:"crawl,omitempty"`
 	// Preview is the job's first screenshot; only in ListJobs.
 	Preview *ImageRef `json:"preview,omitempty"`
 	// Artifacts are the job's stored outputs; only in GetJob.
 	Artifacts []Artifact `json:"artifacts,omitempty"`
+}
+
+// CrawlPosition is a crawl job's depth (0: the start page) and the job and page whose
+// link added it (empty for the start page).
+type CrawlPosition struct {
+	Depth    int    `json:"depth"`
+	ParentID string `json:"parent_id,omitempty"`
+	FoundOn  string `json:"found_on,omitempty"`
 }
 
 // Terminal reports whether the job reached a final status.

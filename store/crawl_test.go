@@ -131,3 +131,30 @@ func TestCrawlStopsWhenCanceledOrDeep(t *testing.T) {
 		t.Errorf("canceled batch: added %d (%v)", added, err)
 	}
 }
+
+// Pages a crawl adds count against the owner's in-flight cap: past it they are not added.
+func TestCrawlCountsAgainstInFlightCap(t *testing.T) {
+	st := setup(t)
+	ctx := context.Background()
+	owner := newKey(t, st)
+	svc := &jobs.Service{Repo: st, Queue: nopQueue{}, MaxInFlight: 5}
+	if _, _, _, err := svc.Submit(ctx, jobs.Submission{Body: urlsBody(2), Owner: owner}); err != nil {
+		t.Fatal(err)
+	}
+	b, js, _, err := svc.Submit(ctx, jobs.Submission{Body: []byte(`{"crawl": {"url": "https://cap.example/"}}`), Owner: owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.StartJob(ctx, js[0].ID) //nolint:errcheck
+	var links []string
+	for i := range 10 {
+		links = append(links, fmt.Sprintf("https://cap.example/%d", i))
+	}
+	// 2 unfinished jobs of the owner's other batch, the start page done: room for 3.
+	if _, added, err := st.CompleteCrawlJob(ctx, js[0].ID, 1, &jobs.Result{}, nil, links, 5); err != nil || added != 3 {
+		t.Errorf("added %d (%v), want 3 under the cap of 5", added, err)
+	}
+	if got, _ := st.GetBatch(ctx, b.ID); got.Total != 4 {
+		t.Errorf("batch total %d, want 4", got.Total)
+	}
+}

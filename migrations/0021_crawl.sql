@@ -7,3 +7,6 @@ ALTER TABLE jobs ADD COLUMN depth integer,
     ADD COLUMN found_on text,
     ADD COLUMN url_key text;
 CREATE UNIQUE INDEX jobs_batch_url_key ON jobs (batch_id, url_key) WHERE url_key IS NOT NULL;
+-- Suite discovery (regression/discover.go): a page no longer discovered has missing
+-- comparisons without a capture job.
+ALTER TABLE comparisons ALTER COLUMN job_id DROP NOT NULL;

@@ -109,6 +109,9 @@ type SuiteSpec struct {
 	MainBranch string `json:"main_branch,omitempty"`
 	// Retention, when set, deletes old runs (retention.go).
 	Retention *Retention `json:"retention,omitempty"`
+	// Discover, when set, adds the pages of a sitemap to the targets on every run
+	// (discover.go).
+	Discover *Discover `json:"discover,omitempty"`
 }
 
 // Diff modes (SuiteSpec.Diff.Mode). They are part of the public API.
@@ -271,6 +274,7 @@ type SuiteInput struct {
 	Webhook        *jobs.WebhookInput `json:"webhook,omitempty"`
 	VCS            *VCS               `json:"vcs,omitempty"`
 	Notify         []Channel          `json:"notify,omitempty"`
+	Discover       *DiscoverInput     `json:"discover,omitempty"`
 }
 
 // ScheduleInput is the wire form of Schedule; the time zone defaults to UTC.
@@ -326,8 +330,8 @@ func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration
 		errs.Add("invalid_name", "name", fmt.Sprintf("give the suite a name of 1-%d characters", jobs.MaxNameLength))
 	}
 	switch {
-	case len(in.Targets) == 0:
-		errs.Add("required", "targets", "give at least one target")
+	case len(in.Targets) == 0 && in.Discover == nil:
+		errs.Add("required", "targets", "give at least one target, or discover them")
 	case len(in.Targets) > MaxSuiteTargets:
 		errs.Add(jobs.CodeTooManyTargets, "targets", fmt.Sprintf("a suite holds at most %d targets, got %d", MaxSuiteTargets, len(in.Targets)))
 		return nil
@@ -388,6 +392,7 @@ func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration
 	}
 	s.Schedule = validateSchedule(in.Schedule, minInterval, errs)
 	s.Spec.Retention = validateRetention(in.Retention, errs)
+	s.Spec.Discover = validateDiscover(in.Discover, in.Options, errs)
 	if in.Webhook != nil {
 		jobs.ValidateWebhook(in.Webhook, errs)
 		s.Webhook = &jobs.Webhook{URL: in.Webhook.URL, Secret: in.Webhook.Secret}
@@ -540,6 +545,9 @@ func (s *Suite) Input() map[string]any {
 	if s.Spec.Retention != nil {
 		doc["retention"] = s.Spec.Retention
 	}
+	if d := s.Spec.Discover; d != nil {
+		doc["discover"] = d
+	}
 	return doc
 }
 
@@ -625,6 +633,9 @@ type Run struct {
 	// Notifications are the run's messages to its suite's channels
 	// (filled by GetRun only).
 	Notifications []*Notification
+	// Removed, written with a new run, are the missing comparisons of pages a
+	// discovering suite no longer finds (discover.go); not read back.
+	Removed []*Comparison
 }
 
 // RunSummary is the run.completed webhook's data.

@@ -179,6 +179,7 @@ type suiteView struct {
 	Diff           regression.DiffSettings  `json:"diff"`
 	MainBranch     string                   `json:"main_branch"`
 	Retention      *regression.Retention    `json:"retention"`
+	Discover       *regression.Discover     `json:"discover,omitempty"`
 	Enabled        bool                     `json:"enabled"`
 	Webhook        *webhookRef              `json:"webhook"`
 	VCS            *regression.VCS          `json:"vcs"` // without its token
@@ -198,9 +199,9 @@ type lastRun struct {
 }
 
 func newSuiteView(su *regression.Suite) suiteView {
-	out := suiteView{ID: su.ID, Name: su.Name, Targets: su.Spec.Targets, Options: su.Spec.Options,
+	out := suiteView{ID: su.ID, Name: su.Name, Targets: nonNilTargets(su.Spec.Targets), Options: su.Spec.Options,
 		Schedule: su.Schedule, Threshold: su.Spec.Threshold, PixelThreshold: su.Spec.PixelThreshold,
-		Ignore: su.Spec.Ignore, Diff: su.Spec.Diff, MainBranch: su.Spec.MainBranchOf(), Retention: su.Spec.Retention, Enabled: su.Enabled, CreatedAt: su.CreatedAt, UpdatedAt: su.UpdatedAt}
+		Ignore: su.Spec.Ignore, Diff: su.Spec.Diff, MainBranch: su.Spec.MainBranchOf(), Retention: su.Spec.Retention, Discover: su.Spec.Discover, Enabled: su.Enabled, CreatedAt: su.CreatedAt, UpdatedAt: su.UpdatedAt}
 	if su.Webhook != nil {
 		out.Webhook = &webhookRef{URL: su.Webhook.URL}
 	}
@@ -383,4 +384,12 @@ func nonZero(n int) *int {
 		return nil
 	}
 	return &n
+}
+
+// nonNilTargets is a suite's static targets, [] for a suite that only discovers them.
+func nonNilTargets(ts []regression.SuiteTarget) []regression.SuiteTarget {
+	if ts == nil {
+		return []regression.SuiteTarget{}
+	}
+	return ts
 }

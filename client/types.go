@@ -276,6 +276,8 @@ type Suite struct {
 	CreatedAt      time.Time     `json:"created_at"`
 	UpdatedAt      time.Time     `json:"updated_at"`
 	LastRun        *RunRef       `json:"last_run"`
+	// Discover is the suite's discovery; nil when it lists its targets only.
+	Discover *Discover `json:"discover,omitempty"`
 }
 
 // SuiteTarget is one page of a suite, captured at each of its viewports.
@@ -325,6 +327,20 @@ type SuiteInput struct {
 	MainBranch     string        `json:"main_branch,omitempty"`
 	Enabled        *bool         `json:"enabled,omitempty"`
 	Webhook        *WebhookInput `json:"webhook,omitempty"`
+	// Discover, when set, adds a sitemap's pages to the targets on every run
+	// (Targets may then be empty).
+	Discover *Discover `json:"discover,omitempty"`
+}
+
+// Discover is a suite's discovery: the pages of Sitemap (at most Limit, 0: the server's
+// default of 50), filtered by Include/Exclude, each a target named page-<path>, captured
+// with Options over the suite's.
+type Discover struct {
+	Sitemap string   `json:"sitemap"`
+	Limit   int      `json:"limit,omitempty"`
+	Include []string `json:"include,omitempty"`
+	Exclude []string `json:"exclude,omitempty"`
+	Options *Options `json:"options,omitempty"`
 }
 
 // RunCounts is the number of a run's comparisons in each status.

@@ -103,6 +103,7 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 
 	var result *Result
 	var arts []*Artifact
+	var links []string // a crawl page's (crawl.go)
 	if job.Crawl == nil { // a crawl page's links come from its own load
 		result, arts = h.fromCache(ctx, job)
 	}
@@ -112,7 +113,7 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 		release()
 		log.Info("capture reused from the result cache", "cached_from", result.CachedFrom)
 	} else {
-		result, arts, jerr = h.run(ctx, job, release)
+		result, arts, jerr = h.run(ctx, job, release, &links)
 	}
 	if h.Captured != nil && jerr == nil {
 		h.Captured(cached)
@@ -138,9 +139,9 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 	var ok bool
 	if cs, crawls := h.Repo.(CrawlStore); crawls && job.Crawl != nil {
 		var added int
-		ok, added, err = cs.CompleteCrawlJob(cctx, job.ID, job.Attempts, result, arts, result.links, h.MaxInFlight)
+		ok, added, err = cs.CompleteCrawlJob(cctx, job.ID, job.Attempts, result, arts, links, h.MaxInFlight)
 		if ok {
-			log.Info("crawl page done", "depth", job.Crawl.Depth, "links", len(result.links), "added", added)
+			log.Info("crawl page done", "depth", job.Crawl.Depth, "links", len(links), "added", added)
 		}
 	} else {
 		ok, err = h.Repo.CompleteJob(cctx, job.ID, job.Attempts, result, arts)
@@ -324,7 +325,9 @@ type CheckpointFailer interface {
 
 // run captures the page, gives the host's slot back (releaseHost) and
 // uploads the artifacts.
-func (h *Handler) run(ctx context.Context, job *Job, releaseHost func()) (*Result, []*Artifact, *jobError) {
+//
+// links receives the links a crawl page found (crawlLinks).
+func (h *Handler) run(ctx context.Context, job *Job, releaseHost func(), links *[]string) (*Result, []*Artifact, *jobError) {
 	// The capture's own budget (timeout_ms) starts when a tab is free; ctx (the
 	// task's deadline) bounds the wait for one.
 	req := job.Options.CaptureRequest(job.URL, job.Name)
@@ -360,7 +363,7 @@ func (h *Handler) run(ctx context.Context, job *Job, releaseHost func()) (*Resul
 		}
 		return nil, nil, &jobError{JobError{Code: CodeInternal, Message: err.Error()}, true, nil}
 	}
-	links := crawlLinks(job, res)
+	*links = crawlLinks(job, res)
 	if name, ok := repeatedName(res); ok {
 		return nil, nil, &jobError{JobError{Code: CodeArtifactNameConflict,
 			Message: fmt.Sprintf("the capture gave two artifacts the name %q; nothing was stored", name)}, false, nil}
@@ -405,7 +408,6 @@ func (h *Handler) run(ctx context.Context, job *Job, releaseHost func()) (*Resul
 	result.TextChars = textChars
 	result.MarkdownChars, result.MarkdownTruncated = mdChars, mdTruncated
 	result.TimingsMS["upload"] = time.Since(upStart).Milliseconds()
-	result.links = links
 	return result, arts, nil
 }
 

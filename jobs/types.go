@@ -160,9 +160,6 @@ type Result struct {
 	Quality *capture.Quality `json:"quality,omitempty"`
 	// Consent lists the consent banners prepare.consent found and what it did.
 	Consent []capture.ConsentFound `json:"consent,omitempty"`
-
-	// links are the URLs a crawl page links to (not stored with the result).
-	links []string
 }
 
 // SegmentCounts says how many pieces a page needed and how many were kept.

@@ -103,7 +103,7 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 
 	var result *Result
 	var arts []*Artifact
-	var links []string // a crawl page's (crawl.go)
+	var links []string    // a crawl page's (crawl.go)
 	if job.Crawl == nil { // a crawl page's links come from its own load
 		result, arts = h.fromCache(ctx, job)
 	}

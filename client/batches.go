@@ -26,12 +26,27 @@ type BatchRequest struct {
 	Limit   int      `json:"limit,omitempty"`
 	Include []string `json:"include,omitempty"`
 	Exclude []string `json:"exclude,omitempty"`
+	// Crawl, instead of Targets/URLs/Sitemap: a bounded crawl from a start page; its pages'
+	// links add jobs to the same batch (README: Discovery).
+	Crawl *Crawl `json:"crawl,omitempty"`
 	// IdempotencyKey is sent as the Idempotency-Key header: the same key and
 	// body create the batch once and replay its answer after.
 	IdempotencyKey string `json:"-"`
 	// RawOptions, when set, is sent as "options" instead of Options: for
 	// callers that build options as JSON (the CLI's --options and --set).
 	RawOptions json.RawMessage `json:"-"`
+}
+
+// Crawl is a bounded crawl: MaxDepth link hops from URL (nil: the server's default,
+// 2; 0 is the start page only), at most MaxPages jobs (0: the server's default), links
+// filtered by Include/Exclude patterns, of URL's origin only unless SameOrigin is false.
+type Crawl struct {
+	URL        string   `json:"url"`
+	MaxDepth   *int     `json:"max_depth,omitempty"`
+	MaxPages   int      `json:"max_pages,omitempty"`
+	Include    []string `json:"include,omitempty"`
+	Exclude    []string `json:"exclude,omitempty"`
+	SameOrigin *bool    `json:"same_origin,omitempty"`
 }
 
 // Target is one page to capture; Name (optional) names its files, Options

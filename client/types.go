@@ -55,6 +55,9 @@ type Batch struct {
 	Labels     map[string]string `json:"labels"`
 	CreatedAt  time.Time         `json:"created_at"`
 	FinishedAt *time.Time        `json:"finished_at"`
+	// Crawl is a crawl batch's settings (nil for other batches); Total grows as its
+	// pages add jobs.
+	Crawl *Crawl `json:"crawl,omitempty"`
 }
 
 // Completed reports whether every job of the batch reached a final status.
@@ -100,10 +103,20 @@ type Job struct {
 	CreatedAt  time.Time       `json:"created_at"`
 	StartedAt  *time.Time      `json:"started_at"`
 	FinishedAt *time.Time      `json:"finished_at"`
+	// Crawl is a crawl batch's job's place in the crawl; nil for other jobs.
+	Crawl *CrawlPosition `json:"crawl,omitempty"`
 	// Preview is the job's first screenshot; only in ListJobs.
 	Preview *ImageRef `json:"preview,omitempty"`
 	// Artifacts are the job's stored outputs; only in GetJob.
 	Artifacts []Artifact `json:"artifacts,omitempty"`
+}
+
+// CrawlPosition is a crawl job's depth (0: the start page) and the job and page whose
+// link added it (empty for the start page).
+type CrawlPosition struct {
+	Depth    int    `json:"depth"`
+	ParentID string `json:"parent_id,omitempty"`
+	FoundOn  string `json:"found_on,omitempty"`
 }
 
 // Terminal reports whether the job reached a final status.
@@ -282,6 +295,8 @@ type Suite struct {
 	CreatedAt          time.Time   `json:"created_at"`
 	UpdatedAt          time.Time   `json:"updated_at"`
 	LastRun            *RunRef     `json:"last_run"`
+	// Discover is the suite's discovery; nil when it lists its targets only.
+	Discover *Discover `json:"discover,omitempty"`
 }
 
 // SuiteTarget is one page of a suite, captured at each of its viewports.
@@ -354,6 +369,20 @@ type SuiteInput struct {
 	BranchBaselineDays *int          `json:"branch_baseline_days,omitempty"`
 	Enabled            *bool         `json:"enabled,omitempty"`
 	Webhook            *WebhookInput `json:"webhook,omitempty"`
+	// Discover, when set, adds a sitemap's pages to the targets on every run
+	// (Targets may then be empty).
+	Discover *Discover `json:"discover,omitempty"`
+}
+
+// Discover is a suite's discovery: the pages of Sitemap (at most Limit, 0: the server's
+// default of 50), filtered by Include/Exclude, each a target named page-<path>, captured
+// with Options over the suite's.
+type Discover struct {
+	Sitemap string   `json:"sitemap"`
+	Limit   int      `json:"limit,omitempty"`
+	Include []string `json:"include,omitempty"`
+	Exclude []string `json:"exclude,omitempty"`
+	Options *Options `json:"options,omitempty"`
 }
 
 // RunCounts is the number of a run's comparisons in each status.

@@ -68,6 +68,9 @@ type Handler struct {
 	// Cache, when set, lets jobs with options.max_age_s reuse a recent
 	// capture instead of rendering (cache.go).
 	Cache ResultCache
+	// MaxInFlight caps an owner's unfinished jobs when a crawl page adds
+	// jobs to its batch (SNAPQ_MAX_JOBS_IN_FLIGHT; 0: no cap).
+	MaxInFlight int
 	// Captured, when set, counts each job attempt that reached its outputs:
 	// rendered by a browser (cached=false) or reused from the cache.
 	Captured func(cached bool)
@@ -99,14 +102,19 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 	log := h.logger().With("job_id", job.ID, "batch_id", job.BatchID, "url", job.URL, "attempt", job.Attempts)
 	begin := time.Now()
 
-	result, arts := h.fromCache(ctx, job)
+	var result *Result
+	var arts []*Artifact
+	var links []string    // a crawl page's (crawl.go)
+	if job.Crawl == nil { // a crawl page's links come from its own load
+		result, arts = h.fromCache(ctx, job)
+	}
 	cached := result != nil
 	var jerr *jobError
 	if cached {
 		release()
 		log.Info("capture reused from the result cache", "cached_from", result.CachedFrom)
 	} else {
-		result, arts, jerr = h.run(ctx, job, release)
+		result, arts, jerr = h.run(ctx, job, release, &links)
 	}
 	if h.Captured != nil && jerr == nil {
 		h.Captured(cached)
@@ -129,7 +137,16 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 	result.TimingsMS["total"] = time.Since(begin).Milliseconds()
 	cctx, cancel := Bookkeeping(ctx)
 	defer cancel()
-	ok, err := h.Repo.CompleteJob(cctx, job.ID, job.Attempts, result, arts)
+	var ok bool
+	if cs, crawls := h.Repo.(CrawlStore); crawls && job.Crawl != nil {
+		var added int
+		ok, added, err = cs.CompleteCrawlJob(cctx, job.ID, job.Attempts, result, arts, links, h.MaxInFlight)
+		if ok {
+			log.Info("crawl page done", "depth", job.Crawl.Depth, "links", len(links), "added", added)
+		}
+	} else {
+		ok, err = h.Repo.CompleteJob(cctx, job.ID, job.Attempts, result, arts)
+	}
 	if errors.Is(err, ErrArtifactNameTaken) {
 		// run checks the names; this is the store's word for a clash it missed.
 		if !cached { // a hit's objects are its source's
@@ -309,10 +326,13 @@ type CheckpointFailer interface {
 
 // run captures the page, gives the host's slot back (releaseHost) and
 // uploads the artifacts.
-func (h *Handler) run(ctx context.Context, job *Job, releaseHost func()) (*Result, []*Artifact, *jobError) {
+//
+// links receives the links a crawl page found (crawlLinks).
+func (h *Handler) run(ctx context.Context, job *Job, releaseHost func(), links *[]string) (*Result, []*Artifact, *jobError) {
 	// The capture's own budget (timeout_ms) starts when a tab is free; ctx (the
 	// task's deadline) bounds the wait for one.
 	req := job.Options.CaptureRequest(job.URL, job.Name)
+	crawlRequest(job, &req)
 	var (
 		res *capture.Result
 		err error
@@ -344,6 +364,7 @@ func (h *Handler) run(ctx context.Context, job *Job, releaseHost func()) (*Resul
 		}
 		return nil, nil, &jobError{JobError{Code: CodeInternal, Message: err.Error()}, true, nil}
 	}
+	*links = crawlLinks(job, res)
 	if name, ok := repeatedName(res); ok {
 		return nil, nil, &jobError{JobError{Code: CodeArtifactNameConflict,
 			Message: fmt.Sprintf("the capture gave two artifacts the name %q; nothing was stored", name)}, false, nil}

@@ -32,6 +32,8 @@ type BatchRequest struct {
 	Limit   *float64 `json:"limit,omitempty"`
 	Include []string `json:"include,omitempty"`
 	Exclude []string `json:"exclude,omitempty"`
+	// A crawl instead of targets (crawl.go): Service.Submit replaces it with "urls": [start].
+	Crawl *CrawlInput `json:"crawl,omitempty"`
 }
 
 // TargetInput is one page to capture.
@@ -86,6 +88,9 @@ func (r *BatchRequest) validate(errs *FieldErrors, maxTargets int) []NewJob {
 	}
 	if r.sitemapGiven() {
 		errs.Add("invalid_field", "sitemap", "this server does not read sitemaps")
+	}
+	if r.crawlGiven() {
+		errs.Add("invalid_field", "crawl", "a crawl is a batch of its own")
 	}
 	validateLabels(r.Labels, errs)
 	ValidateWebhook(r.Webhook, errs)

@@ -81,7 +81,11 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (b *Batch, jobs []
 			return b, jobs, err == nil, err
 		}
 	}
-	body, err := s.expandSitemap(ctx, sub.Body)
+	body, crawl, err := s.expandCrawl(sub.Body)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	body, err = s.expandSitemap(ctx, body)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -108,7 +112,7 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (b *Batch, jobs []
 	}
 	now := time.Now().UTC()
 	b = &Batch{ID: NewID(), OwnerKeyID: sub.Owner, Labels: req.Labels, Total: len(newJobs), CreatedAt: now,
-		IdempotencyKey: sub.IdempotencyKey, RequestHash: hash}
+		IdempotencyKey: sub.IdempotencyKey, RequestHash: hash, Crawl: crawl}
 	if b.Labels == nil {
 		b.Labels = map[string]string{}
 	}
@@ -122,6 +126,9 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (b *Batch, jobs []
 	for i, nj := range newJobs {
 		jobs[i] = &Job{ID: NewID(), BatchID: b.ID, Seq: i, URL: nj.URL, Name: nj.Name, Options: nj.Options,
 			Status: StatusQueued, CreatedAt: now, UpdatedAt: now}
+		if crawl != nil {
+			jobs[i].Crawl = &CrawlPos{URLKey: CrawlKey(nj.URL)}
+		}
 	}
 	create := s.Repo.CreateBatch
 	if atomic {

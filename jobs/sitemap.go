@@ -74,10 +74,31 @@ func (s *Service) expandSitemap(ctx context.Context, body []byte) ([]byte, error
 		return nil, err
 	}
 
+	urls, err := ReadSitemap(ctx, s.Sitemaps, u, limit, include, exclude)
+	if err != nil {
+		return nil, err
+	}
+
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return nil, err // DecodeStrict accepted it
+	}
+	for _, k := range []string{"sitemap", "limit", "include", "exclude"} {
+		delete(raw, k)
+	}
+	raw["urls"], _ = json.Marshal(urls)
+	return json.Marshal(raw)
+}
+
+// ReadSitemap reads the sitemap at u (normalised) with r and returns its unique
+// (normalised) loadable page URLs that pass include/exclude, at most limit, in sitemap
+// order. Its errors are ValidationErrors on the field "sitemap": the reader's problem code
+// (sitemap_unreachable by default), or sitemap_empty when no page is left.
+func ReadSitemap(ctx context.Context, r SitemapReader, u string, limit int, include, exclude []*regexp.Regexp) ([]string, error) {
 	seen := map[string]bool{}
 	var urls []string
 	looked, skipped := 0, 0
-	err := s.Sitemaps.Read(ctx, u, func(page string) bool {
+	err := r.Read(ctx, u, func(page string) bool {
 		looked++
 		n, _, err := CheckBrowserURL(page)
 		if err != nil {
@@ -107,16 +128,13 @@ func (s *Service) expandSitemap(ctx context.Context, body []byte) ([]byte, error
 		return nil, ValidationErrors(FieldErrors{{Code: "sitemap_empty", Field: "sitemap",
 			Message: fmt.Sprintf("no page URL to capture: %d listed, %d not loadable http(s) URLs, the rest filtered out by include/exclude", looked, skipped)}})
 	}
+	return urls, nil
+}
 
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(body, &raw); err != nil {
-		return nil, err // DecodeStrict accepted it
-	}
-	for _, k := range []string{"sitemap", "limit", "include", "exclude"} {
-		delete(raw, k)
-	}
-	raw["urls"], _ = json.Marshal(urls)
-	return json.Marshal(raw)
+// CompilePatterns checks include/exclude globs (the sitemap's syntax), recording problems
+// on field in errs, and returns them compiled.
+func CompilePatterns(pats []string, field string, errs *FieldErrors) []*regexp.Regexp {
+	return compilePatterns(pats, field, errs)
 }
 
 // compilePatterns reads include/exclude globs: "*" matches any run of characters; a pattern

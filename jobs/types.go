@@ -73,6 +73,8 @@ type Batch struct {
 	// Webhook is set on creation when the batch has one; it is not read back
 	// (see Repository.GetBatchWebhook).
 	Webhook *Webhook
+	// Crawl is set for a crawl batch (crawl.go): its jobs are added as its pages find links.
+	Crawl *Crawl
 }
 
 // Status derives the batch status from its counts.
@@ -104,6 +106,8 @@ type Job struct {
 	UpdatedAt    time.Time
 	StartedAt    *time.Time
 	FinishedAt   *time.Time
+	// Crawl is the job's place in its crawl batch; nil outside crawl batches.
+	Crawl *CrawlPos
 }
 
 // Terminal reports whether the job has reached a final status.

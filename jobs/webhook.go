@@ -93,10 +93,13 @@ type BatchView struct {
 	Labels     map[string]string `json:"labels"`
 	CreatedAt  time.Time         `json:"created_at"`
 	FinishedAt *time.Time        `json:"finished_at"`
+	// Crawl is a crawl batch's settings (absent for other batches); total counts the
+	// pages it has added so far.
+	Crawl *Crawl `json:"crawl,omitempty"`
 }
 
 // View returns the batch's public JSON form.
 func (b *Batch) View() BatchView {
 	return BatchView{ID: b.ID, Status: b.Status(), Total: b.Total, Counts: b.Counts, Labels: b.Labels,
-		CreatedAt: b.CreatedAt, FinishedAt: b.FinishedAt}
+		CreatedAt: b.CreatedAt, FinishedAt: b.FinishedAt, Crawl: b.Crawl}
 }

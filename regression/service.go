@@ -67,6 +67,9 @@ type Service struct {
 	// Report, when set, has a run reported to its suite's code host (a
 	// vcs:report task); StartRun calls it for a run with a commit.
 	Report func(ctx context.Context, run *Run)
+	// Sitemaps reads the sitemaps of discovering suites on every run (nil:
+	// such a run is refused).
+	Sitemaps jobs.SitemapReader
 }
 
 // checkHostConcurrency names every host_concurrency of s above MaxHostConcurrency.
@@ -171,6 +174,13 @@ func (g *Service) UpdateSuite(ctx context.Context, cur *Suite, body []byte) (*Su
 func (g *Service) StartRun(ctx context.Context, s *Suite, trigger string, scheduledFor *time.Time, opts RunOptions) (*Run, error) {
 	spec := s.Spec
 	spec.MainBranch = spec.MainBranchOf()
+	if spec.Discover != nil {
+		found, err := g.discover(ctx, spec)
+		if err != nil {
+			return nil, err
+		}
+		spec.Targets = found
+	}
 	targets, err := WithBaseURL(spec.Targets, opts.BaseURL)
 	if err != nil {
 		return nil, err
@@ -199,6 +209,11 @@ func (g *Service) StartRun(ctx context.Context, s *Suite, trigger string, schedu
 		b.Webhook = &jobs.Webhook{URL: s.Webhook.URL, Secret: s.Webhook.Secret, Event: EventRunCompleted}
 	}
 	r.BatchID = b.ID
+	if spec.Discover != nil {
+		if r.Removed, err = g.removedComparisons(ctx, r, s.ID, keys); err != nil {
+			return nil, err
+		}
+	}
 	shared := spec.SharedOptions()
 	b.JobOptions = &shared
 	// A pair's two captures are next to each other, so they are dispatched

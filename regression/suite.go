@@ -121,6 +121,9 @@ type SuiteSpec struct {
 	// branch's last run or approval (retention.go); nil: the default
 	// (SNAPQ_BRANCH_BASELINE_DAYS), 0: never expire.
 	BranchBaselineDays *int `json:"branch_baseline_days,omitempty"`
+	// Discover, when set, adds the pages of a sitemap to the targets on every run
+	// (discover.go).
+	Discover *Discover `json:"discover,omitempty"`
 }
 
 // Diff modes (SuiteSpec.Diff.Mode). They are part of the public API.
@@ -292,6 +295,7 @@ type SuiteInput struct {
 	Webhook            *jobs.WebhookInput `json:"webhook,omitempty"`
 	VCS                *VCS               `json:"vcs,omitempty"`
 	Notify             []Channel          `json:"notify,omitempty"`
+	Discover           *DiscoverInput     `json:"discover,omitempty"`
 }
 
 // ScheduleInput is the wire form of Schedule; the time zone defaults to UTC.
@@ -347,8 +351,8 @@ func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration
 		errs.Add("invalid_name", "name", fmt.Sprintf("give the suite a name of 1-%d characters", jobs.MaxNameLength))
 	}
 	switch {
-	case len(in.Targets) == 0:
-		errs.Add("required", "targets", "give at least one target")
+	case len(in.Targets) == 0 && in.Discover == nil:
+		errs.Add("required", "targets", "give at least one target, or discover them")
 	case len(in.Targets) > MaxSuiteTargets:
 		errs.Add(jobs.CodeTooManyTargets, "targets", fmt.Sprintf("a suite holds at most %d targets, got %d", MaxSuiteTargets, len(in.Targets)))
 		return nil
@@ -434,6 +438,7 @@ func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration
 		v := *d
 		s.Spec.BranchBaselineDays = &v
 	}
+	s.Spec.Discover = validateDiscover(in.Discover, in.Options, errs)
 	if in.Webhook != nil {
 		jobs.ValidateWebhook(in.Webhook, errs)
 		s.Webhook = &jobs.Webhook{URL: in.Webhook.URL, Secret: in.Webhook.Secret}
@@ -610,6 +615,9 @@ func (s *Suite) Input() map[string]any {
 	if s.Spec.BranchBaselineDays != nil {
 		doc["branch_baseline_days"] = *s.Spec.BranchBaselineDays
 	}
+	if d := s.Spec.Discover; d != nil {
+		doc["discover"] = d
+	}
 	return doc
 }
 
@@ -707,6 +715,9 @@ type Run struct {
 	// Notifications are the run's messages to its suite's channels
 	// (filled by GetRun only).
 	Notifications []*Notification
+	// Removed, written with a new run, are the missing comparisons of pages a
+	// discovering suite no longer finds (discover.go); not read back.
+	Removed []*Comparison
 }
 
 // RunSummary is the run.completed webhook's data.

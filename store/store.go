@@ -182,9 +182,15 @@ func insertBatch(ctx context.Context, tx pgx.Tx, b *jobs.Batch, js []*jobs.Job) 
 		}
 		sharedArg = sharedJSON
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO batches (id, labels, options, total, created_at, api_key_id, job_options)
-		VALUES ($1, $2, $3, $4, $5, NULLIF($6, '')::uuid, $7)`,
-		b.ID, labels, opts, b.Total, b.CreatedAt, b.OwnerKeyID, sharedArg); err != nil {
+	var crawl any // NULL outside crawl batches
+	if b.Crawl != nil {
+		if crawl, err = json.Marshal(b.Crawl); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO batches (id, labels, options, total, created_at, api_key_id, job_options, crawl)
+		VALUES ($1, $2, $3, $4, $5, NULLIF($6, '')::uuid, $7, $8)`,
+		b.ID, labels, opts, b.Total, b.CreatedAt, b.OwnerKeyID, sharedArg, crawl); err != nil {
 		return fmt.Errorf("insert batch: %w", err)
 	}
 	if err := insertBatchWebhook(ctx, tx, b); err != nil {
@@ -210,11 +216,20 @@ func insertBatch(ctx context.Context, tx pgx.Tx, b *jobs.Batch, js []*jobs.Job) 
 		if override != nil {
 			o = []byte(override)
 		}
+		var depth, parent, foundOn, key any // NULL outside crawl batches
+		if c := j.Crawl; c != nil {
+			depth, key = int32(c.Depth), c.URLKey
+			if c.ParentID != "" {
+				parent, foundOn = c.ParentID, c.FoundOn
+			}
+		}
 		rows[i] = []any{j.ID, j.BatchID, j.Seq, j.URL, j.Name, o, jobs.StatusQueued, j.CreatedAt, j.UpdatedAt,
-			jobs.OptionsHash(j.Options)} // the result cache's (cache.go)
+			jobs.OptionsHash(j.Options), // the result cache's (cache.go)
+			depth, parent, foundOn, key}
 	}
 	_, err = tx.CopyFrom(ctx, pgx.Identifier{"jobs"},
-		[]string{"id", "batch_id", "seq", "url", "name", "options", "status", "created_at", "updated_at", "options_hash"},
+		[]string{"id", "batch_id", "seq", "url", "name", "options", "status", "created_at", "updated_at", "options_hash",
+			"depth", "parent_id", "found_on", "url_key"},
 		pgx.CopyFromRows(rows))
 	if err != nil {
 		return fmt.Errorf("insert jobs: %w", err)
@@ -222,7 +237,7 @@ func insertBatch(ctx context.Context, tx pgx.Tx, b *jobs.Batch, js []*jobs.Job) 
 	return nil
 }
 
-const batchColumns = `b.id, coalesce(b.api_key_id::text, ''), b.labels, b.options, b.total, b.created_at, b.finished_at,
+const batchColumns = `b.id, coalesce(b.api_key_id::text, ''), b.labels, b.options, b.total, b.created_at, b.finished_at, b.crawl,
 	count(*) FILTER (WHERE j.status = 'queued'), count(*) FILTER (WHERE j.status = 'running'),
 	count(*) FILTER (WHERE j.status = 'succeeded'), count(*) FILTER (WHERE j.status = 'failed'),
 	count(*) FILTER (WHERE j.status = 'canceled')`
@@ -230,8 +245,8 @@ const batchColumns = `b.id, coalesce(b.api_key_id::text, ''), b.labels, b.option
 func scanBatch(row pgx.Row) (*jobs.Batch, error) {
 	var b jobs.Batch
 	var labels []byte
-	var opts []byte
-	err := row.Scan(&b.ID, &b.OwnerKeyID, &labels, &opts, &b.Total, &b.CreatedAt, &b.FinishedAt,
+	var opts, crawl []byte
+	err := row.Scan(&b.ID, &b.OwnerKeyID, &labels, &opts, &b.Total, &b.CreatedAt, &b.FinishedAt, &crawl,
 		&b.Counts.Queued, &b.Counts.Running, &b.Counts.Succeeded, &b.Counts.Failed, &b.Counts.Canceled)
 	if err != nil {
 		return nil, err
@@ -239,6 +254,12 @@ func scanBatch(row pgx.Row) (*jobs.Batch, error) {
 	b.Options = opts
 	if err := json.Unmarshal(labels, &b.Labels); err != nil {
 		return nil, fmt.Errorf("batch %s labels: %w", b.ID, err)
+	}
+	if crawl != nil {
+		b.Crawl = new(jobs.Crawl)
+		if err := json.Unmarshal(crawl, b.Crawl); err != nil {
+			return nil, fmt.Errorf("batch %s crawl: %w", b.ID, err)
+		}
 	}
 	return &b, nil
 }
@@ -309,7 +330,8 @@ func (s *Store) ListBatches(ctx context.Context, owner, status string, limit int
 }
 
 const jobColumns = `id, batch_id, seq, url, name, options, status, attempts, coalesce(error_code, ''),
-	coalesce(error_message, ''), result, created_at, updated_at, started_at, finished_at`
+	coalesce(error_message, ''), result, created_at, updated_at, started_at, finished_at,
+	depth, coalesce(parent_id::text, ''), coalesce(found_on, ''), coalesce(url_key, '')`
 
 // sharedOptionsColumn is, next to jobColumns, the job's batch's shared options (NULL for
 // batches stored before migration 0006, whose jobs hold their full options).
@@ -320,13 +342,20 @@ const sharedOptionsColumn = `(SELECT b.job_options FROM batches b WHERE b.id = j
 func scanJob(row pgx.Row, withShared bool, shared *jobs.SharedOptions) (*jobs.Job, error) {
 	var j jobs.Job
 	var opts, result, sharedRaw []byte
+	var depth *int32
+	var crawl jobs.CrawlPos
 	dest := []any{&j.ID, &j.BatchID, &j.Seq, &j.URL, &j.Name, &opts, &j.Status, &j.Attempts, &j.ErrorCode,
-		&j.ErrorMessage, &result, &j.CreatedAt, &j.UpdatedAt, &j.StartedAt, &j.FinishedAt}
+		&j.ErrorMessage, &result, &j.CreatedAt, &j.UpdatedAt, &j.StartedAt, &j.FinishedAt,
+		&depth, &crawl.ParentID, &crawl.FoundOn, &crawl.URLKey}
 	if withShared {
 		dest = append(dest, &sharedRaw)
 	}
 	if err := row.Scan(dest...); err != nil {
 		return nil, err
+	}
+	if depth != nil {
+		crawl.Depth = int(*depth)
+		j.Crawl = &crawl
 	}
 	if shared == nil && sharedRaw != nil {
 		shared = jobs.NewSharedOptions(sharedRaw)

@@ -246,6 +246,15 @@ func (s *Store) CreateRun(ctx context.Context, r *regression.Run, b *jobs.Batch,
 			pgx.CopyFromRows(rows)); err != nil {
 			return fmt.Errorf("insert run captures: %w", err)
 		}
+		for _, c := range r.Removed { // pages no longer discovered: no job
+			if _, err := tx.Exec(ctx, `INSERT INTO comparisons (id, run_id, target, viewport, segment, status, message,
+				baseline_id, baseline_artifact_id, diff_mode, hunks, checkpoint)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, '')::uuid, $9, $10, $11, $12)`,
+				c.ID, r.ID, c.Target, c.Viewport, c.Segment, c.Status, c.Message, c.BaselineID, artID(c.BaselineArtifact),
+				diffMode(c.DiffMode), hunksOf(c), c.Checkpoint); err != nil {
+				return fmt.Errorf("insert removed comparison: %w", err)
+			}
+		}
 		return nil
 	})
 }
@@ -336,7 +345,7 @@ func (s *Store) ListRuns(ctx context.Context, suiteID string, limit int, cursor 
 	return out, next, nil
 }
 
-const comparisonColumns = `id, run_id, job_id, target, viewport, segment, status, diff_pixels, diff_ratio, threshold,
+const comparisonColumns = `id, run_id, coalesce(job_id::text, ''), target, viewport, segment, status, diff_pixels, diff_ratio, threshold,
 	message, coalesce(baseline_id::text, ''), coalesce(baseline_artifact_id::text, ''),
 	coalesce(current_artifact_id::text, ''), coalesce(diff_artifact_id::text, ''), approved_at, diff_mode, shifted_px, hunks,
 	checkpoint, step, failed_step, group_key, matches_previous, auto_approved, rejected_at, rejected_by`

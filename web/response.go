@@ -52,6 +52,16 @@ type jobView struct {
 	CreatedAt  time.Time      `json:"created_at"`
 	StartedAt  *time.Time     `json:"started_at"`
 	FinishedAt *time.Time     `json:"finished_at"`
+	// Crawl is where a crawl batch's job sits in the crawl; absent for other jobs.
+	Crawl *crawlPosView `json:"crawl,omitempty"`
+}
+
+// crawlPosView is a crawl job's depth (0: the start page) and the job and page that
+// linked to it (absent for the start page).
+type crawlPosView struct {
+	Depth    int     `json:"depth"`
+	ParentID *string `json:"parent_id,omitempty"`
+	FoundOn  *string `json:"found_on,omitempty"`
 }
 
 func newJobView(j *jobs.Job) jobView {
@@ -67,7 +77,18 @@ func newJobView(j *jobs.Job) jobView {
 	}
 	return jobView{ID: j.ID, BatchID: j.BatchID, URL: j.URL, Name: j.Name, Status: j.Status,
 		Attempts: j.Attempts, Error: jerr, Result: res, Options: j.Options,
-		CreatedAt: j.CreatedAt, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt}
+		CreatedAt: j.CreatedAt, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt, Crawl: newCrawlPosView(j.Crawl)}
+}
+
+func newCrawlPosView(c *jobs.CrawlPos) *crawlPosView {
+	if c == nil {
+		return nil
+	}
+	v := &crawlPosView{Depth: c.Depth}
+	if c.ParentID != "" {
+		v.ParentID, v.FoundOn = &c.ParentID, &c.FoundOn
+	}
+	return v
 }
 
 // jobWithPreview is a job in GET /v1/batches/:id/jobs, with its first
@@ -172,13 +193,14 @@ type suiteView struct {
 	MainBranch       string                `json:"main_branch"`
 	Retention        *regression.Retention `json:"retention"`
 	// BranchBaselineDays is null for the default (SNAPQ_BRANCH_BASELINE_DAYS).
-	BranchBaselineDays *int            `json:"branch_baseline_days"`
-	Enabled            bool            `json:"enabled"`
-	Webhook            *webhookRef     `json:"webhook"`
-	VCS                *regression.VCS `json:"vcs"` // without its token
-	CreatedAt          time.Time       `json:"created_at"`
-	UpdatedAt          time.Time       `json:"updated_at"`
-	LastRun            *lastRun        `json:"last_run"`
+	BranchBaselineDays *int                 `json:"branch_baseline_days"`
+	Discover           *regression.Discover `json:"discover,omitempty"`
+	Enabled            bool                 `json:"enabled"`
+	Webhook            *webhookRef          `json:"webhook"`
+	VCS                *regression.VCS      `json:"vcs"` // without its token
+	CreatedAt          time.Time            `json:"created_at"`
+	UpdatedAt          time.Time            `json:"updated_at"`
+	LastRun            *lastRun             `json:"last_run"`
 
 	// Notify is the suite's channels without their urls and secrets.
 	Notify []regression.Channel `json:"notify"`
@@ -192,10 +214,10 @@ type lastRun struct {
 }
 
 func newSuiteView(su *regression.Suite) suiteView {
-	out := suiteView{ID: su.ID, Name: su.Name, Targets: su.Spec.Targets, Options: su.Spec.Options,
+	out := suiteView{ID: su.ID, Name: su.Name, Targets: nonNilTargets(su.Spec.Targets), Options: su.Spec.Options,
 		Schedule: su.Schedule, Threshold: su.Spec.Threshold, PixelThreshold: su.Spec.PixelThreshold,
 		Ignore: su.Spec.Ignore, Diff: su.Spec.Diff, Preset: nullable(su.Spec.Preset), IncludeAA: su.Spec.IncludeAA,
-		AutoApproveBelow: positive(su.Spec.AutoApproveBelow), FailAbove: positive(su.Spec.FailAbove), MainBranch: su.Spec.MainBranchOf(), Retention: su.Spec.Retention,
+		AutoApproveBelow: positive(su.Spec.AutoApproveBelow), FailAbove: positive(su.Spec.FailAbove), MainBranch: su.Spec.MainBranchOf(), Retention: su.Spec.Retention, Discover: su.Spec.Discover,
 		BranchBaselineDays: su.Spec.BranchBaselineDays, Enabled: su.Enabled, CreatedAt: su.CreatedAt, UpdatedAt: su.UpdatedAt}
 	if su.Webhook != nil {
 		out.Webhook = &webhookRef{URL: su.Webhook.URL}
@@ -415,4 +437,12 @@ func positive(v float64) *float64 {
 		return nil
 	}
 	return &v
+}
+
+// nonNilTargets is a suite's static targets, [] for a suite that only discovers them.
+func nonNilTargets(ts []regression.SuiteTarget) []regression.SuiteTarget {
+	if ts == nil {
+		return []regression.SuiteTarget{}
+	}
+	return ts
 }

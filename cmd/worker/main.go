@@ -28,6 +28,7 @@ import (
 	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/regression"
+	"github.com/snapq/snapq/sitemap"
 	"github.com/snapq/snapq/store"
 	"github.com/snapq/snapq/webhook"
 )
@@ -214,7 +215,7 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 		AfterFinal: []func(context.Context, *jobs.Job){announce.AfterFinal, regression.CompareWhenFinal(st, tasks, regLog),
 			d.dispatch.AfterFinal},
 		Hosts: d.hosts, HostConcurrency: cfg.HostConcurrency, Uploads: metrics.upload,
-		Auth: sessions, Cache: st, Captured: metrics.captured}
+		Auth: sessions, Cache: st, Captured: metrics.captured, MaxInFlight: cfg.MaxJobsInFlight}
 	planner := &notify.Planner{Repo: st, Queue: tasks, Logger: log.With("component", "notify")}
 	cmp := &regression.Comparer{Repo: st, Store: d.objects, Logger: regLog, Decoded: metrics.decoded, Rules: st,
 		RunFinished: []func(context.Context, *regression.Run){func(ctx context.Context, r *regression.Run) { announce.Batch(ctx, r.BatchID) },
@@ -227,8 +228,9 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 	if inFlight == 0 {
 		inFlight = -1 // SNAPQ_MAX_JOBS_IN_FLIGHT=0 is no cap; the regression service's 0 is its default
 	}
+	// Scheduled runs of discovering suites read their sitemaps through the egress guard.
 	runner := &regression.SuiteRunner{Regression: &regression.Service{Repo: st, Queue: tasks, Logger: regLog, MaxInFlight: inFlight,
-		Dispatch: d.dispatch}}
+		Dispatch: d.dispatch, Sitemaps: &sitemap.Reader{Client: d.guard.HTTPClient(0)}}}
 	// Webhook deliveries go through the same egress guard as Chromium.
 	wh := &webhook.Handler{Repo: st, Client: d.guard.HTTPClient(cfg.Webhook.Timeout), Timeout: cfg.Webhook.Timeout,
 		Logger: log.With("component", "webhooks"),

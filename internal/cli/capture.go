@@ -15,16 +15,19 @@ import (
 )
 
 type captureFlags struct {
-	urls    []string
-	sitemap string
-	limit   int
-	include []string
-	exclude []string
-	sets    []string
-	options string
-	labels  []string
-	wait    bool
-	out     string
+	urls     []string
+	sitemap  string
+	limit    int
+	include  []string
+	exclude  []string
+	crawl    string
+	maxPages int
+	maxDepth int
+	sets     []string
+	options  string
+	labels   []string
+	wait     bool
+	out      string
 }
 
 func (a *app) captureCommand() *cobra.Command {
@@ -37,6 +40,9 @@ URL per line, or name<TAB>url; blank lines and lines starting with # are
 skipped. --url adds single pages. --sitemap instead has the server read a
 sitemap (index, gzip or robots.txt; through its egress guard) and capture each
 unique page, at most --limit, filtered by --include/--exclude patterns.
+--crawl instead captures a start page and the pages its links lead to (same
+origin), at most --max-pages in all and --max-depth link hops deep; the
+--include/--exclude patterns filter the links followed.
 
 Options are the batch's capture options (see the README): --options FILE reads
 a JSON object, and each --set key=value sets one dotted key in it; values are
@@ -50,7 +56,8 @@ The exit code is 1 when any job failed, and the failed jobs are named.`,
 		Example: `  snapq capture urls.txt --wait --out shots/
   printf 'home\thttps://example.com/\n' | snapq capture - --wait
   snapq capture --url https://example.com --set screenshot.mode=full --set viewport.width=390
-  snapq capture --sitemap https://example.com/sitemap.xml --options opts.json --json`,
+  snapq capture --sitemap https://example.com/sitemap.xml --options opts.json --json
+  snapq capture --crawl https://example.com/ --max-pages 50 --exclude '/blog/*' --wait`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usagef("capture takes at most one FILE, got %d arguments", len(args))
@@ -65,8 +72,11 @@ The exit code is 1 when any job failed, and the failed jobs are named.`,
 	fl.StringArrayVar(&f.urls, "url", nil, "a page to capture (repeatable)")
 	fl.StringVar(&f.sitemap, "sitemap", "", "capture every page listed in this sitemap, sitemap index or robots.txt (read by the server)")
 	fl.IntVar(&f.limit, "limit", 0, "with --sitemap: at most this many pages (default: the server's batch limit)")
-	fl.StringArrayVar(&f.include, "include", nil, "with --sitemap: keep only URLs matching this pattern (repeatable; * is any run of characters)")
-	fl.StringArrayVar(&f.exclude, "exclude", nil, "with --sitemap: drop URLs matching this pattern (repeatable)")
+	fl.StringArrayVar(&f.include, "include", nil, "with --sitemap or --crawl: keep only URLs matching this pattern (repeatable; * is any run of characters)")
+	fl.StringArrayVar(&f.exclude, "exclude", nil, "with --sitemap or --crawl: drop URLs matching this pattern (repeatable)")
+	fl.StringVar(&f.crawl, "crawl", "", "capture this start page and the same-origin pages its links lead to (followed by the workers)")
+	fl.IntVar(&f.maxPages, "max-pages", 0, "with --crawl: at most this many pages in all (default: the server's, 100)")
+	fl.IntVar(&f.maxDepth, "max-depth", -1, "with --crawl: at most this many link hops from the start page (default: the server's, 2)")
 	fl.StringArrayVar(&f.sets, "set", nil, "set a capture option: dotted.key=value (repeatable)")
 	fl.StringVar(&f.options, "options", "", "a JSON file of capture options")
 	fl.StringArrayVar(&f.labels, "label", nil, "label the batch: key=value (repeatable)")
@@ -122,6 +132,15 @@ func (a *app) buildBatch(ctx context.Context, args []string, f captureFlags) (cl
 		req.Targets = append(req.Targets, client.Target{URL: u})
 	}
 	switch {
+	case f.crawl != "" && (len(req.Targets) > 0 || f.sitemap != "" || f.limit != 0):
+		return req, usagef("--crawl takes the place of a FILE, --url, --sitemap and --limit: give one")
+	case f.crawl == "" && (f.maxPages != 0 || f.maxDepth != -1):
+		return req, usagef("--max-pages and --max-depth go with --crawl")
+	case f.crawl != "":
+		req.Crawl = &client.Crawl{URL: f.crawl, MaxPages: f.maxPages, Include: f.include, Exclude: f.exclude}
+		if f.maxDepth >= 0 {
+			req.Crawl.MaxDepth = &f.maxDepth
+		}
 	case f.sitemap != "" && len(req.Targets) > 0:
 		return req, usagef("--sitemap takes the place of a FILE and --url: give one or the other")
 	case f.sitemap == "" && (f.limit != 0 || len(f.include) > 0 || len(f.exclude) > 0):
@@ -130,8 +149,8 @@ func (a *app) buildBatch(ctx context.Context, args []string, f captureFlags) (cl
 		// The server reads the sitemap, through its egress guard (README: A batch from a sitemap).
 		req.Sitemap, req.Limit, req.Include, req.Exclude = f.sitemap, f.limit, f.include, f.exclude
 	}
-	if len(req.Targets) == 0 && req.Sitemap == "" {
-		return req, usagef("nothing to capture: give a FILE of URLs, - for standard input, --url or --sitemap")
+	if len(req.Targets) == 0 && req.Sitemap == "" && req.Crawl == nil {
+		return req, usagef("nothing to capture: give a FILE of URLs, - for standard input, --url, --sitemap or --crawl")
 	}
 	opts := map[string]any{}
 	if f.options != "" {

@@ -1,0 +1,156 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/snapq/snapq/jobs"
+)
+
+var _ jobs.CrawlStore = (*Store)(nil)
+
+// CompleteCrawlJob implements jobs.CrawlStore. The job's success, its artifacts and the
+// pages its links add are one transaction: the batch never looks complete between the
+// page's completion and its children's insert. The batch row's lock (taken after the
+// owner's, as CreateBatchLimited takes it) makes the count against max_pages and the
+// insert one step; the unique (batch_id, url_key) index holds each URL once regardless.
+func (s *Store) CompleteCrawlJob(ctx context.Context, id string, attempt int, result *jobs.Result, arts []*jobs.Artifact,
+	links []string, maxInFlight int) (bool, int, error) {
+	res, err := json.Marshal(result)
+	if err != nil {
+		return false, 0, err
+	}
+	var ok bool
+	var batchID, name, url string
+	var added []jobChanged
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		ok, added = false, nil
+		var depth *int32
+		err := tx.QueryRow(ctx, `UPDATE jobs SET status = 'succeeded', result = $3, error_code = NULL,
+			error_message = NULL, finished_at = now(), updated_at = now()
+			WHERE id = $1 AND status = 'running' AND attempts = $2 RETURNING batch_id, name, url, depth`, id, attempt, res).
+			Scan(&batchID, &name, &url, &depth)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := replaceArtifacts(ctx, tx, id, arts); err != nil {
+			return err
+		}
+		ok = true
+		if depth != nil {
+			if added, err = addCrawlPages(ctx, tx, batchID, id, int(*depth), links, maxInFlight); err != nil {
+				return err
+			}
+		}
+		return finishBatch(ctx, tx, batchID)
+	})
+	if err != nil {
+		return false, 0, fmt.Errorf("complete crawl job %s: %w", id, unavailable(err))
+	}
+	if ok {
+		s.publishJobs(ctx, batchID, append([]jobChanged{{id: id, name: name, url: url, status: jobs.StatusSucceeded, attempt: attempt}}, added...)...)
+	}
+	return ok, len(added), nil
+}
+
+// addCrawlPages adds the pages parent's links lead to (jobs.Crawl.Frontier) that batchID
+// does not hold yet, within its max_pages and the owner's in-flight cap, as held queued
+// jobs (the dispatcher enqueues them). A batch with a canceled job was canceled: it adds
+// nothing.
+func addCrawlPages(ctx context.Context, tx pgx.Tx, batchID, parent string, depth int, links []string, maxInFlight int) ([]jobChanged, error) {
+	var owner string
+	if err := tx.QueryRow(ctx, `SELECT coalesce(api_key_id::text, '') FROM batches WHERE id = $1`, batchID).Scan(&owner); err != nil {
+		return nil, fmt.Errorf("read batch %s: %w", batchID, err)
+	}
+	capped := maxInFlight > 0 && owner != ""
+	if capped {
+		if err := lockOwner(ctx, tx, owner); err != nil {
+			return nil, err
+		}
+	}
+	var raw []byte
+	if err := tx.QueryRow(ctx, `SELECT crawl FROM batches WHERE id = $1 FOR UPDATE`, batchID).Scan(&raw); err != nil {
+		return nil, fmt.Errorf("lock batch %s: %w", batchID, err)
+	}
+	if raw == nil {
+		return nil, nil
+	}
+	var c jobs.Crawl
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, fmt.Errorf("batch %s crawl: %w", batchID, err)
+	}
+	pages := c.Frontier(depth, links)
+	if len(pages) == 0 {
+		return nil, nil
+	}
+	var held, nextSeq int
+	var canceled bool
+	if err := tx.QueryRow(ctx, `SELECT count(*), coalesce(max(seq), -1) + 1, bool_or(status = 'canceled')
+		FROM jobs WHERE batch_id = $1`, batchID).Scan(&held, &nextSeq, &canceled); err != nil {
+		return nil, fmt.Errorf("count batch %s: %w", batchID, err)
+	}
+	room := c.MaxPages - held
+	if capped {
+		n, err := countUnfinished(ctx, tx, owner)
+		if err != nil {
+			return nil, err
+		}
+		room = min(room, maxInFlight-n)
+	}
+	if canceled || room <= 0 {
+		return nil, nil
+	}
+	keys := make([]string, len(pages))
+	for i, p := range pages {
+		keys[i] = p.Key
+	}
+	rows, err := tx.Query(ctx, `SELECT url_key FROM jobs WHERE batch_id = $1 AND url_key = ANY($2)`, batchID, keys)
+	if err != nil {
+		return nil, fmt.Errorf("known crawl pages: %w", err)
+	}
+	known, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("known crawl pages: %w", err)
+	}
+	have := make(map[string]bool, len(known))
+	for _, k := range known {
+		have[k] = true
+	}
+	var out []jobChanged
+	for _, p := range pages {
+		if len(out) >= room {
+			break
+		}
+		if have[p.Key] {
+			continue
+		}
+		c := jobChanged{id: jobs.NewID(), name: jobs.NameFromURL(p.URL), url: p.URL, status: jobs.StatusQueued}
+		// The child shares its parent's options (a crawl batch's jobs have no overrides).
+		tag, err := tx.Exec(ctx, `INSERT INTO jobs (id, batch_id, seq, url, name, options, status, created_at, updated_at,
+			options_hash, depth, parent_id, found_on, url_key)
+			SELECT $1, batch_id, $2, $3, $4, options, 'queued', now(), now(), options_hash, depth + 1, id, url, $5
+			FROM jobs WHERE id = $6
+			ON CONFLICT (batch_id, url_key) WHERE url_key IS NOT NULL DO NOTHING`,
+			c.id, nextSeq, c.url, c.name, p.Key, parent)
+		if err != nil {
+			return nil, fmt.Errorf("add crawl page %s: %w", p.URL, err)
+		}
+		if tag.RowsAffected() == 1 {
+			nextSeq++
+			out = append(out, c)
+		}
+	}
+	if len(out) > 0 {
+		if _, err := tx.Exec(ctx, `UPDATE batches SET total = total + $2 WHERE id = $1`, batchID, len(out)); err != nil {
+			return nil, fmt.Errorf("count added pages: %w", err)
+		}
+	}
+	return out, nil
+}

@@ -20,7 +20,8 @@ import (
 // comparisons all show src's first comparison's images (real objects, with
 // their thumbnails), for targets page-0000… × two viewports. status(i) is
 // comparison i's status; new ones have no baseline, missing ones no capture.
-func (s *stack) seedRun(src string, n int, status func(i int) string) string {
+// group(i), when group is not nil, is comparison i's change group key.
+func (s *stack) seedRun(src string, n int, status func(i int) string, group func(i int) string) string {
 	s.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -56,12 +57,16 @@ func (s *stack) seedRun(src string, n int, status func(i int) string) string {
 		case "passed":
 			d = nil
 		}
+		key := ""
+		if group != nil {
+			key = group(i)
+		}
 		rows[i] = []any{jobs.NewID(), runID, jobID, fmt.Sprintf("page-%04d", i/2), []string{"1280x720", "390x844"}[i%2], 1, st,
-			int64(1234), 0.0123, 0.001, b, c, d}
+			int64(1234), 0.0123, 0.001, b, c, d, key}
 	}
 	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"comparisons"}, []string{"id", "run_id", "job_id", "target", "viewport",
 		"segment", "status", "diff_pixels", "diff_ratio", "threshold", "baseline_artifact_id", "current_artifact_id",
-		"diff_artifact_id"}, pgx.CopyFromRows(rows)); err != nil {
+		"diff_artifact_id", "group_key"}, pgx.CopyFromRows(rows)); err != nil {
 		s.t.Fatalf("seed comparisons: %v", err)
 	}
 	return runID
@@ -99,7 +104,7 @@ func TestDashboardRunPageAtScale(t *testing.T) {
 	mix := func(i int) string {
 		return [...]string{"failed", "failed", "failed", "failed", "failed", "failed", "new", "new", "missing", "passed"}[i%10]
 	}
-	big := s.seedRun(src.ID, 2000, mix)
+	big := s.seedRun(src.ID, 2000, mix, nil)
 
 	// Time to interactive: a fresh navigation to the run page until its
 	// first page is drawn with the keys bound (the page notes that moment).
@@ -244,7 +249,7 @@ func TestDashboardRunPageAtScale(t *testing.T) {
 
 	// Approving 2,000 comparisons is one request (one transaction); GET
 	// /v1/runs/:id still embeds them all.
-	all := s.seedRun(src.ID, 2000, func(int) string { return "failed" })
+	all := s.seedRun(src.ID, 2000, func(int) string { return "failed" }, nil)
 	t0 = time.Now()
 	var full runResp
 	if code := s.do("GET", "/v1/runs/"+all, nil, &full); code != http.StatusOK || len(full.Comparisons) != 2000 {
@@ -264,4 +269,30 @@ func TestDashboardRunPageAtScale(t *testing.T) {
 	}
 	t.Logf("2,000 comparisons: POST approve {all} %s (one request); GET /v1/runs/:id with all embedded %s; one page of 50 %s",
 		time.Since(t0).Round(time.Millisecond), getFull.Round(time.Millisecond), getPage.Round(time.Millisecond))
+
+	// Change groups on the run page: 2,000 failed comparisons showing two
+	// changes (1,500 and 500 of them); "Approve group" approves the 1,500 in
+	// one call and the page follows.
+	grouped := s.seedRun(src.ID, 2000, func(int) string { return "failed" }, func(i int) string {
+		return map[bool]string{true: "header-change", false: "footer-change"}[i%4 != 3]
+	})
+	if err := ui.page.Navigate(s.api + "/#/runs/" + grouped); err != nil {
+		t.Fatal(err)
+	}
+	ui.wait("the change groups", 30*time.Second, `() => document.querySelectorAll('#change-groups [data-group]').length === 2`)
+	if got := ui.text(`#change-groups [data-group="header-change"] strong`); !strings.Contains(strings.ReplaceAll(got, ",", ""), "1500") {
+		ui.fatalf("the largest group says %q, want 1,500 comparisons", got)
+	}
+	if got := ui.text(`#change-groups [data-group="header-change"] button.btn-primary`); got != "Approve group (1500)" {
+		ui.fatalf("the group's approve button says %q", got)
+	}
+	t0 = time.Now()
+	ui.click(`#change-groups [data-group="header-change"] button.btn-primary`)
+	ui.wait("the group approved", 30*time.Second, `() => document.querySelector('#approve-all').textContent === 'Approve all (500)'`)
+	t.Logf("dashboard: approve a group of 1,500 until the page showed 500 left: %s", time.Since(t0).Round(time.Millisecond))
+	var left runResp
+	if code := s.do("GET", "/v1/runs/"+grouped+"?comparisons=false", nil, &left); code != http.StatusOK || left.Counts["to_review"] != 500 {
+		t.Fatalf("after the group approval: %d %v, want 500 to review", code, left.Counts)
+	}
+	ui.shot("dashboard-run-groups")
 }

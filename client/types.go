@@ -281,6 +281,10 @@ type Suite struct {
 	PixelThreshold float64       `json:"pixel_threshold"`
 	Ignore         Ignore        `json:"ignore"`
 	MainBranch     string        `json:"main_branch"`
+	// VCS is the suite's code host, without its token; Notify its channels,
+	// without their urls and secrets.
+	VCS    *VCS      `json:"vcs"`
+	Notify []Channel `json:"notify"`
 	// Preset is the sensitivity preset (nil: none); AutoApproveBelow and
 	// FailAbove the triage bands (nil: none).
 	Preset           *string  `json:"preset"`
@@ -358,6 +362,11 @@ type SuiteInput struct {
 	PixelThreshold *float64      `json:"pixel_threshold,omitempty"`
 	Ignore         *Ignore       `json:"ignore,omitempty"`
 	MainBranch     string        `json:"main_branch,omitempty"`
+	// VCS reports runs to a code host (its Token is write-only); Notify
+	// lists the channels told when a run ends (their URLs and secrets are
+	// write-only). Suites with either need the api's SNAPQ_SECRET_KEY.
+	VCS    *VCS      `json:"vcs,omitempty"`
+	Notify []Channel `json:"notify,omitempty"`
 	// Preset sets threshold, pixel_threshold and include_aa together
 	// ("strict", "recommended", "relaxed"); explicit fields override it.
 	Preset           string   `json:"preset,omitempty"`
@@ -615,4 +624,41 @@ type TargetRun struct {
 	Status       string    `json:"status"`
 	MaxDiffRatio float64   `json:"max_diff_ratio"`
 	Approved     bool      `json:"approved"`
+}
+
+// VCS is a suite's code host: commit statuses or check runs and one
+// pull-request comment per run (README "CI statuses").
+type VCS struct {
+	// Provider is "github" or "gitlab".
+	Provider string `json:"provider"`
+	// APIURL is the API's base URL ("": https://api.github.com or
+	// https://gitlab.com/api/v4).
+	APIURL string `json:"api_url,omitempty"`
+	// Repo is "owner/name" on GitHub, the project id or path on GitLab.
+	Repo string `json:"repo"`
+	// Token is write-only: never returned.
+	Token string `json:"token,omitempty"`
+	// Context names the status ("": snapq).
+	Context string `json:"context,omitempty"`
+	// GitHubMode is "status" (default) or "check" (a check run).
+	GitHubMode string `json:"github_mode,omitempty"`
+}
+
+// Channel is one of a suite's notification channels (README
+// "Notifications").
+type Channel struct {
+	// ID is given by the server; a PATCH listing a channel by id without its
+	// URL keeps its secrets.
+	ID string `json:"id,omitempty"`
+	// Kind is slack, discord, teams, email or webhook.
+	Kind string `json:"kind"`
+	// URL and Secret are write-only.
+	URL    string `json:"url,omitempty"`
+	Secret string `json:"secret,omitempty"`
+	// To lists an email channel's recipients.
+	To []string `json:"to,omitempty"`
+	// On filters by reason (failed, needs_review, error, recovered; empty:
+	// all); MinRatio skips failed runs whose largest change is smaller.
+	On       []string `json:"on,omitempty"`
+	MinRatio float64  `json:"min_ratio,omitempty"`
 }

@@ -6,6 +6,7 @@ import (
 	"image"
 	"strings"
 
+	"github.com/snapq/snapq/capture"
 	"github.com/snapq/snapq/diff"
 	"github.com/snapq/snapq/jobs"
 )
@@ -17,7 +18,7 @@ import (
 // the page cannot be compared this way (no baselines, baselines with gaps,
 // an image that cannot be read, widths that differ): the caller then
 // compares segment by segment, which reports those cases.
-func (c *Comparer) compareAligned(ctx context.Context, run *Run, job *jobs.Job, shots []*jobs.Artifact, bases []*Baseline,
+func (c *Comparer) compareAligned(ctx context.Context, run *Run, target string, job *jobs.Job, shots []*jobs.Artifact, bases []*Baseline,
 	taken map[string]bool, scale float64) ([]*Comparison, []*jobs.Artifact, bool) {
 	var page []*Baseline // active baselines 1..K with an image, in order
 	for _, b := range bases {
@@ -37,15 +38,26 @@ func (c *Comparer) compareAligned(ctx context.Context, run *Run, job *jobs.Job, 
 	if cs, ok := unchangedPage(run, shots, page); ok {
 		return cs, nil, true
 	}
-	// The ignored elements' boxes of the job that captured each baseline
-	// segment, kept to the segment's rows (another job laid out another page).
+	// The suite's rules apply when the capture recorded its box tree.
+	var rules []*Rule
+	var curTree *capture.BoxTree
+	if job.Result != nil && job.Result.Elements != nil {
+		curTree, rules = job.Result.Elements, c.activeRules(ctx, run, target)
+	}
+	// The ignored elements' boxes (the suite's selectors and ignore_element
+	// rules) of the job that captured each baseline segment, kept to the
+	// segment's rows (another job laid out another page).
 	seen := map[string]*jobs.Result{}
 	var maskA []image.Rectangle
 	offA := 0
 	for _, b := range page {
 		h := b.Artifact.Height
 		rows := image.Rect(0, offA, 1<<30, offA+h)
-		for _, m := range maskFor(ignoreRects(nil, c.baselineResult(ctx, b, seen)), scale, 0) {
+		rects := ignoreRects(nil, c.baselineResult(ctx, b, seen))
+		if r := c.baselineResult(ctx, b, seen); r != nil && len(rules) > 0 {
+			rects = append(rects, ignoreBoxes(rules, r.Elements)...)
+		}
+		for _, m := range maskFor(rects, scale, 0) {
 			if m = m.Intersect(rows); !m.Empty() {
 				maskA = append(maskA, m)
 			}
@@ -55,7 +67,7 @@ func (c *Comparer) compareAligned(ctx context.Context, run *Run, job *jobs.Job, 
 	// The suite's rectangles are anchored to the baseline's content; the
 	// current capture's selector boxes are where those elements are now.
 	maskA = append(maskA, maskFor(run.Spec.Ignore.Rects, scale, 0)...)
-	maskB := maskFor(ignoreRects(nil, job.Result), scale, 0)
+	maskB := maskFor(append(ignoreRects(nil, job.Result), ignoreBoxes(rules, curTree)...), scale, 0)
 	// A page capped at max_segments (now or when the baseline's last segment
 	// was taken) ends at the cap, not at its end.
 	open := job.Result != nil && job.Result.Segments.Truncated
@@ -88,6 +100,10 @@ func (c *Comparer) compareAligned(ctx context.Context, run *Run, job *jobs.Job, 
 		defer func() { c.Decoded(res.Decoded()) }() // with the diff images' decodes
 	}
 
+	var ex *alignedExplain
+	if curTree != nil {
+		ex = newAlignedExplain(res, curTree, rules, scale)
+	}
 	var cs []*Comparison
 	var diffs []*jobs.Artifact
 	for i, s := range res.Segments {
@@ -101,8 +117,27 @@ func (c *Comparer) compareAligned(ctx context.Context, run *Run, job *jobs.Job, 
 			base = page[s.From] // the baseline segment its content comes from
 		}
 		paired := s.Y1 - s.Y0 - s.Inserted
+		isNew := base == nil || (i >= len(page) && paired == 0)
+		var img *image.NRGBA
+		var imgErr error
+		if !isNew && s.DiffPixels > 0 {
+			img, imgErr = res.RenderSegmentDiff(i)
+			if imgErr == nil && ex != nil {
+				// Explained by the elements (alignedchanges.go); what the rules
+				// suppress does not count.
+				var n int
+				cmp.Changes, n = ex.segment(i, img, c.alignedBaseTree(ctx, page, s, i, seen))
+				if n > 0 {
+					s.DiffPixels = max(0, s.DiffPixels-n)
+					if area := res.Width * (s.Y1 - s.Y0); area > 0 {
+						s.Ratio = min(1, float64(s.DiffPixels)/float64(area))
+					}
+					cmp.DiffPixels, cmp.DiffRatio = int64(s.DiffPixels), s.Ratio
+				}
+			}
+		}
 		switch {
-		case base == nil || (i >= len(page) && paired == 0):
+		case isNew:
 			cmp.Status, cmp.Message = CompareNew, "no approved baseline yet"
 			cmp.DiffPixels, cmp.DiffRatio = 0, 0
 		case s.Ratio <= cmp.Threshold:
@@ -121,7 +156,7 @@ func (c *Comparer) compareAligned(ctx context.Context, run *Run, job *jobs.Job, 
 			cmp.BaselineID, cmp.BaselineArtifact = base.ID, base.Artifact
 		}
 		if cmp.Status != CompareNew && s.DiffPixels > 0 {
-			img, err := res.RenderSegmentDiff(i)
+			err := imgErr
 			var d *jobs.Artifact
 			if err == nil {
 				// The baseline's pixels are compared in place only where the
@@ -160,6 +195,20 @@ func (c *Comparer) compareAligned(ctx context.Context, run *Run, job *jobs.Job, 
 		cs = append(cs, cmp)
 	}
 	return cs, diffs, true
+}
+
+// alignedBaseTree is the box tree of the job that captured the baseline
+// segment current segment i's content comes from (or the i-th), nil when
+// it has none.
+func (c *Comparer) alignedBaseTree(ctx context.Context, page []*Baseline, s diff.SegmentResult, i int, seen map[string]*jobs.Result) *capture.BoxTree {
+	j := s.From
+	if j < 0 || j >= len(page) {
+		j = min(i, len(page)-1)
+	}
+	if r := c.baselineResult(ctx, page[j], seen); r != nil {
+		return r.Elements
+	}
+	return nil
 }
 
 // manifests describes both pages by their segments' recorded row hashes,

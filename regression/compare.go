@@ -271,7 +271,7 @@ func (c *Comparer) compareSegments(ctx context.Context, run *Run, target string,
 		scale = 1
 	}
 	if cp.final() && run.Spec.Diff.ModeFor(job.Options.Screenshot.Mode) == DiffAligned && len(shots) > 0 {
-		if cs, diffs, ok := c.compareAligned(ctx, run, job, shots, bases, taken, scale); ok {
+		if cs, diffs, ok := c.compareAligned(ctx, run, target, job, shots, bases, taken, scale); ok {
 			return cs, diffs, nil
 		}
 	}

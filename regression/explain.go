@@ -33,25 +33,33 @@ func (c *Comparer) explainer(ctx context.Context, run *Run, target string, job *
 		return nil
 	}
 	if *rules == nil {
-		*rules = []*Rule{}
-		if c.Rules != nil {
-			all, err := c.Rules.ListRules(ctx, run.SuiteID)
-			if err != nil {
-				c.logger().Warn("load suite rules; comparing without them", "suite_id", run.SuiteID, "err", err)
-			}
-			now := time.Now()
-			for _, r := range all {
-				if r.Active(target, now) {
-					*rules = append(*rules, r)
-				}
-			}
-		}
+		*rules = c.activeRules(ctx, run, target)
 	}
 	ex := &explain{cur: job.Result.Elements, rules: *rules, scale: scale, offsetY: offsetY}
 	if baseRes != nil {
 		ex.base = baseRes.Elements
 	}
 	return ex
+}
+
+// activeRules are the suite's rules active for target now; none when they
+// cannot be read (the comparison goes on without them).
+func (c *Comparer) activeRules(ctx context.Context, run *Run, target string) []*Rule {
+	out := []*Rule{}
+	if c.Rules == nil {
+		return out
+	}
+	all, err := c.Rules.ListRules(ctx, run.SuiteID)
+	if err != nil {
+		c.logger().Warn("load suite rules; comparing without them", "suite_id", run.SuiteID, "err", err)
+	}
+	now := time.Now()
+	for _, r := range all {
+		if r.Active(target, now) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // explain returns the changes of a diff image and the image rectangles the

@@ -75,12 +75,13 @@ SOAK_PAGES ?= 2000
 soak: services build
 	$(GO) run ./bench -soak -soak-pages $(SOAK_PAGES) $(SOAK_ARGS)
 
-## proofs: the issue's storage and dashboard proofs at full scale (SNAPQ_PROOF_SCALE=full): a 50-page
-## suite run 10 times, and two 2,000-job batch pages; `make test` runs the same tests small
+## proofs: the scale proofs at full scale (SNAPQ_PROOF_SCALE=full): a 50-page suite run 10 times,
+## two 2,000-job batch pages, 300 pages on three workers with one killed, 200 pages on a Redis
+## Cluster; `make test` runs the same tests small
 PROOFS_TIMEOUT ?= 30m
 proofs: services
 	CI=$${CI:-true} SNAPQ_PROOF_SCALE=full $(GO) test -count=1 -v -timeout $(PROOFS_TIMEOUT) \
-		-run '^(TestStorageGrowsWithChange|TestDashboardThumbnailBytes)$$' ./tests/e2e
+		-run '^(TestStorageGrowsWithChange|TestDashboardThumbnailBytes|TestManyWorkersEachJobOnce|TestRedisCluster)$$' ./tests/e2e
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

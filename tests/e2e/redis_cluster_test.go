@@ -3,7 +3,7 @@ package e2e
 // Redis Cluster (issue 13, item 3): snapq on a three-master cluster
 // (SNAPQ_REDIS_URL=redis-cluster://…) shards each queue kind over
 // SNAPQ_QUEUE_SHARDS queues (8 by default on a cluster), which the cluster
-// spreads over its nodes. A 200-page batch succeeds, the API's queue counts
+// spreads over its nodes. An 80-page batch (200 with SNAPQ_PROOF_SCALE=full) succeeds, the API's queue counts
 // and metrics sum the shards, and the rate limits (Lua scripts on
 // hash-tagged keys) still answer 429.
 
@@ -48,7 +48,8 @@ func TestRedisCluster(t *testing.T) {
 	// Queue first, work later: the worker is stopped while the batch is
 	// enqueued, so the counts are exact.
 	s.stop("worker", syscall.SIGTERM)
-	id := s.submitWith(auth(keyA), tinyBatch(site, 200))
+	n := proofScale(t, 80, 200)
+	id := s.submitWith(auth(keyA), tinyBatch(site, n))
 
 	// The dispatcher enqueues the batch just after the submission returns.
 	var qs queuesResp
@@ -56,24 +57,24 @@ func TestRedisCluster(t *testing.T) {
 		if code, _ := s.doWith("GET", "/v1/queues", auth(keyB), nil, &qs); code != http.StatusOK {
 			t.Fatalf("GET /v1/queues: %d", code)
 		}
-		if len(qs.Queues) > 0 && qs.Queues[0].Pending >= 200 || time.Now().After(deadline) {
+		if len(qs.Queues) > 0 && qs.Queues[0].Pending >= n || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if len(qs.Queues) != 3 || qs.Queues[0].Name != "capture" || qs.Queues[0].Shards != 8 || qs.Queues[0].Pending != 200 {
-		t.Fatalf("GET /v1/queues = %+v, want capture with 8 shards and 200 pending", qs.Queues)
+	if len(qs.Queues) != 3 || qs.Queues[0].Name != "capture" || qs.Queues[0].Shards != 8 || qs.Queues[0].Pending != n {
+		t.Fatalf("GET /v1/queues = %+v, want capture with 8 shards and %d pending", qs.Queues, n)
 	}
 	// The dashboard's queue page shows the same sums.
 	ui := openDashboard(t, s.api+"/#/queues")
 	ui.wait("the key prompt", 20*time.Second, `() => document.querySelector('#key-dialog').open`)
 	ui.setValue("#key-input", keyB)
 	ui.click("#key-save")
-	ui.wait("200 pending captures", 20*time.Second,
-		`() => document.querySelector('#queue-rows tr[data-queue="capture"] td[data-state="pending"]')?.textContent === '200'`)
+	ui.wait(fmt.Sprintf("%d pending captures", n), 20*time.Second,
+		`(n) => document.querySelector('#queue-rows tr[data-queue="capture"] td[data-state="pending"]')?.textContent === String(n)`, n)
 	ui.shot("dashboard-queues-cluster")
 	metrics := scrapeWith(t, s.api+"/metrics", keyB)
-	if !hasLine(metrics, `snapq_queue_tasks{queue="capture",state="pending"} 200`) {
+	if !hasLine(metrics, fmt.Sprintf(`snapq_queue_tasks{queue="capture",state="pending"} %d`, n)) {
 		t.Errorf("metrics do not sum the shards: %s", grepLines(metrics, "snapq_queue_tasks"))
 	}
 
@@ -114,10 +115,10 @@ func TestRedisCluster(t *testing.T) {
 	workStart := time.Now()
 	s.start("worker")
 	done := s.waitCounts(id, auth(keyA), 4*time.Minute, "completed", completed) // minutes only on a machine under heavy load
-	if done.Counts["succeeded"] != 200 {
-		t.Fatalf("cluster batch: %v, want 200 succeeded", done.Counts)
+	if done.Counts["succeeded"] != n {
+		t.Fatalf("cluster batch: %v, want %d succeeded", done.Counts, n)
 	}
-	t.Logf("200 pages on the cluster in %s", time.Since(workStart).Round(time.Millisecond))
+	t.Logf("%d pages on the cluster in %s", n, time.Since(workStart).Round(time.Millisecond))
 
 	// The request limit (GCRA script, hash-tagged key) holds on the cluster.
 	// Requests one after another until the first 429: at 20/s past a burst of 40, one

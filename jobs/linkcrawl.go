@@ -43,8 +43,9 @@ type LinkCrawlStats struct {
 
 // CrawlLinks discovers the pages of c by reading their HTML: the start page (which must be
 // an HTML page) and the pages its links lead to, breadth first, at most c.MaxPages (the
-// start page included), in the order they were found. Redirects are followed only within
-// the start's origin (when c.SameOrigin) and the page is the redirect's target. A linked
+// start page included), in the order they were found. The start page's redirects are
+// followed anywhere (the crawl keeps to the origin it lands on); others only within that
+// origin (when c.SameOrigin), and the page is the redirect's target. A linked
 // page that fails, is not HTML or leaves the origin is not a page (Stats counts it).
 // Errors are ValidationErrors on the field "url": crawl_unreachable when the start page
 // cannot be read (or the crawl took longer than LinkCrawlTimeout), crawl_not_html when it
@@ -64,7 +65,14 @@ func CrawlLinks(ctx context.Context, f PageFetcher, c *Crawl) ([]string, LinkCra
 	for len(queue) > 0 && len(pages) < c.MaxPages {
 		it := queue[0]
 		queue = queue[1:]
-		final, body, err := fetchHTML(ctx, f, it.url, origin, c.SameOrigin, &st)
+		// The start page may redirect anywhere loadable (http to https, a www host): the
+		// crawl then keeps to where it landed.
+		final, body, err := fetchHTML(ctx, f, it.url, origin, c.SameOrigin && it.depth > 0, &st)
+		if err == nil && it.depth == 0 && final != c.URL {
+			cc := *c
+			cc.URL = final
+			c, origin = &cc, originOf(dedupeKey(final))
+		}
 		if ctx.Err() != nil {
 			return nil, st, ValidationErrors(FieldErrors{{Code: "crawl_unreachable", Field: "url",
 				Message: fmt.Sprintf("reading the pages took longer than %s (%d requests)", LinkCrawlTimeout, st.Fetches)}})

@@ -159,6 +159,17 @@ func TestCrawlLinksStartPage(t *testing.T) {
 	if got, _, err := CrawlLinks(context.Background(), site, &Crawl{URL: "http://s.test/moved", MaxDepth: 2, MaxPages: 10, SameOrigin: true}); err != nil || !reflect.DeepEqual(got, []string{"http://s.test/"}) {
 		t.Errorf("a start page that redirects: %q %v, want its target", got, err)
 	}
+	// http://s.test/away redirects to https://www.s.test/, whose links are then followed.
+	moved := &fakeSite{pages: map[string]fakePage{
+		"/away":                    {status: 301, location: "https://www.s.test/"},
+		"https://www.s.test/":      linksPage("/in", "http://s.test/old-origin"),
+		"https://www.s.test/in":    linksPage(),
+		"http://s.test/old-origin": linksPage(),
+	}}
+	if got, _, err := CrawlLinks(context.Background(), moved, &Crawl{URL: "http://s.test/away", MaxDepth: 2, MaxPages: 10, SameOrigin: true}); err != nil ||
+		!reflect.DeepEqual(got, []string{"https://www.s.test/", "https://www.s.test/in"}) {
+		t.Errorf("a start page redirected to another origin: %q %v", got, err)
+	}
 }
 
 // A site of endless pages each with thousands of links stops at max_pages after as many

@@ -55,9 +55,17 @@ type Batch struct {
 	Labels     map[string]string `json:"labels"`
 	CreatedAt  time.Time         `json:"created_at"`
 	FinishedAt *time.Time        `json:"finished_at"`
-	// Crawl is a crawl batch's settings (nil for other batches); Total grows as its
-	// pages add jobs.
-	Crawl *Crawl `json:"crawl,omitempty"`
+	// Crawl is a crawl batch's settings and skipped pages (nil for other batches); Total
+	// grows as its pages add jobs.
+	Crawl *BatchCrawl `json:"crawl,omitempty"`
+}
+
+// BatchCrawl is a crawl batch's settings, as validated, and Skipped: the pages (each URL
+// once) its pages linked to that were not added because the batch had max_pages jobs or
+// its owner was at the in-flight cap.
+type BatchCrawl struct {
+	Crawl
+	Skipped int `json:"skipped"`
 }
 
 // Completed reports whether every job of the batch reached a final status.
@@ -378,20 +386,35 @@ type SuiteInput struct {
 	BranchBaselineDays *int          `json:"branch_baseline_days,omitempty"`
 	Enabled            *bool         `json:"enabled,omitempty"`
 	Webhook            *WebhookInput `json:"webhook,omitempty"`
-	// Discover, when set, adds a sitemap's pages to the targets on every run
-	// (Targets may then be empty).
+	// Discover, when set, adds a sitemap's pages (or the pages a crawl of the site's
+	// HTML links finds) to the targets on every run (Targets may then be empty).
 	Discover *Discover `json:"discover,omitempty"`
 }
 
 // Discover is a suite's discovery: the pages of Sitemap (at most Limit, 0: the server's
-// default of 50), filtered by Include/Exclude, each a target named page-<path>, captured
-// with Options over the suite's.
+// default of 50), filtered by Include/Exclude — or, instead of Sitemap, the pages Crawl
+// finds — each a target named page-<path>, captured with Options over the suite's.
 type Discover struct {
-	Sitemap string   `json:"sitemap"`
-	Limit   int      `json:"limit,omitempty"`
-	Include []string `json:"include,omitempty"`
-	Exclude []string `json:"exclude,omitempty"`
-	Options *Options `json:"options,omitempty"`
+	Sitemap string         `json:"sitemap,omitempty"`
+	Crawl   *DiscoverCrawl `json:"crawl,omitempty"`
+	Limit   int            `json:"limit,omitempty"`
+	Include []string       `json:"include,omitempty"`
+	Exclude []string       `json:"exclude,omitempty"`
+	Options *Options       `json:"options,omitempty"`
+}
+
+// DiscoverCrawl finds a suite's pages on every run by following the <a href> links of
+// the site's HTML from URL, breadth first, MaxDepth levels down (nil: the server's
+// default of 2, at most 5; 0 is the start page only), at most MaxPages pages (0: 100),
+// links filtered by Include/Exclude, of URL's origin only unless SameOrigin is false.
+// No script runs: links added by JavaScript are not seen.
+type DiscoverCrawl struct {
+	URL        string   `json:"url"`
+	MaxDepth   *int     `json:"max_depth,omitempty"`
+	MaxPages   int      `json:"max_pages,omitempty"`
+	Include    []string `json:"include,omitempty"`
+	Exclude    []string `json:"exclude,omitempty"`
+	SameOrigin *bool    `json:"same_origin,omitempty"`
 }
 
 // RunCounts is the number of a run's comparisons in each status.

@@ -23,6 +23,8 @@ const (
 	DefaultCrawlPages = 100 // capped by the batch size limit
 	// MaxCrawlLinks bounds the links one page may hand to the frontier.
 	MaxCrawlLinks = 5000
+	// MaxCrawlSkipped bounds the skipped pages a crawl batch records (crawl.skipped).
+	MaxCrawlSkipped = 10000
 )
 
 // CrawlInput is the "crawl" field of POST /v1/batches.

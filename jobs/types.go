@@ -75,6 +75,10 @@ type Batch struct {
 	Webhook *Webhook
 	// Crawl is set for a crawl batch (crawl.go): its jobs are added as its pages find links.
 	Crawl *Crawl
+	// CrawlSkipped counts the pages a crawl batch found but did not add because it was
+	// full (max_pages) or its owner at the in-flight cap, each URL once (at most
+	// MaxCrawlSkipped); read back only.
+	CrawlSkipped int
 }
 
 // Status derives the batch status from its counts.

@@ -93,13 +93,28 @@ type BatchView struct {
 	Labels     map[string]string `json:"labels"`
 	CreatedAt  time.Time         `json:"created_at"`
 	FinishedAt *time.Time        `json:"finished_at"`
-	// Crawl is a crawl batch's settings (absent for other batches); total counts the
-	// pages it has added so far.
-	Crawl *Crawl `json:"crawl,omitempty"`
+	// Crawl is a crawl batch's settings (absent for other batches) and the pages it
+	// skipped; total counts the pages it has added so far.
+	Crawl *CrawlView `json:"crawl,omitempty"`
+}
+
+// CrawlView is a crawl batch's settings and Skipped: the pages (each URL once, at most
+// MaxCrawlSkipped) its pages linked to but that were not added because the batch had
+// max_pages jobs or its owner was at the in-flight cap.
+type CrawlView struct {
+	Crawl
+	Skipped int `json:"skipped"`
 }
 
 // View returns the batch's public JSON form.
 func (b *Batch) View() BatchView {
 	return BatchView{ID: b.ID, Status: b.Status(), Total: b.Total, Counts: b.Counts, Labels: b.Labels,
-		CreatedAt: b.CreatedAt, FinishedAt: b.FinishedAt, Crawl: b.Crawl}
+		CreatedAt: b.CreatedAt, FinishedAt: b.FinishedAt, Crawl: b.crawlView()}
+}
+
+func (b *Batch) crawlView() *CrawlView {
+	if b.Crawl == nil {
+		return nil
+	}
+	return &CrawlView{Crawl: *b.Crawl, Skipped: b.CrawlSkipped}
 }

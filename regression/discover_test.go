@@ -36,23 +36,86 @@ func TestParseSuiteDiscover(t *testing.T) {
 	if d := s.Spec.Discover; d == nil || d.Sitemap != "https://s.example/sitemap.xml" || d.Limit != DefaultDiscoverLimit || len(s.Spec.Targets) != 0 {
 		t.Errorf("discover %+v, targets %v", d, s.Spec.Targets)
 	}
-	_, err = ParseSuite([]byte(`{"name": "d", "discover": {"sitemap": "ftp://x", "limit": 101, "include": [""],
-		"options": {"viewport": {"width": 5}}, "crawl": {}}}`))
-	got := fieldsOf(t, err)
-	want := []string{"discover.crawl"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("unknown key: fields %v, want %v", got, want)
+	_, err = ParseSuite([]byte(`{"name": "d", "discover": {"sitemap": "https://x/s.xml", "crawl": {"url": "https://x/"}}}`))
+	if got, want := fieldsOf(t, err), []string{"discover"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("sitemap and crawl: fields %v, want %v", got, want)
 	}
 	_, err = ParseSuite([]byte(`{"name": "d", "discover": {"sitemap": "ftp://x", "limit": 101, "include": [""],
 		"options": {"viewport": {"width": 5}}}}`))
-	got = fieldsOf(t, err)
-	want = []string{"discover.sitemap", "discover.limit", "discover.include[0]", "discover.options.viewport.width"}
+	got := fieldsOf(t, err)
+	want := []string{"discover.sitemap", "discover.limit", "discover.include[0]", "discover.options.viewport.width"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("fields %v, want %v", got, want)
 	}
 	if _, err := ParseSuite([]byte(`{"name": "d"}`)); err == nil {
 		t.Error("a suite with neither targets nor discover was accepted")
 	}
+}
+
+func TestParseSuiteDiscoverCrawl(t *testing.T) {
+	t.Parallel()
+	s, err := ParseSuite([]byte(`{"name": "d", "discover": {"crawl": {"url": "https://S.example/start#x", "exclude": ["/private/*"]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Spec.Discover.Crawl
+	if c == nil || c.URL != "https://s.example/start" || c.MaxDepth != 2 || c.MaxPages != MaxSuiteTargets || !c.SameOrigin || s.Spec.Discover.Sitemap != "" || s.Spec.Discover.Limit != 0 {
+		t.Errorf("discover.crawl %+v", c)
+	}
+	_, err = ParseSuite([]byte(`{"name": "d", "discover": {"limit": 3, "include": ["/a"], "crawl": {"url": "ftp://x", "max_depth": 6,
+		"max_pages": 101, "include": [""], "exclude": ["/x"], "same_origin": false, "extra": 1}}}`))
+	got := fieldsOf(t, err)
+	want := []string{"discover.crawl.extra"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("unknown key: fields %v, want %v", got, want)
+	}
+	_, err = ParseSuite([]byte(`{"name": "d", "discover": {"limit": 3, "include": ["/a"], "crawl": {"url": "ftp://x", "max_depth": 6,
+		"max_pages": 101, "include": [""], "exclude": ["/x"], "same_origin": false}}}`))
+	got = fieldsOf(t, err)
+	want = []string{"discover.crawl.url", "discover.crawl.max_depth", "discover.crawl.max_pages", "discover.crawl.include[0]", "discover.limit", "discover.include"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("fields %v, want %v", got, want)
+	}
+	_, err = ParseSuite([]byte(`{"name": "d", "discover": {"crawl": {"max_pages": 0.5}}}`))
+	if got, want := fieldsOf(t, err), []string{"discover.crawl.url", "discover.crawl.max_pages"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("fields %v, want %v", got, want)
+	}
+}
+
+// A crawling suite's run reads its pages through Pages and names them as a sitemap's.
+func TestDiscoverByCrawl(t *testing.T) {
+	t.Parallel()
+	site := crawlSite{"/": `<a href="/a">a</a><a href="/b">b</a>`, "/a": `<a href="/a/deep">d</a>`, "/b": ``}
+	g := &Service{Pages: site}
+	spec := SuiteSpec{Discover: &Discover{Crawl: &jobs.Crawl{URL: "http://s.test/", MaxDepth: 1, MaxPages: 10, SameOrigin: true}}}
+	ts, err := g.discover(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tg := range ts {
+		got = append(got, tg.Name+"="+tg.URL)
+	}
+	if want := []string{"page-home=http://s.test/", "page-a=http://s.test/a", "page-b=http://s.test/b"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("targets %v, want %v", got, want)
+	}
+	spec.Discover.Crawl.URL = "http://s.test/missing"
+	if got := fieldsOf(t, func() error { _, err := g.discover(context.Background(), spec); return err }()); !reflect.DeepEqual(got, []string{"discover.crawl.url"}) {
+		t.Errorf("a missing start page: fields %v", got)
+	}
+	if _, err := (&Service{}).discover(context.Background(), spec); err == nil {
+		t.Error("a server without a page fetcher crawled")
+	}
+}
+
+type crawlSite map[string]string
+
+func (c crawlSite) FetchPage(_ context.Context, u string, _ int64) (int, string, string, []byte, error) {
+	body, ok := c[strings.TrimPrefix(u, "http://s.test")]
+	if !ok {
+		return 404, "", "text/html", nil, nil
+	}
+	return 200, "", "text/html", []byte(body), nil
 }
 
 type pages []string

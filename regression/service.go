@@ -70,6 +70,9 @@ type Service struct {
 	// Sitemaps reads the sitemaps of discovering suites on every run (nil:
 	// such a run is refused).
 	Sitemaps jobs.SitemapReader
+	// Pages fetches the pages of suites that discover by crawl on every run
+	// (nil: such a run is refused).
+	Pages jobs.PageFetcher
 }
 
 // checkHostConcurrency names every host_concurrency of s above MaxHostConcurrency.

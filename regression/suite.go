@@ -121,7 +121,7 @@ type SuiteSpec struct {
 	// branch's last run or approval (retention.go); nil: the default
 	// (SNAPQ_BRANCH_BASELINE_DAYS), 0: never expire.
 	BranchBaselineDays *int `json:"branch_baseline_days,omitempty"`
-	// Discover, when set, adds the pages of a sitemap to the targets on every run
+	// Discover, when set, adds the pages of a sitemap (or a crawl) to the targets on every run
 	// (discover.go).
 	Discover *Discover `json:"discover,omitempty"`
 }

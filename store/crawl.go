@@ -104,7 +104,7 @@ func addCrawlPages(ctx context.Context, tx pgx.Tx, batchID, parent string, depth
 		}
 		room = min(room, maxInFlight-n)
 	}
-	if canceled || room <= 0 {
+	if canceled {
 		return nil, nil
 	}
 	keys := make([]string, len(pages))
@@ -124,11 +124,13 @@ func addCrawlPages(ctx context.Context, tx pgx.Tx, batchID, parent string, depth
 		have[k] = true
 	}
 	var out []jobChanged
+	var skipped []string
 	for _, p := range pages {
-		if len(out) >= room {
-			break
-		}
 		if have[p.Key] {
+			continue
+		}
+		if len(out) >= room {
+			skipped = append(skipped, p.Key)
 			continue
 		}
 		c := jobChanged{id: jobs.NewID(), name: jobs.NameFromURL(p.URL), url: p.URL, status: jobs.StatusQueued}
@@ -152,5 +154,36 @@ func addCrawlPages(ctx context.Context, tx pgx.Tx, batchID, parent string, depth
 			return nil, fmt.Errorf("count added pages: %w", err)
 		}
 	}
+	if err := recordCrawlSkipped(ctx, tx, batchID, skipped); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// recordCrawlSkipped counts the pages a full crawl batch did not add, each URL once per
+// batch, recording at most jobs.MaxCrawlSkipped of them (the batch's lock is held).
+func recordCrawlSkipped(ctx context.Context, tx pgx.Tx, batchID string, keys []string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	var n int
+	if err := tx.QueryRow(ctx, `SELECT crawl_skipped FROM batches WHERE id = $1`, batchID).Scan(&n); err != nil {
+		return fmt.Errorf("read skipped pages: %w", err)
+	}
+	if room := jobs.MaxCrawlSkipped - n; room <= 0 {
+		return nil
+	} else if len(keys) > room {
+		keys = keys[:room]
+	}
+	tag, err := tx.Exec(ctx, `INSERT INTO crawl_skipped (batch_id, url_key) SELECT $1, unnest($2::text[])
+		ON CONFLICT DO NOTHING`, batchID, keys)
+	if err != nil {
+		return fmt.Errorf("record skipped pages: %w", err)
+	}
+	if tag.RowsAffected() > 0 {
+		if _, err := tx.Exec(ctx, `UPDATE batches SET crawl_skipped = crawl_skipped + $2 WHERE id = $1`, batchID, tag.RowsAffected()); err != nil {
+			return fmt.Errorf("count skipped pages: %w", err)
+		}
+	}
+	return nil
 }

@@ -79,6 +79,10 @@ func TestCrawlFrontierConcurrent(t *testing.T) {
 	if sum != 16 || got.Total != 25 || got.Counts.Queued != 16 || got.Status() == jobs.BatchCompleted {
 		t.Errorf("added %d, batch total %d counts %+v status %s; want 16 added, 25 in all, 16 queued", sum, got.Total, got.Counts, got.Status())
 	}
+	// The 14 b pages past max_pages, linked from 8 pages, are skipped once each.
+	if got.CrawlSkipped != 14 || got.View().Crawl == nil || got.View().Crawl.Skipped != 14 {
+		t.Errorf("skipped %d, want 14", got.CrawlSkipped)
+	}
 	all, _, _ := st.ListJobs(ctx, b.ID, "", 100, "")
 	seen := map[string]bool{}
 	for _, j := range all {
@@ -94,8 +98,8 @@ func TestCrawlFrontierConcurrent(t *testing.T) {
 			t.Errorf("a page past max_pages added %d", n)
 		}
 	}
-	if got, _ := st.GetBatch(ctx, b.ID); got.Status() != jobs.BatchCompleted || got.FinishedAt == nil || got.Total != 25 {
-		t.Errorf("batch %s total %d finished %v", got.Status(), got.Total, got.FinishedAt)
+	if got, _ := st.GetBatch(ctx, b.ID); got.Status() != jobs.BatchCompleted || got.FinishedAt == nil || got.Total != 25 || got.CrawlSkipped != 14+5 {
+		t.Errorf("batch %s total %d finished %v skipped %d (want 19: the c pages once each)", got.Status(), got.Total, got.FinishedAt, got.CrawlSkipped)
 	}
 }
 

@@ -237,7 +237,7 @@ func insertBatch(ctx context.Context, tx pgx.Tx, b *jobs.Batch, js []*jobs.Job) 
 	return nil
 }
 
-const batchColumns = `b.id, coalesce(b.api_key_id::text, ''), b.labels, b.options, b.total, b.created_at, b.finished_at, b.crawl,
+const batchColumns = `b.id, coalesce(b.api_key_id::text, ''), b.labels, b.options, b.total, b.created_at, b.finished_at, b.crawl, b.crawl_skipped,
 	count(*) FILTER (WHERE j.status = 'queued'), count(*) FILTER (WHERE j.status = 'running'),
 	count(*) FILTER (WHERE j.status = 'succeeded'), count(*) FILTER (WHERE j.status = 'failed'),
 	count(*) FILTER (WHERE j.status = 'canceled')`
@@ -246,7 +246,7 @@ func scanBatch(row pgx.Row) (*jobs.Batch, error) {
 	var b jobs.Batch
 	var labels []byte
 	var opts, crawl []byte
-	err := row.Scan(&b.ID, &b.OwnerKeyID, &labels, &opts, &b.Total, &b.CreatedAt, &b.FinishedAt, &crawl,
+	err := row.Scan(&b.ID, &b.OwnerKeyID, &labels, &opts, &b.Total, &b.CreatedAt, &b.FinishedAt, &crawl, &b.CrawlSkipped,
 		&b.Counts.Queued, &b.Counts.Running, &b.Counts.Succeeded, &b.Counts.Failed, &b.Counts.Canceled)
 	if err != nil {
 		return nil, err

@@ -231,8 +231,8 @@ func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeSe
 		return nil, nil, err
 	}
 
-	// Sitemaps (of batches and of discovering suites' runs) are fetched through the egress
-	// guard, under the workers' policy.
+	// Sitemaps (of batches and of discovering suites' runs) and the pages of suites that
+	// discover by crawl are fetched through the egress guard, under the workers' policy.
 	sitemaps := &sitemap.Reader{Client: egress.New(egress.Config{Policy: egress.NewPolicy(cfg.EgressAllow),
 		Logger: log.With("component", "egress")}).HTTPClient(0), Limits: sitemap.Limits{Timeout: cfg.SitemapTimeout}}
 	srv := &web.Server{
@@ -241,7 +241,7 @@ func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeSe
 		Regression: &regression.Service{Repo: st, Queue: tasks, Logger: log, MaxInFlight: noCapAsNegative(cfg.MaxJobsInFlight),
 			MaxSuitesPerKey: noCapAsNegative(cfg.MaxSuitesPerKey), MinScheduleInterval: cfg.MinScheduleInterval,
 			Dispatch: d.dispatch, MaxHostConcurrency: cfg.HostConcurrencyMax, Report: regression.ReportRun(tasks, log),
-			Sitemaps: sitemaps},
+			Sitemaps: sitemaps, Pages: sitemaps},
 		Batches:      st,
 		Suites:       st,
 		Rules:        st,

@@ -228,9 +228,11 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 	if inFlight == 0 {
 		inFlight = -1 // SNAPQ_MAX_JOBS_IN_FLIGHT=0 is no cap; the regression service's 0 is its default
 	}
-	// Scheduled runs of discovering suites read their sitemaps through the egress guard.
+	// Scheduled runs of discovering suites read their sitemaps (or crawl their pages)
+	// through the egress guard.
+	discoverer := &sitemap.Reader{Client: d.guard.HTTPClient(0)}
 	runner := &regression.SuiteRunner{Regression: &regression.Service{Repo: st, Queue: tasks, Logger: regLog, MaxInFlight: inFlight,
-		Dispatch: d.dispatch, Sitemaps: &sitemap.Reader{Client: d.guard.HTTPClient(0)}}}
+		Dispatch: d.dispatch, Sitemaps: discoverer, Pages: discoverer}}
 	// Webhook deliveries go through the same egress guard as Chromium.
 	wh := &webhook.Handler{Repo: st, Client: d.guard.HTTPClient(cfg.Webhook.Timeout), Timeout: cfg.Webhook.Timeout,
 		Logger: log.With("component", "webhooks"),

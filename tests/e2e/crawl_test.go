@@ -101,6 +101,17 @@ func TestCrawlBatch(t *testing.T) {
 	if done.Total != 25 || len(js) != 25 || done.Counts["succeeded"] != 25 {
 		t.Errorf("total %d, %d jobs, counts %v; want exactly 25 succeeded", done.Total, len(js), done.Counts)
 	}
+	// The pages found past max_pages are counted, each once: at most the 90 others.
+	var view struct {
+		Crawl *struct {
+			Skipped int `json:"skipped"`
+		} `json:"crawl"`
+	}
+	if code := s.do("GET", "/v1/batches/"+b.ID, nil, &view); code != http.StatusOK || view.Crawl == nil || view.Crawl.Skipped < 1 || view.Crawl.Skipped > 115-25 {
+		t.Errorf("crawl.skipped: %d %+v, want 1 to 90", code, view.Crawl)
+	} else {
+		t.Logf("crawl.skipped %d", view.Crawl.Skipped)
+	}
 	byID := map[string]crawlJob{}
 	seen := map[string]bool{}
 	for _, j := range js {

@@ -113,7 +113,8 @@ func (s *stack) approveAll(runID string) {
 // The issue's proofs of changes explained by elements, through the API with
 // Chromium. Attribution: a heading's text, a button's colour, a card moved
 // 30 px and a removed image are four changes of the right kinds and
-// selectors. Rules: a clock in the header of 20 pages × 2 viewports fails
+// selectors. Rules: a clock in the header of 20 pages × 2 viewports (8 in
+// `make test`) fails
 // all 40; one dynamic_text rule (previewed first) makes all 40 pass on the
 // next run while a real text change elsewhere still fails.
 func TestChangesExplainedByElements(t *testing.T) {
@@ -163,10 +164,13 @@ func TestChangesExplainedByElements(t *testing.T) {
 	}
 	t.Logf("attribution: 2 runs in %s", time.Since(start).Round(time.Millisecond))
 
-	// Rules: a clock on 20 pages × 2 viewports.
+	// Rules: a clock on 20 pages × 2 viewports (8 pages in `make test`;
+	// SNAPQ_PROOF_SCALE=full, `make proofs`, runs 20).
+	pages := proofScale(t, 8, 20)
+	total := 2 * pages
 	start = time.Now()
 	var targets []map[string]any
-	for i := range 20 {
+	for i := range pages {
 		targets = append(targets, map[string]any{"url": fmt.Sprintf("%s/p/%d", srv.URL, i), "name": fmt.Sprintf("p%d", i),
 			"viewports": []map[string]any{{"width": 320, "height": 120}, {"width": 360, "height": 120}}})
 	}
@@ -180,8 +184,8 @@ func TestChangesExplainedByElements(t *testing.T) {
 	s.approveAll(s.waitRun(s.startRun(clock.ID), 2*time.Minute).ID)
 	site.set(func(s *changesSite) { s.clock = "10:42" })
 	r = s.waitRun(s.startRun(clock.ID), 2*time.Minute)
-	if r.Counts["failed"] != 40 {
-		t.Fatalf("clock moved on: want 40 failed, got %s", statuses(r))
+	if r.Counts["failed"] != total {
+		t.Fatalf("clock moved on: want %d failed, got %s", total, statuses(r))
 	}
 	if cs := s.changesOf(r.Comparisons[0].ID); len(cs) != 1 || cs[0].Kind != "text_changed" || cs[0].Selector != "body > header > span.clock" ||
 		cs[0].Before.Text != "10:41" || cs[0].After.Text != "10:42" {
@@ -201,8 +205,8 @@ func TestChangesExplainedByElements(t *testing.T) {
 		WouldSuppress int `json:"would_suppress"`
 		Changes       int `json:"changes"`
 	}
-	if code := s.do("POST", "/v1/suites/"+clock.ID+"/rules/preview", rule, &preview); code != http.StatusOK || preview.WouldSuppress != 40 || preview.Changes != 40 {
-		t.Fatalf("preview: status %d, %+v; want 40 of 40", code, preview)
+	if code := s.do("POST", "/v1/suites/"+clock.ID+"/rules/preview", rule, &preview); code != http.StatusOK || preview.WouldSuppress != total || preview.Changes != total {
+		t.Fatalf("preview: status %d, %+v; want %d of %d", code, preview, total, total)
 	}
 	var created struct {
 		ID string `json:"id"`
@@ -231,8 +235,8 @@ func TestChangesExplainedByElements(t *testing.T) {
 			}
 		}
 	}
-	if len(r.Comparisons) != 40 {
-		t.Fatalf("%d comparisons, want 40", len(r.Comparisons))
+	if len(r.Comparisons) != total {
+		t.Fatalf("%d comparisons, want %d", len(r.Comparisons), total)
 	}
 	var rules struct {
 		Rules []struct {
@@ -240,11 +244,11 @@ func TestChangesExplainedByElements(t *testing.T) {
 			Suppressed int    `json:"suppressed"`
 		} `json:"rules"`
 	}
-	if code := s.do("GET", "/v1/suites/"+clock.ID+"/rules", nil, &rules); code != http.StatusOK || len(rules.Rules) != 1 || rules.Rules[0].Suppressed != 40 {
-		t.Fatalf("rules: status %d, %+v; want one with 40 suppressed", code, rules)
+	if code := s.do("GET", "/v1/suites/"+clock.ID+"/rules", nil, &rules); code != http.StatusOK || len(rules.Rules) != 1 || rules.Rules[0].Suppressed != total {
+		t.Fatalf("rules: status %d, %+v; want one with %d suppressed", code, rules, total)
 	}
 	if code := s.do("DELETE", "/v1/rules/"+created.ID, nil, nil); code != http.StatusNoContent {
 		t.Fatalf("delete rule: status %d", code)
 	}
-	t.Logf("clock: 3 runs of 40 captures in %s", time.Since(start).Round(time.Millisecond))
+	t.Logf("clock: 3 runs of %d captures in %s", total, time.Since(start).Round(time.Millisecond))
 }

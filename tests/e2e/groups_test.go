@@ -46,7 +46,7 @@ func (s *headerSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Review at scale through the API and the Go client: a header change on 30
-// pages × 2 viewports is one change group of 60; rejecting it marks 60
+// pages × 2 viewports (12 in `make test`) is one change group of 60 (24); rejecting it marks 60
 // comparisons rejected (still failed); approving it is one call that
 // approves 60 comparisons and writes 60 baselines; then the page toggles
 // back to its first approved state and passes as matches_previous naming
@@ -81,7 +81,7 @@ func TestChangeGroupsAndApprovalMemory(t *testing.T) {
 		}
 	}
 
-	const pages = 30
+	pages := proofScale(t, 12, 30) // 30 with SNAPQ_PROOF_SCALE=full (`make proofs`)
 	vps := []client.Viewport{{Width: 320, Height: 200}, {Width: 400, Height: 200}}
 	var targets []client.SuiteTarget
 	for i := 1; i <= pages; i++ {

@@ -77,12 +77,12 @@ soak: services build
 
 ## proofs: the scale proofs at full scale (SNAPQ_PROOF_SCALE=full): a 50-page suite run 10 times,
 ## two 2,000-job batch pages, 300 pages on three workers with one killed, 200 pages on a Redis
-## Cluster, change groups of 30 pages x 2 viewports, a clock rule on 20 pages x 2 viewports;
+## Cluster, 100-page Sentinel failovers, change groups of 30 pages x 2 viewports, a clock rule on 20 pages x 2 viewports;
 ## `make test` runs the same tests small
 PROOFS_TIMEOUT ?= 45m
 proofs: services
 	CI=$${CI:-true} SNAPQ_PROOF_SCALE=full $(GO) test -count=1 -v -timeout $(PROOFS_TIMEOUT) \
-		-run '^(TestStorageGrowsWithChange|TestDashboardThumbnailBytes|TestManyWorkersEachJobOnce|TestRedisCluster|TestChangeGroupsAndApprovalMemory|TestChangesExplainedByElements)$$' ./tests/e2e
+		-run '^(TestStorageGrowsWithChange|TestDashboardThumbnailBytes|TestManyWorkersEachJobOnce|TestRedisCluster|TestChangeGroupsAndApprovalMemory|TestChangesExplainedByElements|TestRedisSentinelFailover|TestRedisSentinelMasterKilled)$$' ./tests/e2e
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -158,12 +158,12 @@ func (c *imageBytes) read() (int64, int64, int) {
 // shows for every job. The batches are seeded in Postgres from 6 real
 // captures of pages that look like real sites (realisticSite: full-size
 // PNGs of realistic size; 2,000 renders would take this machine many
-// minutes). `make test` shows 80-job batches; SNAPQ_PROOF_SCALE=full
+// minutes). `make test` shows 50-job batches; SNAPQ_PROOF_SCALE=full
 // (`make proofs`) 2,000.
 func TestDashboardThumbnailBytes(t *testing.T) {
 	t.Parallel()
 	start := time.Now()
-	dashboardJobs := proofScale(t, 80, 2000)
+	dashboardJobs := proofScale(t, 50, 2000)
 	s := startStack(t)
 	site := realisticSite(t)
 	var targets []map[string]any

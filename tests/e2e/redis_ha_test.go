@@ -58,14 +58,16 @@ func (s *stack) waitCounts(id string, headers map[string]string, timeout time.Du
 func midBatch(b batchResp) bool  { return b.Counts["succeeded"] >= 20 && b.Status != "completed" }
 func completed(b batchResp) bool { return b.Status == "completed" }
 
-// sentinelFailover runs a 100-page batch on a Sentinel group and fails the
-// master over in its middle with fail; every job must succeed.
+// sentinelFailover runs a 50-page batch (100 with SNAPQ_PROOF_SCALE=full) on
+// a Sentinel group and fails the master over in its middle with fail; every
+// job must succeed.
 func sentinelFailover(t *testing.T, fail func(ctx context.Context, g *testenv.SentinelGroup) (string, error)) {
 	start := time.Now()
 	g := testenv.StartSentinelGroup(t)
 	s := startStack(t, "SNAPQ_REDIS_URL="+g.URL(), "SNAPQ_RECONCILE_INTERVAL=2s", "SNAPQ_RECONCILE_GRACE=3s")
 	site := fixtureSite(t)
-	id := s.submitWith(nil, tinyBatch(site, 100))
+	n := proofScale(t, 50, 100)
+	id := s.submitWith(nil, tinyBatch(site, n))
 	mid := s.waitCounts(id, nil, 90*time.Second, "20 succeeded", midBatch)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -79,8 +81,8 @@ func sentinelFailover(t *testing.T, fail func(ctx context.Context, g *testenv.Se
 	t.Logf("master %s → %s in %s, with counts %v", old, newMaster, time.Since(failedAt).Round(time.Millisecond), mid.Counts)
 
 	done := s.waitCounts(id, nil, 3*time.Minute, "completed", completed)
-	if done.Counts["succeeded"] != 100 || done.Total != 100 {
-		t.Fatalf("after the failover: %v of %d, want 100 succeeded", done.Counts, done.Total)
+	if done.Counts["succeeded"] != n || done.Total != n {
+		t.Fatalf("after the failover: %v of %d, want %d succeeded", done.Counts, done.Total, n)
 	}
 	// The api reports the queue from the new master.
 	var qs struct {
@@ -92,7 +94,7 @@ func sentinelFailover(t *testing.T, fail func(ctx context.Context, g *testenv.Se
 	if code := s.do("GET", "/v1/queues", nil, &qs); code != http.StatusOK || len(qs.Queues) != 3 {
 		t.Fatalf("GET /v1/queues after the failover: %d %+v", code, qs)
 	}
-	t.Logf("100/100 succeeded %s after the failover; test %s", time.Since(failedAt).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	t.Logf("%d/%d succeeded %s after the failover; test %s", n, n, time.Since(failedAt).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 }
 
 // SENTINEL FAILOVER mid-batch: the old master becomes a replica.

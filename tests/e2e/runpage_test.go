@@ -232,7 +232,10 @@ func TestDashboardRunPageAtScale(t *testing.T) {
 
 	// Approve all: the rest (1,398) in one request.
 	t0 := time.Now()
-	ui.click("#approve-all")
+	// A script click: under load a pointer click could land while the page
+	// redraws after the filter's approval (CI saw no request come).
+	ui.wait("approve all enabled", 10*time.Second, `() => !document.querySelector('#approve-all').disabled`)
+	ui.eval(`() => document.querySelector('#approve-all').click()`)
 	ui.wait("the run approved", 30*time.Second, `() => document.querySelector('#run-status').textContent === 'approved' && document.querySelector('#approve-all').disabled`)
 	t.Logf("dashboard: approve all (1,398 comparisons) until the page showed the run approved: %s", time.Since(t0).Round(time.Millisecond))
 	if got := ui.text(`nav.filters a[data-filter=review]`); got != "to review (0)" {

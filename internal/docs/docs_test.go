@@ -293,3 +293,36 @@ func itoa(n int) string {
 	}
 	return itoa(n/10) + string(rune('0'+n%10))
 }
+
+// TestArchitectureMapsEveryPackage: every Go package of the module has a row
+// in the package map of docs/architecture.md (its directory, in backquotes,
+// with a trailing slash).
+func TestArchitectureMapsEveryPackage(t *testing.T) {
+	t.Parallel()
+	page, err := os.ReadFile(filepath.Join(root, "docs/architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	packages := map[string]bool{}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() && rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(rel, ".go") && !strings.HasSuffix(rel, "_test.go") {
+			packages[filepath.ToSlash(filepath.Dir(rel))] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dir := range packages {
+		if dir != "." && !strings.Contains(string(page), "`"+dir+"/`") {
+			t.Errorf("package %s/ has no row in the package map of docs/architecture.md", dir)
+		}
+	}
+}

@@ -3,9 +3,11 @@ package docs
 import (
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
@@ -20,15 +22,38 @@ const configPage = "docs/operating/configuration.md"
 // variableRead is how the code names a variable it reads: a string literal.
 var variableRead = regexp.MustCompile(`"(SNAPQ_[A-Z0-9_]+)"`)
 
-// readsEnv says whether a Go file is one whose SNAPQ_* variables a user may
-// set: the binaries (cmd/), the scripts, and internal packages (internal/,
-// cmd/internal/, capture/internal/, …). Tests are left out.
+// readsEnv says whether a Go source file is one whose SNAPQ_* variables a
+// user may set: the binaries (cmd/), the scripts, and internal packages
+// (internal/, cmd/internal/, capture/internal/, …).
 func readsEnv(rel string) bool {
-	if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
-		return false
-	}
-	parts := strings.Split(filepath.ToSlash(rel), "/")
+	parts := strings.Split(rel, "/")
 	return parts[0] == "cmd" || parts[0] == "scripts" || slices.Contains(parts[:len(parts)-1], "internal")
+}
+
+// sourceFiles lists the module's Go files, tests left out, relative to the
+// root with forward slashes; hidden directories, testdata and node_modules
+// are skipped.
+func sourceFiles(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() && rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(rel, ".go") && !strings.HasSuffix(rel, "_test.go") {
+			files = append(files, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }
 
 // variablesRead maps each SNAPQ_* variable the code reads to the first file
@@ -36,30 +61,19 @@ func readsEnv(rel string) bool {
 func variablesRead(t *testing.T) map[string]string {
 	t.Helper()
 	found := map[string]string{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	for _, rel := range sourceFiles(t) {
+		if !readsEnv(rel) {
+			continue
+		}
+		src, err := os.ReadFile(filepath.Join(root, rel))
 		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && rel != ".") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !readsEnv(rel) {
-			return nil
-		}
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return err
+			t.Fatal(err)
 		}
 		for _, m := range variableRead.FindAllSubmatch(src, -1) {
 			if _, ok := found[string(m[1])]; !ok {
 				found[string(m[1])] = rel
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if found["SNAPQ_DATABASE_URL"] == "" || found["SNAPQ_CHROME_BIN"] == "" {
 		t.Fatalf("found %d variables, not SNAPQ_DATABASE_URL and SNAPQ_CHROME_BIN: has the configuration moved?", len(found))
@@ -261,7 +275,7 @@ func headingAnchors(src string) map[string]bool {
 		}
 		s := slug(m[2])
 		if n := seen[s]; n > 0 {
-			out[s+"-"+itoa(n)] = true
+			out[s+"-"+strconv.Itoa(n)] = true
 		} else {
 			out[s] = true
 		}
@@ -287,13 +301,6 @@ func slug(heading string) string {
 	return b.String()
 }
 
-func itoa(n int) string {
-	if n < 10 {
-		return string(rune('0' + n))
-	}
-	return itoa(n/10) + string(rune('0'+n%10))
-}
-
 // TestArchitectureMapsEveryPackage: every Go package of the module has a row
 // in the package map of docs/architecture.md (its directory, in backquotes,
 // with a trailing slash).
@@ -304,21 +311,8 @@ func TestArchitectureMapsEveryPackage(t *testing.T) {
 		t.Fatal(err)
 	}
 	packages := map[string]bool{}
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		if d.IsDir() && rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() && strings.HasSuffix(rel, ".go") && !strings.HasSuffix(rel, "_test.go") {
-			packages[filepath.ToSlash(filepath.Dir(rel))] = true
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	for _, rel := range sourceFiles(t) {
+		packages[path.Dir(rel)] = true
 	}
 	for dir := range packages {
 		if dir != "." && !strings.Contains(string(page), "`"+dir+"/`") {

@@ -6,6 +6,7 @@
 //   - Every relative link of README.md, CONTRIBUTING.md and docs/ (docs/pending/
 //     excepted: drafts waiting to be folded in) points at a file that exists
 //     and, for a Markdown file, at a heading it has (GitHub's anchors).
+//   - Every Go package has a row in the package map of docs/architecture.md.
 //   - README.md stays the front door: at most 300 lines, `make demo` and
 //     `make test` in its first 40.
 //

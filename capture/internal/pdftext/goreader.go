@@ -145,4 +145,3 @@ func pageText(glyphs []pdf.Text) string {
 }
 
 func endsSpace(s string) bool { return s != "" && (s[len(s)-1] == ' ' || s[len(s)-1] == '\n') }
-

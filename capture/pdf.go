@@ -25,12 +25,13 @@ const (
 
 // Failure codes of PDF targets and downloads. They are part of the public API.
 const (
-	// CodePDFTooLarge: the PDF is over MaxPDFBytes or MaxPDFPages, its pages' content
-	// inflates past 32 MiB or its text past 64 MiB (not retryable).
+	// CodePDFTooLarge: the PDF is over MaxPDFBytes or MaxPDFPages, or its text is past 64
+	// MiB (with the Go reader, also its pages' content inflating past 32 MiB) (not
+	// retryable).
 	CodePDFTooLarge = "pdf_too_large"
-	// CodePDFEncrypted: text or markdown was asked for and the PDF needs a password to be
-	// read, or uses an encryption the reader does not support (not retryable). Without them
-	// the PDF is stored as it is.
+	// CodePDFEncrypted: text or markdown was asked for and the PDF needs a user password to
+	// be read (or, with the Go reader, uses an encryption it does not support) (not
+	// retryable). Without them the PDF is stored as it is.
 	CodePDFEncrypted = "pdf_encrypted"
 	// CodePDFNoText: text or markdown was asked for and the PDF has no text layer, e.g. a
 	// scan (not retryable).

@@ -27,8 +27,18 @@ type cutJob struct {
 			Verdict string `json:"verdict"`
 		} `json:"quality"`
 	} `json:"result"`
-	CreatedAt  time.Time  `json:"created_at"`
+	StartedAt  *time.Time `json:"started_at"`
 	FinishedAt *time.Time `json:"finished_at"`
+}
+
+// took is how long the job's (last) attempt ran: queueing and the worker's start are not
+// the page's doing.
+func (j cutJob) took(t *testing.T) time.Duration {
+	t.Helper()
+	if j.StartedAt == nil || j.FinishedAt == nil {
+		t.Fatalf("job %s has no start or finish time", j.Status)
+	}
+	return j.FinishedAt.Sub(*j.StartedAt)
 }
 
 // cutServer serves pages whose main document is cut short, on loopback. It hijacks the
@@ -91,18 +101,18 @@ func (s *stack) submitOne(t *testing.T, target string, options map[string]any) c
 // TestCutShortDocument (issue 26, items 6 and 8): a main document whose body is cut short —
 // by a clean close or a reset, under Content-Length or chunked — fails as invalid_response
 // as soon as the browser sees it, keeping the attempt's result, instead of waiting out the
-// 30 s budget and succeeding as a partial capture of verdict "ok". A connection reset after
+// budget and succeeding as a partial capture of verdict "ok". A connection reset after
 // it was made, before any answer, is reported as a reset, not as "could not connect".
 func TestCutShortDocument(t *testing.T) {
 	t.Parallel()
 	s := startStack(t, "SNAPQ_MAX_RETRY=0") // one attempt: what it reports, and when
 	site := cutServer(t)
-	const budget = 30 * time.Second
+	const budget = 60 * time.Second // before the fix each of these ran all of it
 	opts := map[string]any{"timeout_ms": budget.Milliseconds(), "outputs": []string{"screenshot", "markdown"}}
 	for _, path := range []string{"/length/close", "/length/reset", "/chunked/close", "/chunked/reset"} {
 		t.Run(path, func(t *testing.T) {
 			job := s.submitOne(t, site.URL+path, opts)
-			took := job.FinishedAt.Sub(job.CreatedAt)
+			took := job.took(t)
 			t.Logf("%s: %s after %s: %+v", path, job.Status, took.Round(time.Millisecond), job.Error)
 			if job.Status != "failed" || job.Error == nil || job.Error.Code != "invalid_response" {
 				t.Fatalf("job %s, error %+v (result %+v); want failed with invalid_response", job.Status, job.Error, job.Result)
@@ -114,13 +124,13 @@ func TestCutShortDocument(t *testing.T) {
 				t.Errorf("result %+v, want the attempt's result (status 200, final URL)", r)
 			}
 			if took > budget/2 {
-				t.Errorf("ended %s after submission, want well within the %s budget", took, budget)
+				t.Errorf("ran %s, want well within the %s budget", took, budget)
 			}
 		})
 	}
 	t.Run("/silent/reset", func(t *testing.T) {
 		job := s.submitOne(t, site.URL+"/silent/reset", opts)
-		t.Logf("%s after %s: %+v", job.Status, job.FinishedAt.Sub(job.CreatedAt).Round(time.Millisecond), job.Error)
+		t.Logf("%s after %s: %+v", job.Status, job.took(t).Round(time.Millisecond), job.Error)
 		if job.Status != "failed" || job.Error == nil || job.Error.Code != "connection_failed" {
 			t.Fatalf("job %s, error %+v; want failed with connection_failed", job.Status, job.Error)
 		}
@@ -157,13 +167,16 @@ func TestPDFWithoutTextEndsFast(t *testing.T) {
 	for path := range files {
 		t.Run(path, func(t *testing.T) {
 			job := s.submitOne(t, site.URL+path, map[string]any{"outputs": []string{"markdown"}})
-			took := job.FinishedAt.Sub(job.CreatedAt)
+			took := job.took(t)
 			t.Logf("%s: %s after %s: %+v", path, job.Status, took.Round(time.Millisecond), job.Error)
 			if job.Status != "failed" || job.Error == nil || job.Error.Code != "pdf_no_text" {
 				t.Fatalf("job %s, error %+v; want failed with pdf_no_text", job.Status, job.Error)
 			}
-			if took > 10*time.Second {
-				t.Errorf("ended %s after submission, want about a second (the reader's timeout is 30 s)", took)
+			// About a second on an idle machine (poppler reads these in well under one);
+			// the bound only proves it is not the reader's 30 s timeout, with room for a
+			// loaded CI machine, where a cold worker's first job also starts its tab.
+			if took > 25*time.Second {
+				t.Errorf("ran %s, want well under the reader's 30 s timeout", took)
 			}
 		})
 	}

@@ -192,15 +192,7 @@ func (t *tab) handle(msg *rod.Message) {
 			return
 		}
 		if e.Type == proto.NetworkResourceTypeDocument && e.FrameID == t.page.FrameID && e.Request != nil {
-			t.mu.Lock()
-			t.st.docRequest = e.Request.URL
-			t.st.docRequestID, t.st.docResponded, t.st.docCut = e.RequestID, false, ""
-			if e.RedirectResponse != nil {
-				t.st.redirects = append(t.st.redirects, e.RedirectResponse.URL)
-			} else {
-				t.st.redirects = nil // a new navigation starts its own chain
-			}
-			t.mu.Unlock()
+			t.documentRequested(&e)
 		}
 		switch e.Type {
 		case proto.NetworkResourceTypeEventSource, proto.NetworkResourceTypeWebSocket, proto.NetworkResourceTypeMedia:
@@ -280,6 +272,20 @@ func (t *tab) handle(msg *rod.Message) {
 		t.fail(errTargetCrashed)
 	case "Inspector.detached":
 		t.fail(errTargetClosed)
+	}
+}
+
+// documentRequested records a main-frame document request: a new navigation, or the next
+// hop of a redirect (same request ID).
+func (t *tab) documentRequested(e *proto.NetworkRequestWillBeSent) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.st.docRequest = e.Request.URL
+	t.st.docRequestID, t.st.docResponded, t.st.docCut = e.RequestID, false, ""
+	if e.RedirectResponse != nil {
+		t.st.redirects = append(t.st.redirects, e.RedirectResponse.URL)
+	} else {
+		t.st.redirects = nil // a new navigation starts its own chain
 	}
 }
 

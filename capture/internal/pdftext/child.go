@@ -48,6 +48,14 @@ type Limits struct {
 	goReader bool // tests: read with the Go reader even when poppler is installed
 }
 
+// readerDir is the folder of poppler's tools the child reads with, "" for the Go reader.
+func (lim Limits) readerDir() string {
+	if lim.goReader {
+		return ""
+	}
+	return popplerDir()
+}
+
 // DefaultOutput is Limits.Output when it is zero.
 const DefaultOutput = 64 << 20
 
@@ -89,12 +97,8 @@ func ReadInChild(ctx context.Context, data []byte, maxPages int, withText bool, 
 	rctx, cancel := context.WithTimeout(ctx, lim.Timeout)
 	defer cancel()
 	cpu := int64(lim.Timeout/time.Second) + 1 // the wall clock is the tighter bound; this one outlives a dead parent
-	dir := popplerDir()
-	if lim.goReader {
-		dir = ""
-	}
 	cmd := exec.CommandContext(rctx, exe, childArg, strconv.Itoa(maxPages), strconv.FormatBool(withText),
-		strconv.FormatInt(cpu, 10), strconv.FormatInt(lim.Memory, 10), dir)
+		strconv.FormatInt(cpu, 10), strconv.FormatInt(lim.Memory, 10), lim.readerDir())
 	cmd.Env = []string{childEnv + "=1", "GOMAXPROCS=1", "GOTRACEBACK=single"}
 	cmd.Stdin = bytes.NewReader(data)
 	stdout := &capped{max: lim.Output}

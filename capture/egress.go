@@ -27,7 +27,8 @@ type EgressSession interface {
 	// URL is the proxy's address for Chromium, e.g. "http://127.0.0.1:41234".
 	URL() string
 	// Outcome is the latest outcome for host in this session: "allowed", "blocked",
-	// "dns_failure" or "connection_failed"; ok=false if host was never requested.
+	// "dns_failure", "connection_failed", "no_response" or "connection_reset"; ok=false if
+	// host was never requested.
 	Outcome(host string) (kind string, ok bool)
 	// Blocked is the number of requests refused since the last Reset.
 	Blocked() int
@@ -41,6 +42,8 @@ const (
 	egressBlocked       = "blocked"
 	egressDNSFailure    = "dns_failure"
 	egressConnectFailed = "connection_failed"
+	egressNoResponse    = "no_response"      // connected, then closed or silent before answering
+	egressReset         = "connection_reset" // connected, then reset before answering
 	egressHeader        = "x-snapq-egress"
 )
 
@@ -72,6 +75,11 @@ func egressError(kind, rawURL string) *Error {
 		return newError(CodeDNSFailure, false, nil, "the host name %s could not be resolved", hostOnly(host))
 	case egressConnectFailed:
 		return newError(CodeConnectionFailed, true, nil, "could not connect to %s", host)
+	case egressReset:
+		return newError(CodeConnectionFailed, true, nil, "the connection to %s was reset after it was made, before the server answered", host)
+	case egressNoResponse:
+		return newError(CodeConnectionFailed, true, nil,
+			"%s accepted the connection, then closed it or stayed silent without answering", host)
 	}
 	return nil
 }

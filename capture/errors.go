@@ -76,6 +76,30 @@ func classify(parent, jobCtx context.Context, ph phase, err error) *Error {
 	return newError(CodeInternal, true, err, "failed while %s", ph)
 }
 
+// errDocumentCut ends the waits when the main document's body fails after its response
+// arrived (tab.untilDocumentCut).
+var errDocumentCut = errors.New("the main document was cut short")
+
+// documentCutError is the failure of a job whose main document's body failed after its
+// response arrived (reason is Chromium's error text, e.g. "net::ERR_CONTENT_LENGTH_MISMATCH"):
+// a short body is invalid_response, whatever cut it, and another attempt may get it whole.
+func documentCutError(reason string) *Error {
+	name := strings.TrimPrefix(strings.TrimSpace(reason), "net::")
+	what, ok := cutReasons[name]
+	if !ok {
+		what = netErrorClass(name).what
+	}
+	return newError(CodeInvalidResponse, true, errDocumentCut,
+		"the page's document was cut short: %s (%s); nothing was captured of the partial page", what, reason)
+}
+
+var cutReasons = map[string]string{
+	"ERR_CONTENT_LENGTH_MISMATCH":     "the connection closed before the body reached its Content-Length",
+	"ERR_INCOMPLETE_CHUNKED_ENCODING": "the connection closed before the last chunk of the body",
+	"ERR_CONNECTION_RESET":            "the connection was reset while the body was loading",
+	"ERR_CONNECTION_CLOSED":           "the connection closed while the body was loading",
+}
+
 // classifyNetError maps Chromium's net::ERR_* text, the only signal Page.navigate gives, to a
 // stable code and whether another attempt could help (net/base/net_error_list.h). A code
 // Chromium adds later falls to CodeNavigationFailed (retried), never to CodeInternal: a
@@ -136,6 +160,8 @@ var netErrors = map[string]netClass{
 	"ERR_RESPONSE_HEADERS_MULTIPLE_CONTENT_DISPOSITION": {CodeInvalidResponse, true, "the response has several Content-Disposition headers"},
 
 	"ERR_TIMED_OUT":                {CodeConnectionFailed, true, "the connection timed out"},
+	"ERR_CONNECTION_RESET":         {CodeConnectionFailed, true, "the connection was reset before the server answered"},
+	"ERR_CONNECTION_CLOSED":        {CodeConnectionFailed, true, "the connection was closed before the server answered"},
 	"ERR_ADDRESS_UNREACHABLE":      {CodeConnectionFailed, true, "the address is unreachable"},
 	"ERR_ADDRESS_INVALID":          {CodeConnectionFailed, true, "the address is invalid"},
 	"ERR_EMPTY_RESPONSE":           {CodeConnectionFailed, true, "the server closed the connection without an answer"},

@@ -227,7 +227,13 @@ func (j *job) checkEgress() *Error {
 // and the lazy-load scroll under the page's budget. When the budget runs out here, the job
 // goes on with what has rendered.
 func (j *job) wait() *Error {
-	if err := j.partial("before the page was ready", j.t.waitAll(j.loadCtx, j.req, j.res)); err != nil {
+	ctx, stop := j.t.untilDocumentCut(j.loadCtx)
+	err := j.t.waitAll(ctx, j.req, j.res)
+	stop()
+	if st, _ := j.t.state(); st.docCut != "" {
+		return documentCutError(st.docCut)
+	}
+	if err := j.partial("before the page was ready", err); err != nil {
 		return j.readyError(err)
 	}
 	return nil

@@ -25,12 +25,13 @@ const (
 
 // Failure codes of PDF targets and downloads. They are part of the public API.
 const (
-	// CodePDFTooLarge: the PDF is over MaxPDFBytes or MaxPDFPages, its pages' content
-	// inflates past 32 MiB or its text past 64 MiB (not retryable).
+	// CodePDFTooLarge: the PDF is over MaxPDFBytes or MaxPDFPages, or its text is past 64
+	// MiB (with the Go reader, also its pages' content inflating past 32 MiB) (not
+	// retryable).
 	CodePDFTooLarge = "pdf_too_large"
-	// CodePDFEncrypted: text or markdown was asked for and the PDF needs a password to be
-	// read, or uses an encryption the reader does not support (not retryable). Without them
-	// the PDF is stored as it is.
+	// CodePDFEncrypted: text or markdown was asked for and the PDF needs a user password to
+	// be read (or, with the Go reader, uses an encryption it does not support) (not
+	// retryable). Without them the PDF is stored as it is.
 	CodePDFEncrypted = "pdf_encrypted"
 	// CodePDFNoText: text or markdown was asked for and the PDF has no text layer, e.g. a
 	// scan (not retryable).
@@ -49,7 +50,7 @@ const (
 )
 
 // readPDF opens data (at most MaxPDFPages pages) and counts its pages; with withText it also
-// extracts every page's text (internal/pdftext). The reader runs in a child process of this
+// extracts every page's text (internal/pdftext: poppler's tools, see PDFReader). The reader runs in a child process of this
 // executable, limited in wall clock (PDFReadTimeout or ctx's deadline, whichever is first),
 // CPU time and memory (PDFReadMemory), so a PDF that hangs or crashes it, or inflates past
 // memory, fails this job alone: with pdf_timeout, pdf_invalid or pdf_too_large. Failures are
@@ -59,6 +60,11 @@ func readPDF(ctx context.Context, data []byte, withText bool) (pdftext.Doc, erro
 		pdftext.Limits{Timeout: PDFReadTimeout, Memory: PDFReadMemory})
 	return doc, pdfError(err)
 }
+
+// PDFReader names the reader of PDF targets on this machine: "poppler" (Debian's
+// poppler-utils: pdfinfo and pdftotext on PATH) or "go" (a Go reader that loops on some
+// valid PDFs until the time limit ends it; used only where poppler-utils is missing).
+func PDFReader() string { return pdftext.ReaderName() }
 
 // pdfMarkdown joins the pages' text with a "<!-- page N -->" marker before each page. It
 // fails with pdf_no_text when no page has any text.

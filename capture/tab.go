@@ -51,6 +51,9 @@ type tab struct {
 	// dlCtx is set while the job's first navigation runs: a main-frame response that is a
 	// PDF or a download is then taken (download.go) under it; nil lets every response through.
 	dlCtx context.Context
+	// onDocumentCut, while a wait listens (untilDocumentCut), is called once when the main
+	// document's body fails.
+	onDocumentCut func()
 }
 
 // pageState is what the event loop learned about the current job's page.
@@ -67,6 +70,11 @@ type pageState struct {
 	contentType string    // MIME type of the last main-frame Document response
 	redirects   []string  // URLs that redirected the current main-frame navigation, in order
 	download    *download // the main-frame response taken instead of rendered (download.go)
+	// The main-frame document request in progress, whether its response arrived, and, when
+	// its body then failed (a reset, a close before Content-Length), Chromium's error text.
+	docRequestID proto.NetworkRequestID
+	docResponded bool
+	docCut       string
 }
 
 // newTab creates a browser context and a page in it and enables the domains the event loop
@@ -184,14 +192,7 @@ func (t *tab) handle(msg *rod.Message) {
 			return
 		}
 		if e.Type == proto.NetworkResourceTypeDocument && e.FrameID == t.page.FrameID && e.Request != nil {
-			t.mu.Lock()
-			t.st.docRequest = e.Request.URL
-			if e.RedirectResponse != nil {
-				t.st.redirects = append(t.st.redirects, e.RedirectResponse.URL)
-			} else {
-				t.st.redirects = nil // a new navigation starts its own chain
-			}
-			t.mu.Unlock()
+			t.documentRequested(&e)
 		}
 		switch e.Type {
 		case proto.NetworkResourceTypeEventSource, proto.NetworkResourceTypeWebSocket, proto.NetworkResourceTypeMedia:
@@ -212,6 +213,7 @@ func (t *tab) handle(msg *rod.Message) {
 		var e proto.NetworkLoadingFailed
 		if msg.Load(&e) {
 			t.requestDone(e.RequestID)
+			t.documentFailed(&e)
 		}
 	case "Network.responseReceived":
 		var e proto.NetworkResponseReceived
@@ -222,6 +224,7 @@ func (t *tab) handle(msg *rod.Message) {
 		t.addOrigin(e.Response.URL)
 		if e.Type == proto.NetworkResourceTypeDocument && e.FrameID == t.page.FrameID {
 			t.st.sawDocument = true
+			t.st.docResponded = t.st.docResponded || e.RequestID == t.st.docRequestID
 			t.st.status = e.Response.Status
 			t.st.docURL = e.Response.URL
 			t.st.contentType = e.Response.MIMEType
@@ -269,6 +272,60 @@ func (t *tab) handle(msg *rod.Message) {
 		t.fail(errTargetCrashed)
 	case "Inspector.detached":
 		t.fail(errTargetClosed)
+	}
+}
+
+// documentRequested records a main-frame document request: a new navigation, or the next
+// hop of a redirect (same request ID).
+func (t *tab) documentRequested(e *proto.NetworkRequestWillBeSent) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.st.docRequest = e.Request.URL
+	t.st.docRequestID, t.st.docResponded, t.st.docCut = e.RequestID, false, ""
+	if e.RedirectResponse != nil {
+		t.st.redirects = append(t.st.redirects, e.RedirectResponse.URL)
+	} else {
+		t.st.redirects = nil // a new navigation starts its own chain
+	}
+}
+
+// documentFailed records the main document's body failing after its response arrived (the
+// connection reset or closed before Content-Length or the last chunk) and tells the wait
+// listening for it (untilDocumentCut). A canceled or aborted load (a new navigation, a
+// download taken, the tab closing) is not a cut.
+func (t *tab) documentFailed(e *proto.NetworkLoadingFailed) {
+	if e.Canceled || strings.Contains(e.ErrorText, "ERR_ABORTED") || e.ErrorText == "" {
+		return
+	}
+	t.mu.Lock()
+	if e.RequestID != t.st.docRequestID || !t.st.docResponded || t.st.docCut != "" {
+		t.mu.Unlock()
+		return
+	}
+	t.st.docCut = e.ErrorText
+	onCut := t.onDocumentCut
+	t.mu.Unlock()
+	if onCut != nil {
+		onCut()
+	}
+}
+
+// untilDocumentCut returns parent, also canceled (cause errDocumentCut) as soon as the main
+// document's body fails, and a func to stop listening.
+func (t *tab) untilDocumentCut(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	t.mu.Lock()
+	cut := t.st.docCut != ""
+	t.onDocumentCut = func() { cancel(errDocumentCut) }
+	t.mu.Unlock()
+	if cut {
+		cancel(errDocumentCut)
+	}
+	return ctx, func() {
+		t.mu.Lock()
+		t.onDocumentCut = nil
+		t.mu.Unlock()
+		cancel(nil)
 	}
 }
 

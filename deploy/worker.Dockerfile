@@ -25,9 +25,11 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       "chromium${CHROMIUM_VERSION:+=$CHROMIUM_VERSION}" \
       fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji \
+      poppler-utils \
       tini ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && /usr/bin/chromium --version \
+ && pdftotext -v \
  && useradd --uid 10001 --user-group --create-home --home-dir /home/snapq --shell /usr/sbin/nologin snapq \
  && useradd --system --no-create-home --shell /usr/sbin/nologin snapq-chrome
 COPY --from=build /out/snapq-worker /usr/local/bin/snapq-worker

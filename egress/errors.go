@@ -13,6 +13,12 @@ const (
 	KindBlocked       = "blocked"
 	KindDNSFailure    = "dns_failure"
 	KindConnectFailed = "connection_failed"
+	// KindNoResponse: the connection was made, then reset, closed or left silent before a
+	// response head arrived (Event.Reason says which).
+	KindNoResponse = "no_response"
+	// KindConnectionReset: the connection was made, then reset before a response head
+	// arrived.
+	KindConnectionReset = "connection_reset"
 )
 
 // HeaderOutcome is the response header the proxy sets on responses it generates itself

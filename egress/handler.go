@@ -3,6 +3,7 @@ package egress
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"net/textproto"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -121,7 +123,7 @@ func (s *Session) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return resp, nil
 	}()
 	if err != nil {
-		ev.Kind, ev.Reason = KindConnectFailed, err.Error()
+		ev.Kind, ev.Reason = responseFailure(err), err.Error()
 		s.record(ev)
 		refuse(w, ev.Kind)
 		return
@@ -177,6 +179,15 @@ func (s *Session) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			panic(http.ErrAbortHandler)
 		}
 	}
+}
+
+// responseFailure is the kind of a failure after the connection to the target was made:
+// a reset, or anything else (a close, a timeout, a malformed head) that left no response.
+func responseFailure(err error) string {
+	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return KindConnectionReset
+	}
+	return KindNoResponse
 }
 
 // outgoingRequest builds the origin-form request sent to the target: same method, path,

@@ -165,6 +165,48 @@ func TestProxyConnectionFailed(t *testing.T) {
 	}
 }
 
+// A target that accepts the connection, reads the request and resets it before answering
+// is reported as a reset (issue 26.8: it was "connection_failed", which capture words as
+// "could not connect"), and one that closes it cleanly as no response.
+func TestProxyTargetResetsAfterConnect(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name  string
+		reset bool
+		want  string
+	}{{"reset", true, KindConnectionReset}, {"close", false, KindNoResponse}} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := setup(t)
+			ln, err := net.Listen("tcp", "127.0.0.2:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					_, _ = http.ReadRequest(bufio.NewReader(c))
+					if tt.reset {
+						_ = c.(*net.TCPConn).SetLinger(0)
+					}
+					_ = c.Close()
+				}
+			}()
+			got := e.get(t, "http://allowed.test:"+portOf(ln.Addr())+"/")
+			if got.status != http.StatusBadGateway || got.header.Get(HeaderOutcome) != tt.want {
+				t.Fatalf("status %d %s=%q; want 502 %s", got.status, HeaderOutcome, got.header.Get(HeaderOutcome), tt.want)
+			}
+			if ev := e.lastEvent(t); ev.Kind != tt.want || ev.Reason == "" {
+				t.Errorf("event %+v, want kind %s with a reason", ev, tt.want)
+			}
+		})
+	}
+}
+
 // A target that accepts and never answers is cut at HeaderTimeout with a 502.
 func TestProxyTargetHeaderTimeout(t *testing.T) {
 	t.Parallel()
@@ -185,8 +227,8 @@ func TestProxyTargetHeaderTimeout(t *testing.T) {
 	}()
 	start := time.Now()
 	got := e.get(t, "http://allowed.test:"+portOf(ln.Addr())+"/")
-	if got.status != http.StatusBadGateway || got.header.Get(HeaderOutcome) != KindConnectFailed {
-		t.Fatalf("status %d %s=%q; want 502 connection_failed", got.status, HeaderOutcome, got.header.Get(HeaderOutcome))
+	if got.status != http.StatusBadGateway || got.header.Get(HeaderOutcome) != KindNoResponse {
+		t.Fatalf("status %d %s=%q; want 502 no_response", got.status, HeaderOutcome, got.header.Get(HeaderOutcome))
 	}
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("took %s", d)

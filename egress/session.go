@@ -16,14 +16,15 @@ import (
 type Event struct {
 	Host   string     // lower-cased, without IPv6 brackets
 	Port   string     //
-	Kind   string     // KindAllowed, KindBlocked, KindDNSFailure or KindConnectFailed
+	Kind   string     // KindAllowed, KindBlocked, KindDNSFailure, KindConnectFailed, KindNoResponse or KindConnectionReset
 	Reason string     // "connected", "127.0.0.1 is loopback", "lookup: …", "connection refused"
 	IP     netip.Addr // dialed, refused or last tried address; invalid for DNS failures
 	At     time.Time
 }
 
 // Stats counts outcomes since the session started or was last Reset. Unlike Events they
-// are never dropped.
+// are never dropped. ConnectFailures counts KindConnectFailed, KindNoResponse and
+// KindConnectionReset.
 type Stats struct {
 	Allowed, Blocked, DNSFailures, ConnectFailures int
 }
@@ -217,7 +218,7 @@ func (r *recorder) add(ev Event) {
 		r.count.Blocked++
 	case KindDNSFailure:
 		r.count.DNSFailures++
-	case KindConnectFailed:
+	case KindConnectFailed, KindNoResponse, KindConnectionReset:
 		r.count.ConnectFailures++
 	}
 	if len(r.buf) < r.max {

@@ -93,6 +93,14 @@ fonts_up() {
   ((${#missing[@]} == 0)) || apt_install "${missing[@]}"
 }
 
+# poppler_up installs poppler-utils: the worker reads PDF targets' pages, title and text
+# with its pdfinfo and pdftotext (capture/internal/pdftext; without them a Go reader that
+# loops on some valid PDFs is used).
+poppler_up() {
+  command -v pdftotext >/dev/null && command -v pdfinfo >/dev/null && return 0
+  apt_install poppler-utils
+}
+
 # As root the worker starts Chromium as this unprivileged user, so Chromium can
 # sandbox its renderers (it refuses to as root). SNAPQ_CHROME_USER overrides it.
 chrome_user() { printf '%s\n' "${SNAPQ_CHROME_USER:-snapq-chrome}"; }
@@ -333,6 +341,7 @@ cmd_up() {
   flock 9 # concurrent `up`s run one after another
   chromium_up
   fonts_up
+  poppler_up
   chrome_user_up
   postgres_up
   redis_up

@@ -94,7 +94,7 @@ func run(ctx context.Context, now <-chan struct{}) error {
 		go servePprof(cfg.PprofAddr, log)
 	}
 	log.Info("worker started", "egress_allow", cfg.EgressAllow, "tabs", cfg.Concurrency, "jobs", cfg.Jobs, "chrome", cfg.Capture.ChromeBin,
-		"chrome_url", cfg.Capture.RemoteURL, "egress_proxy_listen", cfg.Egress.Listen)
+		"chrome_url", cfg.Capture.RemoteURL, "egress_proxy_listen", cfg.Egress.Listen, "pdf_reader", capture.PDFReader())
 	<-ctx.Done()
 	log.Info("shutting down: finishing running jobs (a second signal hands them back to the queue)", "timeout", cfg.ShutdownTimeout)
 	drain, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)

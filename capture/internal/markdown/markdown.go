@@ -54,7 +54,8 @@ func Convert(rawHTML, pageURL string, visibleChars, maxChars int) (Result, error
 	}
 	// Before anything else, so an inline screenshot can never reach the body.
 	replaceDataImages(doc)
-	sanitize(doc)
+	sanitize(doc, true) // readability reads the title from the JSON-LD
+	unwrapAnchors(doc)
 	baseURL, _ := url.Parse(pageURL)
 
 	var out Result
@@ -67,8 +68,10 @@ func Convert(rawHTML, pageURL string, visibleChars, maxChars int) (Result, error
 			node, title, out.Article = art.Node, strings.TrimSpace(art.Title()), true
 		}
 	}
-	conv := converter.NewConverter(converter.WithPlugins(
-		base.NewBasePlugin(), commonmark.NewCommonmarkPlugin(), table.NewTablePlugin()))
+	sanitize(node, false)
+	conv := converter.NewConverter(converter.WithPlugins(base.NewBasePlugin(),
+		commonmark.NewCommonmarkPlugin(commonmark.WithLinkEmptyContentBehavior(commonmark.LinkBehaviorSkip)),
+		table.NewTablePlugin()))
 	var opts []converter.ConvertOptionFunc
 	if pageURL != "" {
 		opts = append(opts, converter.WithDomain(pageURL))
@@ -79,7 +82,7 @@ func Convert(rawHTML, pageURL string, visibleChars, maxChars int) (Result, error
 	}
 	text := strings.TrimSpace(string(md))
 	// Readability keeps the title out of the article body; put it back as the heading.
-	if title != "" && !strings.Contains(text[:min(len(text), 1000)], title) {
+	if title != "" && !opensWith(node, title) {
 		text = "# " + title + "\n\n" + text
 	}
 	out.Text, out.Truncated = CapRunes(text, maxChars)
@@ -158,23 +161,80 @@ func byteSize(n int) string {
 }
 
 // sanitize removes what is never content: scripts, styles, templates, noscript, iframes
-// (and objects/embeds). Navigation is kept: on portal pages it is the content.
-func sanitize(doc *html.Node) {
+// (and objects/embeds). Navigation is kept: on portal pages it is the content. With
+// keepJSONLD, <script type="application/ld+json"> stays: it is data, not code, and
+// readability reads the article's headline from it; it never reaches the converter.
+func sanitize(doc *html.Node, keepJSONLD bool) {
 	var drop []*html.Node
 	walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
 		switch n.DataAtom {
-		case atom.Script, atom.Style, atom.Template, atom.Noscript, atom.Iframe, atom.Object, atom.Embed:
+		case atom.Script:
+			if keepJSONLD && isJSONLD(n) {
+				return false
+			}
+			drop = append(drop, n)
+			return false
+		case atom.Style, atom.Template, atom.Noscript, atom.Iframe, atom.Object, atom.Embed:
 			drop = append(drop, n)
 			return false
 		}
 		return true
 	})
 	for _, n := range drop {
-		n.Parent.RemoveChild(n)
+		if n.Parent != nil {
+			n.Parent.RemoveChild(n)
+		}
 	}
+}
+
+func isJSONLD(script *html.Node) bool {
+	typ, _, _ := strings.Cut(attr(script, "type"), ";")
+	return strings.EqualFold(strings.TrimSpace(typ), "application/ld+json")
+}
+
+// unwrapAnchors replaces every <a> without an href (a named anchor, an id target) by its
+// children: it is not a link, and the converter would make it one to the page itself.
+func unwrapAnchors(doc *html.Node) {
+	var anchors []*html.Node
+	walk(doc, func(n *html.Node) bool {
+		if n.Type == html.ElementNode && n.DataAtom == atom.A && !hasAttr(n, "href") {
+			anchors = append(anchors, n)
+		}
+		return true
+	})
+	for _, a := range anchors {
+		for c := a.FirstChild; c != nil; c = a.FirstChild {
+			a.RemoveChild(c)
+			a.Parent.InsertBefore(c, a)
+		}
+		a.Parent.RemoveChild(a)
+	}
+}
+
+// opensWith reports whether the visible text of node starts with title, or one of its
+// h1/h2 headings is the title (a kicker or a date line may stand above it), compared
+// without case and with white space collapsed. Text in an image's alt or a link's URL is
+// not visible text.
+func opensWith(node *html.Node, title string) bool {
+	want := strings.ToLower(strings.Join(strings.Fields(title), " "))
+	if strings.HasPrefix(strings.ToLower(textOf(node)), want) {
+		return true
+	}
+	found := false
+	walk(node, func(n *html.Node) bool {
+		if found || n.Type != html.ElementNode {
+			return !found
+		}
+		if n.DataAtom == atom.H1 || n.DataAtom == atom.H2 {
+			found = strings.ToLower(textOf(n)) == want
+			return false
+		}
+		return true
+	})
+	return found
 }
 
 // pruneTrailingLinks drops "related articles"-style link blocks from the end of an accepted
@@ -284,6 +344,15 @@ func attr(n *html.Node, key string) string {
 		}
 	}
 	return ""
+}
+
+func hasAttr(n *html.Node, key string) bool {
+	for _, a := range n.Attr {
+		if a.Namespace == "" && a.Key == key {
+			return true
+		}
+	}
+	return false
 }
 
 func removeAttr(n *html.Node, key string) {

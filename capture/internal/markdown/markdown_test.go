@@ -21,7 +21,7 @@ func visible(t *testing.T, doc string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sanitize(n)
+	sanitize(n, false)
 	return utf8.RuneCountInString(textOf(n))
 }
 

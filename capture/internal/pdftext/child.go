@@ -44,6 +44,16 @@ type Limits struct {
 	// Output caps the JSON the child answers (the text of all pages); past it the read
 	// fails with ErrTooLarge. 0 means 64 MiB.
 	Output int64
+
+	goReader bool // tests: read with the Go reader even when poppler is installed
+}
+
+// readerDir is the folder of poppler's tools the child reads with, "" for the Go reader.
+func (lim Limits) readerDir() string {
+	if lim.goReader {
+		return ""
+	}
+	return popplerDir()
 }
 
 // DefaultOutput is Limits.Output when it is zero.
@@ -88,7 +98,7 @@ func ReadInChild(ctx context.Context, data []byte, maxPages int, withText bool, 
 	defer cancel()
 	cpu := int64(lim.Timeout/time.Second) + 1 // the wall clock is the tighter bound; this one outlives a dead parent
 	cmd := exec.CommandContext(rctx, exe, childArg, strconv.Itoa(maxPages), strconv.FormatBool(withText),
-		strconv.FormatInt(cpu, 10), strconv.FormatInt(lim.Memory, 10))
+		strconv.FormatInt(cpu, 10), strconv.FormatInt(lim.Memory, 10), lim.readerDir())
 	cmd.Env = []string{childEnv + "=1", "GOMAXPROCS=1", "GOTRACEBACK=single"}
 	cmd.Stdin = bytes.NewReader(data)
 	stdout := &capped{max: lim.Output}
@@ -138,12 +148,13 @@ func ReadInChild(ctx context.Context, data []byte, maxPages int, withText bool, 
 
 func cpuSpent(ps *os.ProcessState) time.Duration { return ps.UserTime() + ps.SystemTime() }
 
-// serveChild is the child: args are maxPages, withText, CPU seconds and address-space bytes
-// (0: none). It limits itself, reads the PDF from in and writes one childResult to out. The
-// exit status is 0 whenever an answer was written.
+// serveChild is the child: args are maxPages, withText, CPU seconds, address-space bytes
+// (0: none) and the folder of poppler's tools ("": the Go reader). It limits itself (the
+// limits pass on to the tools it runs), reads the PDF from in and writes one childResult to
+// out. The exit status is 0 whenever an answer was written.
 func serveChild(args []string, in io.Reader, out io.Writer) int {
-	if len(args) != 4 {
-		fmt.Fprintln(os.Stderr, "pdftext child: want 4 arguments, got", len(args))
+	if len(args) != 5 {
+		fmt.Fprintln(os.Stderr, "pdftext child: want 5 arguments, got", len(args))
 		return 2
 	}
 	maxPages, err1 := strconv.Atoi(args[0])
@@ -169,7 +180,7 @@ func serveChild(args []string, in io.Reader, out io.Writer) int {
 		return 2
 	}
 	var res childResult
-	res.Doc, err = Read(data, maxPages, withText)
+	res.Doc, err = readWith(args[4], data, maxPages, withText)
 	if err != nil {
 		res.Doc = Doc{}
 		var pe *Error

@@ -49,3 +49,10 @@ func limitSelf(cpu, mem int64) error {
 	}
 	return nil
 }
+
+// toolProcAttr has the kernel kill a poppler tool when the child that started it dies, so
+// a killed child leaves nothing behind; the tool stays in the child's process group, which
+// killGroup reaches.
+func toolProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}

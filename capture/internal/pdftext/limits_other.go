@@ -20,3 +20,6 @@ func killGroup(pid int) {
 
 // limitSelf sets no limits outside Linux: only ReadInChild's wall clock bounds the child.
 func limitSelf(cpu, mem int64) error { return nil }
+
+// toolProcAttr: outside Linux a poppler tool gets no parent-death signal.
+func toolProcAttr() *syscall.SysProcAttr { return nil }

@@ -11,12 +11,10 @@ import (
 	sitefx "github.com/snapq/snapq/internal/fixtures"
 )
 
-// Fuzz bounds. The reader (github.com/dslipak/pdf) is known to loop forever on some malformed
-// inputs (an unterminated "[") and to overflow the stack on deeply nested ones, which no
-// recover can catch; PDF parsing is moving into a bounded child process for that reason.
-// Until then the seeds are PDFs the reader is known to finish, so `go test` stays green, and
-// under -fuzz a Read that does not return within readBound fails with the input. Known hang,
-// left out of the seeds: a startxref offset past the end of the file (readXref loops at EOF).
+// Fuzz bounds. The Go reader (github.com/dslipak/pdf) is known to loop forever on some
+// malformed inputs (an unterminated "[", a startxref past the end) and to overflow the stack
+// on deeply nested ones, which no recover can catch, and poppler's tools are C on untrusted
+// bytes: reads run in the bounded child, as in production.
 const (
 	maxFuzzPDF = 64 << 10
 	readBound  = 3 * time.Second

@@ -33,6 +33,10 @@ type tab struct {
 	// counter): reset removes them once about:blank has committed; a failed job's tab is
 	// discarded with them (touched only by the job holding the tab).
 	scripts []proto.PageScriptIdentifier
+	// private: the current job ran logged in (Request.State or SaveState): the clean slate
+	// clears the context's HTTP cache, which DevTools' cache switch leaves written and other
+	// pages of the context (a popup) read.
+	private bool
 
 	// Request blocking in force (see applyBlock); touched only by the job holding the tab.
 	blockedURLs []string // nil: unknown, set on the next job
@@ -346,6 +350,13 @@ func (t *tab) reset() error {
 	// browserContextId is only accepted on the browser target.
 	if err := (proto.StorageClearCookies{BrowserContextID: t.contextID}).Call(t.inst.rb.Context(ctx)); err != nil {
 		return fmt.Errorf("clear cookies: %w", err)
+	}
+	if t.private {
+		// The HTTP cache of this tab's context: a logged-in response never serves another job.
+		if err := (proto.NetworkClearBrowserCache{}).Call(p); err != nil {
+			return fmt.Errorf("clear the HTTP cache: %w", err)
+		}
+		t.private = false
 	}
 	for _, o := range origins {
 		// "all" covers local storage, IndexedDB, cache storage, service workers, …

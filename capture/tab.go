@@ -351,12 +351,8 @@ func (t *tab) reset() error {
 	if err := (proto.StorageClearCookies{BrowserContextID: t.contextID}).Call(t.inst.rb.Context(ctx)); err != nil {
 		return fmt.Errorf("clear cookies: %w", err)
 	}
-	if t.private {
-		// The HTTP cache of this tab's context: a logged-in response never serves another job.
-		if err := (proto.NetworkClearBrowserCache{}).Call(p); err != nil {
-			return fmt.Errorf("clear the HTTP cache: %w", err)
-		}
-		t.private = false
+	if err := t.clearPrivateCache(p); err != nil {
+		return err
 	}
 	for _, o := range origins {
 		// "all" covers local storage, IndexedDB, cache storage, service workers, …
@@ -377,5 +373,19 @@ func (t *tab) reset() error {
 			}
 		}
 	}
+	return nil
+}
+
+// clearPrivateCache clears the HTTP cache of the tab's context after a logged-in job, so a
+// logged-in response never serves another job (DevTools' cache switch stops the page from
+// reading it, not from writing it, and does not cover other pages of the context).
+func (t *tab) clearPrivateCache(p *rod.Page) error {
+	if !t.private {
+		return nil
+	}
+	if err := (proto.NetworkClearBrowserCache{}).Call(p); err != nil {
+		return fmt.Errorf("clear the HTTP cache: %w", err)
+	}
+	t.private = false
 	return nil
 }

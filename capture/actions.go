@@ -64,7 +64,7 @@ type Action struct {
 	// Secret: Text is a secret (an auth profile's password); the log shows •••• for it and
 	// no error quotes it, in any encoding. It is typed only into a document whose origin is
 	// one of Origins ("scheme://host[:port]"), checked in the page right before typing;
-	// otherwise the action fails with CodeSecretOriginRefused.
+	// otherwise the action fails with SecretOriginRefused.
 	Secret  bool
 	Origins []string
 }
@@ -163,7 +163,7 @@ func (t *tab) runActions(ctx context.Context, req Request, cfg Config, res *Resu
 		}
 		if err != nil && !a.Optional {
 			var ce *Error
-			if errors.As(err, &ce) && (ce.Code == CodeTooLargeCapture || ce.Code == CodeSecretOriginRefused) {
+			if errors.As(err, &ce) && (ce.Code == CodeTooLargeCapture || ce.Code == SecretOriginRefused) {
 				// A required screenshot over the budget fails the job with the budget's code, a
 				// secret refused on a foreign origin with its own.
 				return newError(ce.Code, false, nil, "action %d (%s): %s", i, a.Type, ce.Message)

@@ -10,9 +10,11 @@ import (
 	"github.com/snapq/snapq/internal/redact"
 )
 
-// CodeSecretOriginRefused: a type action carrying a secret (Action.Secret) found its element
-// in a document whose origin is not one of Action.Origins, and typed nothing. Not retryable.
-const CodeSecretOriginRefused = "secret_origin_refused"
+// SecretOriginRefused is the Error code of a type action carrying a secret (Action.Secret)
+// that found its element in a document whose origin is not one of Action.Origins, and typed
+// nothing. Not retryable. Only a login recipe types secrets, so it is never a job's failure
+// code: the jobs that needed the login fail auth_failed with it in their message.
+const SecretOriginRefused = "secret_origin_refused"
 
 // checkSecretOrigin refuses to type a secret into el unless the document holding it is on
 // one of the action's origins. It runs right before typing, in the element's own document
@@ -31,7 +33,7 @@ func checkSecretOrigin(env *actionEnv, el *rod.Element) error {
 	}
 	origin := obj.Value.Get("origin").Str()
 	if origin == "" || origin == "null" || !slices.Contains(env.a.Origins, origin) {
-		return newError(CodeSecretOriginRefused, false, nil,
+		return newError(SecretOriginRefused, false, nil,
 			"refused to type a secret into %q on %s: not one of the auth profile's origins", env.a.Selector, redact.URL(origin))
 	}
 	if !obj.Value.Get("focused").Bool() {

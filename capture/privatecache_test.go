@@ -63,3 +63,51 @@ new BroadcastChannel('c').onmessage = () => { const p = document.createElement('
 		t.Fatalf("the second job's page got the logged-in job's cached response (served %d times, beacons %v)", served, beacons)
 	}
 }
+
+// A secret is typed only into a document of one of the action's origins; refused, the action
+// fails with SecretOriginRefused, nothing reaches the page, and no message quotes the secret.
+func TestSecretTypedOnlyOnItsOrigins(t *testing.T) {
+	needChromium(t)
+	var (
+		mu    sync.Mutex
+		typed []string
+	)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/form", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<!doctype html><title>form</title><input id="pw" type="password"
+onchange="fetch('/typed?v=' + encodeURIComponent(this.value))"><button id="go" onclick="this.textContent='ok'">go</button>`)
+	})
+	mux.HandleFunc("/typed", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		typed = append(typed, r.URL.Query().Get("v"))
+		mu.Unlock()
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	const secret = "s3cret value+/="
+	b := sharedBrowser(t)
+	steps := func(origins ...string) []Action {
+		return []Action{{Type: ActionType, Selector: "#pw", Text: secret, Secret: true, Origins: origins},
+			{Type: ActionClick, Selector: "#go"}, {Type: ActionWaitForSelector, Selector: "#go", Timeout: time.Second}}
+	}
+	_, err := capture(t, b, Request{URL: srv.URL + "/form", Name: "refused", Actions: steps("http://127.0.0.1:1")})
+	ce := wantCode(t, err, SecretOriginRefused, false)
+	if strings.Contains(ce.Message, "s3cret") || ce.Result == nil || !strings.Contains(ce.Message, srv.URL) {
+		t.Fatalf("refusal: %q", ce.Message)
+	}
+	for _, e := range ce.Result.Log {
+		if strings.Contains(e.Error+e.Excerpt+e.Target, "s3cret") {
+			t.Fatalf("log entry quotes the secret: %+v", e)
+		}
+	}
+	if _, err := capture(t, b, Request{URL: srv.URL + "/form", Name: "none", Actions: steps()}); err == nil {
+		t.Fatal("a secret action without origins typed")
+	}
+	mustCapture(t, b, Request{URL: srv.URL + "/form", Name: "allowed", Actions: steps(srv.URL)})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(typed) != 1 || typed[0] != secret {
+		t.Fatalf("the page received %q, want the secret once (on its own origin)", typed)
+	}
+}

@@ -1,4 +1,4 @@
-# snapq — see README.md. Every target installs/starts what it needs.
+# snapq — see README.md and docs/development.md. Every target installs/starts what it needs.
 SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin:$(shell PATH="$(PATH):/usr/local/go/bin" go env GOPATH 2>/dev/null)/bin
 GO ?= go

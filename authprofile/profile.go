@@ -16,7 +16,7 @@ import (
 	"github.com/snapq/snapq/jobs"
 )
 
-// Limits of a profile, documented in the README ("Auth profiles").
+// Limits of a profile, documented in docs/api/auth-profiles.md and web/openapi.json.
 const (
 	MaxOrigins       = 20
 	MaxSecrets       = 20

@@ -18,8 +18,8 @@
 //     until its deadline, net::ERR_* text as the only navigation error signal, error statuses
 //     with empty bodies reported as navigation failures. Every image is checked (non-empty,
 //     right pixel size) before it is returned.
-//   - Screenshot modes (README.md: "Segments, not one giant image", and screenshot.mode
-//     under "Capture options"): segments cut without scrolling so fixed headers appear once,
+//   - Screenshot modes (docs/architecture.md: "Segments, not one giant image", and
+//     screenshot.mode in web/openapi.json): segments cut without scrolling so fixed headers appear once,
 //     captured in as few Chromium calls as possible and cut in Go (internal/pngcut).
 //   - Targets that are not pages (download.go, pdf.go): a PDF or a download is taken from the
 //     main document's response inside the page's own navigation (Fetch at the response
@@ -29,7 +29,7 @@
 //   - A time budget rather than a cliff: Request.Timeout bounds the navigation, waits and
 //     actions; a page that answered but is not ready by then is captured as it is
 //     (Result.Partial) within CaptureGrace.
-//   - Real pages, not fixtures (README "Real sites"): consent banners hidden or accepted
+//   - Real pages, not fixtures (docs/api/capture.md): consent banners hidden or accepted
 //     (consent.go), app shells whose inner scroller holds the page and vh-sized heroes fitted
 //     before a full or segment capture and restored after (fit.go), and a quality verdict on
 //     every capture — blank, still loading, failed images or fonts, a bot-check page — with

@@ -7,7 +7,7 @@ import (
 
 // Caps on text the page controls. A page can throw an error, set a title or return a value
 // of any size; what crosses into the worker's messages, logs and the job's row is cut where
-// it enters Go (README.md: "Caps on page-controlled text").
+// it enters Go (docs/api/jobs.md: "Caps on page-controlled text").
 const (
 	// MaxMessageBytes caps an *Error's Message, the text of a JavaScript exception and
 	// Result.Title, in bytes, the marker included.

@@ -26,7 +26,7 @@ const (
 	UntilNetworkIdle      = "networkidle"
 )
 
-// Segment limits (README.md: screenshot.max_segments under "Capture options").
+// Segment limits (screenshot.max_segments in web/openapi.json).
 const (
 	DefaultMaxSegments = 10
 	HardMaxSegments    = 50

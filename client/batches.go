@@ -27,7 +27,7 @@ type BatchRequest struct {
 	Include []string `json:"include,omitempty"`
 	Exclude []string `json:"exclude,omitempty"`
 	// Crawl, instead of Targets/URLs/Sitemap: a bounded crawl from a start page; its pages'
-	// links add jobs to the same batch (README: Discovery).
+	// links add jobs to the same batch (docs/api/batches.md: Discovery).
 	Crawl *Crawl `json:"crawl,omitempty"`
 	// IdempotencyKey is sent as the Idempotency-Key header: the same key and
 	// body create the batch once and replay its answer after.

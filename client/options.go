@@ -3,8 +3,8 @@ package client
 // Options are capture options, as a batch, a target or a suite gives them.
 // Every field is optional: nil takes the batch's value (for a target) or the
 // api's default. Lists (Outputs, Actions) replace the batch's list as a
-// whole. The README's "Capture options" section documents each field, its
-// default and its limits; TestOptionsMatchServer holds these fields to the
+// whole. The OptionsInput schema of web/openapi.json documents each field,
+// its default and its limits; TestOptionsMatchServer holds these fields to the
 // server's. Ptr makes the pointers: client.Ptr(1440).
 type Options struct {
 	Viewport         *ViewportOptions   `json:"viewport,omitempty"`
@@ -129,7 +129,7 @@ type ScrollOptions struct {
 }
 
 // Action is one step performed on the page before the capture; Type says
-// which of the other fields apply (see the README's "Actions").
+// which of the other fields apply (see docs/api/capture.md, "Actions").
 type Action struct {
 	Type        string `json:"type"`
 	Optional    bool   `json:"optional,omitempty"`

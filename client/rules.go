@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Changes explained by elements and suite rules (README "Changes explained by elements").
+// Changes explained by elements and suite rules (docs/api/diffs.md "Changes explained by elements").
 
 // Rect is a box in pixels.
 type Rect struct {

@@ -650,7 +650,7 @@ type TargetRun struct {
 }
 
 // VCS is a suite's code host: commit statuses or check runs and one
-// pull-request comment per run (README "CI statuses").
+// pull-request comment per run (docs/api/ci.md "CI statuses").
 type VCS struct {
 	// Provider is "github" or "gitlab".
 	Provider string `json:"provider"`
@@ -667,8 +667,7 @@ type VCS struct {
 	GitHubMode string `json:"github_mode,omitempty"`
 }
 
-// Channel is one of a suite's notification channels (README
-// "Notifications").
+// Channel is one of a suite's notification channels (docs/api/notifications.md).
 type Channel struct {
 	// ID is given by the server; a PATCH listing a channel by id without its
 	// URL keeps its secrets.

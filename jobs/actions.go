@@ -11,7 +11,7 @@ import (
 	"github.com/snapq/snapq/capture"
 )
 
-// Action limits. They are documented in the README ("Actions").
+// Action limits. They are documented in docs/api/capture.md ("Actions").
 const (
 	MaxActions            = 50
 	DefaultActionsTimeout = 30 * time.Second // never more than the job's timeout_ms

@@ -12,7 +12,7 @@ import (
 	"github.com/snapq/snapq/capture"
 )
 
-// Option defaults and limits. They are documented in the README.
+// Option defaults and limits. They are documented in web/openapi.json (OptionsInput).
 const (
 	DefaultViewportWidth   = 1280
 	DefaultViewportHeight  = 720

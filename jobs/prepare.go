@@ -14,7 +14,7 @@ import (
 )
 
 // Limits of the emulate, prepare and scroll options and of the extra waits. They are
-// documented in the README.
+// documented in web/openapi.json (OptionsInput).
 const (
 	MaxUserAgentLength   = 512
 	MaxEmulateHeaders    = 50

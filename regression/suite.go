@@ -21,7 +21,7 @@ import (
 // segment with the approved baseline of the same target, viewport and
 // segment index (compare.go).
 
-// Suite limits and defaults. They are documented in the README.
+// Suite limits and defaults. They are documented in web/openapi.json (SuiteInput).
 const (
 	MaxSuiteTargets       = 100
 	MaxSuiteViewports     = 10

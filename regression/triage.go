@@ -13,8 +13,8 @@ import (
 // fails whatever the threshold allows. Suites set them; a target may
 // override each.
 
-// Sensitivity presets. They are part of the public API (the README lists
-// their values).
+// Sensitivity presets. They are part of the public API (web/openapi.json
+// lists their values).
 const (
 	PresetStrict      = "strict"
 	PresetRecommended = "recommended"

@@ -130,7 +130,7 @@ func (s *Server) limitAuthFailures(check handler) handler {
 
 // limiterDown is the one place that decides what a limiter error means: the
 // request goes through (fail open), with a warning and
-// snapq_rate_limit_errors_total{limiter}. The README's Security section says why.
+// snapq_rate_limit_errors_total{limiter}. docs/operating/security.md says why.
 func (s *Server) limiterDown(limiter string, err error) {
 	s.logger().Warn("rate limiter unavailable; request allowed", "limiter", limiter, "err", err)
 	s.Metrics.limiterError(limiter)

@@ -129,7 +129,7 @@ func TestMetricsAndQueuesRateLimited(t *testing.T) {
 }
 
 // When Redis cannot answer, the limiters let requests through (the decision
-// the README's Security section explains) and count the failure.
+// docs/operating/security.md explains) and count the failure.
 func TestLimiterFailsOpen(t *testing.T) {
 	t.Parallel()
 	secret, _, err := jobs.NewAPIKey("test")

@@ -37,7 +37,7 @@ const (
 )
 
 // apiConfig is everything `api serve` reads from the environment. The
-// README's configuration table documents each variable and its default.
+// table of docs/operating/configuration.md documents each variable and its default.
 type apiConfig struct {
 	LogLevel slog.Level // SNAPQ_LOG_LEVEL, default info
 	// Sealer encrypts auth profiles' secrets and logins (SNAPQ_SECRET_KEY,

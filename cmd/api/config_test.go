@@ -34,7 +34,7 @@ func setup(t *testing.T, env ...string) {
 }
 
 // defaultAPIConfig is what loadAPIConfig returns with only the S3
-// credentials set: the defaults the README documents.
+// credentials set: the defaults docs/operating/configuration.md documents.
 func defaultAPIConfig() apiConfig {
 	s3 := artifacts.DefaultConfig()
 	s3.AccessKey, s3.SecretKey = "key", "secret"

@@ -72,7 +72,7 @@ const usage = `usage:
   api keys list                  list keys (prefix, name, created, last used, revoked)
   api keys revoke ID             revoke a key
   api keys retention ID DAYS     delete the key's batches after DAYS days (0: keep; "default": SNAPQ_RETENTION_DAYS)
-configuration: SNAPQ_* environment variables, see README.md`
+configuration: SNAPQ_* environment variables, see docs/operating/configuration.md`
 
 // openStore connects to SNAPQ_DATABASE_URL.
 func openStore(ctx context.Context) (*store.Store, error) {

@@ -20,7 +20,7 @@ import (
 )
 
 // workerConfig is everything the worker reads from the environment. The
-// README's configuration table documents each variable and its default.
+// table of docs/operating/configuration.md documents each variable and its default.
 type workerConfig struct {
 	LogLevel slog.Level // SNAPQ_LOG_LEVEL, default info
 	// Sealer opens auth profiles' secrets and logins and seals new logins

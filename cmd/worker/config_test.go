@@ -48,7 +48,7 @@ func setup(t *testing.T, env ...string) (chrome string) {
 }
 
 // defaultWorkerConfig is what loadWorkerConfig returns with only the S3
-// credentials and the Chromium path set: the defaults the README documents.
+// credentials and the Chromium path set: the defaults docs/operating/configuration.md documents.
 func defaultWorkerConfig(chrome string) workerConfig {
 	s3 := artifacts.DefaultConfig()
 	s3.AccessKey, s3.SecretKey = "key", "secret"

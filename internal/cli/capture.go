@@ -44,7 +44,7 @@ unique page, at most --limit, filtered by --include/--exclude patterns.
 origin), at most --max-pages in all and --max-depth link hops deep; the
 --include/--exclude patterns filter the links followed.
 
-Options are the batch's capture options (see the README): --options FILE reads
+Options are the batch's capture options (see docs/api/batches.md): --options FILE reads
 a JSON object, and each --set key=value sets one dotted key in it; values are
 JSON when they parse as JSON (numbers, true/false, lists), strings otherwise.
 
@@ -146,7 +146,7 @@ func (a *app) buildBatch(ctx context.Context, args []string, f captureFlags) (cl
 	case f.sitemap == "" && (f.limit != 0 || len(f.include) > 0 || len(f.exclude) > 0):
 		return req, usagef("--limit, --include and --exclude go with --sitemap")
 	case f.sitemap != "":
-		// The server reads the sitemap, through its egress guard (README: A batch from a sitemap).
+		// The server reads the sitemap, through its egress guard (docs/api/batches.md: A batch from a sitemap).
 		req.Sitemap, req.Limit, req.Include, req.Exclude = f.sitemap, f.limit, f.include, f.exclude
 	}
 	if len(req.Targets) == 0 && req.Sitemap == "" && req.Crawl == nil {

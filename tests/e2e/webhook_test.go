@@ -17,7 +17,7 @@ import (
 	"time"
 )
 
-// verifyWebhook is the receiver-side check from the README, kept independent
+// verifyWebhook is the receiver-side check from docs/api/webhooks.md, kept independent
 // of snapq's own code so the two are tested against each other.
 func verifyWebhook(secret string, h http.Header, body []byte) error {
 	key := []byte(secret)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/snapq/snapq/capture"
+	"github.com/snapq/snapq/internal/redact"
 	"github.com/snapq/snapq/jobs"
 )
 
@@ -247,15 +248,20 @@ func checkSpec(p *Profile, secrets map[string]string) jobs.FieldErrors {
 			errs.Add("invalid_field", fmt.Sprintf("logged_out.statuses[%d]", i), "must be an HTTP error status (400-599)")
 		}
 	}
-	if _, ferrs := recipeActions(s.Steps, secrets, false); len(ferrs) > 0 {
+	if _, ferrs := recipeActions(s.Steps, secrets, p.Origins, false); len(ferrs) > 0 {
 		errs = append(errs, ferrs...)
 	}
 	return errs
 }
 
+// dataSteps are the action types a recipe may not hold: each returns page
+// data (a value, an image) that a recipe could read a typed secret back with.
+var dataSteps = map[string]bool{capture.ActionEvaluate: true, capture.ActionScreenshot: true}
+
 // recipeActions turns the steps into the renderer's actions; with fill, a
-// type step's secret reference gets the secret's value (marked Secret).
-func recipeActions(steps []json.RawMessage, secrets map[string]string, fill bool) ([]capture.Action, jobs.FieldErrors) {
+// type step's secret reference gets the secret's value (marked Secret) and
+// may be typed only into a document of one of origins.
+func recipeActions(steps []json.RawMessage, secrets map[string]string, origins []string, fill bool) ([]capture.Action, jobs.FieldErrors) {
 	var errs jobs.FieldErrors
 	inputs := make([]jobs.ActionInput, len(steps))
 	refs := map[int]string{}
@@ -264,6 +270,10 @@ func recipeActions(steps []json.RawMessage, secrets map[string]string, fill bool
 		var m map[string]any
 		if err := json.Unmarshal(raw, &m); err != nil || m == nil {
 			errs.Add("invalid_field", f, "must be an action object")
+			continue
+		}
+		if typ, _ := m["type"].(string); dataSteps[typ] {
+			errs.Add("invalid_field", f+".type", fmt.Sprintf("a login recipe may not %s: its steps may not return page data", typ))
 			continue
 		}
 		if ref, ok := m["secret"]; ok {
@@ -275,7 +285,8 @@ func recipeActions(steps []json.RawMessage, secrets map[string]string, fill bool
 			case m["text"] != nil:
 				errs.Add("invalid_field", f+".secret", "give text or secret, not both")
 			case !has:
-				errs.Add("invalid_field", f+".secret", fmt.Sprintf("names no secret of the profile (it has: %s)", strings.Join(sortedKeys(secrets), ", ")))
+				errs.Add("invalid_field", f+".secret", fmt.Sprintf("names no secret of the profile (it has: %s); send it in secrets "+
+					"(a PATCH that changes origins, login_url or steps keeps only the secrets it sends again)", strings.Join(sortedKeys(secrets), ", ")))
 			}
 			delete(m, "secret")
 			m["text"] = capture.SecretMask
@@ -296,7 +307,7 @@ func recipeActions(steps []json.RawMessage, secrets map[string]string, fill bool
 	for i, name := range refs {
 		as[i].Secret = true
 		if fill {
-			as[i].Text = secrets[name]
+			as[i].Text, as[i].Origins = secrets[name], origins
 		}
 	}
 	return as, nil
@@ -383,23 +394,29 @@ func parseStorageState(raw []byte, origins []string) (*capture.StorageState, job
 	return &st, errs
 }
 
-// Mask replaces every secret value in s with ••••.
-func Mask(s string, secrets map[string]string) string {
+// Mask is the one masking function of everything a profile's login turns
+// into text (failure messages, action logs, log lines, webhook payloads):
+// every encoding of every secret of the profile is masked (redact.Masker),
+// and the query strings and fragments of URLs are dropped.
+func Mask(s string, secrets map[string]string) string { return newMasker(secrets)(s) }
+
+// newMasker is Mask for one set of secrets, built once.
+func newMasker(secrets map[string]string) func(string) string {
+	values := make([]string, 0, len(secrets))
 	for _, v := range secrets {
-		if v != "" {
-			s = strings.ReplaceAll(s, v, capture.SecretMask)
-		}
+		values = append(values, v)
 	}
-	return s
+	m := redact.New(values...)
+	return func(s string) string { return redact.URLs(m.Mask(s)) }
 }
 
-// maskLog masks the secrets in every text of a log.
-func maskLog(log []capture.LogEntry, secrets map[string]string) []capture.LogEntry {
+// maskLog masks every text of a log.
+func maskLog(log []capture.LogEntry, mask func(string) string) []capture.LogEntry {
 	out := slices.Clone(log)
 	for i := range out {
-		out[i].Target = Mask(out[i].Target, secrets)
-		out[i].Error = Mask(out[i].Error, secrets)
-		out[i].Excerpt = Mask(out[i].Excerpt, secrets)
+		out[i].Target = mask(out[i].Target)
+		out[i].Error = mask(out[i].Error)
+		out[i].Excerpt = mask(out[i].Excerpt)
 	}
 	return out
 }

@@ -16,15 +16,15 @@ func TestRecipeSecretsAreFilledOnlyAtRunTime(t *testing.T) {
 		json.RawMessage(`{"type": "click", "selector": "#go"}`),
 	}
 	secrets := map[string]string{"password": "hunter2"}
-	checked, errs := recipeActions(steps, secrets, false)
+	checked, errs := recipeActions(steps, secrets, nil, false)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
 	if checked[1].Text == "hunter2" || !checked[1].Secret {
 		t.Errorf("validation filled the secret: %+v", checked[1])
 	}
-	run, _ := recipeActions(steps, secrets, true)
-	if run[1].Text != "hunter2" || !run[1].Secret || run[0].Secret {
+	run, _ := recipeActions(steps, secrets, []string{"http://127.0.0.1:8080"}, true)
+	if run[1].Text != "hunter2" || !run[1].Secret || run[0].Secret || len(run[1].Origins) != 1 {
 		t.Errorf("run actions: %+v", run)
 	}
 }
@@ -38,8 +38,10 @@ func TestRecipeRefusals(t *testing.T) {
 		{"secret on click", `{"type": "click", "selector": "#p", "secret": "password"}`, "steps[0].secret"},
 		{"text and secret", `{"type": "type", "selector": "#p", "text": "x", "secret": "password"}`, "steps[0].secret"},
 		{"bad action", `{"type": "fly"}`, "steps[0].type"},
+		{"evaluate", `{"type": "evaluate", "expression": "btoa(document.querySelector('#p').value)"}`, "steps[0].type"},
+		{"screenshot", `{"type": "screenshot", "name": "pw"}`, "steps[0].type"},
 	} {
-		_, errs := recipeActions([]json.RawMessage{json.RawMessage(tc.step)}, map[string]string{"password": "x"}, false)
+		_, errs := recipeActions([]json.RawMessage{json.RawMessage(tc.step)}, map[string]string{"password": "x"}, nil, false)
 		if len(errs) == 0 || errs[0].Field != tc.field {
 			t.Errorf("%s: errors %+v, want one naming %s", tc.name, errs, tc.field)
 		}
@@ -81,8 +83,17 @@ func TestProfileInput(t *testing.T) {
 
 func TestMask(t *testing.T) {
 	t.Parallel()
-	log := maskLog([]capture.LogEntry{{Type: "type", Target: "#p", Error: "typed hunter2 into #p"}}, map[string]string{"pw": "hunter2"})
-	if strings.Contains(log[0].Error, "hunter2") || !strings.Contains(log[0].Error, capture.SecretMask) {
+	secrets := map[string]string{"pw": "hunter 2&x"}
+	log := maskLog([]capture.LogEntry{{Type: "type", Target: "#p", Error: "typed hunter 2&x into #p",
+		Excerpt: "went to http://127.0.0.1/login?u=a&pw=hunter+2%26x"}}, newMasker(secrets))
+	if strings.Contains(log[0].Error, "hunter") || !strings.Contains(log[0].Error, capture.SecretMask) ||
+		log[0].Excerpt != "went to http://127.0.0.1/login?…" {
 		t.Errorf("masked log: %+v", log)
+	}
+	if got := Mask("ended on http://h/x?pw=aHVudGVyIDImeA", secrets); got != "ended on http://h/x?…" {
+		t.Errorf("Mask = %q", got)
+	}
+	if got := Mask("base64 aHVudGVyIDImeA== of it", secrets); strings.Contains(got, "aHVudGVy") {
+		t.Errorf("Mask = %q", got)
 	}
 }

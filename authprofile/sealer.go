@@ -133,3 +133,10 @@ func (s *Sealer) Open(sealed []byte, aad string) ([]byte, error) {
 func (s *Sealer) SealedWithCurrent(sealed []byte) bool {
 	return len(sealed) >= 5 && [4]byte(sealed[1:5]) == s.current.id
 }
+
+// SecretsAAD and StateAAD are the additional data a profile's sealed secrets
+// and sealed logins are bound to (the store re-seals them on key rotation).
+func SecretsAAD(profileID string) string { return secretsAAD(profileID) }
+
+// StateAAD: see SecretsAAD.
+func StateAAD(profileID string) string { return stateAAD(profileID) }

@@ -115,7 +115,8 @@ func (s *Service) Create(ctx context.Context, owner string, body []byte) (*Profi
 
 // Update applies a PATCH body to cur: fields given replace the stored ones,
 // secrets are merged by name (null removes one), a storage_state becomes the
-// next login version.
+// next login version. A PATCH that changes origins, login_url or steps keeps
+// only the secrets it sends (patch.go).
 func (s *Service) Update(ctx context.Context, cur *Profile, body []byte) (*Profile, error) {
 	if s.Sealer == nil {
 		return nil, ErrNoSealer
@@ -125,13 +126,14 @@ func (s *Service) Update(ctx context.Context, cur *Profile, body []byte) (*Profi
 	if !ok {
 		return nil, jobs.ValidationErrors(errs)
 	}
-	secrets, err := s.Secrets(cur)
-	if err != nil {
-		return nil, err
-	}
+	secrets, unreadable := s.keptSecrets(cur, &in)
 	p := *cur
 	p.SecretNames = append([]string(nil), cur.SecretNames...)
 	st, ferrs := in.apply(&p, secrets, false)
+	if unreadable && in.Secrets == nil {
+		ferrs.Add("secrets_unreadable", "secrets", "the stored secrets were sealed under a key this server no longer has "+
+			"(SNAPQ_SECRET_KEYS_OLD): send them again")
+	}
 	if err := jobs.ValidationErrors(append(errs, ferrs...)); err != nil {
 		return nil, err
 	}

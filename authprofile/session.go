@@ -77,8 +77,15 @@ type Sessions struct {
 
 var _ jobs.Authenticator = (*Sessions)(nil)
 
+// authFailure is an error that fails the job with auth_failed: its message
+// is the reason alone (the code says "auth failed" already).
+type authFailure struct{ msg string }
+
+func (e *authFailure) Error() string { return e.msg }
+func (e *authFailure) Unwrap() error { return jobs.ErrAuthFailed }
+
 func failed(format string, args ...any) error {
-	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), jobs.ErrAuthFailed)
+	return &authFailure{msg: fmt.Sprintf(format, args...)}
 }
 
 // profile loads job's profile and checks the job's URL is on its origins.
@@ -236,7 +243,8 @@ func (s *Sessions) Login(ctx context.Context, p *Profile) (*capture.StorageState
 	if err != nil {
 		return nil, nil, err
 	}
-	actions, ferrs := recipeActions(p.Spec.Steps, secrets, true)
+	mask := newMasker(secrets)
+	actions, ferrs := recipeActions(p.Spec.Steps, secrets, p.Origins, true)
 	if len(ferrs) > 0 {
 		return nil, nil, fmt.Errorf("the recipe's steps are not valid: %s", ferrs[0].Field+": "+ferrs[0].Message)
 	}
@@ -262,28 +270,41 @@ func (s *Sessions) Login(ctx context.Context, p *Profile) (*capture.StorageState
 	res, err := s.Renderer.Capture(lctx, req)
 	if err != nil {
 		var ce *capture.Error
-		if errors.As(err, &ce) {
-			var log []capture.LogEntry
-			if ce.Result != nil {
-				log = maskLog(ce.Result.Log, secrets)
-			}
-			msg := Mask(ce.Code+": "+ce.Message, secrets)
-			if browserFailure(ce.Code) {
-				return nil, log, fmt.Errorf("%s: %w", msg, errLoginBrowser)
-			}
-			return nil, log, errors.New(msg)
+		var log []capture.LogEntry
+		if errors.As(err, &ce) && ce.Result != nil {
+			log = maskLog(ce.Result.Log, mask)
 		}
-		return nil, nil, errors.New(Mask(err.Error(), secrets))
+		return nil, log, loginError(err, mask)
 	}
-	log := maskLog(res.Log, secrets)
+	log := maskLog(res.Log, mask)
+	return loginOutcome(p, res, log, mask)
+}
+
+// loginError is a failed login capture's error, masked, with its action log.
+func loginError(err error, mask func(string) string) error {
+	var ce *capture.Error
+	if !errors.As(err, &ce) {
+		return errors.New(mask(err.Error()))
+	}
+	msg := mask(ce.Code + ": " + ce.Message)
+	if browserFailure(ce.Code) {
+		return fmt.Errorf("%s: %w", msg, errLoginBrowser)
+	}
+	return errors.New(msg)
+}
+
+// loginOutcome checks where a login that ran to its end landed. Every URL in
+// a message is masked: a form that submits by GET puts what it was given in
+// the query string.
+func loginOutcome(p *Profile, res *capture.Result, log []capture.LogEntry, mask func(string) string) (*capture.StorageState, []capture.LogEntry, error) {
 	if o, ok := originOf(res.FinalURL); !ok || !slices.Contains(p.Origins, o) {
-		return nil, log, fmt.Errorf("the login ended on %s, outside the profile's origins", o)
+		return nil, log, fmt.Errorf("the login ended on %s, outside the profile's origins", mask(o))
 	}
 	if pre := p.Spec.Success.URLPrefix; pre != "" && !strings.HasPrefix(res.FinalURL, pre) {
-		return nil, log, fmt.Errorf("the login ended on %s, not under success.url_prefix %s", Mask(res.FinalURL, secrets), pre)
+		return nil, log, fmt.Errorf("the login ended on %s, not under success.url_prefix %s", mask(res.FinalURL), mask(pre))
 	}
 	if lo := p.Spec.LoggedOut.URLPrefix; lo != "" && strings.HasPrefix(res.FinalURL, lo) && p.Spec.Success.Selector == "" {
-		return nil, log, fmt.Errorf("the login ended on the logged-out page %s", res.FinalURL)
+		return nil, log, fmt.Errorf("the login ended on the logged-out page %s", mask(res.FinalURL))
 	}
 	if res.State == nil {
 		return nil, log, errors.New("the login produced no storage state")

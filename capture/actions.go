@@ -12,6 +12,8 @@ import (
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/input"
 	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/snapq/snapq/internal/redact"
 )
 
 // Action types.
@@ -60,12 +62,15 @@ type Action struct {
 	Screenshot Screenshot    // screenshot: zero fields take Request.Screenshot's, Mode viewport
 	Optional   bool          // a failure is logged and the sequence goes on
 	// Secret: Text is a secret (an auth profile's password); the log shows •••• for it and
-	// no error quotes it.
-	Secret bool
+	// no error quotes it, in any encoding. It is typed only into a document whose origin is
+	// one of Origins ("scheme://host[:port]"), checked in the page right before typing;
+	// otherwise the action fails with SecretOriginRefused.
+	Secret  bool
+	Origins []string
 }
 
 // SecretMask is what logs show in place of a secret.
-const SecretMask = "••••"
+const SecretMask = redact.Mask
 
 // Evaluation is the JSON value of an evaluate action. A value over MaxEvaluationBytes is cut
 // and becomes a string ending in "…[truncated N bytes]".
@@ -139,6 +144,7 @@ func (t *tab) runActions(ctx context.Context, req Request, cfg Config, res *Resu
 		} else {
 			env := &actionEnv{ctx: actx, p: p, index: i, a: a, req: req, cfg: cfg, res: res, timeout: actionTimeout(a)}
 			entry.Excerpt, err = runAction(env)
+			err = maskSecretError(a, err)
 			if err != nil && actx.Err() != nil && ctx.Err() == nil {
 				err = fmt.Errorf("the actions' time budget of %s ran out: %w", budget, err)
 			}
@@ -150,9 +156,6 @@ func (t *tab) runActions(ctx context.Context, req Request, cfg Config, res *Resu
 		}
 		if a.Secret {
 			entry.Excerpt = SecretMask
-			if a.Text != "" {
-				entry.Error = strings.ReplaceAll(entry.Error, a.Text, SecretMask)
-			}
 		}
 		actionLog{res}.add(entry)
 		if err != nil && ctx.Err() != nil {
@@ -160,8 +163,9 @@ func (t *tab) runActions(ctx context.Context, req Request, cfg Config, res *Resu
 		}
 		if err != nil && !a.Optional {
 			var ce *Error
-			if errors.As(err, &ce) && ce.Code == CodeTooLargeCapture {
-				// A required screenshot over the budget fails the job with the budget's code.
+			if errors.As(err, &ce) && (ce.Code == CodeTooLargeCapture || ce.Code == SecretOriginRefused) {
+				// A required screenshot over the budget fails the job with the budget's code, a
+				// secret refused on a foreign origin with its own.
 				return newError(ce.Code, false, nil, "action %d (%s): %s", i, a.Type, ce.Message)
 			}
 			return &actionFailure{index: i, typ: a.Type, err: err}
@@ -270,6 +274,9 @@ func typeAction(env *actionEnv) (string, error) {
 	}
 	if _, err := el.Eval(`function () { this.focus(); }`); err != nil {
 		return "", fmt.Errorf("focus %q: %w", env.a.Selector, err)
+	}
+	if err := checkSecretOrigin(env, el); err != nil {
+		return "", err
 	}
 	for _, r := range env.a.Text {
 		if err := typeRune(env.p, r); err != nil {

@@ -44,6 +44,7 @@ type job struct {
 func (t *tab) run(parent context.Context, req Request, cfg Config, budget time.Time) (*Result, error) {
 	j, done := t.newJob(parent, req, cfg, budget)
 	defer done()
+	t.private = t.private || req.State != nil || req.SaveState
 
 	if err := j.step("navigate", j.navigate); err != nil {
 		return nil, err

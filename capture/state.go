@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/snapq/snapq/internal/redact"
 )
 
 // StorageState is a browser context's login: its cookies and, per origin, local and session
@@ -173,7 +175,8 @@ func (j *job) loggedOut() *Error {
 		u = st.frameURL
 	}
 	if lo.URLPrefix != "" && strings.HasPrefix(u, lo.URLPrefix) {
-		return newError(CodeLoggedOut, false, nil, "the page is logged out: it went to %s", excerpt(u, 200))
+		// The login page's query string may hold what a form submitted there: never quoted.
+		return newError(CodeLoggedOut, false, nil, "the page is logged out: it went to %s", excerpt(redact.URL(u), 200))
 	}
 	for _, s := range lo.Statuses {
 		if st.status == s {

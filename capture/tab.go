@@ -33,6 +33,10 @@ type tab struct {
 	// counter): reset removes them once about:blank has committed; a failed job's tab is
 	// discarded with them (touched only by the job holding the tab).
 	scripts []proto.PageScriptIdentifier
+	// private: the current job ran logged in (Request.State or SaveState): the clean slate
+	// clears the context's HTTP cache, which DevTools' cache switch leaves written and other
+	// pages of the context (a popup) read.
+	private bool
 
 	// Request blocking in force (see applyBlock); touched only by the job holding the tab.
 	blockedURLs []string // nil: unknown, set on the next job
@@ -404,6 +408,9 @@ func (t *tab) reset() error {
 	if err := (proto.StorageClearCookies{BrowserContextID: t.contextID}).Call(t.inst.rb.Context(ctx)); err != nil {
 		return fmt.Errorf("clear cookies: %w", err)
 	}
+	if err := t.clearPrivateCache(p); err != nil {
+		return err
+	}
 	for _, o := range origins {
 		// "all" covers local storage, IndexedDB, cache storage, service workers, …
 		if err := (proto.StorageClearDataForOrigin{Origin: o, StorageTypes: "all"}).Call(p); err != nil {
@@ -423,5 +430,19 @@ func (t *tab) reset() error {
 			}
 		}
 	}
+	return nil
+}
+
+// clearPrivateCache clears the HTTP cache of the tab's context after a logged-in job, so a
+// logged-in response never serves another job (DevTools' cache switch stops the page from
+// reading it, not from writing it, and does not cover other pages of the context).
+func (t *tab) clearPrivateCache(p *rod.Page) error {
+	if !t.private {
+		return nil
+	}
+	if err := (proto.NetworkClearBrowserCache{}).Call(p); err != nil {
+		return fmt.Errorf("clear the HTTP cache: %w", err)
+	}
+	t.private = false
 	return nil
 }

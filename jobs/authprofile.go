@@ -27,12 +27,13 @@ type Authenticator interface {
 // that failed. Any other error is transient and the job is retried.
 var ErrAuthFailed = errors.New("auth failed")
 
-// authError classifies an Authenticator's error as the job's failure.
-func authError(err error) *jobError {
+// authError classifies an Authenticator's error as the job's failure;
+// partial is the result of the attempt that led to it (nil: none).
+func authError(err error, partial *Result) *jobError {
 	if errors.Is(err, ErrAuthFailed) {
-		return &jobError{JobError{Code: CodeAuthFailed, Message: err.Error()}, false, nil}
+		return &jobError{JobError{Code: CodeAuthFailed, Message: err.Error()}, false, partial}
 	}
-	return &jobError{JobError{Code: CodeInternal, Message: fmt.Sprintf("auth profile: %v", err)}, true, nil}
+	return &jobError{JobError{Code: CodeInternal, Message: fmt.Sprintf("auth profile: %v", err)}, true, partial}
 }
 
 // authCapture captures req for job with its auth profile's login: seeded
@@ -45,7 +46,7 @@ func (h *Handler) authCapture(ctx context.Context, job *Job, req capture.Request
 	}
 	version, err := h.Auth.Seed(ctx, job, &req)
 	if err != nil {
-		return nil, nil, authError(err)
+		return nil, nil, authError(err, nil)
 	}
 	res, err := h.Renderer.Capture(ctx, req)
 	if !loggedOut(err) {
@@ -63,7 +64,8 @@ func (h *Handler) authCapture(ctx context.Context, job *Job, req capture.Request
 		h.logger().Info("the page is logged out; logging in again", "job_id", job.ID, "auth_profile", job.Options.AuthProfile,
 			"version", version)
 		if version, err = h.Auth.Relogin(ctx, job, version, &req); err != nil {
-			return nil, nil, authError(err)
+			// The job keeps what its logged-out attempt saw (log, status, final URL).
+			return nil, nil, authError(err, partialOf(ce))
 		}
 		res, err = h.Renderer.Capture(ctx, req)
 	}

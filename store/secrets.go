@@ -38,6 +38,8 @@ type channelSecret struct {
 // suiteSecrets are a suite's secret-bearing columns as written.
 type suiteSecrets struct {
 	vcs, vcsSealed, notify, notifySealed []byte
+	hookPlain                            *string // the webhook's signing secret, without a sealer
+	hookSealed                           []byte
 }
 
 // sealSuiteSecrets splits the suite's vcs and notify into their public JSON
@@ -45,6 +47,11 @@ type suiteSecrets struct {
 func (s *Store) sealSuiteSecrets(su *regression.Suite) (suiteSecrets, error) {
 	var out suiteSecrets
 	var err error
+	if su.Webhook != nil {
+		if out.hookPlain, out.hookSealed, err = s.sealWebhookSecret(su.Webhook.Secret, suiteHookAAD(su.ID)); err != nil {
+			return out, err
+		}
+	}
 	if su.VCS != nil {
 		if out.vcs, err = json.Marshal(su.VCS.Public()); err != nil {
 			return out, err

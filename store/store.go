@@ -120,7 +120,7 @@ func (s *Store) CreateBatchLimited(ctx context.Context, b *jobs.Batch, js []*job
 		if err := checkInFlight(ctx, tx, b.OwnerKeyID, len(js), maxInFlight); err != nil {
 			return err
 		}
-		return insertBatch(ctx, tx, b, js)
+		return s.insertBatch(ctx, tx, b, js)
 	})
 }
 
@@ -160,7 +160,7 @@ func checkInFlight(ctx context.Context, tx pgx.Tx, owner string, add, maxInFligh
 }
 
 // insertBatch writes a batch, its webhook, its idempotency key and its jobs in tx.
-func insertBatch(ctx context.Context, tx pgx.Tx, b *jobs.Batch, js []*jobs.Job) error {
+func (s *Store) insertBatch(ctx context.Context, tx pgx.Tx, b *jobs.Batch, js []*jobs.Job) error {
 	labels, err := json.Marshal(b.Labels)
 	if err != nil {
 		return err
@@ -193,7 +193,7 @@ func insertBatch(ctx context.Context, tx pgx.Tx, b *jobs.Batch, js []*jobs.Job) 
 		b.ID, labels, opts, b.Total, b.CreatedAt, b.OwnerKeyID, sharedArg, crawl); err != nil {
 		return fmt.Errorf("insert batch: %w", err)
 	}
-	if err := insertBatchWebhook(ctx, tx, b); err != nil {
+	if err := s.insertBatchWebhook(ctx, tx, b); err != nil {
 		return err
 	}
 	if b.IdempotencyKey != "" {

@@ -20,7 +20,7 @@ import (
 const suiteColumns = `s.id, coalesce(s.api_key_id::text, ''), s.name, s.spec, s.schedule_cron, s.schedule_tz,
 	s.enabled, s.webhook_url, s.webhook_secret, s.created_at, s.updated_at,
 	lr.id, lr.status, lr.created_at, lr.finished_at, k.revoked_at IS NOT NULL, s.vcs, s.vcs_token,
-	s.vcs_token_sealed, s.notify, s.notify_sealed`
+	s.vcs_token_sealed, s.notify, s.notify_sealed, s.webhook_secret_sealed`
 
 const suiteFrom = ` FROM suites s LEFT JOIN LATERAL (SELECT id, status, created_at, finished_at FROM runs
 	WHERE suite_id = s.id ORDER BY id DESC LIMIT 1) lr ON true
@@ -34,10 +34,10 @@ func (st *Store) scanSuite(row pgx.Row) (*regression.Suite, error) {
 	var runFinished *time.Time
 	var vcs []byte
 	var vcsToken *string
-	var vcsSealed, notify, notifySealed []byte
+	var vcsSealed, notify, notifySealed, hookSealed []byte
 	err := row.Scan(&s.ID, &s.OwnerKeyID, &s.Name, &spec, &cron, &tz, &s.Enabled, &hookURL, &hookSecret,
 		&s.CreatedAt, &s.UpdatedAt, &runID, &runStatus, &runCreated, &runFinished, &s.OwnerRevoked, &vcs, &vcsToken,
-		&vcsSealed, &notify, &notifySealed)
+		&vcsSealed, &notify, &notifySealed, &hookSealed)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,11 @@ func (st *Store) scanSuite(row pgx.Row) (*regression.Suite, error) {
 		s.Schedule = &regression.Schedule{Cron: *cron, Timezone: deref(tz)}
 	}
 	if hookURL != nil {
-		s.Webhook = &jobs.Webhook{URL: *hookURL, Secret: deref(hookSecret), Event: regression.EventRunCompleted}
+		secret, err := st.openWebhookSecret(hookSecret, hookSealed, suiteHookAAD(s.ID))
+		if err != nil {
+			s.SecretsErr = errors.Join(s.SecretsErr, fmt.Errorf("the webhook secret: %w", err))
+		}
+		s.Webhook = &jobs.Webhook{URL: *hookURL, Secret: secret, Event: regression.EventRunCompleted}
 	}
 	if runID != nil {
 		s.LastRun = &regression.Run{ID: *runID, SuiteID: s.ID, Status: deref(runStatus), CreatedAt: *runCreated, FinishedAt: runFinished}
@@ -66,20 +70,20 @@ func deref(s *string) string {
 	return *s
 }
 
-func suiteArgs(s *regression.Suite) (spec []byte, cron, tz, hookURL, hookSecret *string, err error) {
+func suiteArgs(s *regression.Suite) (spec []byte, cron, tz, hookURL *string, err error) {
 	spec, err = json.Marshal(s.Spec)
 	if s.Schedule != nil {
 		cron, tz = &s.Schedule.Cron, &s.Schedule.Timezone
 	}
 	if s.Webhook != nil {
-		hookURL, hookSecret = &s.Webhook.URL, &s.Webhook.Secret
+		hookURL = &s.Webhook.URL
 	}
-	return spec, cron, tz, hookURL, hookSecret, err
+	return spec, cron, tz, hookURL, err
 }
 
 // CreateSuite implements jobs.SuiteRepository.
 func (s *Store) CreateSuite(ctx context.Context, su *regression.Suite, maxPerOwner int) error {
-	spec, cron, tz, hookURL, hookSecret, err := suiteArgs(su)
+	spec, cron, tz, hookURL, err := suiteArgs(su)
 	if err != nil {
 		return err
 	}
@@ -101,10 +105,11 @@ func (s *Store) CreateSuite(ctx context.Context, su *regression.Suite, maxPerOwn
 			return err
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO suites (id, api_key_id, name, spec, schedule_cron, schedule_tz, enabled,
-			webhook_url, webhook_secret, created_at, updated_at, vcs, vcs_token, vcs_token_sealed, notify, notify_sealed)
-			VALUES ($1, NULLIF($2, '')::uuid, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULL, $13, $14, $15)`,
-			su.ID, su.OwnerKeyID, su.Name, spec, cron, tz, su.Enabled, hookURL, hookSecret, su.CreatedAt, su.UpdatedAt,
-			sec.vcs, sec.vcsSealed, sec.notify, sec.notifySealed)
+			webhook_url, webhook_secret, created_at, updated_at, vcs, vcs_token, vcs_token_sealed, notify, notify_sealed,
+			webhook_secret_sealed)
+			VALUES ($1, NULLIF($2, '')::uuid, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULL, $13, $14, $15, $16)`,
+			su.ID, su.OwnerKeyID, su.Name, spec, cron, tz, su.Enabled, hookURL, sec.hookPlain, su.CreatedAt, su.UpdatedAt,
+			sec.vcs, sec.vcsSealed, sec.notify, sec.notifySealed, sec.hookSealed)
 		if err != nil {
 			return fmt.Errorf("insert suite: %w", err)
 		}
@@ -158,7 +163,7 @@ func (s *Store) ListSuites(ctx context.Context, owner string, limit int, cursor 
 
 // UpdateSuite implements jobs.SuiteRepository.
 func (s *Store) UpdateSuite(ctx context.Context, su *regression.Suite) error {
-	spec, cron, tz, hookURL, hookSecret, err := suiteArgs(su)
+	spec, cron, tz, hookURL, err := suiteArgs(su)
 	if err != nil {
 		return err
 	}
@@ -168,9 +173,9 @@ func (s *Store) UpdateSuite(ctx context.Context, su *regression.Suite) error {
 	}
 	tag, err := s.pool.Exec(ctx, `UPDATE suites SET name = $2, spec = $3, schedule_cron = $4, schedule_tz = $5,
 		enabled = $6, webhook_url = $7, webhook_secret = $8, updated_at = $9, vcs = $10, vcs_token = NULL,
-		vcs_token_sealed = $11, notify = $12, notify_sealed = $13 WHERE id = $1`,
-		su.ID, su.Name, spec, cron, tz, su.Enabled, hookURL, hookSecret, su.UpdatedAt, sec.vcs, sec.vcsSealed,
-		sec.notify, sec.notifySealed)
+		vcs_token_sealed = $11, notify = $12, notify_sealed = $13, webhook_secret_sealed = $14 WHERE id = $1`,
+		su.ID, su.Name, spec, cron, tz, su.Enabled, hookURL, sec.hookPlain, su.UpdatedAt, sec.vcs, sec.vcsSealed,
+		sec.notify, sec.notifySealed, sec.hookSealed)
 	if err != nil {
 		return fmt.Errorf("update suite %s: %w", su.ID, err)
 	}
@@ -214,7 +219,7 @@ func (s *Store) CreateRun(ctx context.Context, r *regression.Run, b *jobs.Batch,
 		if err := checkInFlight(ctx, tx, b.OwnerKeyID, len(js), maxInFlight); err != nil {
 			return err
 		}
-		if err := insertBatch(ctx, tx, b, js); err != nil {
+		if err := s.insertBatch(ctx, tx, b, js); err != nil {
 			return err
 		}
 		tag, err := tx.Exec(ctx, `INSERT INTO runs (id, suite_id, batch_id, trigger, scheduled_for, status, spec, created_at,

@@ -13,8 +13,9 @@ import (
 	"github.com/snapq/snapq/webhook"
 )
 
-// insertBatchWebhook writes b's webhook, if any, in CreateBatch's transaction.
-func insertBatchWebhook(ctx context.Context, tx pgx.Tx, b *jobs.Batch) error {
+// insertBatchWebhook writes b's webhook, if any, in CreateBatch's transaction:
+// its signing secret sealed when the store has a sealer (plaintext without).
+func (s *Store) insertBatchWebhook(ctx context.Context, tx pgx.Tx, b *jobs.Batch) error {
 	if b.Webhook == nil {
 		return nil
 	}
@@ -22,8 +23,12 @@ func insertBatchWebhook(ctx context.Context, tx pgx.Tx, b *jobs.Batch) error {
 	if event == "" {
 		event = jobs.EventBatchCompleted
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO batch_webhooks (batch_id, url, secret, event) VALUES ($1, $2, $3, $4)`,
-		b.ID, b.Webhook.URL, b.Webhook.Secret, event); err != nil {
+	plain, sealed, err := s.sealWebhookSecret(b.Webhook.Secret, batchHookAAD(b.ID))
+	if err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO batch_webhooks (batch_id, url, secret, secret_sealed, event) VALUES ($1, $2, $3, $4, $5)`,
+		b.ID, b.Webhook.URL, plain, sealed, event); err != nil {
 		return fmt.Errorf("insert batch webhook: %w", err)
 	}
 	return nil
@@ -51,12 +56,18 @@ func createDelivery(ctx context.Context, tx pgx.Tx, batchID, event string) error
 // GetBatchWebhook implements jobs.WebhookRepository.
 func (s *Store) GetBatchWebhook(ctx context.Context, batchID string) (*jobs.Webhook, error) {
 	var w jobs.Webhook
-	err := s.pool.QueryRow(ctx, `SELECT url, secret FROM batch_webhooks WHERE batch_id = $1`, batchID).Scan(&w.URL, &w.Secret)
+	var plain *string
+	var sealed []byte
+	err := s.pool.QueryRow(ctx, `SELECT url, secret, secret_sealed FROM batch_webhooks WHERE batch_id = $1`, batchID).
+		Scan(&w.URL, &plain, &sealed)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, jobs.ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("get webhook of batch %s: %w", batchID, err)
+	}
+	if w.Secret, err = s.openWebhookSecret(plain, sealed, batchHookAAD(batchID)); err != nil {
+		return nil, fmt.Errorf("webhook of batch %s: %w", batchID, err)
 	}
 	return &w, nil
 }

@@ -170,6 +170,7 @@ func openDeps(ctx context.Context, cfg apiConfig, log *slog.Logger) (_ *deps, er
 	} else if n > 0 {
 		log.Info("suites' secrets sealed under the current key", "suites", n, "key_id", cfg.Sealer.KeyID())
 	}
+	resealSecrets(ctx, d.store, cfg.Sealer, log)
 	if d.objects, err = artifacts.New(ctx, cfg.S3); err != nil {
 		return nil, err
 	}
@@ -417,4 +418,24 @@ func listenAndServe(ctx context.Context, cfg apiConfig, h http.Handler, log *slo
 		slog.Warn("http shutdown", "err", err)
 	}
 	return nil
+}
+
+// resealSecrets seals the webhook signing secrets still in plaintext, and
+// seals again under the current key the webhook secrets and auth profiles'
+// secrets and logins sealed under an old one (so SNAPQ_SECRET_KEYS_OLD can
+// then be emptied). A failure is logged; the api starts anyway.
+func resealSecrets(ctx context.Context, st *store.Store, sl *authprofile.Sealer, log *slog.Logger) {
+	if sl == nil {
+		return
+	}
+	if n, err := st.SealWebhookSecrets(ctx); err != nil {
+		log.Warn("seal webhook secrets", "err", err)
+	} else if n > 0 {
+		log.Info("webhook secrets sealed under the current key", "rows", n, "key_id", sl.KeyID())
+	}
+	if n, err := st.ResealAuthProfiles(ctx); err != nil {
+		log.Warn("reseal auth profiles", "err", err)
+	} else if n > 0 {
+		log.Info("auth profiles' secrets and logins sealed again under the current key", "values", n, "key_id", sl.KeyID())
+	}
 }

@@ -67,23 +67,23 @@ func TestSettingsPrecedence(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := map[string]string{"SNAPQ_URL": "http://env:2"}
-	got, err := resolveSettings("", "", path, func(k string) string { return env[k] })
+	got, err := resolveSettings("", "", "", path, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got != (settings{URL: "http://env:2", APIKey: "sq_file"}) {
 		t.Errorf("env over file: %+v", got)
 	}
-	got, _ = resolveSettings("http://flag:3", "sq_flag", path, func(k string) string { return env[k] })
+	got, _ = resolveSettings("http://flag:3", "sq_flag", "", path, func(k string) string { return env[k] })
 	if got != (settings{URL: "http://flag:3", APIKey: "sq_flag"}) {
 		t.Errorf("flags over env: %+v", got)
 	}
-	if _, err := resolveSettings("", "", filepath.Join(t.TempDir(), "missing.yaml"), func(string) string { return "" }); err == nil {
+	if _, err := resolveSettings("", "", "", filepath.Join(t.TempDir(), "missing.yaml"), func(string) string { return "" }); err == nil {
 		t.Error("a named config file that does not exist: no error")
 	}
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	_ = os.WriteFile(bad, []byte("ulr: x\n"), 0o600)
-	if _, err := resolveSettings("", "", bad, func(string) string { return "" }); err == nil {
+	if _, err := resolveSettings("", "", "", bad, func(string) string { return "" }); err == nil {
 		t.Error("a misspelt config key: no error")
 	}
 }
@@ -98,5 +98,41 @@ func TestSafeNames(t *testing.T) {
 	want := []string{"home", "home-2", "job", "job-2", "job-3", "a-b", "home-3"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("names (-want +got):\n%s", diff)
+	}
+}
+
+// The API key can come from a file (flag or env), so it does not show in ps;
+// --api-key still wins, and SNAPQ_API_KEY wins over SNAPQ_API_KEY_FILE.
+func TestAPIKeyFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	keyFile, envFile := filepath.Join(dir, "key"), filepath.Join(dir, "envkey")
+	_ = os.WriteFile(keyFile, []byte("sq_fromfile\n"), 0o600)
+	_ = os.WriteFile(envFile, []byte("  sq_fromenvfile  "), 0o600)
+	noConfig := filepath.Join(dir, "config.yaml")
+	_ = os.WriteFile(noConfig, []byte("api_key: sq_config\n"), 0o600)
+	for _, tc := range []struct {
+		name, flag, flagFile string
+		env                  map[string]string
+		want                 string
+	}{
+		{"flag file", "", keyFile, nil, "sq_fromfile"},
+		{"flag wins", "sq_flag", keyFile, nil, "sq_flag"},
+		{"flag file over env", "", keyFile, map[string]string{"SNAPQ_API_KEY": "sq_env"}, "sq_fromfile"},
+		{"env file", "", "", map[string]string{"SNAPQ_API_KEY_FILE": envFile}, "sq_fromenvfile"},
+		{"env over env file", "", "", map[string]string{"SNAPQ_API_KEY": "sq_env", "SNAPQ_API_KEY_FILE": envFile}, "sq_env"},
+		{"config last", "", "", nil, "sq_config"},
+	} {
+		got, err := resolveSettings("", tc.flag, tc.flagFile, noConfig, func(k string) string { return tc.env[k] })
+		if err != nil || got.APIKey != tc.want {
+			t.Errorf("%s: key %q, %v; want %q", tc.name, got.APIKey, err, tc.want)
+		}
+	}
+	empty := filepath.Join(dir, "empty")
+	_ = os.WriteFile(empty, []byte("\n"), 0o600)
+	for _, bad := range []string{empty, filepath.Join(dir, "missing")} {
+		if _, err := resolveSettings("", "", bad, noConfig, func(string) string { return "" }); err == nil {
+			t.Errorf("key file %s: no error", bad)
+		}
 	}
 }

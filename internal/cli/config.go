@@ -3,9 +3,11 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 )
@@ -22,8 +24,54 @@ type settings struct {
 
 // resolveSettings takes each setting from the flag, else the environment
 // (SNAPQ_URL, SNAPQ_API_KEY), else the config file. configPath "" reads the
-// default file when it exists; a named file must exist.
-func resolveSettings(flagURL, flagKey, configPath string, getenv func(string) string) (settings, error) {
+// default file when it exists; a named file must exist. The API key may also
+// come from a file (--api-key-file, else SNAPQ_API_KEY_FILE), which does not
+// show in `ps` as --api-key does: --api-key, --api-key-file, SNAPQ_API_KEY,
+// SNAPQ_API_KEY_FILE, the config file, in that order.
+func resolveSettings(flagURL, flagKey, flagKeyFile, configPath string, getenv func(string) string) (settings, error) {
+	if flagKey == "" {
+		keyFile := first(flagKeyFile, getenv("SNAPQ_API_KEY_FILE"))
+		if flagKeyFile == "" && getenv("SNAPQ_API_KEY") != "" {
+			keyFile = ""
+		}
+		if keyFile != "" {
+			k, err := readKeyFile(keyFile)
+			if err != nil {
+				return settings{}, err
+			}
+			flagKey = k
+		}
+	}
+	return resolveFrom(flagURL, flagKey, configPath, getenv)
+}
+
+// maxKeyFile bounds an API key file.
+const maxKeyFile = 4 << 10
+
+// readKeyFile reads an API key from path: its content, surrounding white
+// space trimmed.
+func readKeyFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("api key file: %w", err)
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
+	if err != nil {
+		return "", fmt.Errorf("api key file %s: %w", path, err)
+	}
+	key := strings.TrimSpace(string(raw))
+	switch {
+	case len(raw) > maxKeyFile:
+		return "", fmt.Errorf("api key file %s: larger than %d bytes", path, maxKeyFile)
+	case key == "" || strings.ContainsAny(key, " \t\r\n"):
+		return "", fmt.Errorf("api key file %s: must hold one key", path)
+	}
+	return key, nil
+}
+
+// resolveFrom is resolveSettings once the key's file, if any, is read.
+func resolveFrom(flagURL, flagKey, configPath string, getenv func(string) string) (settings, error) {
 	var file settings
 	path, must := configPath, configPath != ""
 	if path == "" {

@@ -49,6 +49,7 @@ type app struct {
 	stdout, stderr io.Writer
 	// Global flags.
 	url, apiKey, configPath string
+	apiKeyFile              string
 	json                    bool
 	// noProgress turns the progress display off (--quiet).
 	quiet bool
@@ -98,8 +99,8 @@ func (a *app) rootCommand() *cobra.Command {
 		Long: `snapq submits batches of URLs to a snapq api, shows their progress, downloads
 the screenshots and other artifacts, and follows visual-regression suites and runs.
 
-Settings come from flags, then the environment (SNAPQ_URL, SNAPQ_API_KEY), then
-the config file (~/.config/snapq/config.yaml, or --config), which holds lines
+Settings come from flags, then the environment (SNAPQ_URL, SNAPQ_API_KEY or
+SNAPQ_API_KEY_FILE), then the config file (~/.config/snapq/config.yaml, or --config), which holds lines
 such as:
 
   url: http://127.0.0.1:8080
@@ -125,7 +126,8 @@ Exit codes: 0 success, 1 failure (API error, failed job, run not passed),
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.url, "api", "", "the api's base URL (env SNAPQ_URL; default http://127.0.0.1:8080)")
-	pf.StringVar(&a.apiKey, "api-key", "", "the API key (env SNAPQ_API_KEY)")
+	pf.StringVar(&a.apiKey, "api-key", "", "the API key (env SNAPQ_API_KEY); shows in the process list (ps) to every local user: prefer --api-key-file or the env")
+	pf.StringVar(&a.apiKeyFile, "api-key-file", "", "a file holding the API key (env SNAPQ_API_KEY_FILE)")
 	pf.StringVar(&a.configPath, "config", "", "the config file (default ~/.config/snapq/config.yaml)")
 	pf.BoolVar(&a.json, "json", false, "print JSON instead of tables, for scripts")
 	pf.BoolVarP(&a.quiet, "quiet", "q", false, "show no progress")
@@ -137,7 +139,7 @@ Exit codes: 0 success, 1 failure (API error, failed job, run not passed),
 // connect resolves the settings (flags > environment > config file) and
 // builds the client.
 func (a *app) connect() error {
-	s, err := resolveSettings(a.url, a.apiKey, a.configPath, os.Getenv)
+	s, err := resolveSettings(a.url, a.apiKey, a.apiKeyFile, a.configPath, os.Getenv)
 	if err != nil {
 		return usageError{err}
 	}

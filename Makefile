@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin:$(shell PATH="$(PATH):/usr/local/go/bin" go env GOPATH 2>/dev/null)/bin
 GO ?= go
-TEST_TIMEOUT ?= 15m
+TEST_TIMEOUT ?= 23m
 # TEST_PARALLEL is how many t.Parallel tests of a package run at once: every e2e test runs its own
 # stack (Redis database, Postgres schema, bucket, processes), and four at a time keep 2 cores busy
 # while others wait on leases, failovers and outages.

@@ -15,7 +15,7 @@ FUZZMINIMIZETIME ?= 5s
 # v0.8.2 is the first staticcheck release that builds with and understands go1.26.
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: demo up down services build test fuzz bench soak proofs vet lint fmt clean
+.PHONY: demo up down services build test unit e2e chaos fuzz bench soak proofs vet lint fmt clean
 
 ## demo: start everything, capture a sample batch of local pages, print the results
 demo: up
@@ -39,9 +39,32 @@ build:
 	$(GO) build -o bin/fixtures ./cmd/fixtures
 	$(GO) build -o bin/snapq ./cmd/snapq
 
-## test: go vet, then unit, integration and end-to-end tests against real services
-test: services vet
-	CI=$${CI:-true} $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -parallel $(TEST_PARALLEL) ./...
+## test: every test, in tiers, cheapest first: go vet, the unit and integration tests of every
+## package but tests/e2e (make unit), then tests/e2e whole (make e2e and make chaos in one run, so
+## the chaos tests' waits overlap the others' work); stops at the first tier that fails
+test: services vet unit
+	$(MAKE) --no-print-directory e2e E2E_RUN=. E2E_SKIP=
+
+# The packages of the unit tier: every package but the end-to-end one.
+UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/tests/e2e$$')
+# E2E_RUN and E2E_SKIP select the tests of tests/e2e (go test -run / -skip).
+E2E_RUN ?= .
+E2E_SKIP ?= ^TestChaos
+E2E_TIMEOUT ?= 25m
+
+## unit: unit and integration tests of every package but tests/e2e (Postgres, Redis, MinIO and
+## Chromium where a test needs them; each store test on a schema of its own, in parallel)
+unit: services
+	CI=$${CI:-true} $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -parallel $(TEST_PARALLEL) $(UNIT_PKGS)
+
+## e2e: the end-to-end tests (tests/e2e) against the built binaries, but the chaos tests
+e2e: services
+	CI=$${CI:-true} $(GO) test -count=1 -timeout $(E2E_TIMEOUT) -parallel $(TEST_PARALLEL) \
+		-run '$(E2E_RUN)' $(if $(E2E_SKIP),-skip '$(E2E_SKIP)') ./tests/e2e
+
+## chaos: the chaos tests of tests/e2e alone (processes, services and storage broken mid-batch)
+chaos: services
+	$(MAKE) --no-print-directory e2e E2E_RUN='^TestChaos' E2E_SKIP=
 
 ## fuzz: each parser fuzz target for FUZZTIME (default 30s), one after another (no services needed);
 ## `make test` runs their seed corpora as ordinary tests

@@ -14,6 +14,7 @@ import (
 // its end, so the baseline stays one page; unmoved passed segments keep
 // their baseline. The comparison's mode, shift and hunks round-trip.
 func TestApproveAlignedPage(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	g, s := newSuite(t, st)

@@ -13,6 +13,7 @@ import (
 // Two artifacts of one job with one name are refused with a classified
 // error, not an anonymous constraint violation.
 func TestCompleteJobDuplicateArtifactName(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	_, js := newBatch(t, st, 1)
@@ -34,6 +35,7 @@ func TestCompleteJobDuplicateArtifactName(t *testing.T) {
 // artifact_name_conflict (no retry, nothing uploaded), instead of failing
 // every attempt until the queue gives up (worker_lost).
 func TestHandlerDuplicateArtifactName(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	_, js := newBatch(t, st, 1)

@@ -19,6 +19,7 @@ import (
 // every object the committed rows name holds the bytes they record, and nothing else of
 // the job is left in the bucket.
 func TestStaleAttemptCannotOverwriteCommittedObjects(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	objs := setupBucket(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

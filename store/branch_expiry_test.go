@@ -33,6 +33,7 @@ func (o onlySuite) StaleBranches(ctx context.Context, now time.Time, def, limit 
 // branch's, idle as long, are never touched; a dry run deletes nothing; a
 // suite's branch_baseline_days overrides the default (0: never).
 func TestBranchBaselineExpiry(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	g, s := newSuite(t, st)

@@ -11,6 +11,7 @@ import (
 // writes the branch's only, a second branch run compares with the branch's,
 // and merging promotes them to the main branch and empties the branch.
 func TestBranchBaselines(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	g, s := newSuite(t, st)

@@ -38,6 +38,7 @@ func finishedCapture(t *testing.T) (*store.Store, *regression.Run, string, asynq
 // not left running: the reconciler records the capture's comparison as an
 // error carrying the task's last error, and the run settles.
 func TestReconcileArchivedComparison(t *testing.T) {
+	t.Parallel()
 	st, r, jobID, redisOpt, q := finishedCapture(t)
 	ctx := context.Background()
 
@@ -77,6 +78,7 @@ func TestReconcileArchivedComparison(t *testing.T) {
 // A comparison whose task is missing is enqueued; one the queue still holds is
 // left alone.
 func TestReconcileMissingComparison(t *testing.T) {
+	t.Parallel()
 	st, r, jobID, redisOpt, q := finishedCapture(t)
 	ctx := context.Background()
 

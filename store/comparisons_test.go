@@ -13,6 +13,7 @@ import (
 // A run's comparisons page in the run's order with a keyset cursor, filtered
 // by status and approval; approving by status approves exactly those.
 func TestListComparisonsPagesAndApproveByStatus(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	g, s := newSuite(t, st)

@@ -13,6 +13,7 @@ import (
 // page once and stop at max_pages; the batch is not complete while pages are unfinished,
 // and children sit one level below their parent.
 func TestCrawlFrontierConcurrent(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	svc := &jobs.Service{Repo: st, Queue: nopQueue{}}
@@ -105,6 +106,7 @@ func TestCrawlFrontierConcurrent(t *testing.T) {
 
 // A canceled crawl adds nothing more; a page at max_depth adds nothing.
 func TestCrawlStopsWhenCanceledOrDeep(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	svc := &jobs.Service{Repo: st, Queue: nopQueue{}}
@@ -138,6 +140,7 @@ func TestCrawlStopsWhenCanceledOrDeep(t *testing.T) {
 
 // Pages a crawl adds count against the owner's in-flight cap: past it they are not added.
 func TestCrawlCountsAgainstInFlightCap(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	owner := newKey(t, st)

@@ -73,6 +73,7 @@ func finish(t *testing.T, st *store.Store, ids ...string) {
 }
 
 func TestDispatchFairAcrossOwners(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	a, b := ownerKey(t, st, "a"), ownerKey(t, st, "b")
 	if a > b {
@@ -121,6 +122,7 @@ func TestDispatchFairAcrossOwners(t *testing.T) {
 }
 
 func TestDispatchSkipsLockedAndCanceled(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	batchA, a := heldBatch(t, st, "", 3)
@@ -159,6 +161,7 @@ func TestDispatchSkipsLockedAndCanceled(t *testing.T) {
 }
 
 func TestDispatchConcurrentPassesKeepDepth(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	_, ids := heldBatch(t, st, "", 60)

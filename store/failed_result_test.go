@@ -13,6 +13,7 @@ import (
 // A failed attempt's result (its log) is stored with the failure; the next
 // attempt starts without it and its own failure replaces it.
 func TestFailJobKeepsResult(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	_, js := newBatch(t, st, 1)

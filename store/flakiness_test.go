@@ -12,6 +12,7 @@ import (
 // branch's history. Scored: new (approved) → passed → failed → passed is two
 // flips over three transitions.
 func TestTargetHistory(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	g, s := newSuite(t, st)

@@ -12,6 +12,7 @@ import (
 // waits for review and keeps it failed; an approval clears the rejection;
 // BaselineVersions lists every version newest first (approval memory).
 func TestRejectAndReviewFields(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	g, s := newSuite(t, st)

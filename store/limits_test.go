@@ -42,6 +42,7 @@ func urlsBody(n int) []byte {
 // count and the insert are one step per key, so exactly as many batches are
 // accepted as fit, and the rest are ErrTooManyInFlight.
 func TestSubmitInFlightLimitIsAtomic(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	owner := newKey(t, st)
@@ -88,6 +89,7 @@ const twoTargetSuite = `{"name": "site", "schedule": {"cron": "*/5 * * * *"}, "t
 // manual run over it is ErrTooManyInFlight (429 at the api), a scheduled one
 // is skipped; neither writes a run or a batch.
 func TestSuiteRunsCountAgainstInFlightLimit(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	owner := newKey(t, st)
@@ -130,6 +132,7 @@ func TestSuiteRunsCountAgainstInFlightLimit(t *testing.T) {
 // A key holds at most MaxSuitesPerKey suites, even when it creates them
 // concurrently; another key is not affected.
 func TestSuitesPerKeyLimit(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	owner, other := newKey(t, st), newKey(t, st)
@@ -177,6 +180,7 @@ func TestSuitesPerKeyLimit(t *testing.T) {
 // Revoking a key stops its suites' schedules: they leave the scheduler's
 // list, and an activation already queued starts no run.
 func TestRevokedKeysSuitesDoNotRun(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	owner, other := newKey(t, st), newKey(t, st)

@@ -13,6 +13,7 @@ import (
 // JobCounts and RunCounts count rows by status as the jobs move through
 // their lifecycle.
 func TestStatusCounts(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 

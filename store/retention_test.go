@@ -14,6 +14,7 @@ import (
 // goes (a dry run rolls back); a key's own 0 days keeps its batch; an object
 // key another batch's row names is not returned for deletion.
 func TestRetentionRows(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	backdate := func(id string) {

@@ -12,6 +12,7 @@ import (
 // A segment's row hashes are stored with its artifact, read back by
 // artifact id, and go when the job's artifacts are replaced.
 func TestRowHashesFollowArtifacts(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	_, js := newBatch(t, st, 1)

@@ -80,6 +80,7 @@ func execSQL(t *testing.T, dbURL, sql string, args ...any) {
 // no column holds them in clear, they open with the key (and an old one
 // after a rotation), and without a key a suite with secrets is refused.
 func TestSuiteSecretsSealed(t *testing.T) {
+	t.Parallel()
 	st, db := setupURL(t)
 	oldKey := secretKey(t)
 	sl, err := authprofile.NewSealer(oldKey)
@@ -156,6 +157,7 @@ func TestSuiteSecretsSealed(t *testing.T) {
 // A token stored in plaintext before encryption is still read, and the
 // api's start-up pass seals it and empties the plaintext column.
 func TestPlaintextTokenSealedAtStart(t *testing.T) {
+	t.Parallel()
 	st, db := setupURL(t)
 	ctx := context.Background()
 	sl := testSealer(t)

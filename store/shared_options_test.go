@@ -18,6 +18,7 @@ import (
 // listing, an idempotent replay) still gets the merged options, the target's override
 // winning over the batch's option.
 func TestBatchOptionsStoredOnce(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	headers := map[string]string{}
@@ -110,6 +111,7 @@ func TestBatchOptionsStoredOnce(t *testing.T) {
 // Rows stored before migration 0006 (each job with its full options, the batch without
 // shared ones) load as they did.
 func TestJobsStoredWholeStillLoad(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	o := jobs.DefaultOptions()

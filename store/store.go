@@ -60,6 +60,9 @@ func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 
 // Migrate applies every migration not yet applied, in order, each in its
 // own transaction, holding an advisory lock so concurrent starts are safe.
+// The lock is the schema's own (like the dispatch lock): deployments in
+// other schemas of the same database (tests run one per schema) migrate side
+// by side instead of one after another.
 func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
@@ -67,13 +70,14 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 	}
 	defer conn.Release()
 	const lockID = 7_353_001 // arbitrary, snapq's own
-	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, lockID); err != nil {
+	const schemaKey = `hashtext(coalesce(current_schema(), ''))`
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1, `+schemaKey+`)`, lockID); err != nil {
 		return nil, fmt.Errorf("migration lock: %w", err)
 	}
-	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, lockID) //nolint:errcheck
-	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
-		return nil, fmt.Errorf("create schema_migrations: %w", err)
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1, `+schemaKey+`)`, lockID) //nolint:errcheck
+	done, err := appliedMigrations(ctx, conn.Conn())
+	if err != nil {
+		return nil, err
 	}
 	names, err := fs.Glob(migrations.FS, "*.sql")
 	if err != nil {
@@ -83,11 +87,7 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 	var applied []string
 	for _, name := range names {
 		version := strings.TrimSuffix(name, ".sql")
-		var exists bool
-		if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`, version).Scan(&exists); err != nil {
-			return applied, err
-		}
-		if exists {
+		if done[version] {
 			continue
 		}
 		sql, err := fs.ReadFile(migrations.FS, name)
@@ -107,6 +107,28 @@ func (s *Store) Migrate(ctx context.Context) ([]string, error) {
 		applied = append(applied, version)
 	}
 	return applied, nil
+}
+
+// appliedMigrations creates schema_migrations when missing and returns the
+// versions it holds.
+func appliedMigrations(ctx context.Context, conn *pgx.Conn) (map[string]bool, error) {
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return nil, fmt.Errorf("create schema_migrations: %w", err)
+	}
+	rows, err := conn.Query(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return nil, fmt.Errorf("read schema_migrations: %w", err)
+	}
+	versions, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("read schema_migrations: %w", err)
+	}
+	done := make(map[string]bool, len(versions))
+	for _, v := range versions {
+		done[v] = true
+	}
+	return done, nil
 }
 
 // CreateBatch implements jobs.BatchStore.

@@ -49,6 +49,7 @@ func (nopQueue) TaskState(context.Context, string) (string, string, error) { ret
 func (nopQueue) Delete(context.Context, string) error                      { return nil }
 
 func TestMigrateIsIdempotent(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	applied, err := st.Migrate(context.Background())
 	if err != nil || len(applied) != 0 {
@@ -57,6 +58,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 }
 
 func TestBatchLifecycle(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	b, js := newBatch(t, st, 3)
@@ -128,6 +130,7 @@ func TestBatchLifecycle(t *testing.T) {
 }
 
 func TestListJobsPages(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	b, js := newBatch(t, st, 5)
@@ -161,6 +164,7 @@ func TestListJobsPages(t *testing.T) {
 }
 
 func TestNotFound(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	missing := "0190a0a0-0000-7000-8000-0000000000ff"
@@ -179,6 +183,7 @@ func TestNotFound(t *testing.T) {
 }
 
 func TestUnfinishedAndReconcile(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	_, js := newBatch(t, st, 2)
@@ -224,6 +229,7 @@ func (q *recordingQueue) TaskState(context.Context, string) (string, string, err
 func (q *recordingQueue) Delete(context.Context, string) error { return nil }
 
 func TestIdempotencyAndOwnership(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	secret, key, err := jobs.NewAPIKey("test")

@@ -66,6 +66,7 @@ func newTestID(t *testing.T) string {
 // the run.completed delivery (and no batch.completed one); approvals add
 // baseline versions and an old one can be restored.
 func TestSuiteRunsAndBaselines(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	g, s := newSuite(t, st)

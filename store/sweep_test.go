@@ -40,6 +40,7 @@ func setupBucket(t *testing.T) *artifacts.Store {
 // object an artifact row names, an object younger than the grace and an
 // object of a running job are kept.
 func TestSweeperAgainstMinIOAndPostgres(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	objs := setupBucket(t)
 	ctx := context.Background()

@@ -10,6 +10,7 @@ import (
 // A suite's vcs token is stored, kept by a PATCH that does not name vcs and
 // removed with "vcs": null; the comment id of a pull request is kept.
 func TestSuiteVCS(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	st.SetSealer(testSealer(t))
 	ctx := context.Background()

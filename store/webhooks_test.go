@@ -56,6 +56,7 @@ func deliveries(t *testing.T, st *store.Store, batchID string) []*webhook.Delive
 }
 
 func TestWebhookDeliveryCreatedOnce(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	b, js := newWebhookBatch(t, st, 2)
@@ -101,6 +102,7 @@ func TestWebhookDeliveryCreatedOnce(t *testing.T) {
 }
 
 func TestWebhookNoneWithoutWebhook(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	b, js := newBatch(t, st, 1)
@@ -114,6 +116,7 @@ func TestWebhookNoneWithoutWebhook(t *testing.T) {
 }
 
 func TestWebhookCancelCreatesDelivery(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	b, js := newWebhookBatch(t, st, 2)
 	if err := st.FailJob(context.Background(), js[0].ID, 0, jobs.JobError{Code: "x", Message: "y"}, nil, true); err != nil {
@@ -128,6 +131,7 @@ func TestWebhookCancelCreatesDelivery(t *testing.T) {
 }
 
 func TestWebhookAttemptRecording(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	b, js := newWebhookBatch(t, st, 1)
@@ -169,6 +173,7 @@ func TestWebhookAttemptRecording(t *testing.T) {
 // Two jobs of a batch finishing at the same moment, in two transactions,
 // must still complete the batch, with one delivery.
 func TestWebhookConcurrentCompletion(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	const batches = 15
@@ -211,6 +216,7 @@ func TestWebhookConcurrentCompletion(t *testing.T) {
 }
 
 func TestWebhookReconcile(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	b, js := newWebhookBatch(t, st, 1)

@@ -42,7 +42,7 @@ func RandomSuffix(n int) string {
 // whose search_path points at it; the schema is dropped after the test.
 func DatabaseURL(t testing.TB) string {
 	t.Helper()
-	base := Getenv("SNAPQ_TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/snapq_test?sslmode=disable")
+	base := TestDatabase()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	u, drop, err := NewSchema(ctx, base)
@@ -51,4 +51,10 @@ func DatabaseURL(t testing.TB) string {
 	}
 	t.Cleanup(drop)
 	return u
+}
+
+// TestDatabase is the database the tests make their schemas in:
+// SNAPQ_TEST_DATABASE_URL, or snapq_test on the local Postgres.
+func TestDatabase() string {
+	return Getenv("SNAPQ_TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/snapq_test?sslmode=disable")
 }

@@ -29,7 +29,7 @@ func (s *stack) goClient() *client.Client {
 // read the API's errors as typed values.
 func TestGoClient(t *testing.T) {
 	t.Parallel()
-	s := startStack(t)
+	s := sharedStack(t)
 	site := fixtureSite(t)
 	c := s.goClient()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // generous: the suite shares the machine

@@ -92,7 +92,7 @@ func TestBatchFromSitemap(t *testing.T) {
 	go deniedSrv.Serve(denied) //nolint:errcheck
 	t.Cleanup(func() { deniedSrv.Close() })
 
-	s := startStack(t)
+	s := sharedStack(t)
 
 	for _, start := range []string{"/sitemap_index.xml", "/robots.txt"} {
 		var got batchResp

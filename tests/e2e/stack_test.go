@@ -40,6 +40,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	stopShared()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -58,7 +59,9 @@ type stack struct {
 }
 
 // startStack starts api and worker with the shared settings plus extraEnv,
-// on a Redis database, Postgres schema and bucket of the test's own.
+// on a Redis database, Postgres schema and bucket of the test's own. A test
+// that neither reconfigures nor breaks the stack, nor counts what other tests
+// do on it, takes sharedStack instead.
 func startStack(t *testing.T, extraEnv ...string) *stack {
 	t.Helper()
 	chrome := testenv.Getenv("SNAPQ_CHROME_BIN", "/usr/bin/chromium")
@@ -80,10 +83,28 @@ func startStack(t *testing.T, extraEnv ...string) *stack {
 	}
 	s := &stack{t: t, api: "http://127.0.0.1:" + port, procs: &testenv.Procs{BinDir: binDir, LogDir: t.TempDir()}, bucket: bucket}
 	s.client = contractClient(t, "127.0.0.1:"+port)
-	s.procs.Env = append(os.Environ(),
+	s.procs.Env = append(stackEnv(port, testenv.DatabaseURL(t), redisDB.URL(), s3, bucket, chrome), extraEnv...)
+	t.Cleanup(func() {
+		s.procs.StopAll()
+		if t.Failed() {
+			s.logTails()
+		}
+	})
+	s.start("api")
+	if err := testenv.WaitReady(s.api, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	s.start("worker")
+	return s
+}
+
+// stackEnv is the processes' environment: the shared settings on the given
+// database, Redis database and bucket.
+func stackEnv(port, dbURL, redisURL string, s3 testenv.S3, bucket, chrome string) []string {
+	return append(os.Environ(),
 		"SNAPQ_HTTP_ADDR=127.0.0.1:"+port,
-		"SNAPQ_DATABASE_URL="+testenv.DatabaseURL(t),
-		"SNAPQ_REDIS_URL="+redisDB.URL(),
+		"SNAPQ_DATABASE_URL="+dbURL,
+		"SNAPQ_REDIS_URL="+redisURL,
 		"SNAPQ_S3_ENDPOINT="+s3.Endpoint, "SNAPQ_S3_ACCESS_KEY="+s3.AccessKey, "SNAPQ_S3_SECRET_KEY="+s3.SecretKey,
 		"SNAPQ_S3_BUCKET="+bucket, "SNAPQ_S3_USE_SSL=false",
 		"SNAPQ_CHROME_BIN="+chrome,
@@ -97,21 +118,13 @@ func startStack(t *testing.T, extraEnv ...string) *stack {
 		"SNAPQ_AUTH=off",
 		"SNAPQ_RATE_LIMIT=0", // tests poll and download faster than the default limit
 	)
-	s.procs.Env = append(s.procs.Env, extraEnv...)
-	t.Cleanup(func() {
-		s.procs.StopAll()
-		if t.Failed() {
-			for _, name := range []string{"api", "worker"} {
-				t.Logf("--- %s log (last 4 KiB) ---\n%s", name, s.procs.Log(name, 4096))
-			}
-		}
-	})
-	s.start("api")
-	if err := testenv.WaitReady(s.api, 30*time.Second); err != nil {
-		t.Fatal(err)
+}
+
+// logTails logs the end of the api's and the worker's logs.
+func (s *stack) logTails() {
+	for _, name := range []string{"api", "worker"} {
+		s.t.Logf("--- %s log (last 4 KiB) ---\n%s", name, s.procs.Log(name, 4096))
 	}
-	s.start("worker")
-	return s
 }
 
 func (s *stack) start(name string) {

@@ -50,7 +50,7 @@ UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/tests/e2e$$')
 # E2E_RUN and E2E_SKIP select the tests of tests/e2e (go test -run / -skip).
 E2E_RUN ?= .
 E2E_SKIP ?= ^TestChaos
-E2E_TIMEOUT ?= 25m
+E2E_TIMEOUT ?= 45m
 
 ## unit: unit and integration tests of every package but tests/e2e (Postgres, Redis, MinIO and
 ## Chromium where a test needs them; each store test on a schema of its own, in parallel)

@@ -450,7 +450,7 @@ func (c *Comparer) uploadDiff(ctx context.Context, job *jobs.Job, cmp *Compariso
 	}
 	a := &jobs.Artifact{ID: jobs.NewID(), JobID: job.ID, Kind: KindDiff, Name: name, Seq: seq,
 		ObjectKey: obj.Key, ContentType: "image/png", Bytes: obj.Bytes, Width: b.Dx(), Height: b.Dy(), SHA256: obj.SHA256,
-		CRC32: crc32.ChecksumIEEE(buf.Bytes())}
+		CRC32: crc32.ChecksumIEEE(buf.Bytes()), Reused: obj.Reused}
 	if !c.SkipThumbnails {
 		a.Thumbnail = c.thumbnail(ctx, job, name, buf.Bytes())
 	}
@@ -476,7 +476,8 @@ func (c *Comparer) thumbnail(ctx context.Context, job *jobs.Job, name string, da
 		c.logger().Warn("diff thumbnail upload failed", "job_id", job.ID, "name", name, "err", err)
 		return nil
 	}
-	return &jobs.Thumbnail{ObjectKey: obj.Key, ContentType: thumbnail.ContentType, Bytes: obj.Bytes, Width: th.Width, Height: th.Height}
+	return &jobs.Thumbnail{ObjectKey: obj.Key, ContentType: thumbnail.ContentType, Bytes: obj.Bytes, Width: th.Width, Height: th.Height,
+		Reused: obj.Reused}
 }
 
 // isSegment tells the page's images (name.png, name-001.png) from named

@@ -141,13 +141,8 @@ func loadWorkerConfig() (workerConfig, error) {
 	c.ContentAddressed = r.Bool("SNAPQ_CONTENT_ADDRESSED", true)
 	c.Thumbnails = r.Bool("SNAPQ_THUMBNAILS", true)
 
-	c.SMTP = notify.SMTPConfig{Addr: r.String("SNAPQ_SMTP_ADDR", ""), From: r.String("SNAPQ_SMTP_FROM", ""),
-		Username: r.String("SNAPQ_SMTP_USERNAME", ""), Password: r.String("SNAPQ_SMTP_PASSWORD", ""),
-		TLS:         r.String("SNAPQ_SMTP_TLS", notify.SMTPAuto),
-		MaxPerSuite: r.Int("SNAPQ_SMTP_MAX_PER_SUITE", notify.DefaultMaxPerSuite),
-		MaxPerKey:   r.Int("SNAPQ_SMTP_MAX_PER_KEY", notify.DefaultMaxPerKey)}
-	mailDomains, mailErr := regression.ParseMailDomains(r.String("SNAPQ_SMTP_ALLOWED_DOMAINS", ""))
-	c.SMTP.AllowedDomains = mailDomains
+	smtp, mailErr := loadSMTP(&r)
+	c.SMTP = smtp
 	c.PublicURL = r.String("SNAPQ_PUBLIC_URL", "")
 
 	c.MetricsAddr = r.String("SNAPQ_METRICS_ADDR", "")
@@ -206,4 +201,16 @@ func (c workerConfig) drainWarning() string {
 	}
 	return fmt.Sprintf("SNAPQ_SHUTDOWN_TIMEOUT=%s is shorter than the longest job (%s): on SIGTERM, jobs still running after it "+
 		"are handed back and retried elsewhere (one more attempt each); set it to %s or more to drain every job", c.ShutdownTimeout, longestJob, longestJob)
+}
+
+// loadSMTP reads the mail server of email notifications (SNAPQ_SMTP_*).
+func loadSMTP(r *env.Reader) (notify.SMTPConfig, error) {
+	c := notify.SMTPConfig{Addr: r.String("SNAPQ_SMTP_ADDR", ""), From: r.String("SNAPQ_SMTP_FROM", ""),
+		Username: r.String("SNAPQ_SMTP_USERNAME", ""), Password: r.String("SNAPQ_SMTP_PASSWORD", ""),
+		TLS:         r.String("SNAPQ_SMTP_TLS", notify.SMTPAuto),
+		MaxPerSuite: r.Int("SNAPQ_SMTP_MAX_PER_SUITE", notify.DefaultMaxPerSuite),
+		MaxPerKey:   r.Int("SNAPQ_SMTP_MAX_PER_KEY", notify.DefaultMaxPerKey)}
+	domains, err := regression.ParseMailDomains(r.String("SNAPQ_SMTP_ALLOWED_DOMAINS", ""))
+	c.AllowedDomains = domains
+	return c, err
 }

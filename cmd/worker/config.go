@@ -139,7 +139,7 @@ func loadWorkerConfig() (workerConfig, error) {
 	c.Thumbnails = r.Bool("SNAPQ_THUMBNAILS", true)
 
 	c.SMTP = notify.SMTPConfig{Addr: r.String("SNAPQ_SMTP_ADDR", ""), From: r.String("SNAPQ_SMTP_FROM", ""),
-		Username: r.String("SNAPQ_SMTP_USERNAME", ""), Password: r.String("SNAPQ_SMTP_PASSWORD", ""),
+		Username: r.Secret("SNAPQ_SMTP_USERNAME", ""), Password: r.Secret("SNAPQ_SMTP_PASSWORD", ""),
 		TLS: r.String("SNAPQ_SMTP_TLS", notify.SMTPAuto)}
 	c.PublicURL = r.String("SNAPQ_PUBLIC_URL", "")
 

@@ -83,6 +83,10 @@ type Config struct {
 	SiteIsolation bool
 	// Logger receives lifecycle logs (launch, restart, crash). Default: discard.
 	Logger *slog.Logger
+
+	// devtoolsPort launches Chromium with a DevTools port on loopback instead of its DevTools
+	// pipe: only for measuring the two against each other (pipe.go says why the pipe).
+	devtoolsPort bool
 }
 
 // DefaultConfig returns the documented defaults.
@@ -128,6 +132,8 @@ func (c Config) withDefaults() Config {
 var reservedFlags = map[string]bool{
 	string(flags.UserDataDir):         true,
 	string(flags.RemoteDebuggingPort): true,
+	"remote-debugging-pipe":           true,
+	"remote-debugging-address":        true,
 	string(flags.Headless):            true,
 	string(flags.Leakless):            true,
 	string(flags.Bin):                 true,
@@ -259,9 +265,14 @@ func (c Config) newLauncher(userDataDir string) *launcher.Launcher {
 		Set("disable-extensions").
 		Set("disable-features", disabledFeatures(c.SiteIsolation)...).
 		Set("disable-domain-reliability").
-		Set("no-pings").
-		// The DevTools URL is read from Chromium's stderr (launch.go).
-		Set(flags.RemoteDebuggingPort, "0")
+		Set("no-pings")
+	// CDP goes over Chromium's fds 3 and 4 (pipe.go), not a port other local processes reach.
+	l.Delete(flags.RemoteDebuggingPort)
+	if c.devtoolsPort {
+		l.Set(flags.RemoteDebuggingPort, "0") // its URL is read from Chromium's stderr
+	} else {
+		l.Set("remote-debugging-pipe")
+	}
 	if c.SiteIsolation {
 		l.Delete("disable-site-isolation-trials") // one of rod's defaults
 	}

@@ -83,10 +83,14 @@ type Config struct {
 	SiteIsolation bool
 	// Logger receives lifecycle logs (launch, restart, crash). Default: discard.
 	Logger *slog.Logger
+}
 
-	// devtoolsPort launches Chromium with a DevTools port on loopback instead of its DevTools
-	// pipe: only for measuring the two against each other (pipe.go says why the pipe).
-	devtoolsPort bool
+// useDevtoolsPort switches a launcher from the DevTools pipe to a DevTools port on loopback,
+// whose URL Chromium prints on stderr: for browsers tests start as "remote" ones, and to
+// measure the two transports against each other (pipe.go says why the pipe).
+func useDevtoolsPort(l *launcher.Launcher) {
+	l.Delete("remote-debugging-pipe")
+	l.Set(flags.RemoteDebuggingPort, "0")
 }
 
 // DefaultConfig returns the documented defaults.
@@ -268,11 +272,7 @@ func (c Config) newLauncher(userDataDir string) *launcher.Launcher {
 		Set("no-pings")
 	// CDP goes over Chromium's fds 3 and 4 (pipe.go), not a port other local processes reach.
 	l.Delete(flags.RemoteDebuggingPort)
-	if c.devtoolsPort {
-		l.Set(flags.RemoteDebuggingPort, "0") // its URL is read from Chromium's stderr
-	} else {
-		l.Set("remote-debugging-pipe")
-	}
+	l.Set("remote-debugging-pipe")
 	if c.SiteIsolation {
 		l.Delete("disable-site-isolation-trials") // one of rod's defaults
 	}

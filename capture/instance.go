@@ -58,7 +58,7 @@ type instance struct {
 
 // startInstance launches Chromium (or connects to cfg.RemoteURL) and starts its event loop.
 // ctx bounds the start only.
-func startInstance(ctx context.Context, cfg Config) (inst *instance, err error) {
+func startInstance(ctx context.Context, cfg Config, devtoolsPort bool) (inst *instance, err error) {
 	inst = &instance{
 		cfg:        cfg,
 		log:        cfg.Logger,
@@ -76,7 +76,7 @@ func startInstance(ctx context.Context, cfg Config) (inst *instance, err error) 
 	}()
 
 	if cfg.RemoteURL == "" {
-		err = inst.launch(ctx)
+		err = inst.launch(ctx, devtoolsPort)
 	} else {
 		err = inst.dial(ctx)
 	}
@@ -111,8 +111,9 @@ func startInstance(ctx context.Context, cfg Config) (inst *instance, err error) 
 }
 
 // launch starts a Chromium of inst's own, with a fresh profile and (with Config.Egress) the
-// browser-wide proxy, connected over its DevTools pipe.
-func (inst *instance) launch(ctx context.Context) (err error) {
+// browser-wide proxy, connected over its DevTools pipe (a port with devtoolsPort, only in
+// tests and measurements).
+func (inst *instance) launch(ctx context.Context, devtoolsPort bool) (err error) {
 	cfg := inst.cfg
 	sweepStaleProfiles(inst.log)
 	inst.dir, err = os.MkdirTemp("", profilePrefix)
@@ -134,7 +135,7 @@ func (inst *instance) launch(ctx context.Context) (err error) {
 			cfg.ExtraFlags[k] = v
 		}
 	}
-	inst.proc, inst.ws, err = launchChromium(ctx, cfg, inst.dir)
+	inst.proc, inst.ws, err = launchChromium(ctx, cfg, inst.dir, devtoolsPort)
 	if err != nil {
 		return fmt.Errorf("launch %s: %w", cfg.ChromeBin, err)
 	}

@@ -36,7 +36,7 @@ const (
 )
 
 // devToolsPrefix starts the line in which Chromium prints its browser endpoint (only with
-// Config.devtoolsPort).
+// devtoolsPort).
 const devToolsPrefix = "DevTools listening on "
 
 // credential is the user and group Chromium is started as.
@@ -87,16 +87,16 @@ func (p *chromeProcess) Cleanup() {
 
 // launchChromium starts Chromium with cfg's command line and profile dir, as the user
 // chromeCredential names (dir is given to that user), and returns it with a CDP connection
-// to it: its DevTools pipe (pipe.go), or with cfg.devtoolsPort a WebSocket to the port it
-// prints on stderr. ctx bounds the start only; a Chromium that does not answer in time is
+// to it: its DevTools pipe (pipe.go), or with devtoolsPort (tests and measurements only) a
+// WebSocket to the port it prints on stderr. ctx bounds the start only; a Chromium that does not answer in time is
 // killed.
-func launchChromium(ctx context.Context, cfg Config, dir string) (*chromeProcess, transport, error) {
-	cmd, err := chromeCommand(cfg, dir)
+func launchChromium(ctx context.Context, cfg Config, dir string, devtoolsPort bool) (*chromeProcess, transport, error) {
+	cmd, err := chromeCommand(cfg, dir, devtoolsPort)
 	if err != nil {
 		return nil, nil, err
 	}
 	var pipes *devtoolsPipes
-	if !cfg.devtoolsPort {
+	if !devtoolsPort {
 		if pipes, err = newDevtoolsPipes(); err != nil {
 			return nil, nil, fmt.Errorf("create the DevTools pipes: %w", err)
 		}
@@ -130,7 +130,7 @@ func launchChromium(ctx context.Context, cfg Config, dir string) (*chromeProcess
 
 // chromeCommand builds the command that starts Chromium as chromeCredential says, giving dir
 // to that user.
-func chromeCommand(cfg Config, dir string) (*exec.Cmd, error) {
+func chromeCommand(cfg Config, dir string, devtoolsPort bool) (*exec.Cmd, error) {
 	cred, err := cfg.chromeCredential(os.Geteuid())
 	if err != nil {
 		return nil, err
@@ -145,6 +145,9 @@ func chromeCommand(cfg Config, dir string) (*exec.Cmd, error) {
 		return nil, err
 	}
 	l := cfg.newLauncher(dir)
+	if devtoolsPort {
+		useDevtoolsPort(l)
+	}
 	env, _ := l.GetFlags(flags.Env)
 	cmd := exec.Command(l.Get(flags.Bin), l.FormatArgs()...)
 	cmd.Env = env

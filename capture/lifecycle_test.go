@@ -210,9 +210,9 @@ func TestRemoteBrowser(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.ExtraFlags = map[string]string{"host-resolver-rules": "MAP nothing.test ~NOTFOUND"}
 	cfg.NoSandbox = os.Geteuid() == 0 // rod's launcher cannot start it as another user
-	cfg.devtoolsPort = true           // a remote browser is reached on its DevTools port
 	dir := t.TempDir()
 	l := cfg.newLauncher(dir)
+	useDevtoolsPort(l) // a remote browser is reached on its DevTools port
 	wsURL, err := l.Launch()
 	if err != nil {
 		t.Fatalf("launch remote chromium: %v", err)

@@ -71,7 +71,11 @@ func TestDevToolsIsAPipe(t *testing.T) {
 		port bool
 	}{{"pipe", false}, {"port", true}} {
 		t.Run(tt.name, func(t *testing.T) {
-			b := newBrowser(t, Config{Tabs: 1, devtoolsPort: tt.port})
+			start := newBrowser
+			if tt.port {
+				start = newPortBrowser
+			}
+			b := start(t, Config{Tabs: 1})
 			mustCapture(t, b, Request{URL: fixtures.URL + "/page?h=100", Name: "pipe"})
 			procs := chromiumProcs(t, b)
 			var listening []string

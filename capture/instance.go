@@ -93,7 +93,11 @@ func startInstance(ctx context.Context, cfg Config, devtoolsPort bool) (inst *in
 		if inst.proc == nil {
 			err = fmt.Errorf("%w: %w", ErrUnavailable, err)
 		}
-		return inst, fmt.Errorf("connect to the browser: %w", err)
+		where := "chromium"
+		if inst.proc == nil {
+			where = cfg.RemoteURL
+		}
+		return inst, fmt.Errorf("connect to %s: %w", where, err)
 	}
 	go inst.dispatch(inst.rb.Event())
 	if inst.proc == nil && cfg.Egress != nil {

@@ -279,7 +279,7 @@ func askDevTools(addr string) string {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(3 * time.Second))
-	fmt.Fprintf(c, "GET /json/version HTTP/1.0\r\nHost: %s\r\n\r\n", addr)
+	fmt.Fprintf(c, "GET /json/version HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", addr) // Chromium answers HTTP/1.1 only
 	b, _ := io.ReadAll(io.LimitReader(c, 2048))
 	return string(b)
 }

@@ -24,6 +24,7 @@ require (
 	github.com/ysmood/gson v0.7.3
 	golang.org/x/image v0.48.0
 	golang.org/x/net v0.60.0
+	golang.org/x/sys v0.50.0
 	golang.org/x/term v0.46.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
@@ -99,7 +100,6 @@ require (
 	golang.org/x/arch v0.22.0 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/sync v0.25.0 // indirect
-	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.44.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect

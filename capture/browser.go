@@ -31,6 +31,10 @@ type Browser struct {
 	starting chan struct{} // non-nil while a goroutine starts a browser
 	draining *instance     // retiring browser; no new jobs until it is closed
 	bg       sync.WaitGroup
+
+	// devtoolsPort launches Chromium with a DevTools port instead of its pipe: set only by
+	// tests and measurements, before the first browser starts (useDevtoolsPort).
+	devtoolsPort bool
 }
 
 // New validates cfg, starts the browser and returns a Browser ready to capture. ctx bounds
@@ -49,7 +53,7 @@ func New(ctx context.Context, cfg Config) (*Browser, error) {
 		b.pool = pool
 		return b, nil
 	}
-	inst, err := startInstance(ctx, cfg)
+	inst, err := startInstance(ctx, cfg, b.devtoolsPort)
 	if err != nil {
 		return nil, fmt.Errorf("start browser: %w", err)
 	}
@@ -223,7 +227,7 @@ func (b *Browser) instance(ctx context.Context, job bool) (*instance, error) {
 			b.starting = started
 			b.mu.Unlock()
 
-			inst, err := startInstance(ctx, b.cfg)
+			inst, err := startInstance(ctx, b.cfg, b.devtoolsPort)
 
 			b.mu.Lock()
 			b.starting = nil

@@ -85,6 +85,14 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// useDevtoolsPort switches a launcher from the DevTools pipe to a DevTools port on loopback,
+// whose URL Chromium prints on stderr: for browsers tests start as "remote" ones, and to
+// measure the two transports against each other (pipe.go says why the pipe).
+func useDevtoolsPort(l *launcher.Launcher) {
+	l.Delete("remote-debugging-pipe")
+	l.Set(flags.RemoteDebuggingPort, "0")
+}
+
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{
@@ -128,6 +136,8 @@ func (c Config) withDefaults() Config {
 var reservedFlags = map[string]bool{
 	string(flags.UserDataDir):         true,
 	string(flags.RemoteDebuggingPort): true,
+	"remote-debugging-pipe":           true,
+	"remote-debugging-address":        true,
 	string(flags.Headless):            true,
 	string(flags.Leakless):            true,
 	string(flags.Bin):                 true,
@@ -259,9 +269,10 @@ func (c Config) newLauncher(userDataDir string) *launcher.Launcher {
 		Set("disable-extensions").
 		Set("disable-features", disabledFeatures(c.SiteIsolation)...).
 		Set("disable-domain-reliability").
-		Set("no-pings").
-		// The DevTools URL is read from Chromium's stderr (launch.go).
-		Set(flags.RemoteDebuggingPort, "0")
+		Set("no-pings")
+	// CDP goes over Chromium's fds 3 and 4 (pipe.go), not a port other local processes reach.
+	l.Delete(flags.RemoteDebuggingPort)
+	l.Set("remote-debugging-pipe")
 	if c.SiteIsolation {
 		l.Delete("disable-site-isolation-trials") // one of rod's defaults
 	}

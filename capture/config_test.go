@@ -75,14 +75,14 @@ func TestLaunchFlags(t *testing.T) {
 		}
 	}
 	// The sandbox stays on, as root and in containers (where rod would turn it off), and
-	// site isolation stays off, unless configured.
+	// site isolation stays off, unless configured. DevTools is a pipe, never a port.
 	for _, a := range args {
-		if a == "--no-sandbox" || a == "--remote-debugging-port" || strings.HasPrefix(a, "--remote-debugging-port=") && a != "--remote-debugging-port=0" {
+		if a == "--no-sandbox" || strings.HasPrefix(a, "--remote-debugging-port") || strings.HasPrefix(a, "--remote-debugging-address") {
 			t.Errorf("launch args have %s: %v", a, args)
 		}
 	}
-	if !slices.Contains(args, "--remote-debugging-port=0") {
-		t.Errorf("launch args lack --remote-debugging-port=0 (the DevTools URL is read from stderr): %v", args)
+	if !slices.Contains(args, "--remote-debugging-pipe") {
+		t.Errorf("launch args lack --remote-debugging-pipe: %v", args)
 	}
 	features := func(args []string) string {
 		for _, a := range args {

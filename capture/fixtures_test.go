@@ -66,6 +66,27 @@ func sharedBrowser(t *testing.T) *Browser {
 }
 
 // newBrowser starts a Browser owned by one test.
+// newPortBrowser is newBrowser with Chromium's DevTools on a port instead of its pipe.
+func newPortBrowser(t *testing.T, cfg Config) *Browser {
+	t.Helper()
+	needChromium(t)
+	if cfg.Logger == nil {
+		cfg.Logger = testLogger()
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	b := unstartedBrowser(cfg.withDefaults())
+	b.devtoolsPort = true
+	t.Cleanup(func() { _ = b.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := b.Ping(ctx); err != nil {
+		t.Fatalf("start a browser with a DevTools port: %v", err)
+	}
+	return b
+}
+
 func newBrowser(t *testing.T, cfg Config) *Browser {
 	t.Helper()
 	needChromium(t)

@@ -32,8 +32,8 @@ type instance struct {
 	cfg Config
 	log *slog.Logger
 
-	rb     *rod.Browser // bound to ctx
-	ws     *cdp.WebSocket
+	rb     *rod.Browser   // bound to ctx
+	ws     transport      // the CDP connection: Chromium's DevTools pipe, or a WebSocket to RemoteURL
 	proc   *chromeProcess // nil when connected to RemoteURL
 	dir    string         // temporary user-data-dir, "" when remote
 	ctx    context.Context
@@ -58,7 +58,7 @@ type instance struct {
 
 // startInstance launches Chromium (or connects to cfg.RemoteURL) and starts its event loop.
 // ctx bounds the start only.
-func startInstance(ctx context.Context, cfg Config) (inst *instance, err error) {
+func startInstance(ctx context.Context, cfg Config, devtoolsPort bool) (inst *instance, err error) {
 	inst = &instance{
 		cfg:        cfg,
 		log:        cfg.Logger,
@@ -75,53 +75,17 @@ func startInstance(ctx context.Context, cfg Config) (inst *instance, err error) 
 		}
 	}()
 
-	var wsURL string
 	if cfg.RemoteURL == "" {
-		sweepStaleProfiles(inst.log)
-		inst.dir, err = os.MkdirTemp("", profilePrefix)
-		if err != nil {
-			return inst, fmt.Errorf("create user-data-dir: %w", err)
-		}
-		lcfg := cfg
-		if cfg.Egress != nil {
-			// The browser-wide proxy covers anything outside the job contexts (which get
-			// their own guarded proxy): Chromium's own traffic, refused (egress.go).
-			inst.egress, err = newRefuseProxy()
-			if err != nil {
-				return inst, fmt.Errorf("start egress proxy: %w", err)
-			}
-			lcfg.ExtraFlags = map[string]string{"proxy-server": inst.egress.URL()}
-			for k, v := range egressFlags() {
-				lcfg.ExtraFlags[k] = v
-			}
-			for k, v := range cfg.ExtraFlags {
-				lcfg.ExtraFlags[k] = v
-			}
-		}
-		inst.proc, wsURL, err = launchChromium(ctx, lcfg, inst.dir)
-		if err != nil {
-			return inst, fmt.Errorf("launch %s: %w", cfg.ChromeBin, err)
-		}
+		err = inst.launch(ctx, devtoolsPort)
 	} else {
-		// A remote endpoint that refuses, times out or is overloaded is "unavailable"
-		// (remote.go): the job is handed back to the queue without counting a failure.
-		wsURL, err = resolveWebSocketURL(ctx, cfg.RemoteURL)
-		if err != nil {
-			return inst, fmt.Errorf("resolve %s: %w", cfg.RemoteURL, markUnavailable(err))
-		}
+		err = inst.dial(ctx)
 	}
-
-	inst.ws = &cdp.WebSocket{}
-	if err = inst.ws.Connect(ctx, wsURL, nil); err != nil {
-		inst.ws = nil
-		if inst.proc == nil {
-			err = fmt.Errorf("%w: %w", ErrUnavailable, err)
-		}
-		return inst, fmt.Errorf("connect to %s: %w", wsURL, err)
+	if err != nil {
+		return inst, err
 	}
 	inst.rb = rod.New().Client(cdp.New().Start(inst.ws)).Context(inst.ctx).NoDefaultDevice()
 	// Connect's one call is not bound by ctx (it would end rod's event loop too); closing
-	// the socket when ctx ends unblocks it.
+	// the connection when ctx ends unblocks it.
 	stop := context.AfterFunc(ctx, func() { _ = inst.ws.Close() })
 	err = inst.rb.Connect()
 	stop()
@@ -129,7 +93,11 @@ func startInstance(ctx context.Context, cfg Config) (inst *instance, err error) 
 		if inst.proc == nil {
 			err = fmt.Errorf("%w: %w", ErrUnavailable, err)
 		}
-		return inst, fmt.Errorf("connect to %s: %w", wsURL, err)
+		where := "chromium"
+		if inst.proc == nil {
+			where = cfg.RemoteURL
+		}
+		return inst, fmt.Errorf("connect to %s: %w", where, err)
 	}
 	go inst.dispatch(inst.rb.Event())
 	if inst.proc == nil && cfg.Egress != nil {
@@ -144,6 +112,54 @@ func startInstance(ctx context.Context, cfg Config) (inst *instance, err error) 
 		inst.log.Info("connected to remote browser", "url", cfg.RemoteURL)
 	}
 	return inst, nil
+}
+
+// launch starts a Chromium of inst's own, with a fresh profile and (with Config.Egress) the
+// browser-wide proxy, connected over its DevTools pipe (a port with devtoolsPort, only in
+// tests and measurements).
+func (inst *instance) launch(ctx context.Context, devtoolsPort bool) (err error) {
+	cfg := inst.cfg
+	sweepStaleProfiles(inst.log)
+	inst.dir, err = os.MkdirTemp("", profilePrefix)
+	if err != nil {
+		return fmt.Errorf("create user-data-dir: %w", err)
+	}
+	if cfg.Egress != nil {
+		// The browser-wide proxy covers anything outside the job contexts (which get
+		// their own guarded proxy): Chromium's own traffic, refused (egress.go).
+		inst.egress, err = newRefuseProxy()
+		if err != nil {
+			return fmt.Errorf("start egress proxy: %w", err)
+		}
+		cfg.ExtraFlags = map[string]string{"proxy-server": inst.egress.URL()}
+		for k, v := range egressFlags() {
+			cfg.ExtraFlags[k] = v
+		}
+		for k, v := range inst.cfg.ExtraFlags {
+			cfg.ExtraFlags[k] = v
+		}
+	}
+	inst.proc, inst.ws, err = launchChromium(ctx, cfg, inst.dir, devtoolsPort)
+	if err != nil {
+		return fmt.Errorf("launch %s: %w", cfg.ChromeBin, err)
+	}
+	return nil
+}
+
+// dial connects to Config.RemoteURL over a WebSocket. A remote endpoint that refuses, times
+// out or is overloaded is "unavailable" (remote.go): the job is handed back to the queue
+// without counting a failure.
+func (inst *instance) dial(ctx context.Context) error {
+	wsURL, err := resolveWebSocketURL(ctx, inst.cfg.RemoteURL)
+	if err != nil {
+		return fmt.Errorf("resolve %s: %w", inst.cfg.RemoteURL, markUnavailable(err))
+	}
+	ws := &cdp.WebSocket{}
+	if err := ws.Connect(ctx, wsURL, nil); err != nil {
+		return fmt.Errorf("connect to %s: %w: %w", wsURL, ErrUnavailable, err)
+	}
+	inst.ws = ws
+	return nil
 }
 
 // resolveWebSocketURL turns http://host:port into the browser's ws:// debugger URL.

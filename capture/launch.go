@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-rod/rod/lib/cdp"
 	"github.com/go-rod/rod/lib/launcher/flags"
 )
 
@@ -24,17 +25,18 @@ import (
 // another user. Chromium's sandbox (Debian's build: a user namespace for each renderer,
 // plus a seccomp-bpf filter) refuses to run as root, so a worker running as root starts
 // Chromium as Config.ChromeUser; a worker that is not root starts it as itself. The command
-// line, environment and working directory are the launcher's (Config.newLauncher); the
-// DevTools URL is read from Chromium's stderr.
+// line, environment and working directory are the launcher's (Config.newLauncher); CDP goes
+// over Chromium's DevTools pipe (pipe.go).
 
-// Bounds on reading the DevTools URL from a starting Chromium.
+// Bounds on starting Chromium and reading its stderr.
 const (
-	launchTimeout     = 60 * time.Second // on top of the caller's ctx
+	launchTimeout     = 60 * time.Second // until DevTools answers, on top of the caller's ctx
 	launchStderrLimit = 1 << 20          // bytes of stderr searched for the URL
 	launchStderrTail  = 2 << 10          // bytes of stderr kept for the error of a failed start
 )
 
-// devToolsPrefix starts the line in which Chromium prints its browser endpoint.
+// devToolsPrefix starts the line in which Chromium prints its browser endpoint (only with
+// devtoolsPort).
 const devToolsPrefix = "DevTools listening on "
 
 // credential is the user and group Chromium is started as.
@@ -84,38 +86,87 @@ func (p *chromeProcess) Cleanup() {
 }
 
 // launchChromium starts Chromium with cfg's command line and profile dir, as the user
-// chromeCredential names (dir is given to that user), and returns it with its DevTools
-// WebSocket URL. ctx bounds the start only; a Chromium that does not print its URL in
-// time is killed.
-func launchChromium(ctx context.Context, cfg Config, dir string) (*chromeProcess, string, error) {
+// chromeCredential names (dir is given to that user), and returns it with a CDP connection
+// to it: its DevTools pipe (pipe.go), or with devtoolsPort (tests and measurements only) a
+// WebSocket to the port it prints on stderr. ctx bounds the start only; a Chromium that does not answer in time is
+// killed.
+func launchChromium(ctx context.Context, cfg Config, dir string, devtoolsPort bool) (*chromeProcess, transport, error) {
+	cmd, err := chromeCommand(cfg, dir, devtoolsPort)
+	if err != nil {
+		return nil, nil, err
+	}
+	var pipes *devtoolsPipes
+	if !devtoolsPort {
+		if pipes, err = newDevtoolsPipes(); err != nil {
+			return nil, nil, fmt.Errorf("create the DevTools pipes: %w", err)
+		}
+		cmd.ExtraFiles = pipes.child // Chromium's fds 3 and 4
+	}
+	p, out, err := startChrome(cmd, cfg)
+	if pipes != nil {
+		pipes.closeChild()
+		if err != nil {
+			_ = pipes.conn.Close()
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	conn, err := p.connect(ctx, cfg, out, pipes)
+	if err != nil {
+		killProcess(p.pid)
+		<-p.exit
+		select {
+		case <-out.done:
+		case <-time.After(time.Second): // a child may hold stderr a moment longer
+		}
+		if tail := out.tail(); tail != "" {
+			err = fmt.Errorf("%w; its stderr ends: %s", err, tail)
+		}
+		return nil, nil, err
+	}
+	return p, conn, nil
+}
+
+// chromeCommand builds the command that starts Chromium as chromeCredential says, giving dir
+// to that user.
+func chromeCommand(cfg Config, dir string, devtoolsPort bool) (*exec.Cmd, error) {
 	cred, err := cfg.chromeCredential(os.Geteuid())
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	if cred != nil {
 		if err := os.Chown(dir, int(cred.uid), int(cred.gid)); err != nil {
-			return nil, "", fmt.Errorf("give the profile dir to %s: %w", cfg.ChromeUser, err)
+			return nil, fmt.Errorf("give the profile dir to %s: %w", cfg.ChromeUser, err)
 		}
 	}
 	attr, err := sysProcAttr(cred)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	l := cfg.newLauncher(dir)
+	if devtoolsPort {
+		useDevtoolsPort(l)
+	}
 	env, _ := l.GetFlags(flags.Env)
 	cmd := exec.Command(l.Get(flags.Bin), l.FormatArgs()...)
 	cmd.Env = env
 	cmd.Dir = dir
 	cmd.SysProcAttr = attr
+	return cmd, nil
+}
+
+// startChrome starts cmd and returns the process with the reader of its stderr.
+func startChrome(cmd *exec.Cmd, cfg Config) (*chromeProcess, *stderrReader, error) {
 	// stdout stays /dev/null; stderr is a pipe read below. Its reader is ours, so
 	// Wait does not wait for Chromium's children to close their copies of it.
 	r, w, err := os.Pipe()
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	cmd.Stderr = w
 
-	p := &chromeProcess{dir: dir, exit: make(chan struct{})}
+	p := &chromeProcess{dir: cmd.Dir, exit: make(chan struct{})}
 	started := make(chan error, 1)
 	go func() {
 		// The parent-death signal (Linux) is sent when the thread that started the
@@ -134,45 +185,75 @@ func launchChromium(ctx context.Context, cfg Config, dir string) (*chromeProcess
 	_ = w.Close()
 	if err != nil {
 		_ = r.Close()
-		if cred != nil && errors.Is(err, fs.ErrPermission) {
+		if cmd.SysProcAttr != nil && cmd.SysProcAttr.Credential != nil && errors.Is(err, fs.ErrPermission) {
 			// The usual cause: a directory on the way to the profile (TMPDIR) that
 			// only root may enter.
-			return nil, "", fmt.Errorf("start %s as %s: %w (can that user reach %s and %s? every directory above the profile, "+
+			return nil, nil, fmt.Errorf("start %s as %s: %w (can that user reach %s and %s? every directory above the profile, "+
 				"TMPDIR included, must be searchable by it: chmod o+x, or set TMPDIR to such a directory)",
-				cmd.Path, cfg.ChromeUser, err, cmd.Path, dir)
+				cmd.Path, cfg.ChromeUser, err, cmd.Path, cmd.Dir)
 		}
-		return nil, "", fmt.Errorf("start %s: %w", cmd.Path, err)
+		return nil, nil, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
 	p.pid = cmd.Process.Pid
+	return p, newStderrReader(r), nil
+}
 
-	out := newStderrReader(r)
+// connect waits until the started Chromium answers on its DevTools pipe (pipes not nil) or
+// prints its DevTools URL and accepts a WebSocket to it, within ctx and launchTimeout.
+func (p *chromeProcess) connect(ctx context.Context, cfg Config, out *stderrReader, pipes *devtoolsPipes) (transport, error) {
+	type answer struct {
+		conn transport
+		err  error
+	}
+	ready := make(chan answer, 1)
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		if pipes != nil {
+			ready <- answer{pipes.conn, pipes.conn.handshake()}
+			return
+		}
+		select {
+		case u := <-out.url:
+			ws := &cdp.WebSocket{}
+			if err := ws.Connect(cctx, u, nil); err != nil {
+				ready <- answer{nil, fmt.Errorf("connect to %s: %w", u, err)}
+				return
+			}
+			ready <- answer{ws, nil}
+		case <-cctx.Done():
+			ready <- answer{nil, cctx.Err()}
+		}
+	}()
 	timer := time.NewTimer(launchTimeout)
 	defer timer.Stop()
-	var u string
+	var err error
 	select {
-	case u = <-out.url:
+	case a := <-ready:
+		if a.err != nil {
+			if pipes != nil {
+				_ = pipes.conn.Close()
+			}
+			return nil, a.err
+		}
+		return a.conn, nil
 	case <-p.exit:
 		err = errors.New("chromium exited")
 	case <-out.done:
-		err = errors.New("chromium printed no DevTools URL")
+		err = fmt.Errorf("chromium's stderr ended, or passed %d KiB, before its DevTools answered", launchStderrLimit>>10)
 	case <-ctx.Done():
 		err = ctx.Err()
 	case <-timer.C:
-		err = fmt.Errorf("chromium printed no DevTools URL in %s", launchTimeout)
+		err = fmt.Errorf("chromium's DevTools did not answer in %s", launchTimeout)
 	}
-	if err != nil {
-		killProcess(p.pid)
-		<-p.exit
-		select {
-		case <-out.done:
-		case <-time.After(time.Second): // a child may hold stderr a moment longer
-		}
-		if tail := out.tail(); tail != "" {
-			err = fmt.Errorf("%w; its stderr ends: %s", err, tail)
-		}
-		return nil, "", err
+	cancel()
+	if pipes != nil {
+		_ = pipes.conn.Close() // unblocks the handshake
 	}
-	return p, u, nil
+	if a := <-ready; a.err == nil {
+		_ = a.conn.Close()
+	}
+	return nil, err
 }
 
 // stderrReader reads a starting Chromium's stderr: it sends the DevTools URL once, keeps

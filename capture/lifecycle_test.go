@@ -212,6 +212,7 @@ func TestRemoteBrowser(t *testing.T) {
 	cfg.NoSandbox = os.Geteuid() == 0 // rod's launcher cannot start it as another user
 	dir := t.TempDir()
 	l := cfg.newLauncher(dir)
+	useDevtoolsPort(l) // a remote browser is reached on its DevTools port
 	wsURL, err := l.Launch()
 	if err != nil {
 		t.Fatalf("launch remote chromium: %v", err)

@@ -141,7 +141,7 @@ func newRemotePool(ctx context.Context, cfg Config) (*remotePool, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			inst, err := startInstance(ctx, mcfg)
+			inst, err := startInstance(ctx, mcfg, false)
 			if err != nil {
 				errs[i] = fmt.Errorf("slot %d (%s): %w", i, mcfg.RemoteURL, err)
 				return

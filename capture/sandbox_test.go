@@ -62,6 +62,77 @@ func TestChromiumRunsSandboxed(t *testing.T) {
 	}
 }
 
+// Chromium is driven over its DevTools pipe: none of its processes listens on a TCP port
+// and it writes no DevToolsActivePort, so no other local process can drive it. The port
+// mode (kept for measurements) is the control: there the check finds the listener.
+func TestDevToolsIsAPipe(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		port bool
+	}{{"pipe", false}, {"port", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			start := newBrowser
+			if tt.port {
+				start = newPortBrowser
+			}
+			b := start(t, Config{Tabs: 1})
+			mustCapture(t, b, Request{URL: fixtures.URL + "/page?h=100", Name: "pipe"})
+			procs := chromiumProcs(t, b)
+			var listening []string
+			for _, p := range procs {
+				listening = append(listening, tcpListeners(t, p.pid)...)
+			}
+			b.mu.Lock()
+			dir := b.inst.dir
+			b.mu.Unlock()
+			_, err := os.Stat(filepath.Join(dir, "DevToolsActivePort"))
+			activePort := err == nil
+			if tt.port {
+				if len(listening) == 0 || !activePort {
+					t.Fatalf("with a DevTools port: listening %v, DevToolsActivePort %v; the check sees nothing", listening, activePort)
+				}
+				return
+			}
+			if !procs[0].has("--remote-debugging-pipe") || slices.ContainsFunc(strings.Split(procs[0].cmdline, "\x00"),
+				func(a string) bool { return strings.HasPrefix(a, "--remote-debugging-port") }) {
+				t.Errorf("browser command line: %q", procs[0].cmdline)
+			}
+			if len(listening) > 0 {
+				t.Errorf("chromium listens on TCP %v", listening)
+			}
+			if activePort {
+				t.Errorf("chromium wrote %s/DevToolsActivePort", dir)
+			}
+		})
+	}
+}
+
+// tcpListeners returns the local addresses of the TCP sockets pid holds that listen.
+func tcpListeners(t *testing.T, pid int) []string {
+	t.Helper()
+	inodes := map[string]bool{}
+	fds, _ := filepath.Glob(filepath.Join("/proc", strconv.Itoa(pid), "fd", "*"))
+	for _, fd := range fds {
+		if l, err := os.Readlink(fd); err == nil && strings.HasPrefix(l, "socket:[") {
+			inodes[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
+		}
+	}
+	var out []string
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			fields := strings.Fields(line) // sl local rem st ... uid timeout inode
+			if len(fields) >= 10 && fields[3] == "0A" && inodes[fields[9]] {
+				out = append(out, fields[1])
+			}
+		}
+	}
+	return out
+}
+
 // With SNAPQ_CHROME_NO_SANDBOX the renderers run unfiltered, and New says so: the checks
 // above can fail.
 func TestNoSandboxWarns(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -513,8 +514,13 @@ func TestNoRoot(t *testing.T) {
 			if psc == nil || psc.RunAsUser == nil || *psc.RunAsUser == 0 {
 				t.Error("pod securityContext.runAsUser is unset or 0")
 			}
-			if psc == nil || psc.SeccompProfile == nil || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
-				t.Error("pod seccompProfile is not RuntimeDefault")
+			// The worker's Chromium needs its own profile to build its sandbox (seccomp_test.go).
+			wantSeccomp := corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
+			if d.Name == workerName {
+				wantSeccomp = workerSeccomp
+			}
+			if psc == nil || psc.SeccompProfile == nil || !reflect.DeepEqual(*psc.SeccompProfile, wantSeccomp) {
+				t.Errorf("pod seccompProfile is not %s %v", wantSeccomp.Type, wantSeccomp.LocalhostProfile)
 			}
 			if pod.HostNetwork || pod.HostPID || pod.HostIPC {
 				t.Error("pod shares a host namespace")
@@ -710,6 +716,7 @@ type compose struct {
 		StopGracePeriod string            `json:"stop_grace_period"`
 		ShmSize         string            `json:"shm_size"`
 		Environment     map[string]string `json:"environment"`
+		SecurityOpt     []string          `json:"security_opt"`
 		Build           struct {
 			Dockerfile string `json:"dockerfile"`
 		} `json:"build"`

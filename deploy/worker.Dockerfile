@@ -8,7 +8,10 @@
 # (Debian drops superseded security builds, so a pinned version stops
 # building once it is replaced; update it then).
 # Run with a 1 GiB /dev/shm (compose: shm_size: 1g) or Chromium crashes on
-# large pages.
+# large pages, and under deploy/seccomp/chromium.json
+#   docker run --security-opt seccomp=deploy/seccomp/chromium.json ...
+# so that Chromium can build its sandbox (Docker's default profile refuses the
+# user namespaces it needs; SNAPQ_CHROME_NO_SANDBOX=true is the fallback).
 
 FROM golang:1.26 AS build
 WORKDIR /src

@@ -156,7 +156,7 @@ func loadAPIConfig() (apiConfig, error) {
 			PublicURL:    r.String("SNAPQ_PUBLIC_URL", ""),
 			CORSOrigins:  splitList(r.String("SNAPQ_CORS_ORIGINS", "")),
 			AllowedHosts: splitList(r.String("SNAPQ_ALLOWED_HOSTS", "")),
-			AdminToken:   r.String("SNAPQ_ADMIN_TOKEN", ""),
+			AdminToken:   r.Secret("SNAPQ_ADMIN_TOKEN", ""),
 		},
 		RateLimit:           r.Float("SNAPQ_RATE_LIMIT", 10),
 		RateBurst:           r.Int("SNAPQ_RATE_BURST", 20),

@@ -24,6 +24,7 @@ import (
 
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/cmd/internal/env"
+	"github.com/snapq/snapq/cmd/internal/harden"
 	"github.com/snapq/snapq/cmd/internal/sweepmetrics"
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/events"
@@ -39,6 +40,12 @@ import (
 )
 
 func main() {
+	// First of all: no process of this uid (Chromium's, in a container) reads
+	// the credentials in this process's environment or memory (harden's doc).
+	if err := harden.NotDumpable(); err != nil {
+		fmt.Fprintln(os.Stderr, "api:", err)
+		os.Exit(1)
+	}
 	cmd := "serve"
 	if len(os.Args) > 1 {
 		cmd = os.Args[1]

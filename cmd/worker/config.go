@@ -206,7 +206,7 @@ func (c workerConfig) drainWarning() string {
 // loadSMTP reads the mail server of email notifications (SNAPQ_SMTP_*).
 func loadSMTP(r *env.Reader) (notify.SMTPConfig, error) {
 	c := notify.SMTPConfig{Addr: r.String("SNAPQ_SMTP_ADDR", ""), From: r.String("SNAPQ_SMTP_FROM", ""),
-		Username: r.String("SNAPQ_SMTP_USERNAME", ""), Password: r.String("SNAPQ_SMTP_PASSWORD", ""),
+		Username: r.Secret("SNAPQ_SMTP_USERNAME", ""), Password: r.Secret("SNAPQ_SMTP_PASSWORD", ""),
 		TLS:         r.String("SNAPQ_SMTP_TLS", notify.SMTPAuto),
 		MaxPerSuite: r.Int("SNAPQ_SMTP_MAX_PER_SUITE", notify.DefaultMaxPerSuite),
 		MaxPerKey:   r.Int("SNAPQ_SMTP_MAX_PER_KEY", notify.DefaultMaxPerKey)}

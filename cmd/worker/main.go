@@ -21,6 +21,7 @@ import (
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/capture"
 	"github.com/snapq/snapq/cmd/internal/env"
+	"github.com/snapq/snapq/cmd/internal/harden"
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/events"
 	"github.com/snapq/snapq/jobs"
@@ -34,6 +35,12 @@ import (
 )
 
 func main() {
+	// First of all: no process of this uid (Chromium's, in a container) reads
+	// the credentials in this process's environment or memory (harden's doc).
+	if err := harden.NotDumpable(); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(1)
+	}
 	// The first SIGTERM or SIGINT drains; a second one hands the running jobs
 	// back to the queue at once.
 	sigs := make(chan os.Signal, 2)

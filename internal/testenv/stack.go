@@ -117,8 +117,11 @@ type Procs struct {
 	BinDir string
 	LogDir string
 	Env    []string
-	procs  map[string]*exec.Cmd
-	done   map[string]chan struct{}
+	// Credential, when set for a name, runs that process as another user
+	// (the test must be root); its binary must be reachable by that user.
+	Credential map[string]*syscall.Credential
+	procs      map[string]*exec.Cmd
+	done       map[string]chan struct{}
 }
 
 // Start starts bin/name, appending its output to LogDir/name.log.
@@ -140,6 +143,12 @@ func (p *Procs) StartAs(name, bin string, args ...string) error {
 	cmd.Env = p.Env
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = dieWithTest()
+	if c := p.Credential[name]; c != nil {
+		if cmd.SysProcAttr == nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		cmd.SysProcAttr.Credential = c
+	}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return err

@@ -37,7 +37,7 @@ func Logger(level slog.Level, service string) *slog.Logger {
 // server, Sentinel (redis-sentinel://) or Cluster (redis-cluster://); the
 // forms are queue.ParseRedisURL's.
 func Redis(r *Reader) asynq.RedisConnOpt {
-	raw := r.String("SNAPQ_REDIS_URL", "redis://127.0.0.1:6379/0")
+	raw := r.Secret("SNAPQ_REDIS_URL", "redis://127.0.0.1:6379/0")
 	opt, err := queue.ParseRedisURL(raw)
 	if err != nil {
 		r.errs = append(r.errs, fmt.Errorf("SNAPQ_REDIS_URL: %w", err))
@@ -60,7 +60,7 @@ func QueueShards(r *Reader, opt asynq.RedisConnOpt) int {
 // DatabaseURL reads SNAPQ_DATABASE_URL (default
 // postgres://postgres@127.0.0.1:5432/snapq?sslmode=disable).
 func DatabaseURL(r *Reader) string {
-	return r.String("SNAPQ_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/snapq?sslmode=disable")
+	return r.Secret("SNAPQ_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/snapq?sslmode=disable")
 }
 
 // S3 reads the SNAPQ_S3_* variables and SNAPQ_PRESIGN_EXPIRY; the caller
@@ -68,8 +68,8 @@ func DatabaseURL(r *Reader) string {
 func S3(r *Reader) artifacts.Config {
 	c := artifacts.DefaultConfig()
 	c.Endpoint = r.String("SNAPQ_S3_ENDPOINT", "127.0.0.1:9000")
-	c.AccessKey = r.String("SNAPQ_S3_ACCESS_KEY", "")
-	c.SecretKey = r.String("SNAPQ_S3_SECRET_KEY", "")
+	c.AccessKey = r.Secret("SNAPQ_S3_ACCESS_KEY", "")
+	c.SecretKey = r.Secret("SNAPQ_S3_SECRET_KEY", "")
 	c.Bucket = r.String("SNAPQ_S3_BUCKET", "snapq")
 	c.UseSSL = r.Bool("SNAPQ_S3_USE_SSL", false)
 	c.Region = r.String("SNAPQ_S3_REGION", c.Region)
@@ -83,7 +83,7 @@ func S3(r *Reader) artifacts.Config {
 // sealed): the auth profiles' encryption at rest. Nil, without an error, when
 // SNAPQ_SECRET_KEY is unset: auth profiles are off.
 func SecretSealer(r *Reader) *authprofile.Sealer {
-	raw := r.String("SNAPQ_SECRET_KEY", "")
+	raw := r.Secret("SNAPQ_SECRET_KEY", "")
 	if raw == "" {
 		return nil
 	}
@@ -93,7 +93,7 @@ func SecretSealer(r *Reader) *authprofile.Sealer {
 		return nil
 	}
 	var old [][]byte
-	for i, s := range strings.Split(r.String("SNAPQ_SECRET_KEYS_OLD", ""), ",") {
+	for i, s := range strings.Split(r.Secret("SNAPQ_SECRET_KEYS_OLD", ""), ",") {
 		if strings.TrimSpace(s) == "" {
 			continue
 		}

@@ -1,13 +1,17 @@
 // Package env reads snapq's configuration from SNAPQ_* environment
 // variables by one rule: SNAPQ_ + the setting's name in upper snake case.
-// Bad values are collected so a binary reports all of them at once.
+// A credential (Reader.Secret) may instead be read from a file named by the
+// same variable with _FILE appended. Bad values are collected so a binary
+// reports all of them at once.
 package env
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -22,6 +26,59 @@ func (r *Reader) String(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// FileSuffix turns a credential's variable name into the name of the variable
+// that holds the path of a file with its value: SNAPQ_SECRET_KEY_FILE.
+const FileSuffix = "_FILE"
+
+// maxSecretFile bounds what is read of a credential's file.
+const maxSecretFile = 64 << 10
+
+// Secret returns a credential: the variable when it is set and not empty,
+// else the contents of the file its _FILE variable names (one trailing
+// newline removed), else def. Both set is an error, so is an unreadable,
+// empty or oversized file; no error repeats the value.
+func (r *Reader) Secret(name, def string) string {
+	v := r.String(name, "")
+	path := r.String(name+FileSuffix, "")
+	switch {
+	case path == "" && v == "":
+		return def
+	case path == "":
+		return v
+	case v != "":
+		r.errs = append(r.errs, fmt.Errorf("%s and %s%s are both set: set one", name, name, FileSuffix))
+		return def
+	}
+	b, err := readSecretFile(path)
+	if err != nil {
+		r.errs = append(r.errs, fmt.Errorf("%s%s=%s: %w", name, FileSuffix, path, err))
+		return def
+	}
+	return b
+}
+
+// readSecretFile reads a credential's file: at most maxSecretFile bytes, not
+// empty once a trailing newline (\n or \r\n) is removed.
+func readSecretFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = f.Close() }()
+	b, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
+	if err != nil {
+		return "", err
+	}
+	if len(b) > maxSecretFile {
+		return "", fmt.Errorf("larger than %d KiB", maxSecretFile>>10)
+	}
+	s := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+	if s == "" {
+		return "", errors.New("the file is empty")
+	}
+	return s, nil
 }
 
 // Int returns the variable as an int.

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package harden
+
+func notDumpable() error { return nil }

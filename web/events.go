@@ -183,6 +183,11 @@ func (s *Server) serveEvents(c *gin.Context, src sseSource) error {
 		return tooManyStreams()
 	}
 	defer s.streams.Add(-1)
+	release, err := s.acquire(c, jobs.WorkStream) // the key's share (SNAPQ_SSE_MAX_STREAMS_PER_KEY)
+	if err != nil {
+		return err
+	}
+	defer release()
 	// The server's timeouts are for ordinary requests: lift them before the
 	// Redis and store reads below, which a slow moment could push past them
 	// (the connection would close before the stream's first byte).

@@ -17,6 +17,7 @@ import (
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/queue"
+	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/regression"
 	"github.com/snapq/snapq/sitemap"
 	"github.com/snapq/snapq/web"
@@ -122,6 +123,9 @@ type apiConfig struct {
 	EgressAllow []netip.Prefix
 	// SitemapTimeout bounds reading one batch's sitemaps (SNAPQ_SITEMAP_TIMEOUT, default 30s).
 	SitemapTimeout time.Duration
+	// Budget holds the per-key work budget's caps per kind of work (env.Budget:
+	// SNAPQ_BUDGET_*_PER_KEY, SNAPQ_BUDGET_*_PER_REPLICA, SNAPQ_SSE_MAX_STREAMS_PER_KEY).
+	Budget map[string]ratelimit.Cap
 }
 
 // loadAPIConfig reads every SNAPQ_* variable `api serve` uses and validates
@@ -182,6 +186,7 @@ func loadAPIConfig() (apiConfig, error) {
 	}
 	c.EgressAllow = allow
 	c.SitemapTimeout = r.Duration("SNAPQ_SITEMAP_TIMEOUT", sitemap.DefaultTimeout)
+	c.Budget = env.Budget(&r)
 	var sitemapErr error
 	if c.SitemapTimeout <= 0 || c.SitemapTimeout > 50*time.Second {
 		sitemapErr = fmt.Errorf("SNAPQ_SITEMAP_TIMEOUT=%s: want more than 0 and at most 50s (under the server's 1m write timeout)", c.SitemapTimeout)

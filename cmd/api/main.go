@@ -235,13 +235,15 @@ func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeSe
 	// discover by crawl are fetched through the egress guard, under the workers' policy.
 	sitemaps := &sitemap.Reader{Client: egress.New(egress.Config{Policy: egress.NewPolicy(cfg.EgressAllow),
 		Logger: log.With("component", "egress")}).HTTPClient(0), Limits: sitemap.Limits{Timeout: cfg.SitemapTimeout}}
+	// One per-key budget for the work the api does outside the capture queue.
+	budget := ratelimit.NewBudget(rdb, cfg.Budget)
 	srv := &web.Server{
 		Service: &jobs.Service{Repo: st, Queue: tasks, Logger: log, MaxTargets: maxTargets, MaxInFlight: maxInFlight,
-			Dispatch: d.dispatch, MaxHostConcurrency: cfg.HostConcurrencyMax, Sitemaps: sitemaps},
+			Dispatch: d.dispatch, MaxHostConcurrency: cfg.HostConcurrencyMax, Sitemaps: sitemaps, Budget: budget},
 		Regression: &regression.Service{Repo: st, Queue: tasks, Logger: log, MaxInFlight: noCapAsNegative(cfg.MaxJobsInFlight),
 			MaxSuitesPerKey: noCapAsNegative(cfg.MaxSuitesPerKey), MinScheduleInterval: cfg.MinScheduleInterval,
 			Dispatch: d.dispatch, MaxHostConcurrency: cfg.HostConcurrencyMax, Report: regression.ReportRun(tasks, log),
-			Sitemaps: sitemaps, Pages: sitemaps},
+			Sitemaps: sitemaps, Pages: sitemaps, Budget: budget},
 		Batches:      st,
 		Suites:       st,
 		Rules:        st,
@@ -249,6 +251,7 @@ func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeSe
 		AuthProfiles: &authprofile.Service{Repo: st, Sealer: cfg.Sealer, Queue: tasks},
 		Keys:         st,
 		Limiter:      ratelimit.New(rdb, rate, burst),
+		Budget:       budget,
 		// failed authentications per client address (web.Server.AuthFailures)
 		AuthFailures: ratelimit.New(rdb, cfg.AuthFailureRate, cfg.AuthFailureBurst),
 		Presigner:    objects,

@@ -157,6 +157,9 @@ func (s *Server) deleteAuthProfile(c *gin.Context) error {
 
 // authProfileError maps the profile service's own errors.
 func authProfileError(err error) error {
+	if errors.Is(err, authprofile.ErrTooManyProfiles) {
+		return &apiError{Status: http.StatusConflict, Code: "too_many_auth_profiles", Message: err.Error()}
+	}
 	if errors.Is(err, authprofile.ErrNameTaken) {
 		return &apiError{Status: http.StatusConflict, Code: "name_taken", Message: err.Error(), Field: "name"}
 	}

@@ -248,7 +248,7 @@ func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeSe
 		Suites:       st,
 		Rules:        st,
 		Webhooks:     st,
-		AuthProfiles: &authprofile.Service{Repo: st, Sealer: cfg.Sealer, Queue: tasks},
+		AuthProfiles: &authprofile.Service{Repo: st, Sealer: cfg.Sealer, Queue: tasks, MaxPerKey: noCapAsNegative(cfg.MaxAuthProfilesPerKey)},
 		Keys:         st,
 		Limiter:      ratelimit.New(rdb, rate, burst),
 		Budget:       budget,

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -129,4 +131,107 @@ func TestSitemapBombsWithinBudget(t *testing.T) {
 	if code != http.StatusBadRequest || e.Error.Code != "sitemap_too_large" || h.Get("Retry-After") != "" {
 		t.Errorf("another key: %d %+v", code, e.Error)
 	}
+}
+
+// A suite whose discovery crawls with same_origin off, from a page linking to 300 pages of
+// another host, sends that host at most 20 requests (jobs.MaxLinkCrawlHostFetches).
+// On the same stack, one key holds at most its share of event streams
+// (SNAPQ_SSE_MAX_STREAMS_PER_KEY=2): the third is 429 concurrency_limit with Retry-After,
+// another key's is served.
+func TestCrawlHostCapAndStreamShare(t *testing.T) {
+	t.Parallel()
+	var victimHits atomic.Int64
+	release := make(chan struct{})
+	victim := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" { // a page that keeps its job running while streams are opened
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		victimHits.Add(1)
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<!doctype html><a href="/more">more</a>`)
+	}))
+	t.Cleanup(victim.Close)
+	t.Cleanup(func() { close(release) })
+	start := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<!doctype html><title>start</title>")
+		for i := range 300 {
+			fmt.Fprintf(w, `<a href="%s/p/%d">%d</a>`, victim.URL, i, i)
+		}
+	}))
+	t.Cleanup(start.Close)
+	s := startStack(t, "SNAPQ_AUTH=on", "SNAPQ_SSE_MAX_STREAMS_PER_KEY=2")
+	keyA, keyB := s.apiKey("crawler"), s.apiKey("other")
+	auth := func(k string) map[string]string { return map[string]string{"Authorization": "Bearer " + k} }
+
+	var suite struct {
+		ID string `json:"id"`
+	}
+	if code, _ := s.doWith("POST", "/v1/suites", auth(keyA), map[string]any{"name": "reflector",
+		"options":  map[string]any{"viewport": map[string]any{"width": 400, "height": 300}, "screenshot": map[string]any{"mode": "viewport"}},
+		"discover": map[string]any{"crawl": map[string]any{"url": start.URL + "/", "same_origin": false, "max_pages": 100}}}, &suite); code != http.StatusCreated {
+		t.Fatalf("create suite: %d", code)
+	}
+	var run runResp
+	if code, _ := s.doWith("POST", "/v1/suites/"+suite.ID+"/runs", auth(keyA), map[string]any{}, &run); code != http.StatusAccepted {
+		t.Fatalf("start run: %d", code)
+	}
+	hits := victimHits.Load() // discovery is over when the run is created; captures come later
+	t.Logf("discovery sent %d requests to the linked host", hits)
+	if hits > 20 {
+		t.Errorf("discovery sent %d requests to one third-party host, want at most 20", hits)
+	}
+
+	var b batchResp
+	if code, _ := s.doWith("POST", "/v1/batches", auth(keyA), map[string]any{"urls": []string{victim.URL + "/slow"}}, &b); code != http.StatusAccepted {
+		t.Fatalf("submit: %d", code)
+	}
+	stream := func(key string) (*http.Response, error) {
+		req, _ := http.NewRequest("GET", s.api+"/v1/batches/"+b.ID+"/events", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		return s.client.Do(req)
+	}
+	var open []*http.Response
+	t.Cleanup(func() {
+		for _, r := range open {
+			r.Body.Close()
+		}
+	})
+	for i := range 2 {
+		r, err := stream(keyA)
+		if err != nil || r.StatusCode != http.StatusOK {
+			t.Fatalf("stream %d within the share: %v %v", i+1, r, err)
+		}
+		open = append(open, r)
+	}
+	r, err := stream(keyA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e errResp
+	json.NewDecoder(r.Body).Decode(&e) //nolint:errcheck
+	r.Body.Close()
+	if r.StatusCode != http.StatusTooManyRequests || e.Error.Code != "concurrency_limit" || r.Header.Get("Retry-After") == "" {
+		t.Errorf("a third stream of one key: %d %+v", r.StatusCode, e.Error)
+	}
+	var eb errResp
+	if code, _ := s.doWith("GET", "/v1/batches/"+b.ID, auth(keyB), nil, &eb); code != http.StatusNotFound {
+		t.Fatalf("key B reads key A's batch: %d", code)
+	}
+	// Key B's own batch's stream is served while A is at its share.
+	var bb batchResp
+	if code, _ := s.doWith("POST", "/v1/batches", auth(keyB), map[string]any{"urls": []string{victim.URL + "/slow"}}, &bb); code != http.StatusAccepted {
+		t.Fatalf("submit B: %d", code)
+	}
+	req, _ := http.NewRequest("GET", s.api+"/v1/batches/"+bb.ID+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+keyB)
+	rb, err := s.client.Do(req)
+	if err != nil || rb.StatusCode != http.StatusOK {
+		t.Fatalf("another key's stream: %v %v", rb, err)
+	}
+	open = append(open, rb)
 }

@@ -105,13 +105,11 @@ func CrawlLinks(ctx context.Context, f PageFetcher, c *Crawl) ([]string, LinkCra
 		// The start page may redirect anywhere loadable (http to https, a www host): the
 		// crawl then keeps to where it landed.
 		final, body, err := fetchHTML(ctx, f, it.url, origin, c.SameOrigin && it.depth > 0, &st)
-		if err == nil && it.depth == 0 && final != c.URL {
+		if err == nil && it.depth == 0 {
+			st.home = TargetHost(final) // other hosts get MaxLinkCrawlHostFetches
 			cc := *c
 			cc.URL = final
 			c, origin = &cc, originOf(dedupeKey(final))
-		}
-		if it.depth == 0 && err == nil {
-			st.home = TargetHost(final)
 		}
 		if ctx.Err() != nil {
 			return nil, st, ValidationErrors(FieldErrors{{Code: "crawl_unreachable", Field: "url",

@@ -193,12 +193,7 @@ func (s *Server) serveEvents(c *gin.Context, src sseSource) error {
 		return &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "live events are not enabled on this server"}
 	}
 	cfg := s.SSE.WithDefaults()
-	if n := s.streams.Add(1); n > int64(cfg.MaxStreams) {
-		s.streams.Add(-1)
-		return tooManyStreams()
-	}
-	defer s.streams.Add(-1)
-	release, err := s.acquire(c, jobs.WorkStream) // the key's share (SNAPQ_SSE_MAX_STREAMS_PER_KEY)
+	release, err := s.admitStream(c, cfg)
 	if err != nil {
 		return err
 	}
@@ -269,6 +264,21 @@ func (s *Server) serveEvents(c *gin.Context, src sseSource) error {
 	st := &sseStream{s: s, w: w, src: src, last: last, final: resumedFinal}
 	st.run(ctx, sub, cfg.Heartbeat)
 	return nil
+}
+
+// admitStream takes one of the replica's streams (SNAPQ_SSE_MAX_STREAMS, 503) and one of
+// the key's share (the work budget, SNAPQ_SSE_MAX_STREAMS_PER_KEY, 429).
+func (s *Server) admitStream(c *gin.Context, cfg SSEConfig) (func(), error) {
+	if n := s.streams.Add(1); n > int64(cfg.MaxStreams) {
+		s.streams.Add(-1)
+		return nil, tooManyStreams()
+	}
+	release, err := s.acquire(c, jobs.WorkStream)
+	if err != nil {
+		s.streams.Add(-1)
+		return nil, err
+	}
+	return func() { release(); s.streams.Add(-1) }, nil
 }
 
 // sseStream is one client's stream after its start.

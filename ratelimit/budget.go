@@ -92,30 +92,40 @@ func BudgetKey(owner, kind string) string {
 // more calls do nothing). The lease lives until release or ctx's end.
 func (b *Budget) Acquire(ctx context.Context, owner, kind string) (release func(), err error) {
 	c := b.caps[kind]
+	// The key's cap first: a key's refused requests never hold the replica's slots,
+	// even for a moment, so one key's burst cannot make the replica busy for others.
+	freeKey, err := b.takeKey(ctx, owner, kind, c)
+	if err != nil {
+		return nil, err
+	}
 	if !b.takeLocal(kind, "", c.PerReplica) {
+		freeKey()
 		return nil, b.refuse(kind, ScopeReplica, c)
 	}
-	freeLocal := func() { b.giveLocal(kind, "") }
+	return onceFunc(func() { freeKey(); b.giveLocal(kind, "") }), nil
+}
+
+// takeKey takes one of owner's c.PerKey slots of kind: in Redis, or in this process
+// without one.
+func (b *Budget) takeKey(ctx context.Context, owner, kind string, c Cap) (func(), error) {
 	if c.PerKey <= 0 {
-		return onceFunc(freeLocal), nil
+		return func() {}, nil
 	}
 	if b.sem == nil {
 		k := "key:" + owner
 		if !b.takeLocal(kind, k, c.PerKey) {
-			freeLocal()
 			return nil, b.refuse(kind, ScopeKey, c)
 		}
-		return onceFunc(func() { b.giveLocal(kind, k); freeLocal() }), nil
+		return func() { b.giveLocal(kind, k) }, nil
 	}
 	rel, ok, err := b.sem.acquireKey(ctx, BudgetKey(owner, kind), c.PerKey, 0)
-	if err != nil || !ok {
-		freeLocal()
-		if err != nil {
-			return nil, fmt.Errorf("work budget: %w", err)
-		}
+	if err != nil {
+		return nil, fmt.Errorf("work budget: %w", err)
+	}
+	if !ok {
 		return nil, b.refuse(kind, ScopeKey, c)
 	}
-	return onceFunc(func() { rel(); freeLocal() }), nil
+	return rel, nil
 }
 
 func (b *Budget) refuse(kind, scope string, c Cap) error {

@@ -18,6 +18,9 @@ type Service struct {
 	Sealer *Sealer
 	// Queue takes the auth:test tasks of Test; nil: Test is unavailable.
 	Queue TaskQueue
+	// MaxPerKey caps the profiles one API key holds (0: DefaultMaxPerKey;
+	// negative: no cap); limits.go.
+	MaxPerKey int
 }
 
 // TaskQueue submits a task (queue.AsynqQueue).
@@ -28,6 +31,9 @@ type TaskQueue interface {
 // TestTimeout bounds POST /v1/auth-profiles/:id/test: a worker must pick
 // the task up and run the recipe within it.
 const TestTimeout = 150 * time.Second
+
+// testPollMax is the longest pause between two reads of a test's outcome.
+const testPollMax = 2 * time.Second
 
 // TestResult is the answer of a test login.
 type TestResult struct {
@@ -53,6 +59,9 @@ func (s *Service) Test(ctx context.Context, p *Profile) (*TestResult, error) {
 	}
 	wctx, cancel := context.WithTimeout(ctx, TestTimeout)
 	defer cancel()
+	// The outcome is polled from Postgres, 4 times a second at first, then less often
+	// (at most every testPollMax): a long login costs a read every 2 s, not 4 a second.
+	pause := 250 * time.Millisecond
 	for {
 		cur, err := s.Repo.GetAuthProfile(wctx, p.ID)
 		if err != nil {
@@ -68,8 +77,9 @@ func (s *Service) Test(ctx context.Context, p *Profile) (*TestResult, error) {
 		select {
 		case <-wctx.Done():
 			return nil, fmt.Errorf("no worker finished the test login within %s: %w", TestTimeout, wctx.Err())
-		case <-time.After(250 * time.Millisecond):
+		case <-time.After(pause):
 		}
+		pause = min(pause*3/2, testPollMax)
 	}
 }
 
@@ -88,6 +98,9 @@ func (s *Service) Create(ctx context.Context, owner string, body []byte) (*Profi
 	errs, ok := jobs.DecodeStrict(body, &in, "")
 	if !ok {
 		return nil, jobs.ValidationErrors(errs)
+	}
+	if err := s.checkProfileCap(ctx, owner); err != nil {
+		return nil, err
 	}
 	now := time.Now().UTC()
 	p := &Profile{ID: jobs.NewID(), Owner: owner, CreatedAt: now, UpdatedAt: now}

@@ -376,6 +376,8 @@ func startStack(ctx context.Context, o options) (*stack, error) {
 		"SNAPQ_EGRESS_ALLOW_CIDRS="+o.allow,
 		"SNAPQ_AUTH=off",     // loopback only
 		"SNAPQ_RATE_LIMIT=0", // the bench polls faster than a client would
+		// every bench client is one key (auth is off): -sse follows with 200 streams
+		"SNAPQ_SSE_MAX_STREAMS_PER_KEY=0",
 	)}
 	st.procs.Env = append(st.procs.Env, o.env...) // later entries win
 

@@ -158,7 +158,7 @@ func (c *Client) followOnce(ctx context.Context, path string, lastID *string, ha
 		if errors.As(e, &apiErr) && (apiErr.StatusCode == http.StatusUnauthorized || apiErr.StatusCode == http.StatusForbidden) {
 			return false, e
 		}
-		return false, errNoStream // 404 of a route, 405, 503 too_many_streams, …: poll
+		return false, errNoStream // 404 of a route, 405, 503 too_many_streams, 429 concurrency_limit (the key holds its share of streams), …: poll
 	}
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		return false, errNoStream

@@ -27,6 +27,13 @@ const (
 	LinkCrawlPageTimeout  = 10 * time.Second // one fetch
 	MaxLinkCrawlFetches   = 400              // requests in all (pages, redirects, non-HTML)
 	maxLinkCrawlRedirects = 5
+	// MaxLinkCrawlHostFetches bounds the requests to one host other than the start
+	// page's (where the start lands after its redirects): a crawl with same_origin off
+	// cannot be turned into a stream of requests at a third party.
+	MaxLinkCrawlHostFetches = 20
+	// MaxLinkCrawlHostFailures is the failed requests (no answer, a timeout, HTTP 429 or
+	// 5xx) after which a host gets no more; they count as requests too.
+	MaxLinkCrawlHostFailures = 5
 )
 
 // PageFetcher GETs one URL without following redirects and returns its status, its
@@ -39,6 +46,36 @@ type PageFetcher interface {
 // LinkCrawlStats tells what a discovery by crawl did.
 type LinkCrawlStats struct {
 	Fetches, NotHTML, Failed, Skipped int
+	// HostCapped counts the requests not sent because their host was at
+	// MaxLinkCrawlHostFetches or MaxLinkCrawlHostFailures.
+	HostCapped int
+
+	home     string         // the start page's host (after its redirects)
+	perHost  map[string]int // requests sent per host
+	failures map[string]int // failed requests per host
+}
+
+var errHostCapped = errors.New("its host has had as many requests as a crawl sends it")
+
+// admit counts one request to u's host, or refuses it past the host's caps.
+func (st *LinkCrawlStats) admit(u string) error {
+	if st.perHost == nil {
+		st.perHost, st.failures = map[string]int{}, map[string]int{}
+	}
+	h := TargetHost(u)
+	if st.failures[h] >= MaxLinkCrawlHostFailures || (st.home != "" && h != st.home && st.perHost[h] >= MaxLinkCrawlHostFetches) {
+		st.HostCapped++
+		return fmt.Errorf("%s: %w", u, errHostCapped)
+	}
+	st.perHost[h]++
+	return nil
+}
+
+// failed notes a failed request to u's host.
+func (st *LinkCrawlStats) failed(u string, status int, err error) {
+	if err != nil || status == 429 || status >= 500 {
+		st.failures[TargetHost(u)]++
+	}
 }
 
 // CrawlLinks discovers the pages of c by reading their HTML: the start page (which must be
@@ -68,7 +105,8 @@ func CrawlLinks(ctx context.Context, f PageFetcher, c *Crawl) ([]string, LinkCra
 		// The start page may redirect anywhere loadable (http to https, a www host): the
 		// crawl then keeps to where it landed.
 		final, body, err := fetchHTML(ctx, f, it.url, origin, c.SameOrigin && it.depth > 0, &st)
-		if err == nil && it.depth == 0 && final != c.URL {
+		if err == nil && it.depth == 0 {
+			st.home = TargetHost(final) // other hosts get MaxLinkCrawlHostFetches
 			cc := *c
 			cc.URL = final
 			c, origin = &cc, originOf(dedupeKey(final))
@@ -87,7 +125,7 @@ func CrawlLinks(ctx context.Context, f PageFetcher, c *Crawl) ([]string, LinkCra
 			}
 			if errors.Is(err, errNotHTML) {
 				st.NotHTML++
-			} else {
+			} else if !errors.Is(err, errHostCapped) {
 				st.Failed++
 			}
 			continue
@@ -123,10 +161,14 @@ func fetchHTML(ctx context.Context, f PageFetcher, u, origin string, sameOrigin 
 		if st.Fetches >= MaxLinkCrawlFetches {
 			return "", nil, fmt.Errorf("more than %d requests", MaxLinkCrawlFetches)
 		}
+		if err := st.admit(u); err != nil {
+			return "", nil, err
+		}
 		st.Fetches++
 		fctx, cancel := context.WithTimeout(ctx, LinkCrawlPageTimeout)
 		status, loc, ctype, body, err := f.FetchPage(fctx, u, LinkCrawlPageBytes)
 		cancel()
+		st.failed(u, status, err)
 		if err != nil {
 			return "", nil, err
 		}

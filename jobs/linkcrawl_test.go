@@ -214,3 +214,49 @@ func (e *endlessSite) FetchPage(ctx context.Context, rawURL string, maxBytes int
 	e.mu.Unlock()
 	return 200, "", "text/html", body, nil
 }
+
+// hostCounter answers every request: the start page links to 300 pages of victim.test
+// and 50 of down.test, whose requests fail; it counts the requests per host.
+type hostCounter struct {
+	mu    sync.Mutex
+	hosts map[string]int
+}
+
+func (h *hostCounter) FetchPage(_ context.Context, rawURL string, _ int64) (int, string, string, []byte, error) {
+	host := TargetHost(rawURL)
+	h.mu.Lock()
+	h.hosts[host]++
+	h.mu.Unlock()
+	switch host {
+	case "down.test":
+		return 0, "", "", nil, errors.New("connection refused")
+	case "victim.test":
+		return 200, "", "text/html", []byte(`<a href="/next">x</a>`), nil
+	}
+	var b strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&b, `<a href="http://victim.test/p/%d">x</a>`, i)
+		if i < 50 {
+			fmt.Fprintf(&b, `<a href="http://down.test/p/%d">x</a>`, i)
+		}
+	}
+	return 200, "", "text/html", []byte(b.String()), nil
+}
+
+// A crawl with same_origin off sends at most MaxLinkCrawlHostFetches requests to a host
+// other than the start page's, and none to a host after MaxLinkCrawlHostFailures failed.
+func TestCrawlLinksCapsRequestsPerHost(t *testing.T) {
+	t.Parallel()
+	h := &hostCounter{hosts: map[string]int{}}
+	_, st, err := CrawlLinks(context.Background(), h, &Crawl{URL: "http://start.test/", MaxDepth: 2, MaxPages: 100, SameOrigin: false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.hosts["victim.test"] > MaxLinkCrawlHostFetches || h.hosts["down.test"] > MaxLinkCrawlHostFailures {
+		t.Fatalf("requests per host %v, want victim.test <= %d and down.test <= %d", h.hosts, MaxLinkCrawlHostFetches, MaxLinkCrawlHostFailures)
+	}
+	if st.HostCapped == 0 || st.Failed != MaxLinkCrawlHostFailures {
+		t.Fatalf("stats %+v: want requests refused for their host and %d failures", st, MaxLinkCrawlHostFailures)
+	}
+	t.Logf("requests per host %v, %+v", h.hosts, st)
+}

@@ -34,6 +34,9 @@ type Service struct {
 	MaxHostConcurrency int
 	// Sitemaps reads the sitemap of a batch that names one (nil: such a batch is refused).
 	Sitemaps SitemapReader
+	// Budget admits the sitemap read of a batch (WorkDiscover) per key before it starts;
+	// nil: no cap.
+	Budget WorkBudget
 }
 
 // DefaultMaxInFlight is the api's default MaxInFlight (SNAPQ_MAX_JOBS_IN_FLIGHT).
@@ -85,7 +88,7 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (b *Batch, jobs []
 	if err != nil {
 		return nil, nil, false, err
 	}
-	body, err = s.expandSitemap(ctx, body)
+	body, err = s.expandSitemap(ctx, body, sub.Owner)
 	if err != nil {
 		return nil, nil, false, err
 	}

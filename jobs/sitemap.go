@@ -33,7 +33,7 @@ func (r *BatchRequest) sitemapGiven() bool {
 // unique (normalised) page URLs of the sitemap that pass include/exclude, at most limit.
 // A body without sitemap fields is returned as it is; any other problem of the body is
 // left to ParseBatchRequest.
-func (s *Service) expandSitemap(ctx context.Context, body []byte) ([]byte, error) {
+func (s *Service) expandSitemap(ctx context.Context, body []byte, owner string) ([]byte, error) {
 	var req BatchRequest
 	if _, ok := DecodeStrict(body, &req, ""); !ok || !req.sitemapGiven() {
 		return body, nil
@@ -74,7 +74,7 @@ func (s *Service) expandSitemap(ctx context.Context, body []byte) ([]byte, error
 		return nil, err
 	}
 
-	urls, err := ReadSitemap(ctx, s.Sitemaps, u, limit, include, exclude)
+	urls, err := s.readSitemap(ctx, owner, u, limit, include, exclude)
 	if err != nil {
 		return nil, err
 	}
@@ -88,6 +88,20 @@ func (s *Service) expandSitemap(ctx context.Context, body []byte) ([]byte, error
 	}
 	raw["urls"], _ = json.Marshal(urls)
 	return json.Marshal(raw)
+}
+
+// readSitemap reads a batch's sitemap once the owner may add a job (the in-flight cap,
+// checked before the fetch) and its budget admits the read.
+func (s *Service) readSitemap(ctx context.Context, owner, u string, limit int, include, exclude []*regexp.Regexp) ([]string, error) {
+	if err := CheckInFlight(ctx, s.Repo, owner, 1, s.MaxInFlight); err != nil {
+		return nil, err
+	}
+	release, err := acquireWork(ctx, s.Budget, owner, WorkDiscover)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return ReadSitemap(ctx, s.Sitemaps, u, limit, include, exclude)
 }
 
 // ReadSitemap reads the sitemap at u (normalised) with r and returns its unique

@@ -87,3 +87,51 @@ func TestSubmitFromSitemapRejectsNamingTheProblem(t *testing.T) {
 		}
 	}
 }
+
+// refusingBudget refuses every piece of work and counts the asks.
+type refusingBudget struct{ asked int }
+
+type overBudget struct{}
+
+func (overBudget) Error() string { return "over budget" }
+
+func (b *refusingBudget) Acquire(context.Context, string, string) (func(), error) {
+	b.asked++
+	return nil, overBudget{}
+}
+
+// A key at its in-flight cap, or over its work budget, is refused before the sitemap is
+// fetched; an Idempotency-Key replay answers before both.
+func TestSitemapRefusedBeforeAnyFetch(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	f := &fakeSitemap{pages: []string{"https://s.example/a", "https://s.example/b"}}
+	e.svc.Sitemaps = f
+	e.svc.MaxInFlight = 1
+	ctx := context.Background()
+	if _, _, _, err := e.svc.Submit(ctx, jobs.Submission{Body: []byte(`{"urls":["https://s.example/x"]}`), Owner: "k1"}); err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"sitemap": "https://s.example/sitemap.xml"}`)
+	_, _, _, err := e.svc.Submit(ctx, jobs.Submission{Body: body, Owner: "k1"})
+	if !errors.Is(err, jobs.ErrTooManyInFlight) || f.read != 0 {
+		t.Fatalf("at the in-flight cap: err %v after %d sitemap entries read, want too many in flight before any", err, f.read)
+	}
+	b := &refusingBudget{}
+	e.svc.Budget = b
+	_, _, _, err = e.svc.Submit(ctx, jobs.Submission{Body: body, Owner: "k2"})
+	if !errors.As(err, new(overBudget)) || f.read != 0 || b.asked != 1 {
+		t.Fatalf("over budget: err %v, %d entries read, %d asks", err, f.read, b.asked)
+	}
+	e.svc.Budget, e.svc.MaxInFlight = nil, 0
+	first, _, _, err := e.svc.Submit(ctx, jobs.Submission{Body: body, Owner: "k3", IdempotencyKey: "i1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := f.read
+	e.svc.Budget = b
+	again, _, replayed, err := e.svc.Submit(ctx, jobs.Submission{Body: body, Owner: "k3", IdempotencyKey: "i1"})
+	if err != nil || !replayed || again.ID != first.ID || f.read != read || b.asked != 1 {
+		t.Fatalf("replay: %v replayed=%v, %d more entries read, %d asks", err, replayed, f.read-read, b.asked)
+	}
+}

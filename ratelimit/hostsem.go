@@ -80,12 +80,18 @@ func (s *HostSemaphore) Acquire(ctx context.Context, host string, limit int, wai
 	if limit <= 0 {
 		return func() {}, true, nil
 	}
-	key, token, ttl := HostKey(host), newToken(), s.ttl()
+	return s.acquireKey(ctx, HostKey(host), limit, wait)
+}
+
+// acquireKey takes one of limit leases of the sorted set at key (HostKey, BudgetKey),
+// trying again every Poll for up to wait, and renews it while held.
+func (s *HostSemaphore) acquireKey(ctx context.Context, key string, limit int, wait time.Duration) (release func(), ok bool, err error) {
+	token, ttl := newToken(), s.ttl()
 	deadline := time.Now().Add(wait)
 	for {
 		got, err := acquireScript.Run(ctx, s.rdb, []string{key}, limit, token, ttl.Milliseconds()).Int()
 		if err != nil {
-			return nil, false, fmt.Errorf("host cap %s: %w", host, err)
+			return nil, false, fmt.Errorf("semaphore %s: %w", key, err)
 		}
 		if got == 1 {
 			return s.hold(ctx, key, token, ttl), true, nil

@@ -2,6 +2,7 @@ package regression
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -154,4 +155,41 @@ func TestDiscoverMergesWithStaticTargets(t *testing.T) {
 		t.Errorf("empty sitemap: fields %v", f)
 	}
 	var _ jobs.SitemapReader = pages(nil)
+}
+
+// unfinishedRepo is a SuiteStore that only counts an owner's unfinished jobs.
+type unfinishedRepo struct {
+	SuiteStore
+	n int
+}
+
+func (r unfinishedRepo) CountUnfinished(context.Context, string) (int, error) { return r.n, nil }
+
+type countingPages struct{ n int }
+
+func (c *countingPages) FetchPage(context.Context, string, int64) (int, string, string, []byte, error) {
+	c.n++
+	return 200, "", "text/html", []byte(`<a href="/a">a</a>`), nil
+}
+
+type refuseAll struct{}
+
+func (refuseAll) Acquire(context.Context, string, string) (func(), error) {
+	return nil, errors.New("over budget")
+}
+
+// A run's discovery does not start when the owner is at its in-flight cap or over its
+// work budget: no page is fetched.
+func TestDiscoveryAdmittedBeforeAnyFetch(t *testing.T) {
+	t.Parallel()
+	pages := &countingPages{}
+	s := &Suite{ID: "s1", OwnerKeyID: "k1", Spec: SuiteSpec{Discover: &Discover{Crawl: &jobs.Crawl{URL: "http://s.test/", MaxDepth: 1, MaxPages: 10, SameOrigin: true}}}}
+	g := &Service{Repo: unfinishedRepo{n: 5}, MaxInFlight: 5, Pages: pages}
+	if _, err := g.StartRun(context.Background(), s, TriggerManual, nil, RunOptions{}); !errors.Is(err, jobs.ErrTooManyInFlight) || pages.n != 0 {
+		t.Fatalf("at the in-flight cap: %v after %d fetches", err, pages.n)
+	}
+	g = &Service{Repo: unfinishedRepo{n: 0}, MaxInFlight: 5, Pages: pages, Budget: refuseAll{}}
+	if _, err := g.StartRun(context.Background(), s, TriggerManual, nil, RunOptions{}); err == nil || pages.n != 0 {
+		t.Fatalf("over budget: %v after %d fetches", err, pages.n)
+	}
 }

@@ -80,6 +80,9 @@ type Service struct {
 	// Pages fetches the pages of suites that discover by crawl on every run
 	// (nil: such a run is refused).
 	Pages jobs.PageFetcher
+	// Budget admits a run's discovery (jobs.WorkDiscover) per owner key before
+	// the sitemap read or crawl starts; nil: no cap.
+	Budget jobs.WorkBudget
 }
 
 // checkHostConcurrency names every host_concurrency of s above
@@ -187,7 +190,7 @@ func (g *Service) StartRun(ctx context.Context, s *Suite, trigger string, schedu
 	spec := s.Spec
 	spec.MainBranch = spec.MainBranchOf()
 	if spec.Discover != nil {
-		found, err := g.discover(ctx, spec)
+		found, err := g.discoverAdmitted(ctx, s.OwnerKeyID, spec)
 		if err != nil {
 			return nil, err
 		}
@@ -255,6 +258,25 @@ func (g *Service) StartRun(ctx context.Context, s *Suite, trigger string, schedu
 }
 
 func (g *Service) logger() *slog.Logger { return jobs.Log(g.Logger) }
+
+// discoverAdmitted runs a suite's discovery once its owner may add a job (the in-flight
+// cap, checked before any fetch; the run's transaction checks it exactly) and the
+// owner's budget admits the work.
+func (g *Service) discoverAdmitted(ctx context.Context, owner string, spec SuiteSpec) ([]SuiteTarget, error) {
+	if counter, ok := g.Repo.(interface {
+		CountUnfinished(ctx context.Context, owner string) (int, error)
+	}); ok {
+		if err := jobs.CheckInFlight(ctx, counter, owner, 1, g.maxInFlight()); err != nil {
+			return nil, err
+		}
+	}
+	release, err := jobs.AcquireWork(ctx, g.Budget, owner, jobs.WorkDiscover)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return g.discover(ctx, spec)
+}
 
 // noSecretKey is the field error of a suite whose secrets cannot be sealed.
 func noSecretKey(s *Suite) error {

@@ -4,14 +4,15 @@
 // in snapq the egress guard's (egress.Proxy.HTTPClient), so a sitemap is read under the same
 // destination policy as a page; this package never dials anything itself.
 //
-// Reading is bounded: the number of files, bytes per file and in all, index depth, URLs
-// looked at, and time (Limits). A malformed file is an *Error of ProblemMalformed naming
+// Reading is bounded: the number of files, bytes per file (counted after gzip: the
+// inflation cap) and in all, index depth, URLs looked at, and time (Limits). Each file is
+// parsed as a stream while it arrives, so reading stops as soon as the caller has its
+// pages or a bound is reached: a gzip bomb costs its first 10 MiB, not its whole size. A malformed file is an *Error of ProblemMalformed naming
 // the file and what is wrong with it.
 package sitemap
 
 import (
 	"bufio"
-	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/xml"
@@ -45,7 +46,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // Limits bound one read. Zero fields take the defaults.
 type Limits struct {
 	MaxFiles     int           // sitemap files fetched (default 50)
-	MaxFileBytes int64         // bytes of one file after gzip (default 50 MiB, the protocol's own cap)
+	MaxFileBytes int64         // bytes of one file after gzip: the inflation cap (default 10 MiB)
 	MaxBytes     int64         // bytes of all files after gzip (default 100 MiB)
 	MaxDepth     int           // index levels below the first file (default 2)
 	MaxEntries   int           // <loc> entries looked at in all (default 200,000)
@@ -55,7 +56,7 @@ type Limits struct {
 // Default limits.
 const (
 	DefaultMaxFiles     = 50
-	DefaultMaxFileBytes = 50 << 20
+	DefaultMaxFileBytes = 10 << 20
 	DefaultMaxBytes     = 100 << 20
 	DefaultMaxDepth     = 2
 	DefaultMaxEntries   = 200_000
@@ -128,54 +129,48 @@ func (w *walk) file(ctx context.Context, u string, depth int) error {
 	if w.files++; w.files > w.lim.MaxFiles {
 		return &Error{Problem: ProblemTooLarge, URL: u, Reason: fmt.Sprintf("more than %d sitemap files", w.lim.MaxFiles)}
 	}
-	body, err := w.fetch(ctx, u)
+	body, target, err := w.open(ctx, u)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	src, err := w.inflate(body, target)
 	if err != nil {
 		return err
 	}
 	if isRobots(u) {
-		locs := robotsSitemaps(body)
-		if len(locs) == 0 {
-			return &Error{Problem: ProblemMalformed, URL: u, Reason: "robots.txt has no Sitemap: lines"}
-		}
-		for _, loc := range locs {
-			if err := w.file(ctx, resolve(u, loc), depth); err != nil {
-				return err
-			}
-		}
-		return nil
+		return w.robots(ctx, src, u, depth)
 	}
-	kind, locs, err := parse(body)
+	return w.stream(ctx, src, u, depth)
+}
+
+// robots reads a robots.txt (at most maxRobotsBytes) and walks its Sitemap: lines.
+func (w *walk) robots(ctx context.Context, src *capped, u string, depth int) error {
+	src.limit = min(src.limit, maxRobotsBytes)
+	data, err := io.ReadAll(src)
 	if err != nil {
-		return &Error{Problem: ProblemMalformed, URL: u, Reason: err.Error(), Err: err}
+		return src.problem(err)
 	}
-	if kind == "sitemapindex" && depth >= w.lim.MaxDepth {
-		return &Error{Problem: ProblemTooLarge, URL: u, Reason: fmt.Sprintf("sitemap indexes nest deeper than %d levels", w.lim.MaxDepth)}
+	locs := robotsSitemaps(data)
+	if len(locs) == 0 {
+		return &Error{Problem: ProblemMalformed, URL: u, Reason: "robots.txt has no Sitemap: lines"}
 	}
 	for _, loc := range locs {
-		if w.entries++; w.entries > w.lim.MaxEntries {
-			return &Error{Problem: ProblemTooLarge, URL: u, Reason: fmt.Sprintf("more than %d entries in all", w.lim.MaxEntries)}
-		}
-		if kind == "sitemapindex" {
-			if err := w.file(ctx, resolve(u, loc), depth+1); err != nil {
-				return err
-			}
-			continue
-		}
-		if w.keep(resolve(u, loc)) {
-			return errStop
+		if err := w.file(ctx, resolve(u, loc), depth); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// fetch GETs u through the client, following redirects itself, and returns the body,
-// gunzipped when it starts with gzip's magic bytes (a .xml.gz file, whatever its type).
-func (w *walk) fetch(ctx context.Context, u string) ([]byte, error) {
+// open GETs u through the client, following redirects itself, and returns the body of
+// the 200 answer and the URL that gave it.
+func (w *walk) open(ctx context.Context, u string) (io.ReadCloser, string, error) {
 	target := u
 	for hop := 0; ; hop++ {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 		if err != nil {
-			return nil, &Error{Problem: ProblemMalformed, URL: u, Reason: "not a URL: " + err.Error(), Err: err}
+			return nil, "", &Error{Problem: ProblemMalformed, URL: u, Reason: "not a URL: " + err.Error(), Err: err}
 		}
 		req.Header.Set("User-Agent", "snapq-sitemap/1")
 		resp, err := w.r.Client.Do(req)
@@ -188,25 +183,28 @@ func (w *walk) fetch(ctx context.Context, u string) ([]byte, error) {
 			if ctx.Err() != nil {
 				reason = "reading the sitemaps took longer than " + w.lim.Timeout.String()
 			}
-			return nil, &Error{Problem: ProblemUnreachable, URL: target, Reason: reason, Err: err}
+			return nil, "", &Error{Problem: ProblemUnreachable, URL: target, Reason: reason, Err: err}
 		}
 		if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Header.Get("Location") != "" {
 			resp.Body.Close()
 			if hop >= maxRedirects {
-				return nil, &Error{Problem: ProblemUnreachable, URL: u, Reason: fmt.Sprintf("more than %d redirects", maxRedirects)}
+				return nil, "", &Error{Problem: ProblemUnreachable, URL: u, Reason: fmt.Sprintf("more than %d redirects", maxRedirects)}
 			}
 			target = resolve(target, resp.Header.Get("Location"))
 			continue
 		}
-		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			return nil, &Error{Problem: ProblemUnreachable, URL: target, Reason: fmt.Sprintf("answered HTTP %d", resp.StatusCode)}
+			resp.Body.Close()
+			return nil, "", &Error{Problem: ProblemUnreachable, URL: target, Reason: fmt.Sprintf("answered HTTP %d", resp.StatusCode)}
 		}
-		return w.read(resp.Body, target)
+		return resp.Body, target, nil
 	}
 }
 
-func (w *walk) read(body io.Reader, u string) ([]byte, error) {
+// inflate returns body as a stream, gunzipped when it starts with gzip's magic bytes (a
+// .xml.gz file, whatever its type), that fails with sitemap_too_large past the file's
+// byte limit (counted after gzip: the inflation cap) or what is left of the read's.
+func (w *walk) inflate(body io.Reader, u string) (*capped, error) {
 	br := bufio.NewReader(body)
 	var src io.Reader = br
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
@@ -214,72 +212,154 @@ func (w *walk) read(body io.Reader, u string) ([]byte, error) {
 		if err != nil {
 			return nil, &Error{Problem: ProblemMalformed, URL: u, Reason: "bad gzip: " + err.Error(), Err: err}
 		}
-		defer zr.Close()
 		src = zr
 	}
-	limit := min(w.lim.MaxFileBytes, w.lim.MaxBytes-w.bytes)
-	data, err := io.ReadAll(io.LimitReader(src, limit+1))
-	w.bytes += int64(len(data))
-	if err != nil {
-		problem := ProblemUnreachable
-		if errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.Is(err, io.ErrUnexpectedEOF) {
-			problem = ProblemMalformed
-		}
-		return nil, &Error{Problem: problem, URL: u, Reason: "reading it failed: " + err.Error(), Err: err}
-	}
-	if int64(len(data)) > limit {
-		return nil, &Error{Problem: ProblemTooLarge, URL: u,
-			Reason: fmt.Sprintf("past the byte limit (%d bytes per file, %d in all)", w.lim.MaxFileBytes, w.lim.MaxBytes)}
-	}
-	return data, nil
+	return &capped{r: src, w: w, url: u, limit: min(w.lim.MaxFileBytes, w.lim.MaxBytes-w.bytes)}, nil
 }
 
-// parse reads a <urlset> or a <sitemapindex> and returns its <loc> values.
-func parse(data []byte) (kind string, locs []string, err error) {
-	dec := xml.NewDecoder(bytes.NewReader(data))
-	dec.Strict = true
-	depth := 0
-	inLoc := false
-	var loc strings.Builder
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
+// maxRobotsBytes bounds a robots.txt (Google reads the first 500 KiB).
+const maxRobotsBytes = 512 << 10
+
+// errTooLarge is a capped stream past its limit.
+var errTooLarge = errors.New("past the byte limit")
+
+// capped counts the (inflated) bytes read of one file into the walk's total and fails
+// with errTooLarge past limit.
+type capped struct {
+	r     io.Reader
+	w     *walk
+	url   string
+	n     int64
+	limit int64
+}
+
+func (c *capped) Read(p []byte) (int, error) {
+	if c.n >= c.limit {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > c.limit-c.n {
+		p = p[:c.limit-c.n]
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	c.w.bytes += int64(n)
+	return n, err
+}
+
+// problem turns an error met while reading the stream into the *Error to report.
+func (c *capped) problem(err error) error {
+	var e *Error
+	switch {
+	case errors.As(err, &e):
+		return e
+	case errors.Is(err, errTooLarge):
+		return &Error{Problem: ProblemTooLarge, URL: c.url,
+			Reason: fmt.Sprintf("past the byte limit (%d bytes per file after gzip, %d in all)", c.w.lim.MaxFileBytes, c.w.lim.MaxBytes)}
+	case errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.Is(err, io.ErrUnexpectedEOF):
+		return &Error{Problem: ProblemMalformed, URL: c.url, Reason: "reading it failed: " + err.Error(), Err: err}
+	}
+	return &Error{Problem: ProblemUnreachable, URL: c.url, Reason: "reading it failed: " + err.Error(), Err: err}
+}
+
+// stream parses a <urlset> or a <sitemapindex> as it arrives, handing each <loc> on as
+// soon as it is read (an index's to w.file, depth first), so reading stops at the entry
+// cap or when keep says stop, whatever the file's size. ctx is checked every 256 tokens.
+func (w *walk) stream(ctx context.Context, src *capped, u string, depth int) error {
+	p := &locParser{dec: xml.NewDecoder(src)}
+	p.dec.Strict = true
+	for tokens := 0; ; tokens++ {
+		if tokens%256 == 0 && ctx.Err() != nil {
+			return &Error{Problem: ProblemUnreachable, URL: u, Reason: "reading the sitemaps took longer than " + w.lim.Timeout.String(), Err: ctx.Err()}
 		}
+		loc, done, err := p.next()
 		if err != nil {
-			return "", nil, fmt.Errorf("not well-formed XML: %w", err)
+			if errors.Is(err, errTooLarge) || errors.Is(err, gzip.ErrChecksum) {
+				return src.problem(err)
+			}
+			return &Error{Problem: ProblemMalformed, URL: u, Reason: err.Error(), Err: err}
 		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			depth++
-			switch {
-			case depth == 1:
-				if t.Name.Local != "urlset" && t.Name.Local != "sitemapindex" {
-					return "", nil, fmt.Errorf("the root element is <%s>, not <urlset> or <sitemapindex>", t.Name.Local)
-				}
-				kind = t.Name.Local
-			case depth == 3 && t.Name.Local == "loc":
-				inLoc = true
-				loc.Reset()
-			}
-		case xml.CharData:
-			if inLoc {
-				loc.Write(t)
-			}
-		case xml.EndElement:
-			if inLoc && t.Name.Local == "loc" {
-				inLoc = false
-				if s := strings.TrimSpace(loc.String()); s != "" {
-					locs = append(locs, s)
-				}
-			}
-			depth--
+		if p.kind == "sitemapindex" && depth >= w.lim.MaxDepth {
+			return &Error{Problem: ProblemTooLarge, URL: u, Reason: fmt.Sprintf("sitemap indexes nest deeper than %d levels", w.lim.MaxDepth)}
+		}
+		if done {
+			return nil
+		}
+		if loc == "" {
+			continue
+		}
+		if err := w.entry(ctx, p.kind, u, loc, depth); err != nil {
+			return err
 		}
 	}
-	if kind == "" {
-		return "", nil, errors.New("empty document: no <urlset> or <sitemapindex>")
+}
+
+// entry is one <loc> of a file: a page for keep, or a sitemap of an index to walk.
+func (w *walk) entry(ctx context.Context, kind, u, loc string, depth int) error {
+	if w.entries++; w.entries > w.lim.MaxEntries {
+		return &Error{Problem: ProblemTooLarge, URL: u, Reason: fmt.Sprintf("more than %d entries in all", w.lim.MaxEntries)}
 	}
-	return kind, locs, nil
+	if kind == "sitemapindex" {
+		return w.file(ctx, resolve(u, loc), depth+1)
+	}
+	if w.keep(resolve(u, loc)) {
+		return errStop
+	}
+	return nil
+}
+
+// maxLocBytes bounds one <loc>'s text; a longer one is not a URL anyone loads.
+const maxLocBytes = 64 << 10
+
+// locParser pulls the <loc> values of a <urlset> or <sitemapindex> out of a decoder.
+type locParser struct {
+	dec   *xml.Decoder
+	kind  string // the root element, once seen
+	depth int
+	inLoc bool
+	loc   strings.Builder
+}
+
+// next reads one token: loc is a complete <loc> value ("" otherwise); done at the end of
+// the document.
+func (p *locParser) next() (loc string, done bool, err error) {
+	tok, err := p.dec.Token()
+	if err == io.EOF {
+		if p.kind == "" {
+			return "", false, errors.New("empty document: no <urlset> or <sitemapindex>")
+		}
+		return "", true, nil
+	}
+	if err != nil {
+		if errors.Is(err, errTooLarge) || errors.Is(err, gzip.ErrChecksum) {
+			return "", false, err
+		}
+		return "", false, fmt.Errorf("not well-formed XML: %w", err)
+	}
+	switch t := tok.(type) {
+	case xml.StartElement:
+		p.depth++
+		switch {
+		case p.depth == 1:
+			if t.Name.Local != "urlset" && t.Name.Local != "sitemapindex" {
+				return "", false, fmt.Errorf("the root element is <%s>, not <urlset> or <sitemapindex>", t.Name.Local)
+			}
+			p.kind = t.Name.Local
+		case p.depth == 3 && t.Name.Local == "loc":
+			p.inLoc = true
+			p.loc.Reset()
+		}
+	case xml.CharData:
+		if p.inLoc && p.loc.Len()+len(t) <= maxLocBytes {
+			p.loc.Write(t)
+		}
+	case xml.EndElement:
+		if p.inLoc && t.Name.Local == "loc" {
+			p.inLoc = false
+			loc = strings.TrimSpace(p.loc.String())
+		}
+		p.depth--
+	}
+	return loc, false, nil
 }
 
 func isRobots(u string) bool {

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 func gz(s string) []byte {
@@ -123,5 +124,68 @@ func TestReadRefusesWithTheProblem(t *testing.T) {
 		if !errors.As(err, &e) || e.Problem != tt.problem || !strings.Contains(e.Reason, tt.reason) {
 			t.Errorf("%s: error %v, want %s containing %q", tt.path, err, tt.problem, tt.reason)
 		}
+	}
+}
+
+// A gzip bomb (about 50 MiB of XML in a small .xml.gz) is refused as too large after the
+// per-file inflation cap, without inflating the rest: fast, and never the whole file.
+func TestReadGzipBombStopsAtInflationCap(t *testing.T) {
+	t.Parallel()
+	files := map[string][]byte{}
+	base := site(t, files)
+	entry := "<url><loc>" + base + "/same-page</loc></url>"
+	var raw bytes.Buffer
+	raw.WriteString(`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
+	for raw.Len() < 50<<20-len(entry)-100 {
+		raw.WriteString(entry)
+	}
+	raw.WriteString("</urlset>")
+	files["/bomb.xml.gz"] = gz(raw.String())
+	t.Logf("bomb: %d bytes of gzip, %d inflated", len(files["/bomb.xml.gz"]), raw.Len())
+	start := time.Now()
+	n := 0
+	r := &Reader{Client: http.DefaultClient}
+	err := r.Read(context.Background(), base+"/bomb.xml.gz", func(string) bool { n++; return false })
+	var e *Error
+	if !errors.As(err, &e) || e.Problem != ProblemTooLarge {
+		t.Fatalf("bomb: %v after %d entries, want %s", err, n, ProblemTooLarge)
+	}
+	if n > DefaultMaxEntries {
+		t.Fatalf("%d entries looked at, past the cap", n)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("bomb took %s", d)
+	}
+	t.Logf("bomb refused after %d entries in %s: %v", n, time.Since(start).Round(time.Millisecond), err)
+}
+
+// Reading stops at the caller's limit: an endless sitemap is read no further than the
+// entries asked for (the server sees the connection close), not to the byte cap.
+func TestReadStopsAtLimitWithoutReadingTheRest(t *testing.T) {
+	t.Parallel()
+	written := make(chan int, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := 0
+		defer func() { written <- n }()
+		fmt.Fprint(w, `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
+		for ; n < 2_000_000; n++ {
+			if _, err := fmt.Fprintf(w, "<url><loc>http://%s/p/%d</loc></url>", r.Host, n); err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	got, err := read(t, srv.URL+"/endless.xml", Limits{}, 10)
+	if err != nil || len(got) != 10 {
+		t.Fatalf("got %d pages, %v; want 10", len(got), err)
+	}
+	select {
+	case n := <-written:
+		if n > 200_000 {
+			t.Fatalf("the server wrote %d entries for a read of 10", n)
+		}
+		t.Logf("server wrote %d entries before the reader hung up", n)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server is still writing 10 s after the read returned")
 	}
 }

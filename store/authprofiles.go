@@ -214,3 +214,10 @@ func (s *Store) RecordAuthTest(ctx context.Context, id, testID, failure string, 
 		last_log = coalesce($4, last_log) WHERE id = $1`, id, testID, failure, logJSON)
 	return err
 }
+
+// CountAuthProfiles counts owner's profiles (authprofile's per-key cap).
+func (s *Store) CountAuthProfiles(ctx context.Context, owner string) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM auth_profiles WHERE owner = $1`, owner).Scan(&n)
+	return n, err
+}

@@ -24,7 +24,7 @@ func (s *Server) routeAuthProfiles(v1 *gin.RouterGroup) {
 	v1.GET("/auth-profiles/:id", s.loadAuthProfile, s.h(s.getAuthProfile))
 	v1.PATCH("/auth-profiles/:id", jsonBody, s.loadAuthProfile, s.h(s.updateAuthProfile))
 	v1.DELETE("/auth-profiles/:id", s.loadAuthProfile, s.h(s.deleteAuthProfile))
-	v1.POST("/auth-profiles/:id/test", s.loadAuthProfile, s.h(s.testAuthProfile))
+	v1.POST("/auth-profiles/:id/test", s.loadAuthProfile, s.spend(jobs.WorkAuthTest), s.h(s.testAuthProfile))
 }
 
 // testAuthProfile has a worker log in with the profile now and answers with
@@ -157,6 +157,9 @@ func (s *Server) deleteAuthProfile(c *gin.Context) error {
 
 // authProfileError maps the profile service's own errors.
 func authProfileError(err error) error {
+	if errors.Is(err, authprofile.ErrTooManyProfiles) {
+		return &apiError{Status: http.StatusConflict, Code: "too_many_auth_profiles", Message: err.Error()}
+	}
 	if errors.Is(err, authprofile.ErrNameTaken) {
 		return &apiError{Status: http.StatusConflict, Code: "name_taken", Message: err.Error(), Field: "name"}
 	}

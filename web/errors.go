@@ -68,10 +68,13 @@ func toAPIError(err error) *apiError {
 	var (
 		ae *apiError
 		ve *jobs.ValidationError
+		br budgetRefusal
 	)
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.As(err, &br):
+		return budgetError(br)
 	case errors.As(err, &ve) && len(ve.Fields) > 0:
 		first := ve.Fields[0]
 		status := http.StatusBadRequest

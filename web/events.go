@@ -27,7 +27,8 @@ import (
 // resource as GET shows it), taken after noting the stream's end so nothing
 // between the two is missed. The final "done" event is read from Postgres
 // whenever the resource is seen finished (a batch/run event, or the check on
-// every heartbeat), so a lost publish cannot leave a client waiting.
+// every sseCheckEvery-th heartbeat, reading the status only), so a lost publish cannot
+// leave a client waiting; the other heartbeats catch up from the event stream itself.
 
 // EventHub reads the event streams; events.Hub implements it.
 type EventHub interface {
@@ -63,6 +64,9 @@ const (
 	// finish, for job events published just after the last commit's counts.
 	sseSettle     = 200 * time.Millisecond
 	sseRetryAfter = 5 // seconds, of a 503 too_many_streams
+	// sseCheckEvery is how many heartbeats pass between two reads of the resource's
+	// status in Postgres; the other heartbeats catch up from the event stream only.
+	sseCheckEvery = 4
 )
 
 // Validate checks c's values (zero means the default).
@@ -97,6 +101,9 @@ type sseSource struct {
 	stream string
 	// load reads the resource: its GET JSON and whether it has finished.
 	load func(ctx context.Context) (view any, final bool, err error)
+	// finished reads only whether the resource has finished (a run without its
+	// comparisons): the heartbeats' safety net for a lost publish.
+	finished func(ctx context.Context) (bool, error)
 	// finalEntry reports whether an entry says the resource finished.
 	finalEntry func(e events.Entry) bool
 }
@@ -115,6 +122,10 @@ func (s *Server) batchEvents(c *gin.Context) error {
 				return nil, false, fmt.Errorf("batch %s: %w", id, err)
 			}
 			return b.View(), b.Status() == jobs.BatchCompleted, nil
+		},
+		finished: func(ctx context.Context) (bool, error) {
+			b, err := s.Batches.GetBatch(ctx, id)
+			return err == nil && b.Status() == jobs.BatchCompleted, err
 		},
 		finalEntry: func(e events.Entry) bool {
 			if e.Type != events.TypeBatch {
@@ -140,6 +151,10 @@ func (s *Server) runEvents(c *gin.Context) error {
 				return nil, false, fmt.Errorf("run %s: %w", id, err)
 			}
 			return newRunView(r, base), r.Status != regression.RunRunning, nil
+		},
+		finished: func(ctx context.Context) (bool, error) {
+			r, err := s.Suites.GetRunSummary(ctx, id)
+			return err == nil && r.Status != regression.RunRunning, err
 		},
 		finalEntry: func(e events.Entry) bool {
 			if e.Type != events.TypeRun {
@@ -178,11 +193,11 @@ func (s *Server) serveEvents(c *gin.Context, src sseSource) error {
 		return &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "live events are not enabled on this server"}
 	}
 	cfg := s.SSE.WithDefaults()
-	if n := s.streams.Add(1); n > int64(cfg.MaxStreams) {
-		s.streams.Add(-1)
-		return tooManyStreams()
+	release, err := s.admitStream(c, cfg)
+	if err != nil {
+		return err
 	}
-	defer s.streams.Add(-1)
+	defer release()
 	// The server's timeouts are for ordinary requests: lift them before the
 	// Redis and store reads below, which a slow moment could push past them
 	// (the connection would close before the stream's first byte).
@@ -251,6 +266,21 @@ func (s *Server) serveEvents(c *gin.Context, src sseSource) error {
 	return nil
 }
 
+// admitStream takes one of the replica's streams (SNAPQ_SSE_MAX_STREAMS, 503) and one of
+// the key's share (the work budget, SNAPQ_SSE_MAX_STREAMS_PER_KEY, 429).
+func (s *Server) admitStream(c *gin.Context, cfg SSEConfig) (func(), error) {
+	if n := s.streams.Add(1); n > int64(cfg.MaxStreams) {
+		s.streams.Add(-1)
+		return nil, tooManyStreams()
+	}
+	release, err := s.acquire(c, jobs.WorkStream)
+	if err != nil {
+		s.streams.Add(-1)
+		return nil, err
+	}
+	return func() { release(); s.streams.Add(-1) }, nil
+}
+
 // sseStream is one client's stream after its start.
 type sseStream struct {
 	s     *Server
@@ -258,6 +288,7 @@ type sseStream struct {
 	src   sseSource
 	last  string // the id of the last entry written
 	final bool   // the resource was seen finished
+	beats int    // heartbeats so far
 }
 
 func (st *sseStream) run(ctx context.Context, sub *events.Subscription, heartbeat time.Duration) {
@@ -290,19 +321,38 @@ func (st *sseStream) run(ctx context.Context, sub *events.Subscription, heartbea
 				return
 			}
 		case <-ping.C:
-			if st.w.comment("ping") != nil {
+			if st.heartbeat(ctx) != nil {
 				return
 			}
-			// A lost publish must not leave the client waiting: the database decides.
-			_, final, err := st.src.load(ctx)
-			if err != nil {
-				st.s.logger().Warn("event stream check", "stream", st.src.stream, "err", err)
-				continue
-			}
-			st.final = final
 		}
 	}
 	st.done(ctx, sub)
+}
+
+// heartbeat writes the ping, then checks the stream's state from the event stream: the
+// entries after the last one written, which the subscription may have dropped. Every
+// sseCheckEvery heartbeats it also reads whether the resource finished from Postgres
+// (its status only), so a lost publish cannot leave the client waiting.
+func (st *sseStream) heartbeat(ctx context.Context) error {
+	if err := st.w.comment("ping"); err != nil {
+		return err
+	}
+	es, err := st.s.Events.Range(ctx, st.src.stream, st.last, 512)
+	if err != nil {
+		st.s.logger().Warn("event stream check", "stream", st.src.stream, "err", err)
+	} else if err := st.write(es...); err != nil {
+		return err
+	}
+	if st.beats++; st.final || st.beats%sseCheckEvery != 0 {
+		return nil
+	}
+	final, err := st.src.finished(ctx)
+	if err != nil {
+		st.s.logger().Warn("event stream check", "stream", st.src.stream, "err", err)
+		return nil
+	}
+	st.final = final
+	return nil
 }
 
 // write writes the entries not written yet; it notes when one says the

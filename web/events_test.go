@@ -3,6 +3,7 @@ package web
 import (
 	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/snapq/snapq/events"
 	"github.com/snapq/snapq/internal/testenv"
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/ratelimit"
 )
 
 // oneBatch is a store that knows one running batch.
@@ -159,4 +161,68 @@ func TestEventStreamOutlivesServerTimeouts(t *testing.T) {
 		}
 	}
 	t.Fatalf("the stream ended after %s: %v", time.Since(start), sc.Err())
+}
+
+// One key holds at most its share of streams (SNAPQ_SSE_MAX_STREAMS_PER_KEY): the next
+// gets 429 concurrency_limit with Retry-After, and a closed stream frees its slot.
+// Heartbeats do not reload the batch from Postgres each time: over 12 heartbeats of each
+// of two streams the store is read at most 8 times (24 when every heartbeat read it).
+func TestEventStreamPerKeyShare(t *testing.T) {
+	t.Parallel()
+	db := testenv.Redis(t)
+	rdb := redis.NewClient(db.Options())
+	t.Cleanup(func() { rdb.Close() })
+	b := &jobs.Batch{ID: jobs.NewID(), Total: 2, Counts: jobs.Counts{Queued: 2}, CreatedAt: time.Now()}
+	store := &oneBatch{b: b}
+	s := &Server{Batches: store, Events: &events.Hub{Redis: rdb, Block: 100 * time.Millisecond},
+		SSE:    SSEConfig{MaxStreams: 100, Heartbeat: 50 * time.Millisecond},
+		Budget: ratelimit.NewBudget(rdb, map[string]ratelimit.Cap{jobs.WorkStream: {PerKey: 2, RetryAfter: 3 * time.Second}}),
+		Config: Config{ListenAddr: "127.0.0.1:8080"}}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	get := func() *http.Response {
+		req, _ := http.NewRequest("GET", srv.URL+"/v1/batches/"+b.ID+"/events", nil)
+		req.Host = "127.0.0.1:8080"
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	first, second := get(), get()
+	defer second.Body.Close()
+	if first.StatusCode != http.StatusOK || second.StatusCode != http.StatusOK {
+		t.Fatalf("streams within the share: %d %d", first.StatusCode, second.StatusCode)
+	}
+	third := get()
+	body, _ := io.ReadAll(third.Body)
+	third.Body.Close()
+	if third.StatusCode != http.StatusTooManyRequests || third.Header.Get("Retry-After") != "3" || !strings.Contains(string(body), `"code":"concurrency_limit"`) {
+		t.Fatalf("a stream past the key's share: %d %v %s", third.StatusCode, third.Header, body)
+	}
+	// Twelve heartbeats on the first stream.
+	before := store.reads.Load()
+	sc := bufio.NewScanner(first.Body)
+	for pings := 0; pings < 12 && sc.Scan(); {
+		if sc.Text() == ": ping" {
+			pings++
+		}
+	}
+	// Two streams beat meanwhile: 24 reads before (one per heartbeat), 6 now (one per 4).
+	if reads := store.reads.Load() - before; reads > 8 {
+		t.Errorf("the batch was read %d times in 12 heartbeats of each of two streams, want at most 8", reads)
+	}
+	first.Body.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		r := get()
+		r.Body.Close()
+		if r.StatusCode == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a closed stream's slot is still taken: %d", r.StatusCode)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -103,6 +103,9 @@ type Server struct {
 	Thumbnails ThumbnailReader
 	Keys       KeyReader
 	Limiter    RateLimiter // nil: no rate limit
+	// Budget caps per key the work done outside the capture queue (budget.go):
+	// previews, auth tests, archives, event streams; nil: no cap.
+	Budget jobs.WorkBudget
 	// AuthFailures limits failed authentications per client address; nil: no limit.
 	AuthFailures FailureLimiter
 	Checks       []Check
@@ -154,9 +157,9 @@ func (s *Server) Handler() http.Handler {
 	v1.GET("/batches/:id", s.loadBatch, s.h(s.getBatch))
 	v1.GET("/batches/:id/jobs", s.h(listQuery(jobStatuses)), s.loadBatch, s.h(s.listJobs))
 	v1.GET("/batches/:id/webhooks", s.loadBatch, s.h(s.listWebhooks))
-	v1.GET("/batches/:id/archive", s.loadBatch, s.h(s.batchArchive))
+	v1.GET("/batches/:id/archive", s.loadBatch, s.spend(jobs.WorkArchive), s.h(s.batchArchive))
 	v1.POST("/batches/:id/cancel", s.loadBatch, s.h(s.cancelBatch))
-	v1.GET("/batches/:id/events", s.loadBatch, s.h(s.batchEvents)) // events.go
+	v1.GET("/batches/:id/events", s.loadBatch, s.h(s.batchEvents)) // events.go (takes its budget after the replica cap)
 	v1.GET("/jobs/:id", s.loadJob, s.h(s.getJob))
 	v1.GET("/artifacts/:id", s.loadArtifact, s.h(s.getArtifact))
 	v1.GET("/artifacts/:id/thumbnail", s.loadArtifact, s.h(s.getThumbnail))

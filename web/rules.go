@@ -19,7 +19,7 @@ func (s *Server) routeRules(v1 *gin.RouterGroup) {
 	v1.GET("/comparisons/:id/changes", s.h(s.comparisonChanges))
 	v1.POST("/suites/:id/rules", jsonBody, s.loadSuite, s.h(s.createRule))
 	v1.GET("/suites/:id/rules", s.loadSuite, s.h(s.listRules))
-	v1.POST("/suites/:id/rules/preview", jsonBody, s.loadSuite, s.h(s.previewRule))
+	v1.POST("/suites/:id/rules/preview", jsonBody, s.loadSuite, s.spend(jobs.WorkPreview), s.h(s.previewRule))
 	v1.DELETE("/rules/:id", s.h(s.deleteRule))
 }
 

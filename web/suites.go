@@ -29,8 +29,8 @@ func (s *Server) routeSuites(v1 *gin.RouterGroup) {
 	v1.GET("/suites/:id/baselines", s.loadSuite, s.h(s.listBaselines))
 	v1.GET("/suites/:id/flakiness", s.loadSuite, s.h(s.suiteFlakiness)) // flakiness.go
 	v1.GET("/runs/:id", s.loadRun, s.h(s.getRun))
-	v1.GET("/runs/:id/events", s.loadRun, s.h(s.runEvents))   // events.go
-	v1.GET("/runs/:id/archive", s.loadRun, s.h(s.runArchive)) // archive.go
+	v1.GET("/runs/:id/events", s.loadRun, s.h(s.runEvents))                              // events.go
+	v1.GET("/runs/:id/archive", s.loadRun, s.spend(jobs.WorkArchive), s.h(s.runArchive)) // archive.go
 	v1.POST("/runs/:id/approve", jsonBody, s.h(readApproval), s.loadRun, s.h(s.approveRun))
 	v1.POST("/baselines/:id/restore", s.loadBaseline, s.h(s.restoreBaseline))
 	// comparisons.go

@@ -17,6 +17,7 @@ import (
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/queue"
+	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/regression"
 	"github.com/snapq/snapq/sitemap"
 	"github.com/snapq/snapq/web"
@@ -125,6 +126,12 @@ type apiConfig struct {
 	// MailDomains is SNAPQ_SMTP_ALLOWED_DOMAINS (as the worker reads it):
 	// the domains a suite's email channel may list; empty: no email channel.
 	MailDomains regression.MailDomains
+	// Budget holds the per-key work budget's caps per kind of work (env.Budget:
+	// SNAPQ_BUDGET_*_PER_KEY, SNAPQ_BUDGET_*_PER_REPLICA, SNAPQ_SSE_MAX_STREAMS_PER_KEY).
+	Budget map[string]ratelimit.Cap
+	// MaxAuthProfilesPerKey caps one key's auth profiles
+	// (SNAPQ_MAX_AUTH_PROFILES_PER_KEY, default 50; 0: no cap).
+	MaxAuthProfilesPerKey int
 }
 
 // loadAPIConfig reads every SNAPQ_* variable `api serve` uses and validates
@@ -185,6 +192,8 @@ func loadAPIConfig() (apiConfig, error) {
 	}
 	c.EgressAllow = allow
 	c.SitemapTimeout = r.Duration("SNAPQ_SITEMAP_TIMEOUT", sitemap.DefaultTimeout)
+	c.Budget = env.Budget(&r)
+	c.MaxAuthProfilesPerKey = r.Int("SNAPQ_MAX_AUTH_PROFILES_PER_KEY", authprofile.DefaultMaxPerKey)
 	var sitemapErr error
 	if c.SitemapTimeout <= 0 || c.SitemapTimeout > 50*time.Second {
 		sitemapErr = fmt.Errorf("SNAPQ_SITEMAP_TIMEOUT=%s: want more than 0 and at most 50s (under the server's 1m write timeout)", c.SitemapTimeout)

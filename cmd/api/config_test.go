@@ -11,7 +11,9 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/snapq/snapq/artifacts"
+	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/queue"
+	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/web"
 )
 
@@ -66,6 +68,14 @@ func defaultAPIConfig() apiConfig {
 		HostConcurrencyMax:  16,
 		SSE:                 web.SSEConfig{MaxStreams: 1000, MaxDuration: 30 * time.Minute, Heartbeat: 15 * time.Second},
 		SitemapTimeout:      30 * time.Second,
+		Budget: map[string]ratelimit.Cap{
+			jobs.WorkDiscover: {PerKey: 2, PerReplica: 8, RetryAfter: 10 * time.Second},
+			jobs.WorkPreview:  {PerKey: 1, PerReplica: 4, RetryAfter: 5 * time.Second},
+			jobs.WorkAuthTest: {PerKey: 1, PerReplica: 16, RetryAfter: 15 * time.Second},
+			jobs.WorkArchive:  {PerKey: 2, PerReplica: 16, RetryAfter: 10 * time.Second},
+			jobs.WorkStream:   {PerKey: 20, RetryAfter: 10 * time.Second},
+		},
+		MaxAuthProfilesPerKey: 50,
 	}
 }
 
@@ -138,6 +148,16 @@ func TestLoadAPIConfig(t *testing.T) {
 				c.Redis = asynq.RedisFailoverClientOpt{MasterName: "m", SentinelAddrs: []string{"s1:26379", "s2:26379"}}
 				c.Queue.Shards = 4
 				c.Web.AdminToken = "0123456789abcdef0123456789abcdef"
+			},
+		},
+		{
+			name: "work budget",
+			env:  []string{"SNAPQ_BUDGET_DISCOVER_PER_KEY=5", "SNAPQ_BUDGET_PREVIEW_PER_REPLICA=0", "SNAPQ_SSE_MAX_STREAMS_PER_KEY=3", "SNAPQ_MAX_AUTH_PROFILES_PER_KEY=0"},
+			want: func(c *apiConfig) {
+				c.Budget[jobs.WorkDiscover] = ratelimit.Cap{PerKey: 5, PerReplica: 8, RetryAfter: 10 * time.Second}
+				c.Budget[jobs.WorkPreview] = ratelimit.Cap{PerKey: 1, RetryAfter: 5 * time.Second}
+				c.Budget[jobs.WorkStream] = ratelimit.Cap{PerKey: 3, RetryAfter: 10 * time.Second}
+				c.MaxAuthProfilesPerKey = 0
 			},
 		},
 		{

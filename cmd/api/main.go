@@ -243,21 +243,24 @@ func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeSe
 	// discover by crawl are fetched through the egress guard, under the workers' policy.
 	sitemaps := &sitemap.Reader{Client: egress.New(egress.Config{Policy: egress.NewPolicy(cfg.EgressAllow),
 		Logger: log.With("component", "egress")}).HTTPClient(0), Limits: sitemap.Limits{Timeout: cfg.SitemapTimeout}}
+	// One per-key budget for the work the api does outside the capture queue.
+	budget := ratelimit.NewBudget(rdb, cfg.Budget)
 	srv := &web.Server{
 		Service: &jobs.Service{Repo: st, Queue: tasks, Logger: log, MaxTargets: maxTargets, MaxInFlight: maxInFlight,
-			Dispatch: d.dispatch, MaxHostConcurrency: cfg.HostConcurrencyMax, Sitemaps: sitemaps},
+			Dispatch: d.dispatch, MaxHostConcurrency: cfg.HostConcurrencyMax, Sitemaps: sitemaps, Budget: budget},
 		Regression: &regression.Service{Repo: st, Queue: tasks, Logger: log, MaxInFlight: noCapAsNegative(cfg.MaxJobsInFlight),
 			MaxSuitesPerKey: noCapAsNegative(cfg.MaxSuitesPerKey), MinScheduleInterval: cfg.MinScheduleInterval,
 			Dispatch: d.dispatch, MaxHostConcurrency: cfg.HostConcurrencyMax, Report: regression.ReportStart(tasks, log),
 			ReportApproved: regression.ReportApproval(st, tasks, log), MailDomains: cfg.MailDomains,
-			Sitemaps: sitemaps, Pages: sitemaps},
+			Sitemaps: sitemaps, Pages: sitemaps, Budget: budget},
 		Batches:      st,
 		Suites:       st,
 		Rules:        st,
 		Webhooks:     st,
-		AuthProfiles: &authprofile.Service{Repo: st, Sealer: cfg.Sealer, Queue: tasks},
+		AuthProfiles: &authprofile.Service{Repo: st, Sealer: cfg.Sealer, Queue: tasks, MaxPerKey: noCapAsNegative(cfg.MaxAuthProfilesPerKey)},
 		Keys:         st,
 		Limiter:      ratelimit.New(rdb, rate, burst),
+		Budget:       budget,
 		// failed authentications per client address (web.Server.AuthFailures)
 		AuthFailures: ratelimit.New(rdb, cfg.AuthFailureRate, cfg.AuthFailureBurst),
 		Presigner:    objects,

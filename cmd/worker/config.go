@@ -16,6 +16,7 @@ import (
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/notify"
+	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/regression"
 	"github.com/snapq/snapq/webhook"
 )
@@ -50,6 +51,10 @@ type workerConfig struct {
 	// MaxJobsInFlight caps an API key's queued and running jobs; scheduled runs
 	// over it are skipped (SNAPQ_MAX_JOBS_IN_FLIGHT, default 10000; 0: no cap).
 	MaxJobsInFlight int
+	// Budget is the per-key work budget's caps (env.Budget); the worker's scheduled
+	// runs take the owner's discover slot before reading a sitemap or crawling, as the
+	// api's runs do (a refused one is retried by the queue).
+	Budget map[string]ratelimit.Cap
 
 	// Webhook holds SNAPQ_WEBHOOK_MAX_RETRY and SNAPQ_WEBHOOK_TIMEOUT.
 	Webhook webhook.Config
@@ -110,6 +115,7 @@ func loadWorkerConfig() (workerConfig, error) {
 	c.MaxRetry = r.Int("SNAPQ_MAX_RETRY", 3)
 	c.Shards = env.QueueShards(&r, c.Redis)
 	c.MaxJobsInFlight = r.Int("SNAPQ_MAX_JOBS_IN_FLIGHT", jobs.DefaultMaxInFlight)
+	c.Budget = env.Budget(&r)
 
 	c.Webhook = webhook.DefaultConfig()
 	c.Webhook.MaxRetry = r.Int("SNAPQ_WEBHOOK_MAX_RETRY", c.Webhook.MaxRetry)

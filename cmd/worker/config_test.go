@@ -16,7 +16,9 @@ import (
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/capture"
 	"github.com/snapq/snapq/egress"
+	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/notify"
+	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/regression"
 	"github.com/snapq/snapq/webhook"
 )
@@ -60,16 +62,23 @@ func defaultWorkerConfig(chrome string) workerConfig {
 	eg.Listen = "127.0.0.1:0"
 	cc.ChromeUser = "nobody"
 	return workerConfig{
-		LogLevel:         slog.LevelInfo,
-		DatabaseURL:      "postgres://postgres@127.0.0.1:5432/snapq?sslmode=disable",
-		Redis:            asynq.RedisClientOpt{Addr: "127.0.0.1:6379"},
-		S3:               s3,
-		Concurrency:      2,
-		Jobs:             4,
-		ShutdownTimeout:  30 * time.Second,
-		RetryBaseDelay:   10 * time.Second,
-		MaxRetry:         3,
-		MaxJobsInFlight:  10000,
+		LogLevel:        slog.LevelInfo,
+		DatabaseURL:     "postgres://postgres@127.0.0.1:5432/snapq?sslmode=disable",
+		Redis:           asynq.RedisClientOpt{Addr: "127.0.0.1:6379"},
+		S3:              s3,
+		Concurrency:     2,
+		Jobs:            4,
+		ShutdownTimeout: 30 * time.Second,
+		RetryBaseDelay:  10 * time.Second,
+		MaxRetry:        3,
+		MaxJobsInFlight: 10000,
+		Budget: map[string]ratelimit.Cap{
+			jobs.WorkDiscover: {PerKey: 2, PerReplica: 8, RetryAfter: 10 * time.Second},
+			jobs.WorkPreview:  {PerKey: 1, PerReplica: 4, RetryAfter: 5 * time.Second},
+			jobs.WorkAuthTest: {PerKey: 1, PerReplica: 16, RetryAfter: 15 * time.Second},
+			jobs.WorkArchive:  {PerKey: 2, PerReplica: 16, RetryAfter: 10 * time.Second},
+			jobs.WorkStream:   {PerKey: 20, RetryAfter: 10 * time.Second},
+		},
 		Shards:           1,
 		Webhook:          webhook.Config{MaxRetry: 8, Timeout: 10 * time.Second},
 		Capture:          cc,

@@ -239,7 +239,7 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 	// through the egress guard.
 	discoverer := &sitemap.Reader{Client: d.guard.HTTPClient(0)}
 	runner := &regression.SuiteRunner{Regression: &regression.Service{Repo: st, Queue: tasks, Logger: regLog, MaxInFlight: inFlight,
-		Dispatch: d.dispatch, Sitemaps: discoverer, Pages: discoverer}}
+		Dispatch: d.dispatch, Sitemaps: discoverer, Pages: discoverer, Budget: ratelimit.NewBudget(d.rdb, cfg.Budget)}}
 	// Webhook deliveries go through the same egress guard as Chromium.
 	wh := &webhook.Handler{Repo: st, Client: d.guard.HTTPClient(cfg.Webhook.Timeout), Timeout: cfg.Webhook.Timeout,
 		Logger: log.With("component", "webhooks"),

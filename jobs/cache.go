@@ -76,8 +76,10 @@ func (h *Handler) fromCache(ctx context.Context, job *Job) (*Result, []*Artifact
 	for i, a := range src.Artifacts {
 		c := *a
 		c.ID, c.JobID, c.CreatedAt = NewID(), job.ID, time.Time{}
+		c.Reused = true // the source's objects: refused if they are being deleted
 		if a.Thumbnail != nil {
 			th := *a.Thumbnail
+			th.Reused = true
 			c.Thumbnail = &th
 		}
 		arts[i] = &c

@@ -397,7 +397,8 @@ func (h *Handler) run(ctx context.Context, job *Job, releaseHost func(), links *
 			return nil, nil, uploadError(ctx, f.Name, err)
 		}
 		arts = append(arts, &Artifact{ID: NewID(), JobID: job.ID, Kind: f.Kind, Name: f.Name, Seq: len(res.Images) + i + 1,
-			ObjectKey: obj.Key, ContentType: f.ContentType, Bytes: obj.Bytes, SHA256: obj.SHA256, CRC32: crc32.ChecksumIEEE(f.Data)})
+			ObjectKey: obj.Key, ContentType: f.ContentType, Bytes: obj.Bytes, SHA256: obj.SHA256, CRC32: crc32.ChecksumIEEE(f.Data),
+			Reused: obj.Reused})
 		switch f.Kind {
 		case capture.OutputText:
 			textChars = f.Chars
@@ -421,7 +422,7 @@ func (h *Handler) putImage(ctx context.Context, job *Job, img capture.Image) (*A
 	}
 	a := &Artifact{ID: NewID(), JobID: job.ID, Kind: KindScreenshot, Name: img.Name, Seq: img.Index,
 		ObjectKey: obj.Key, ContentType: img.ContentType, Bytes: obj.Bytes, Width: img.Width, Height: img.Height,
-		SHA256: obj.SHA256, CRC32: crc32.ChecksumIEEE(img.Data)}
+		SHA256: obj.SHA256, CRC32: crc32.ChecksumIEEE(img.Data), Reused: obj.Reused}
 	if img.RowSigs != nil && len(img.RowSigs) == img.Height && len(img.RowExact) == img.Height {
 		a.RowHashes = diff.EncodeRowHashes(img.Width, img.RowSigs, img.RowExact)
 	}
@@ -499,7 +500,8 @@ func (h *Handler) thumbnail(ctx context.Context, job *Job, name string, data []b
 		h.logger().Warn("thumbnail upload failed", "job_id", job.ID, "name", name, "err", err)
 		return nil
 	}
-	return &Thumbnail{ObjectKey: obj.Key, ContentType: thumbnail.ContentType, Bytes: obj.Bytes, Width: th.Width, Height: th.Height}
+	return &Thumbnail{ObjectKey: obj.Key, ContentType: thumbnail.ContentType, Bytes: obj.Bytes, Width: th.Width, Height: th.Height,
+		Reused: obj.Reused}
 }
 
 // ThumbnailName is the file name of an artifact's thumbnail: shot.png's is

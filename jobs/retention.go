@@ -184,7 +184,6 @@ func (r *Retention) Run(ctx context.Context, dryRun bool) (RetentionReport, erro
 		grace = DefaultSweepGrace
 	}
 	cutoff := now.Add(-grace)
-	statter, _ := r.Objects.(objectStatter)
 	for _, e := range expired {
 		if ctx.Err() != nil {
 			errs = append(errs, ctx.Err())
@@ -204,28 +203,47 @@ func (r *Retention) Run(ctx context.Context, dryRun bool) (RetentionReport, erro
 			rep.Runs++
 		}
 		rep.Expired = append(rep.Expired, e)
-		for _, o := range del.Objects {
-			if artifacts.IsContentKey(o.Key) && statter != nil {
-				st, err := statter.Stat(ctx, o.Key)
-				if err != nil || !st.Modified.Before(cutoff) {
-					rep.Deferred++ // gone, unreadable or just touched: the orphan sweep judges it later
-					continue
-				}
-			}
-			if !dryRun {
-				if err := r.Objects.Delete(ctx, o.Key); err != nil {
-					errs = append(errs, fmt.Errorf("delete %s: %w", o.Key, err))
-					continue
-				}
-			}
-			rep.Objects++
-			rep.Bytes += o.Bytes
-			if len(rep.Keys) < MaxReportKeys {
-				rep.Keys = append(rep.Keys, o.Key)
-			}
-		}
+		errs = append(errs, r.deleteObjects(ctx, del.Objects, cutoff, dryRun, &rep)...)
 	}
 	Log(r.Logger).Info("retention pass", "batches", rep.Batches, "runs", rep.Runs, "protected", rep.Protected,
 		"objects", rep.Objects, "bytes", rep.Bytes, "deferred", rep.Deferred, "dry_run", dryRun)
 	return rep, errors.Join(errs...)
+}
+
+// deleteObjects deletes the objects a batch's deletion left unreferenced
+// (marked as being deleted when the store is an ObjectMarker: it is told
+// which went), content touched since cutoff apart.
+func (r *Retention) deleteObjects(ctx context.Context, objects []StoredObject, cutoff time.Time, dryRun bool, rep *RetentionReport) []error {
+	var errs []error
+	statter, _ := r.Objects.(objectStatter)
+	marked := map[string]bool{}
+	var gone []artifacts.Object
+	for _, o := range objects {
+		marked[o.Key] = true
+	}
+	for _, o := range objects {
+		if artifacts.IsContentKey(o.Key) && statter != nil {
+			st, err := statter.Stat(ctx, o.Key)
+			if err != nil || !st.Modified.Before(cutoff) {
+				rep.Deferred++ // gone, unreadable or just touched: the orphan sweep judges it later
+				continue
+			}
+		}
+		if !dryRun {
+			if err := r.Objects.Delete(ctx, o.Key); err != nil {
+				errs = append(errs, fmt.Errorf("delete %s: %w", o.Key, err))
+				continue
+			}
+			gone = append(gone, artifacts.Object{Key: o.Key})
+		}
+		rep.Objects++
+		rep.Bytes += o.Bytes
+		if len(rep.Keys) < MaxReportKeys {
+			rep.Keys = append(rep.Keys, o.Key)
+		}
+	}
+	if dryRun { // nothing was marked: the deletion was rolled back
+		return errs
+	}
+	return append(errs, finishDeletion(ctx, r.Repo, marked, gone))
 }

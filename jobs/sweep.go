@@ -49,6 +49,64 @@ type SweepStore interface {
 	ReferencedKeys(ctx context.Context, keys []string) (map[string]bool, error)
 }
 
+// ObjectMarker makes deleting an object atomic with finding it unreferenced:
+// the keys are marked as being deleted under their locks, and a commit that
+// reuses a marked key is refused (ErrObjectGone). store.Store implements it;
+// a SweepStore or RetentionStore without it is checked, then acted on.
+type ObjectMarker interface {
+	// MarkUnreferenced marks and returns those of keys no row names.
+	MarkUnreferenced(ctx context.Context, keys []string) (map[string]bool, error)
+	// FinishObjectDeletion records which marked keys were deleted and which kept.
+	FinishObjectDeletion(ctx context.Context, deleted, kept []string) error
+}
+
+// unreferenced returns which of keys no row names: marked as being deleted
+// when repo is an ObjectMarker (then finish must be told what became of them).
+func unreferenced(ctx context.Context, repo SweepStore, keys []string) (map[string]bool, error) {
+	if m, ok := repo.(ObjectMarker); ok {
+		return m.MarkUnreferenced(ctx, keys)
+	}
+	referenced, err := repo.ReferencedKeys(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, k := range keys {
+		if !referenced[k] {
+			out[k] = true
+		}
+	}
+	return out, nil
+}
+
+// finishDeletion tells an ObjectMarker repo which marked keys went.
+func finishDeletion(ctx context.Context, repo any, marked map[string]bool, gone []artifacts.Object) error {
+	m, ok := repo.(ObjectMarker)
+	if !ok || len(marked) == 0 {
+		return nil
+	}
+	var deleted, kept []string
+	done := map[string]bool{}
+	for _, o := range gone {
+		done[o.Key] = true
+		deleted = append(deleted, o.Key)
+	}
+	for k := range marked {
+		if !done[k] {
+			kept = append(kept, k)
+		}
+	}
+	return m.FinishObjectDeletion(ctx, deleted, kept)
+}
+
+// deletedOf is gone, or none in a dry run (nothing was deleted).
+func deletedOf(gone []artifacts.Object, dryRun bool) []artifacts.Object {
+	if dryRun {
+		return nil
+	}
+	return gone
+}
+
 // Sweeper deletes orphaned objects: objects under batches/ that no artifact
 // row names, left behind by a job whose uploads or final commit failed after
 // some of its objects were stored. An object is deleted only when it is
@@ -214,7 +272,7 @@ func (s *Sweeper) sweepContentPage(ctx context.Context, page []artifacts.Object,
 	if len(old) == 0 {
 		return nil, nil
 	}
-	referenced, err := s.Repo.ReferencedKeys(ctx, keys)
+	free, err := unreferenced(ctx, s.Repo, keys)
 	if err != nil {
 		return nil, fmt.Errorf("referenced keys: %w", err)
 	}
@@ -222,7 +280,7 @@ func (s *Sweeper) sweepContentPage(ctx context.Context, page []artifacts.Object,
 	var gone []artifacts.Object
 	var errs []error
 	for _, o := range old {
-		if referenced[o.Key] {
+		if !free[o.Key] {
 			continue
 		}
 		if statter != nil {
@@ -239,6 +297,7 @@ func (s *Sweeper) sweepContentPage(ctx context.Context, page []artifacts.Object,
 		}
 		gone = append(gone, o)
 	}
+	errs = append(errs, finishDeletion(ctx, s.Repo, free, deletedOf(gone, dryRun)))
 	return gone, errors.Join(errs...)
 }
 
@@ -271,14 +330,14 @@ func (s *Sweeper) sweepPage(ctx context.Context, page []artifacts.Object, cutoff
 	if err != nil {
 		return nil, fmt.Errorf("job statuses: %w", err)
 	}
-	referenced, err := s.Repo.ReferencedKeys(ctx, keys)
+	free, err := unreferenced(ctx, s.Repo, keys)
 	if err != nil {
 		return nil, fmt.Errorf("referenced keys: %w", err)
 	}
 	var gone []artifacts.Object
 	var errs []error
 	for _, o := range old {
-		if referenced[o.Key] {
+		if !free[o.Key] {
 			continue
 		}
 		if st, exists := statuses[jobOf[o.Key]]; exists && !finalStatus(st) {
@@ -292,6 +351,7 @@ func (s *Sweeper) sweepPage(ctx context.Context, page []artifacts.Object, cutoff
 		}
 		gone = append(gone, o)
 	}
+	errs = append(errs, finishDeletion(ctx, s.Repo, free, deletedOf(gone, dryRun)))
 	return gone, errors.Join(errs...)
 }
 

@@ -34,6 +34,10 @@ var (
 	// ErrConflict means the request clashes with the current state
 	// (for example canceling a finished batch).
 	ErrConflict = errors.New("conflict")
+	// ErrObjectGone refuses a commit that reuses an object being deleted
+	// (retention, the orphan sweep): the attempt is retried and stores the
+	// bytes again.
+	ErrObjectGone = errors.New("a reused object is being deleted")
 	// ErrArtifactNameTaken means two artifacts of one job have the same name
 	// (the store keeps one per name); retrying the job cannot help.
 	ErrArtifactNameTaken = errors.New("artifact name taken")
@@ -228,6 +232,10 @@ type Artifact struct {
 	// Thumbnail is the artifact's small preview, or nil (a job's first
 	// screenshot and a comparison's diff have one).
 	Thumbnail *Thumbnail
+	// Reused: the object was stored before this attempt (a cache hit's
+	// copy, content-addressed bytes found already stored), not uploaded by
+	// it; a commit refuses a reused object being deleted (ErrObjectGone).
+	Reused bool
 }
 
 // Thumbnail is a stored preview of an image artifact (the thumbnail package).
@@ -237,6 +245,7 @@ type Thumbnail struct {
 	Bytes       int64
 	Width       int
 	Height      int
+	Reused      bool // as Artifact.Reused
 }
 
 // JobRef identifies an unfinished job for the reconciler.

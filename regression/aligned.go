@@ -19,7 +19,7 @@ import (
 // an image that cannot be read, widths that differ): the caller then
 // compares segment by segment, which reports those cases.
 func (c *Comparer) compareAligned(ctx context.Context, run *Run, target string, job *jobs.Job, shots []*jobs.Artifact, bases []*Baseline,
-	taken map[string]bool, scale float64) ([]*Comparison, []*jobs.Artifact, bool) {
+	taken map[string]bool, scale float64, rules *ruleSet) ([]*Comparison, []*jobs.Artifact, bool) {
 	var page []*Baseline // active baselines 1..K with an image, in order
 	for _, b := range bases {
 		if b.Artifact != nil {
@@ -38,11 +38,10 @@ func (c *Comparer) compareAligned(ctx context.Context, run *Run, target string, 
 	if cs, ok := unchangedPage(run, shots, page); ok {
 		return cs, nil, true
 	}
-	// The suite's rules apply when the capture recorded its box tree.
-	var rules []*Rule
+	// The suite's rules (ruleSetFor) apply when the capture recorded its box tree.
 	var curTree *capture.BoxTree
 	if job.Result != nil && job.Result.Elements != nil {
-		curTree, rules = job.Result.Elements, c.activeRules(ctx, run, target)
+		curTree = job.Result.Elements
 	}
 	// The ignored elements' boxes (the suite's selectors and ignore_element
 	// rules) of the job that captured each baseline segment, kept to the
@@ -54,7 +53,7 @@ func (c *Comparer) compareAligned(ctx context.Context, run *Run, target string, 
 		h := b.Artifact.Height
 		rows := image.Rect(0, offA, 1<<30, offA+h)
 		rects := ignoreRects(nil, c.baselineResult(ctx, b, seen))
-		if r := c.baselineResult(ctx, b, seen); r != nil && len(rules) > 0 {
+		if r := c.baselineResult(ctx, b, seen); r != nil && len(rules.list()) > 0 {
 			rects = append(rects, ignoreBoxes(rules, r.Elements)...)
 		}
 		for _, m := range maskFor(rects, scale, 0) {

@@ -25,12 +25,12 @@ const maxHunkElements = 20
 type alignedExplain struct {
 	res   *diff.PageResult
 	cur   *capture.BoxTree
-	rules []*Rule
+	rules *ruleSet
 	scale float64
 	moved map[*capture.BoxTree]*capture.BoxTree // baseline trees in current coordinates
 }
 
-func newAlignedExplain(res *diff.PageResult, cur *capture.BoxTree, rules []*Rule, scale float64) *alignedExplain {
+func newAlignedExplain(res *diff.PageResult, cur *capture.BoxTree, rules *ruleSet, scale float64) *alignedExplain {
 	if scale <= 0 {
 		scale = 1
 	}

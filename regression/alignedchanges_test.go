@@ -91,7 +91,7 @@ func TestAlignedAttributionUnderShift(t *testing.T) {
 	}
 	rule := &Rule{ID: "r1", Kind: RuleDynamicText, Selector: ".clock", Pattern: `\d{1,2}:\d{2}`}
 	for _, rules := range [][]*Rule{nil, {rule}} {
-		ex := newAlignedExplain(res, cur, rules, 1)
+		ex := newAlignedExplain(res, cur, newRuleSet(rules), 1)
 		var got []string
 		suppressed := 0
 		for i, s := range res.Segments {

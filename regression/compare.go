@@ -270,16 +270,16 @@ func (c *Comparer) compareSegments(ctx context.Context, run *Run, target string,
 	if scale <= 0 {
 		scale = 1
 	}
+	rules := c.ruleSetFor(ctx, run, target, job, cp) // loaded once for all the segments
 	if cp.final() && run.Spec.Diff.ModeFor(job.Options.Screenshot.Mode) == DiffAligned && len(shots) > 0 {
-		if cs, diffs, ok := c.compareAligned(ctx, run, target, job, shots, bases, taken, scale); ok {
-			return cs, diffs, nil
+		if cs, diffs, ok := c.compareAligned(ctx, run, target, job, shots, bases, taken, scale, rules); ok {
+			return rulesVerdict(cs, rules), diffs, nil
 		}
 	}
 	var cs []*Comparison
 	var diffs []*jobs.Artifact
 	offsetY := 0 // top of the current segment in image pixels
 	seen := map[string]*jobs.Result{}
-	var rules []*Rule // loaded by the first explainer
 	for seg := 1; seg <= last; seg++ {
 		var cur *jobs.Artifact
 		if seg <= len(shots) {
@@ -315,7 +315,7 @@ func (c *Comparer) compareSegments(ctx context.Context, run *Run, target string,
 			mask := maskFor(rects, scale, offsetY)
 			var ex *explain
 			if cp.final() {
-				ex = c.explainer(ctx, run, target, job, c.baselineResult(ctx, base, seen), scale, offsetY, &rules)
+				ex = c.explainer(job, c.baselineResult(ctx, base, seen), scale, offsetY, rules)
 			}
 			d, err := c.diffOne(ctx, job, cmp, mask, run.Spec, name, ex)
 			if err != nil {
@@ -329,7 +329,22 @@ func (c *Comparer) compareSegments(ctx context.Context, run *Run, target string,
 		}
 		cs = append(cs, cmp)
 	}
-	return cs, diffs, nil
+	return rulesVerdict(cs, rules), diffs, nil
+}
+
+// rulesVerdict makes every compared segment of cs an error when the rules
+// passed their budget (MaxRuleMatches): they were not all applied, so no
+// verdict of those segments can be trusted.
+func rulesVerdict(cs []*Comparison, rules *ruleSet) []*Comparison {
+	if rules == nil || rules.err == nil {
+		return cs
+	}
+	for _, cmp := range cs {
+		if cmp.Status == ComparePassed || cmp.Status == CompareFailed {
+			cmp.Status, cmp.Message = CompareError, rules.err.Error()
+		}
+	}
+	return cs
 }
 
 // diffName names the diff image of a segment: <job>-diff-001.png, or
@@ -435,7 +450,7 @@ func (c *Comparer) uploadDiff(ctx context.Context, job *jobs.Job, cmp *Compariso
 	}
 	a := &jobs.Artifact{ID: jobs.NewID(), JobID: job.ID, Kind: KindDiff, Name: name, Seq: seq,
 		ObjectKey: obj.Key, ContentType: "image/png", Bytes: obj.Bytes, Width: b.Dx(), Height: b.Dy(), SHA256: obj.SHA256,
-		CRC32: crc32.ChecksumIEEE(buf.Bytes())}
+		CRC32: crc32.ChecksumIEEE(buf.Bytes()), Reused: obj.Reused}
 	if !c.SkipThumbnails {
 		a.Thumbnail = c.thumbnail(ctx, job, name, buf.Bytes())
 	}
@@ -461,7 +476,8 @@ func (c *Comparer) thumbnail(ctx context.Context, job *jobs.Job, name string, da
 		c.logger().Warn("diff thumbnail upload failed", "job_id", job.ID, "name", name, "err", err)
 		return nil
 	}
-	return &jobs.Thumbnail{ObjectKey: obj.Key, ContentType: thumbnail.ContentType, Bytes: obj.Bytes, Width: th.Width, Height: th.Height}
+	return &jobs.Thumbnail{ObjectKey: obj.Key, ContentType: thumbnail.ContentType, Bytes: obj.Bytes, Width: th.Width, Height: th.Height,
+		Reused: obj.Reused}
 }
 
 // isSegment tells the page's images (name.png, name-001.png) from named

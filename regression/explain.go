@@ -19,27 +19,33 @@ type RuleSource interface {
 // applies the suite's rules.
 type explain struct {
 	base, cur *capture.BoxTree
-	rules     []*Rule
+	rules     *ruleSet
 	scale     float64
 	offsetY   int
 }
 
 // explainer is the explanation of a final screenshot's segment, or nil when
-// the current capture recorded no box tree. rules caches the suite's rules
-// active for target over the segments of one capture.
-func (c *Comparer) explainer(ctx context.Context, run *Run, target string, job *jobs.Job, baseRes *jobs.Result,
-	scale float64, offsetY int, rules *[]*Rule) *explain {
+// the current capture recorded no box tree. rules are the suite's rules
+// active for target, shared by the segments of one capture (ruleSetFor).
+func (c *Comparer) explainer(job *jobs.Job, baseRes *jobs.Result, scale float64, offsetY int, rules *ruleSet) *explain {
 	if job.Result == nil || job.Result.Elements == nil {
 		return nil
 	}
-	if *rules == nil {
-		*rules = c.activeRules(ctx, run, target)
-	}
-	ex := &explain{cur: job.Result.Elements, rules: *rules, scale: scale, offsetY: offsetY}
+	ex := &explain{cur: job.Result.Elements, rules: rules, scale: scale, offsetY: offsetY}
 	if baseRes != nil {
 		ex.base = baseRes.Elements
 	}
 	return ex
+}
+
+// ruleSetFor is the suite's rules active for target, compiled, when cp is
+// the final capture and it recorded its box tree (nil otherwise): one per
+// capture, so each tree's matches are computed once for all its segments.
+func (c *Comparer) ruleSetFor(ctx context.Context, run *Run, target string, job *jobs.Job, cp checkpoint) *ruleSet {
+	if !cp.final() || job.Result == nil || job.Result.Elements == nil {
+		return nil
+	}
+	return newRuleSet(c.activeRules(ctx, run, target))
 }
 
 // activeRules are the suite's rules active for target now; none when they
@@ -73,13 +79,13 @@ func (e *explain) explain(d *image.NRGBA) ([]Change, []image.Rectangle) {
 	changes := attribute(e.base, e.cur, clusters, e.scale, e.offsetY)
 	mask := applyRules(e.rules, changes)
 	var ignored []image.Rectangle
-	for _, r := range e.rules {
+	for i, r := range e.rules.list() {
 		if r.Kind != RuleIgnoreElement {
 			continue
 		}
 		var boxes []image.Rectangle
 		for _, t := range []*capture.BoxTree{e.base, e.cur} {
-			boxes = append(boxes, maskFor(ignoreBoxes([]*Rule{r}, t), e.scale, e.offsetY)...)
+			boxes = append(boxes, maskFor(e.rules.boxes(t, i), e.scale, e.offsetY)...)
 		}
 		for i, ch := range changes {
 			b := image.Rect(ch.Box.X, ch.Box.Y, ch.Box.X+ch.Box.Width, ch.Box.Y+ch.Box.Height)

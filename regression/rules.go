@@ -2,11 +2,12 @@ package regression
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"hash/maphash"
 	"image"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/andybalholm/cascadia"
@@ -27,9 +28,11 @@ import (
 //
 // Selectors are matched against the box trees the captures recorded (the
 // element and its recorded ancestors: tag, id, classes, data-testid, role),
-// so a rule also applies to captures taken before it existed. Structural
-// pseudo-classes (:nth-of-type) see only recorded, visible siblings; a
-// change's own selector always matches it.
+// so a rule also applies to captures taken before it existed. Each element
+// is matched as the only child of its parent, with no children of its own:
+// structural pseudo-classes (:nth-of-type, :first-child, :empty) and
+// sibling combinators see no siblings; a change's own selector always
+// matches it. Matching costs one walk per box tree (rulematch.go).
 
 // Rule kinds.
 const (
@@ -143,21 +146,35 @@ func (r *Rule) pattern() *regexp.Regexp {
 
 // Suppresses reports whether the rule suppresses a change (its target apart).
 func (r *Rule) Suppresses(ch Change) bool {
+	return newRuleSet([]*Rule{r}).suppressor(ch, nil) != nil
+}
+
+// suppressor returns the first of the rules that suppresses ch, or nil. c,
+// when not nil, holds ch's chain once built (callers reuse it per change).
+func (rs *ruleSet) suppressor(ch Change, c *chain) *Rule {
 	if ch.Kind == ChangeUnattributed || len(ch.Ancestry) == 0 {
-		return false
+		return nil
 	}
+	if c == nil {
+		c = &chain{}
+	}
+	for i, r := range rs.rules {
+		if rs.ok[i] && rs.suppresses(i, ch, c) {
+			return r
+		}
+	}
+	return nil
+}
+
+// suppresses reports whether rule i suppresses ch (c: ch's chain, built on first need).
+func (rs *ruleSet) suppresses(i int, ch Change, c *chain) bool {
+	r, sel := rs.rules[i], rs.sels[i]
 	switch r.Kind {
 	case RuleIgnoreElement:
-		// the element or an ancestor is ignored
-		for i := range ch.Ancestry {
-			if matchNodes(r.Selector, ch.Ancestry[:i+1]) {
-				return true
-			}
-		}
-		return false
+		return c.matchAny(ch.Ancestry, r.Selector, sel) // the element or an ancestor is ignored
 	case RuleDynamicText:
 		re := r.pattern()
-		if re == nil || ch.Kind != ChangeText || ch.Before == nil || ch.After == nil || !matchNodes(r.Selector, ch.Ancestry) {
+		if re == nil || ch.Kind != ChangeText || ch.Before == nil || ch.After == nil || !c.match(ch.Ancestry, len(ch.Ancestry)-1, r.Selector, sel) {
 			return false
 		}
 		b, a := ch.Before, ch.After
@@ -170,22 +187,17 @@ func (r *Rule) Suppresses(ch Change) bool {
 }
 
 // ignoreBoxes returns the boxes (page CSS px) of the tree's elements an
-// ignore_element rule matches.
-func ignoreBoxes(rules []*Rule, t *capture.BoxTree) []Rect {
-	if t == nil {
+// ignore_element rule matches, rule by rule.
+func ignoreBoxes(rs *ruleSet, t *capture.BoxTree) []Rect {
+	if t == nil || rs == nil {
 		return nil
 	}
 	var out []Rect
-	for _, r := range rules {
-		if r.Kind != RuleIgnoreElement {
-			continue
-		}
-		for i, e := range t.Elements {
-			if e.Selector == r.Selector || e.Path == r.Selector || matchNodes(r.Selector, ancestry(t, i)) {
-				out = append(out, Rect{X: e.X, Y: e.Y, Width: e.Width, Height: e.Height})
-				if len(out) >= maxMaskBoxesPerCapture {
-					return out
-				}
+	for i := range rs.rules {
+		for _, b := range rs.boxes(t, i) {
+			out = append(out, b)
+			if len(out) >= maxMaskBoxesPerCapture {
+				return out
 			}
 		}
 	}
@@ -197,70 +209,120 @@ const maxMaskBoxesPerCapture = 1000
 
 // applyRules marks the changes the rules suppress and returns the image
 // rectangles their pixels occupy.
-func applyRules(rules []*Rule, changes []Change) []image.Rectangle {
+func applyRules(rs *ruleSet, changes []Change) []image.Rectangle {
+	if rs == nil {
+		return nil
+	}
 	var mask []image.Rectangle
+	c := &chain{}
 	for i := range changes {
-		for _, r := range rules {
-			if r.Suppresses(changes[i]) {
-				changes[i].SuppressedBy = r.ID
-				b := changes[i].Box
-				mask = append(mask, image.Rect(b.X, b.Y, b.X+b.Width, b.Y+b.Height))
-				break
-			}
+		c.reset()
+		if r := rs.suppressor(changes[i], c); r != nil {
+			changes[i].SuppressedBy = r.ID
+			b := changes[i].Box
+			mask = append(mask, image.Rect(b.X, b.Y, b.X+b.Width, b.Y+b.Height))
 		}
 	}
 	return mask
 }
 
-// matchNodes reports whether selector matches the last of nodes, the others
-// being its ancestors, root first. role=<role>[name="<name>"] matches an
-// element's role and accessible name; a node's own stable selector matches it.
-func matchNodes(selector string, nodes []Node) bool {
-	if len(nodes) == 0 {
-		return false
+// chain is a change's ancestry as one synthetic chain (html > body > …),
+// built on first use: prefix j of the ancestry is matched on the node that
+// stands for its last element, with that node's children unlinked.
+//
+// A chain's buffers are reused by the next change (reset): a preview
+// matches tens of thousands of changes.
+type chain struct {
+	built   bool
+	seq     []*html.Node // the chain's nodes, top first
+	targets []*html.Node // targets[j] stands for ancestry[:j+1]
+	slab    []html.Node  // the nodes: doc, html, body, then the elements
+	attrs   []html.Attribute
+}
+
+// reset makes c ready for another change, keeping its buffers.
+func (c *chain) reset() { c.built = false }
+
+func (c *chain) build(nodes []Node) {
+	c.built = true
+	if cap(c.slab) < len(nodes)+3 {
+		c.slab = make([]html.Node, len(nodes)+3, max(len(nodes)+3, maxAncestry+3))
 	}
-	last := nodes[len(nodes)-1]
+	c.slab = c.slab[:len(nodes)+3]
+	doc, top, body := &c.slab[0], &c.slab[1], &c.slab[2]
+	*doc = html.Node{Type: html.DocumentNode}
+	*top = html.Node{Type: html.ElementNode, Data: "html", DataAtom: atom.Html}
+	*body = html.Node{Type: html.ElementNode, Data: "body", DataAtom: atom.Body}
+	link(doc, top)
+	c.seq = append(c.seq[:0], top)
+	if nodes[0].Tag != "body" && nodes[0].Tag != "html" {
+		c.seq = append(c.seq, body)
+	}
+	c.targets = c.targets[:0]
+	c.attrs = c.attrs[:0]
+	for j, nd := range nodes {
+		if nd.Tag != "html" {
+			n := &c.slab[j+3]
+			c.attrs = fillNode(n, nd, c.attrs)
+			c.seq = append(c.seq, n)
+		}
+		c.targets = append(c.targets, c.seq[len(c.seq)-1])
+	}
+}
+
+// match reports whether selector (compiled sel) matches prefix j of nodes
+// (synthetic(nodes[:j+1])): the element nodes[j] and its ancestors.
+func (c *chain) match(nodes []Node, j int, selector string, sel compiled) bool {
+	last := nodes[j]
 	if last.Selector == selector || last.Path == selector {
 		return true
 	}
-	m, err := compileSelector(selector)
-	if err != nil {
+	if sel.role != "" {
+		return last.Role == sel.role && (sel.name == "" || last.Name == sel.name)
+	}
+	if sel.css == nil {
 		return false
 	}
-	if m.role != "" {
-		return last.Role == m.role && (m.name == "" || last.Name == m.name)
+	if !c.built {
+		c.build(nodes)
 	}
-	return m.css.Match(synthetic(nodes))
+	c.relink()
+	t := c.targets[j]
+	t.FirstChild, t.LastChild = nil, nil
+	return sel.css.Match(t)
 }
 
-// synthetic builds an html > body > … chain of the nodes, returning the last.
-func synthetic(nodes []Node) *html.Node {
-	root := &html.Node{Type: html.DocumentNode}
-	parent := &html.Node{Type: html.ElementNode, Data: "html", DataAtom: atom.Html}
-	root.AppendChild(parent)
-	if nodes[0].Tag != "body" && nodes[0].Tag != "html" {
-		body := &html.Node{Type: html.ElementNode, Data: "body", DataAtom: atom.Body}
-		parent.AppendChild(body)
-		parent = body
-	}
-	var n *html.Node
+// matchAny reports whether selector matches any prefix of nodes: the
+// element or one of its ancestors. From the element up, each prefix's chain
+// is the one before with its last node's children unlinked.
+func (c *chain) matchAny(nodes []Node, selector string, sel compiled) bool {
 	for _, nd := range nodes {
-		if nd.Tag == "html" {
-			continue
+		if nd.Selector == selector || nd.Path == selector || (sel.role != "" && nd.Role == sel.role && (sel.name == "" || nd.Name == sel.name)) {
+			return true
 		}
-		n = &html.Node{Type: html.ElementNode, Data: nd.Tag, DataAtom: atom.Lookup([]byte(nd.Tag))}
-		for _, kv := range [][2]string{{"id", nd.ID}, {"class", nd.Classes}, {"data-testid", nd.TestID}, {"role", nd.Role}, {"aria-label", nd.Name}} {
-			if kv[1] != "" {
-				n.Attr = append(n.Attr, html.Attribute{Key: kv[0], Val: kv[1]})
-			}
+	}
+	if sel.css == nil {
+		return false
+	}
+	if !c.built {
+		c.build(nodes)
+	}
+	c.relink()
+	for j := len(nodes) - 1; j >= 0; j-- {
+		t := c.targets[j]
+		t.FirstChild, t.LastChild = nil, nil
+		if sel.css.Match(t) {
+			return true
 		}
-		parent.AppendChild(n)
-		parent = n
 	}
-	if n == nil {
-		return parent
+	return false
+}
+
+// relink links the chain's nodes again, each the only child of the one before.
+func (c *chain) relink() {
+	for k := 1; k < len(c.seq); k++ {
+		link(c.seq[k-1], c.seq[k])
 	}
-	return n
 }
 
 // compiled is a parsed rule selector.
@@ -271,21 +333,18 @@ type compiled struct {
 
 var roleSelector = regexp.MustCompile(`^role=([a-z]+)(?:\[name="((?:[^"\\]|\\.)*)"\])?$`)
 
-// selectorCache holds parsed selectors, at most maxCachedSelectors.
-var selectorCache = struct {
-	sync.Mutex
-	m map[string]compiled
-}{m: map[string]compiled{}}
+// selectorCache holds parsed selectors: the most recently used
+// maxCachedSelectors of this process (an LRU, so no tenant's selectors keep
+// the others' out).
+var selectorCache = newLRU[string, compiled](maxCachedSelectors)
 
 const maxCachedSelectors = 10000
 
 func compileSelector(s string) (compiled, error) {
-	selectorCache.Lock()
-	c, ok := selectorCache.m[s]
-	selectorCache.Unlock()
-	if ok {
+	if c, ok := selectorCache.get(s); ok {
 		return c, nil
 	}
+	var c compiled
 	if strings.HasPrefix(s, "role=") {
 		m := roleSelector.FindStringSubmatch(s)
 		if m == nil {
@@ -299,11 +358,7 @@ func compileSelector(s string) (compiled, error) {
 		}
 		c.css = sel
 	}
-	selectorCache.Lock()
-	if len(selectorCache.m) < maxCachedSelectors {
-		selectorCache.m[s] = c
-	}
-	selectorCache.Unlock()
+	selectorCache.put(s, c)
 	return c, nil
 }
 
@@ -348,22 +403,72 @@ type Preview struct {
 	WouldSuppress int `json:"would_suppress"`
 }
 
+// PreviewBudget bounds the CPU time a preview spends matching: past it the
+// preview ends with ErrPreviewTooCostly.
+const PreviewBudget = time.Second
+
+// ErrPreviewTooCostly ends a preview that passed PreviewBudget.
+var ErrPreviewTooCostly = errors.New("the rule preview passed its time budget")
+
 // PreviewRule counts the changes of the suite's last RuleStatsRuns runs that
-// r would suppress, among those no rule suppressed.
+// r would suppress, among those no rule suppressed. Changes with the same
+// ancestry share one match; the matching stops at PreviewBudget.
 func PreviewRule(ctx context.Context, st RuleStore, r *Rule) (Preview, error) {
 	p := Preview{Runs: RuleStatsRuns}
 	tcs, err := st.RecentChanges(ctx, r.SuiteID, RuleStatsRuns, maxPreviewChanges)
 	if err != nil {
 		return p, err
 	}
-	for _, tc := range tcs {
+	return previewChanges(ctx, r, tcs, time.Now().Add(PreviewBudget))
+}
+
+// previewChanges is PreviewRule over tcs, ending at deadline.
+func previewChanges(ctx context.Context, r *Rule, tcs []TargetChange, deadline time.Time) (Preview, error) {
+	p := Preview{Runs: RuleStatsRuns}
+	rs := newRuleSet([]*Rule{r})
+	memo := map[uint64]bool{} // hash of the ancestry (and texts, for dynamic_text) → suppressed
+	var h maphash.Hash
+	c := &chain{}
+	for n, tc := range tcs {
+		if n%256 == 255 && (time.Now().After(deadline) || ctx.Err() != nil) {
+			return p, fmt.Errorf("%w (%s) after %d of %d changes: give the rule a target or a narrower selector",
+				ErrPreviewTooCostly, PreviewBudget, n, len(tcs))
+		}
 		if tc.Change.SuppressedBy != "" {
 			continue
 		}
 		p.Changes++
-		if (r.Target == "" || r.Target == tc.Target) && r.Suppresses(tc.Change) {
+		if r.Target != "" && r.Target != tc.Target {
+			continue
+		}
+		key := changeKey(&h, r.Kind, tc.Change)
+		hit, ok := memo[key]
+		if !ok {
+			c.reset()
+			hit = rs.suppressor(tc.Change, c) != nil
+			memo[key] = hit
+		}
+		if hit {
 			p.WouldSuppress++
 		}
 	}
 	return p, nil
+}
+
+// changeKey hashes what a rule of kind sees of ch (h's seed stays: keys
+// of one preview compare).
+func changeKey(h *maphash.Hash, kind string, ch Change) uint64 {
+	h.Reset()
+	h.WriteString(ch.Kind)
+	for _, n := range ch.Ancestry {
+		for _, f := range [...]string{n.Tag, n.ID, n.Classes, n.TestID, n.Role, n.Name, n.Selector, n.Path} {
+			h.WriteByte(0)
+			h.WriteString(f)
+		}
+		h.WriteByte(1)
+	}
+	if kind == RuleDynamicText && ch.Before != nil && ch.After != nil {
+		fmt.Fprintf(h, "\x02%v\x00%v\x00%s\x00%s", ch.Before.Box, ch.After.Box, ch.Before.Text, ch.After.Text)
+	}
+	return h.Sum64()
 }

@@ -45,6 +45,9 @@ func (s *Store) CompleteCrawlJob(ctx context.Context, id string, attempt int, re
 		}
 		ok = true
 		if depth != nil {
+			if err := recordFinalKey(ctx, tx, id, result); err != nil {
+				return err
+			}
 			if added, err = addCrawlPages(ctx, tx, batchID, id, int(*depth), links, maxInFlight); err != nil {
 				return err
 			}
@@ -111,7 +114,9 @@ func addCrawlPages(ctx context.Context, tx pgx.Tx, batchID, parent string, depth
 	for i, p := range pages {
 		keys[i] = p.Key
 	}
-	rows, err := tx.Query(ctx, `SELECT url_key FROM jobs WHERE batch_id = $1 AND url_key = ANY($2)`, batchID, keys)
+	// A page is held by the URL its job asked for or the one it landed on.
+	rows, err := tx.Query(ctx, `SELECT url_key FROM jobs WHERE batch_id = $1 AND url_key = ANY($2)
+		UNION SELECT final_key FROM jobs WHERE batch_id = $1 AND final_key = ANY($2)`, batchID, keys)
 	if err != nil {
 		return nil, fmt.Errorf("known crawl pages: %w", err)
 	}
@@ -158,6 +163,23 @@ func addCrawlPages(ctx context.Context, tx pgx.Tx, batchID, parent string, depth
 		return nil, err
 	}
 	return out, nil
+}
+
+// recordFinalKey records the identity of the URL a crawl page landed on when
+// a redirect took it elsewhere: the frontier then holds that page too.
+func recordFinalKey(ctx context.Context, tx pgx.Tx, id string, result *jobs.Result) error {
+	if result == nil || result.FinalURL == "" {
+		return nil
+	}
+	norm, err := jobs.NormalizeURL(result.FinalURL)
+	if err != nil {
+		return nil // not a URL the crawl could add either
+	}
+	if _, err := tx.Exec(ctx, `UPDATE jobs SET final_key = $2 WHERE id = $1 AND url_key IS DISTINCT FROM $2`,
+		id, jobs.CrawlKey(norm)); err != nil {
+		return fmt.Errorf("record final URL: %w", err)
+	}
+	return nil
 }
 
 // recordCrawlSkipped counts the pages a full crawl batch did not add, each URL once per

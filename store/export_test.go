@@ -24,3 +24,7 @@ func (s *Store) QueryRowForTest(ctx context.Context, sql string, args ...any) pg
 
 // Unavailable is unavailable, the classification of pgx errors (tests only).
 var Unavailable = unavailable
+
+// SetTombstoneHookForTest sets a function checkTombstones calls once a
+// commit holds its keys' locks and has checked them (nil: none).
+func SetTombstoneHookForTest(f func()) { tombstoneHook = f }

@@ -141,13 +141,15 @@ func (s *Store) DeleteBatchRows(ctx context.Context, id string, dryRun bool) (jo
 		for i, o := range objects {
 			keys[i] = o.Key
 		}
-		still, err := referencedKeys(ctx, tx, keys)
+		// Under the keys' locks: a commit naming one either went first (its
+		// row keeps the object) or finds it marked and refuses it.
+		free, err := markUnreferenced(ctx, tx, keys)
 		if err != nil {
 			return err
 		}
 		out.Deleted = true
 		for _, o := range objects {
-			if !still[o.Key] {
+			if free[o.Key] {
 				out.Objects = append(out.Objects, o)
 			}
 		}

@@ -557,6 +557,9 @@ func (s *Store) CompleteJob(ctx context.Context, id string, attempt int, result 
 
 // replaceArtifacts replaces the artifact rows of job id with arts.
 func replaceArtifacts(ctx context.Context, tx pgx.Tx, id string, arts []*jobs.Artifact) error {
+	if err := checkTombstones(ctx, tx, arts); err != nil {
+		return err
+	}
 	if _, err := tx.Exec(ctx, `DELETE FROM artifacts WHERE job_id = $1`, id); err != nil {
 		return err
 	}

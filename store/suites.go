@@ -522,6 +522,9 @@ func (s *Store) RecordComparisons(ctx context.Context, runID, jobID string, cs [
 		if _, err := tx.Exec(ctx, `DELETE FROM artifacts WHERE job_id = $1 AND kind = $2`, jobID, regression.KindDiff); err != nil {
 			return err
 		}
+		if err := checkTombstones(ctx, tx, diffs); err != nil {
+			return err
+		}
 		for _, a := range diffs {
 			if _, err := tx.Exec(ctx, `INSERT INTO artifacts (id, job_id, kind, name, seq, object_key, content_type,
 				bytes, width, height, sha256, crc32) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULLIF($12::bigint, 0))`,

@@ -15,6 +15,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/snapq/snapq/artifacts"
+	"github.com/snapq/snapq/internal/uniquename"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/regression"
 )
@@ -72,6 +73,29 @@ func (s *Server) runArchive(c *gin.Context) error {
 	return s.serveArchive(c, r.BatchID, r.ID, "run-"+r.ID+".zip")
 }
 
+// archiveDirs names each job's folder (by job id) after the job, unique in
+// the archive whatever the jobs are called (uniquename.Names; manifest.json
+// is the archive's own).
+func archiveDirs(list []*jobs.JobArtifact) map[string]string {
+	var ids, names []string
+	seen := map[string]bool{}
+	for _, a := range list {
+		if !seen[a.JobID] {
+			seen[a.JobID] = true
+			name := a.JobName
+			if name == "" {
+				name = "job-" + strconv.Itoa(a.JobSeq+1)
+			}
+			ids, names = append(ids, a.JobID), append(names, name)
+		}
+	}
+	out := make(map[string]string, len(ids))
+	for i, dir := range uniquename.Names(names, "manifest.json") {
+		out[ids[i]] = dir
+	}
+	return out
+}
+
 // serveArchive streams the ZIP of a batch's artifacts (artifacts.Archive):
 // each job's files in a folder named after the job, manifest.json first.
 // Range, If-Range and If-None-Match work (http.ServeContent), the ETag being
@@ -88,18 +112,10 @@ func (s *Server) serveArchive(c *gin.Context, batchID, runID, filename string) e
 	base := s.baseURL(c)
 	man := archiveManifest{BatchID: batchID, RunID: runID, Files: make([]archiveFileView, 0, len(list))}
 	files := make([]artifacts.ArchiveFile, 1, len(list)+1)
-	dirs := map[string]string{} // job id -> folder
-	taken := map[string]bool{}
+	dirs := archiveDirs(list)
 	var newest time.Time
 	for _, a := range list {
-		dir, ok := dirs[a.JobID]
-		if !ok {
-			dir = a.JobName
-			if dir == "" || taken[dir] {
-				dir = a.JobName + "-" + strconv.Itoa(a.JobSeq)
-			}
-			dirs[a.JobID], taken[dir] = dir, true
-		}
+		dir := dirs[a.JobID]
 		crc := a.CRC32
 		if crc == 0 && a.Bytes > 0 {
 			// Stored before CRCs were recorded: read it once to know it.

@@ -94,6 +94,8 @@ func toAPIError(err error) *apiError {
 			Header: http.Header{"Retry-After": {"30"}}}
 	case errors.Is(err, regression.ErrPairRunNotApprovable):
 		return &apiError{Status: http.StatusConflict, Code: "pair_run_not_approvable", Message: regression.ErrPairRunNotApprovable.Error()}
+	case errors.Is(err, regression.ErrPreviewTooCostly):
+		return &apiError{Status: http.StatusUnprocessableEntity, Code: "preview_too_costly", Message: err.Error()}
 	case errors.Is(err, regression.ErrTooManySuites):
 		return &apiError{Status: http.StatusConflict, Code: "too_many_suites", Message: err.Error()}
 	case errors.Is(err, jobs.ErrConflict):

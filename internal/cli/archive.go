@@ -14,6 +14,7 @@ import (
 	"strconv"
 
 	"github.com/snapq/snapq/client"
+	"github.com/snapq/snapq/internal/uniquename"
 )
 
 // downloadArchive is download through GET /v1/batches/:id/archive: one
@@ -61,17 +62,17 @@ func (a *app) downloadArchive(ctx context.Context, b *client.Batch, jobs []clien
 		path string
 	}
 	dests := make(map[string]dest, len(am.Files))
-	names := make(map[string]map[string]bool)
+	names := make(map[string]*uniquename.Set) // per job: its files' names
 	for k, f := range am.Files {
 		i, ok := byJob[f.JobID]
 		if !ok {
 			return nil, fmt.Errorf("archive: %s belongs to job %s, which the batch's list does not have", f.Path, f.JobID)
 		}
 		if names[f.JobID] == nil {
-			names[f.JobID] = map[string]bool{}
+			names[f.JobID] = &uniquename.Set{}
 		}
 		dir := m.Jobs[i].Dir
-		path := dir + "/" + uniqueDir(safeName(f.Name, "artifact-"+strconv.Itoa(k+1)), names[f.JobID])
+		path := dir + "/" + names[f.JobID].TakeFile(safeName(f.Name, "artifact-"+strconv.Itoa(k+1)))
 		m.Jobs[i].Artifacts = append(m.Jobs[i].Artifacts, ManifestArtifact{ID: f.ArtifactID, Name: f.Name, Kind: f.Kind,
 			ContentType: f.ContentType, Path: path, Bytes: f.Bytes, SHA256: f.SHA256, URL: f.ArtifactURL})
 		if _, dup := dests[f.Path]; dup {

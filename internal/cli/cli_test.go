@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/snapq/snapq/client"
+	"github.com/snapq/snapq/internal/uniquename"
 )
 
 func TestReadTargets(t *testing.T) {
@@ -90,11 +91,11 @@ func TestSettingsPrecedence(t *testing.T) {
 
 func TestSafeNames(t *testing.T) {
 	t.Parallel()
-	used := map[string]bool{}
-	var got []string
+	var in []string
 	for _, n := range []string{"home", "home", "../etc", "..", "", "a/b", "home"} {
-		got = append(got, uniqueDir(safeName(n, "job"), used))
+		in = append(in, safeName(n, "job"))
 	}
+	got := uniquename.Names(in)
 	want := []string{"home", "home-2", "job", "job-2", "job-3", "a-b", "home-3"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("names (-want +got):\n%s", diff)
@@ -134,5 +135,34 @@ func TestAPIKeyFile(t *testing.T) {
 		if _, err := resolveSettings("", "", bad, noConfig, func(string) string { return "" }); err == nil {
 			t.Errorf("key file %s: no error", bad)
 		}
+	}
+}
+
+// TestDownloadNames: the folders of a download (and the files of a job's
+// folder) are unique whatever the jobs are called: a repeat of dup does not
+// take the dup-2 another job is called, nor manifest.json (issue 26 item 7).
+func TestDownloadNames(t *testing.T) {
+	t.Parallel()
+	c, err := client.New(client.Config{BaseURL: "http://127.0.0.1:9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &app{c: c}
+	b := &client.Batch{ID: "b"}
+	var js []client.Job
+	for _, n := range []string{"dup", "dup", "dup-2", "manifest.json"} {
+		js = append(js, client.Job{Name: n})
+	}
+	m := a.newManifest(b, js, t.TempDir(), "files")
+	var got []string
+	for _, j := range m.Jobs {
+		got = append(got, j.Dir)
+	}
+	if diff := cmp.Diff([]string{"dup", "dup-3", "dup-2", "manifest.json-2"}, got); diff != "" {
+		t.Errorf("folders (-want +got):\n%s", diff)
+	}
+	files := artifactNames([]client.Artifact{{Name: "shot.png"}, {Name: "shot.png"}, {Name: "shot-2.png"}})
+	if diff := cmp.Diff([]string{"shot.png", "shot-3.png", "shot-2.png"}, files); diff != "" {
+		t.Errorf("files (-want +got):\n%s", diff)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/snapq/snapq/client"
+	"github.com/snapq/snapq/internal/uniquename"
 )
 
 // Manifest is DIR/manifest.json: every job of the batch and every file
@@ -99,9 +100,13 @@ func (a *app) download(ctx context.Context, b *client.Batch, jobs []client.Job, 
 func (a *app) newManifest(b *client.Batch, jobs []client.Job, out, via string) *Manifest {
 	m := &Manifest{BatchID: b.ID, Status: b.Status, API: a.c.BaseURL(), DownloadedAt: time.Now().UTC(), Via: via,
 		Jobs: make([]ManifestJob, len(jobs)), path: filepath.Join(out, "manifest.json")}
-	used := map[string]bool{"manifest.json": true}
+	names := make([]string, len(jobs))
 	for i, j := range jobs {
-		dir := uniqueDir(safeName(j.Name, "job-"+strconv.Itoa(i+1)), used)
+		names[i] = safeName(j.Name, "job-"+strconv.Itoa(i+1))
+	}
+	dirs := uniquename.Names(names, "manifest.json")
+	for i, j := range jobs {
+		dir := dirs[i]
 		m.Jobs[i] = ManifestJob{ID: j.ID, Name: j.Name, URL: j.URL, Status: j.Status, Error: j.Error, Dir: dir,
 			Artifacts: []ManifestArtifact{}}
 	}
@@ -138,9 +143,9 @@ func (a *app) downloadFiles(ctx context.Context, b *client.Batch, jobs []client.
 		if err := os.MkdirAll(filepath.Join(out, dir), 0o755); err != nil {
 			return nil, err
 		}
-		names := map[string]bool{}
+		names := artifactNames(full.Artifacts)
 		for k, art := range full.Artifacts {
-			name := uniqueDir(safeName(art.Name, "artifact-"+strconv.Itoa(k+1)), names)
+			name := names[k]
 			m.Jobs[i].Artifacts = append(m.Jobs[i].Artifacts, ManifestArtifact{ID: art.ID, Name: art.Name, Kind: art.Kind,
 				ContentType: art.ContentType, Path: dir + "/" + name, Bytes: art.Bytes, SHA256: art.SHA256, URL: art.URL})
 			tasks = append(tasks, task{job: i, art: k, a: art})
@@ -213,15 +218,14 @@ func safeName(name, fallback string) string {
 	return name
 }
 
-// uniqueDir returns name, or name-2, name-3, … when taken, and marks it taken.
-func uniqueDir(name string, used map[string]bool) string {
-	out := name
-	for n := 2; used[out]; n++ {
-		ext := filepath.Ext(name)
-		out = strings.TrimSuffix(name, ext) + "-" + strconv.Itoa(n) + ext
+// artifactNames are the file names of one job's artifacts: safe, and
+// unique in the job's folder (uniquename.Files).
+func artifactNames(arts []client.Artifact) []string {
+	names := make([]string, len(arts))
+	for k, art := range arts {
+		names[k] = safeName(art.Name, "artifact-"+strconv.Itoa(k+1))
 	}
-	used[out] = true
-	return out
+	return uniquename.Files(names)
 }
 
 func humanBytes(n int64) string {

@@ -201,3 +201,45 @@ func TestCrawlBatch(t *testing.T) {
 		t.Errorf("CLI crawl: total %d, want 3", done.Total)
 	}
 }
+
+// A crawl whose start page redirects (/x/index.html → /x/) captures that page once: the
+// pages linking to /x/ (the page itself, its child) do not add it again (issue 26 item 8).
+func TestCrawlStartRedirectOnce(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/x/index.html":
+			http.Redirect(w, r, "/x/", http.StatusMovedPermanently)
+			return
+		case "/x/":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, `<!doctype html><title>x</title><a href="/x/">home</a> <a href="/x/a">a</a>`)
+		case "/x/a":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, `<!doctype html><title>a</title><a href="/x/">home</a> <a href="./">up</a>`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	s := startStack(t)
+	var b struct {
+		ID   string `json:"id"`
+		Jobs []struct {
+			ID string `json:"id"`
+		} `json:"jobs"`
+	}
+	if code := s.do("POST", "/v1/batches", map[string]any{"crawl": map[string]any{"url": srv.URL + "/x/index.html", "max_depth": 3},
+		"options": map[string]any{"viewport": map[string]any{"width": 320, "height": 240}, "screenshot": map[string]any{"mode": "viewport"}}},
+		&b); code != http.StatusAccepted {
+		t.Fatalf("crawl: status %d", code)
+	}
+	s.waitBatch(b.ID, 90*time.Second)
+	var urls []string
+	for _, j := range s.crawlJobs(b.ID) {
+		urls = append(urls, strings.TrimPrefix(j.URL, srv.URL))
+	}
+	if len(urls) != 2 || urls[0] != "/x/index.html" || urls[1] != "/x/a" {
+		t.Errorf("crawl jobs %q, want the start page once and /x/a", urls)
+	}
+}

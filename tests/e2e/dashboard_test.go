@@ -613,3 +613,33 @@ func TestDashboardAuthProfilesAndJourney(t *testing.T) {
 	}
 	ui.shot("dashboard-journey-run")
 }
+
+// TestDashboardNewComparisonNoRatio: a suite's first run has no baseline; its comparison
+// row says there is nothing to compare, not "0.000% different (0 px; threshold 0.000%)"
+// (issue 26 item 8).
+func TestDashboardNewComparisonNoRatio(t *testing.T) {
+	t.Parallel()
+	s := startStack(t)
+	site := &changingSite{color: "#223344", blocks: 1}
+	srv := httptest.NewServer(site)
+	t.Cleanup(srv.Close)
+	var suite struct {
+		ID string `json:"id"`
+	}
+	if code := s.do("POST", "/v1/suites", map[string]any{"name": "first run",
+		"targets": []map[string]any{{"url": srv.URL + "/page", "name": "home"}}}, &suite); code != http.StatusCreated {
+		t.Fatalf("create suite: status %d", code)
+	}
+	run := s.waitRun(s.startRun(suite.ID), 2*time.Minute)
+	if len(run.Comparisons) == 0 || run.Comparisons[0].Status != "new" {
+		t.Fatalf("first run: %s", statuses(run))
+	}
+	cmp := run.Comparisons[0]
+	ui := openDashboard(t, s.api+"/#/runs/"+run.ID)
+	sel := `article[data-comparison="` + cmp.ID + `"]`
+	ui.wait("the new comparison", 20*time.Second, `(sel) => !!document.querySelector(sel)`, sel)
+	txt := ui.text(sel)
+	if !strings.Contains(txt, "nothing to compare: no baseline yet") || strings.Contains(txt, "% different") {
+		ui.fatalf("new comparison reads %q, want it to say there is nothing to compare", txt)
+	}
+}

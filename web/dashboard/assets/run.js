@@ -335,8 +335,12 @@ function journeys(list, render) {
   });
 }
 
+// ratio says how different a comparison's images are, or that there was
+// nothing to compare: a new segment has no baseline, a missing one no capture.
 function ratio(c) {
-  if (c.diff_ratio === undefined || c.diff_ratio === null) return '';
+  if (c.status === 'new') return 'nothing to compare: no baseline yet';
+  if (c.status === 'missing') return 'nothing to compare: no current capture';
+  if (c.status === 'error' || c.diff_ratio === undefined || c.diff_ratio === null) return '';
   return `${(c.diff_ratio * 100).toFixed(3)}% different (${c.diff_pixels ?? 0} px; threshold ${((c.threshold || 0) * 100).toFixed(3)}%)`;
 }
 

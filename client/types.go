@@ -677,10 +677,15 @@ type Channel struct {
 	// URL and Secret are write-only.
 	URL    string `json:"url,omitempty"`
 	Secret string `json:"secret,omitempty"`
-	// To lists an email channel's recipients.
+	// To lists an email channel's recipients; each must be in a domain the
+	// server's operator allows (SNAPQ_SMTP_ALLOWED_DOMAINS).
 	To []string `json:"to,omitempty"`
 	// On filters by reason (failed, needs_review, error, recovered; empty:
 	// all); MinRatio skips failed runs whose largest change is smaller.
 	On       []string `json:"on,omitempty"`
 	MinRatio float64  `json:"min_ratio,omitempty"`
+	// Repeat announces every failing run, also one after a failing run of
+	// the same suite and branch; by default only transitions are announced
+	// (passing to failing, failing to passing).
+	Repeat bool `json:"repeat,omitempty"`
 }

@@ -126,12 +126,22 @@ func LastAttempt(ctx context.Context) bool {
 // KindVCSReport reports a run to its suite's code host (vcs package).
 const KindVCSReport = "vcs:report"
 
-// VCSReportPayload is the payload of a vcs:report task: the report shows
-// the run as it is when the task runs. ReportID (a fresh id per report: a
-// run is reported when it starts, ends and is approved) makes the task id.
+// VCSReportPayload is the payload of a vcs:report task. ReportID (a fresh id
+// per report: a run is reported when it starts, ends and is approved) makes
+// the task id. What the report says is decided when its event happens and
+// travels here, never re-read when the task runs: Seq orders a run's reports
+// (1 the start, 2 the end, 3 and up approvals; a task older than the run's
+// last delivered report is dropped), RunStatus, State and Description are
+// the run's status, the commit state and its description at that moment.
+// A payload without Seq (enqueued by an older version) reports the run as
+// it is when the task runs.
 type VCSReportPayload struct {
-	ReportID string `json:"report_id"`
-	RunID    string `json:"run_id"`
+	ReportID    string `json:"report_id"`
+	RunID       string `json:"run_id"`
+	Seq         int    `json:"seq,omitempty"`
+	RunStatus   string `json:"run_status,omitempty"`
+	State       string `json:"state,omitempty"`
+	Description string `json:"description,omitempty"`
 }
 
 func (VCSReportPayload) Kind() string { return KindVCSReport }

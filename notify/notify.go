@@ -2,6 +2,7 @@ package notify
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,6 +30,12 @@ type Store interface {
 	RecordNotificationAttempt(ctx context.Context, id, status, lastErr string) (bool, error)
 	PendingNotifications(ctx context.Context, before time.Time, limit int) ([]*regression.Notification, error)
 	FailNotification(ctx context.Context, id, reason string) (bool, error)
+	// ClaimMail takes one unit of the mail budgets for email notification
+	// id: at most perSuite of its suite's and perKey of its suite owner's
+	// email notifications claim within window. A notification that claimed
+	// before (a retry) claims again for free. It returns "" when claimed,
+	// else which budget is spent.
+	ClaimMail(ctx context.Context, id string, perSuite, perKey int, window time.Duration) (string, error)
 }
 
 // Queue carries notifications to workers. queue.AsynqQueue implements it.
@@ -43,6 +50,9 @@ type Planner struct {
 	Repo   Store
 	Queue  Queue
 	Logger *slog.Logger
+	// PublicURL is the api's public base URL, for links of runs that were
+	// not started through the api (scheduled runs); "" leaves them out.
+	PublicURL string
 }
 
 // RunFinished is the comparer's run-finished hook. Failures are logged: the
@@ -73,17 +83,8 @@ func (p *Planner) Plan(ctx context.Context, runID string) error {
 		if err != nil {
 			return err
 		}
-		prevFailed := prev == regression.RunFailed || prev == regression.RunNeedsReview || prev == regression.RunError
-		maxRatio := 0.0
-		for _, c := range r.Comparisons {
-			if c.Status == regression.CompareFailed {
-				maxRatio = max(maxRatio, c.DiffRatio)
-			}
-		}
-		for _, ch := range s.Notify {
-			if reason := ch.Reason(r.Status, prevFailed, maxRatio); reason != "" {
-				ns = append(ns, &regression.Notification{ID: jobs.NewID(), RunID: r.ID, ChannelID: ch.ID, Kind: ch.Kind, Reason: reason})
-			}
+		if ns, err = p.decide(s, r, prev); err != nil {
+			return err
 		}
 	}
 	pending, err := p.Repo.PlanNotifications(ctx, r.ID, ns)
@@ -96,6 +97,34 @@ func (p *Planner) Plan(ctx context.Context, runID string) error {
 		}
 	}
 	return nil
+}
+
+// decide lists the notifications of settled run r of suite s (prev: the
+// status of the run before it), each with its message, built now: every
+// attempt sends it as it is, whatever happens to the run since.
+func (p *Planner) decide(s *regression.Suite, r *regression.Run, prev string) ([]*regression.Notification, error) {
+	prevFailed := prev == regression.RunFailed || prev == regression.RunNeedsReview || prev == regression.RunError
+	maxRatio := 0.0
+	for _, c := range r.Comparisons {
+		if c.Status == regression.CompareFailed {
+			maxRatio = max(maxRatio, c.DiffRatio)
+		}
+	}
+	base := cmp.Or(r.DashboardURL, p.PublicURL)
+	var ns []*regression.Notification
+	for _, ch := range s.Notify {
+		reason := ch.Reason(r.Status, prevFailed, maxRatio)
+		if reason == "" {
+			continue
+		}
+		msg, err := json.Marshal(NewMessage(s, r, reason, base))
+		if err != nil {
+			return nil, fmt.Errorf("message of run %s: %w", r.ID, err)
+		}
+		ns = append(ns, &regression.Notification{ID: jobs.NewID(), RunID: r.ID, ChannelID: ch.ID, Kind: ch.Kind,
+			Reason: reason, Message: msg})
+	}
+	return ns, nil
 }
 
 // Handler runs notify:deliver tasks in a worker.
@@ -156,21 +185,31 @@ func (h *Handler) Deliver(ctx context.Context, id string, lastAttempt bool) erro
 	case s.SecretsErr != nil && ch.Kind != regression.ChannelEmail:
 		return h.finish(ctx, log, n, permanent(fmt.Errorf("the channel's url cannot be read: %w", s.SecretsErr)), true)
 	}
-	base := r.DashboardURL
-	if base == "" {
-		base = h.PublicURL
+	m, err := h.message(n, s, r)
+	if err != nil {
+		return h.finish(ctx, log, n, permanent(err), true)
 	}
-	m := NewMessage(s, r, n.Reason, base)
-	return h.finish(ctx, log, n, h.send(ctx, ch, n.ID, m), lastAttempt)
+	return h.finish(ctx, log, n, h.send(ctx, ch, n, m), lastAttempt)
+}
+
+// message is the notification's message as it was decided; one decided
+// before messages were kept is built from the run now.
+func (h *Handler) message(n *regression.Notification, s *regression.Suite, r *regression.Run) (Message, error) {
+	var m Message
+	if len(n.Message) == 0 {
+		return NewMessage(s, r, n.Reason, cmp.Or(r.DashboardURL, h.PublicURL)), nil
+	}
+	if err := json.Unmarshal(n.Message, &m); err != nil {
+		return m, fmt.Errorf("the notification's message does not decode: %w", err)
+	}
+	return m, nil
 }
 
 // send formats m for the channel and sends it.
-func (h *Handler) send(ctx context.Context, ch *regression.Channel, id string, m Message) error {
+func (h *Handler) send(ctx context.Context, ch *regression.Channel, n *regression.Notification, m Message) error {
+	id := n.ID
 	if ch.Kind == regression.ChannelEmail {
-		if h.Mail == nil {
-			return permanent(errors.New("email is off on this worker"))
-		}
-		return h.Mail.Send(ctx, ch.To, m.Subject(), m.Text())
+		return h.mail(ctx, ch, n, m)
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.timeout())
 	defer cancel()
@@ -192,6 +231,28 @@ func (h *Handler) send(ctx context.Context, ch *regression.Channel, id string, m
 		return permanent(err)
 	}
 	return postJSON(ctx, h.HTTP, ch.URL, body, nil)
+}
+
+// mail sends an email notification when the allowlist admits every
+// recipient and the suite's and key's mail budgets have room.
+func (h *Handler) mail(ctx context.Context, ch *regression.Channel, n *regression.Notification, m Message) error {
+	if h.Mail == nil || h.Mail.Config.Addr == "" {
+		return permanent(errors.New("email is off on this worker: set SNAPQ_SMTP_ADDR and SNAPQ_SMTP_FROM"))
+	}
+	c := h.Mail.Config
+	for _, to := range ch.To {
+		if !c.AllowedDomains.Allows(to) {
+			return permanent(fmt.Errorf("recipient %s: its domain is not in SNAPQ_SMTP_ALLOWED_DOMAINS", to))
+		}
+	}
+	spent, err := h.Repo.ClaimMail(ctx, n.ID, c.maxPerSuite(), c.maxPerKey(), MailWindow)
+	if err != nil {
+		return err
+	}
+	if spent != "" {
+		return permanent(fmt.Errorf("rate_limited: %s", spent))
+	}
+	return h.Mail.Send(ctx, ch.To, m.Subject(), m.Text())
 }
 
 // marshal is JSON without HTML escaping (Slack's <url|label> links stay
@@ -254,8 +315,9 @@ const unplannedWindow = time.Hour
 // ReconcileStep is the reconciler's pass for notifications: settled runs
 // nobody decided for are decided; a pending notification whose task is
 // missing is enqueued, one whose task the queue gave up on is failed.
-func ReconcileStep(repo Store, q Queue, log *slog.Logger) jobs.ReconcileStep {
-	p := &Planner{Repo: repo, Queue: q, Logger: log}
+// publicURL is the api's public base URL, for links of scheduled runs.
+func ReconcileStep(repo Store, q Queue, log *slog.Logger, publicURL string) jobs.ReconcileStep {
+	p := &Planner{Repo: repo, Queue: q, Logger: log, PublicURL: publicURL}
 	return jobs.ReconcileStep{Name: "notifications", Run: func(ctx context.Context) (int, error) {
 		now := time.Now()
 		ids, err := repo.UnplannedRuns(ctx, now.Add(-unplannedWindow), now.Add(-reconcileGrace), 100)

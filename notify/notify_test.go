@@ -186,3 +186,26 @@ func TestMailerSTARTTLS(t *testing.T) {
 		t.Fatalf("starttls required against a plain server: %v", err)
 	}
 }
+
+// A suite's name is attacker-worded: CR/LF in it cannot add a header to the
+// mail; the subject keeps the text on one line.
+func TestMailBodyHeaderInjection(t *testing.T) {
+	t.Parallel()
+	subject := "snapq · site\r\nBcc: victim@evil.test\r\nX-Injected: 1: failed"
+	raw := mailBody("snapq@example.test", []string{"ops@example.test"}, subject, "body\nline", time.Now())
+	head, _, ok := strings.Cut(string(raw), "\r\n\r\n")
+	if !ok {
+		t.Fatalf("no header/body boundary:\n%s", raw)
+	}
+	for _, line := range strings.Split(head, "\r\n") {
+		name, _, _ := strings.Cut(line, ":")
+		switch name {
+		case "From", "To", "Subject", "Date", "Message-ID", "MIME-Version", "Content-Type", "Content-Transfer-Encoding":
+		default:
+			t.Errorf("unexpected header line %q", line)
+		}
+	}
+	if strings.ContainsAny(strings.ReplaceAll(head, "\r\n", ""), "\r\n") {
+		t.Errorf("a bare CR or LF in the header:\n%q", head)
+	}
+}

@@ -2,6 +2,7 @@ package notify
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -21,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/jobs"
@@ -136,7 +138,28 @@ type SMTPConfig struct {
 	RootCAs *x509.CertPool
 	// Timeout bounds one delivery (default 30s).
 	Timeout time.Duration
+	// AllowedDomains lists the domains mail may go to
+	// (SNAPQ_SMTP_ALLOWED_DOMAINS; empty: no email is sent). The api refuses
+	// other recipients when a suite is written; the worker checks again.
+	AllowedDomains regression.MailDomains
+	// MaxPerSuite and MaxPerKey cap the email notifications of one suite,
+	// and of all the suites of one API key, per MailWindow
+	// (SNAPQ_SMTP_MAX_PER_SUITE, default DefaultMaxPerSuite;
+	// SNAPQ_SMTP_MAX_PER_KEY, default DefaultMaxPerKey). One over is failed
+	// with "rate_limited" and not sent.
+	MaxPerSuite, MaxPerKey int
 }
+
+// Mail budgets: email notifications per suite and per key within MailWindow.
+const (
+	DefaultMaxPerSuite = 10
+	DefaultMaxPerKey   = 50
+	MaxMailBudget      = 100000
+	MailWindow         = time.Hour
+)
+
+func (c SMTPConfig) maxPerSuite() int { return cmp.Or(c.MaxPerSuite, DefaultMaxPerSuite) }
+func (c SMTPConfig) maxPerKey() int   { return cmp.Or(c.MaxPerKey, DefaultMaxPerKey) }
 
 // Validate names what is wrong.
 func (c SMTPConfig) Validate() error {
@@ -157,6 +180,12 @@ func (c SMTPConfig) Validate() error {
 	}
 	if (c.Username == "") != (c.Password == "") {
 		errs = append(errs, errors.New("set both SNAPQ_SMTP_USERNAME and SNAPQ_SMTP_PASSWORD, or neither"))
+	}
+	if c.MaxPerSuite < 0 || c.MaxPerSuite > MaxMailBudget {
+		errs = append(errs, fmt.Errorf("SNAPQ_SMTP_MAX_PER_SUITE=%d: want 1 to %d", c.MaxPerSuite, MaxMailBudget))
+	}
+	if c.MaxPerKey < 0 || c.MaxPerKey > MaxMailBudget {
+		errs = append(errs, fmt.Errorf("SNAPQ_SMTP_MAX_PER_KEY=%d: want 1 to %d", c.MaxPerKey, MaxMailBudget))
 	}
 	return errors.Join(errs...)
 }
@@ -255,6 +284,17 @@ func smtpErr(step string, err error) error {
 	return err
 }
 
+// oneLine replaces every control character (CR and LF included) with a
+// space: a header's text, attacker-worded (a suite's name), stays one line.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
 // mailBody is an RFC 5322 message: UTF-8 text, quoted-printable.
 func mailBody(from string, to []string, subject, text string, now time.Time) []byte {
 	var b bytes.Buffer
@@ -266,7 +306,7 @@ func mailBody(from string, to []string, subject, text string, now time.Time) []b
 	}
 	fmt.Fprintf(&b, "From: %s\r\n", from)
 	fmt.Fprintf(&b, "To: %s\r\n", strings.Join(to, ", "))
-	fmt.Fprintf(&b, "Subject: %s\r\n", mime.QEncoding.Encode("utf-8", subject))
+	fmt.Fprintf(&b, "Subject: %s\r\n", mime.QEncoding.Encode("utf-8", oneLine(subject)))
 	fmt.Fprintf(&b, "Date: %s\r\n", now.Format(time.RFC1123Z))
 	fmt.Fprintf(&b, "Message-ID: <%s@%s>\r\n", hex.EncodeToString(id), domain)
 	b.WriteString("MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n")

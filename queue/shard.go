@@ -46,7 +46,7 @@ func ValidateShards(n int) error {
 }
 
 // Kinds are the queue kinds, each split into shards.
-var Kinds = []string{QueueCapture, QueueRegression, QueueWebhooks}
+var Kinds = []string{QueueCapture, QueueRegression, QueueWebhooks, QueueReports}
 
 // shards returns the effective shard count (0 means 1).
 func (c Config) shards() int { return max(c.Shards, 1) }

@@ -16,7 +16,7 @@ import (
 func TestQueueNamesAndWeights(t *testing.T) {
 	t.Parallel()
 	one := Config{}
-	if diff := cmp.Diff(map[string]int{"capture": 6, "regression": 3, "webhooks": 1}, one.WorkerQueues()); diff != "" {
+	if diff := cmp.Diff(map[string]int{"capture": 6, "regression": 3, "webhooks": 1, "reports": 6}, one.WorkerQueues()); diff != "" {
 		t.Errorf("one shard keeps the plain queues (-want +got):\n%s", diff)
 	}
 	four := Config{Shards: 4}
@@ -28,8 +28,8 @@ func TestQueueNamesAndWeights(t *testing.T) {
 	for q, n := range w {
 		sum[KindOf(q)] += n
 	}
-	// 4 shards + the plain queue, each at the kind's weight: the kinds keep their 6:3:1 shares.
-	if diff := cmp.Diff(map[string]int{"capture": 30, "regression": 15, "webhooks": 5}, sum); diff != "" {
+	// 4 shards + the plain queue, each at the kind's weight: the kinds keep their 6:3:1:6 shares.
+	if diff := cmp.Diff(map[string]int{"capture": 30, "regression": 15, "webhooks": 5, "reports": 30}, sum); diff != "" {
 		t.Errorf("weights by kind (-want +got):\n%s", diff)
 	}
 	for _, tc := range []struct{ queue, kind string }{

@@ -22,11 +22,16 @@ const (
 	QueueCapture    = "capture"
 	QueueRegression = "regression"
 	QueueWebhooks   = "webhooks"
+	// QueueReports carries a run's reports to its code host (vcs:report):
+	// one short request each, weighted as captures so a run's start report
+	// is not starved behind the run's own captures.
+	QueueReports = "reports"
 )
 
 // Weights is the share of a worker's slots each queue gets when all
-// have work: captures first, webhooks never starved.
-var Weights = map[string]int{QueueCapture: 6, QueueRegression: 3, QueueWebhooks: 1}
+// have work: captures first, webhooks never starved, code host reports as
+// soon as captures (a report is one HTTP request).
+var Weights = map[string]int{QueueCapture: 6, QueueRegression: 3, QueueWebhooks: 1, QueueReports: 6}
 
 // taskRule is how one kind of task is queued and retried.
 type taskRule struct {
@@ -61,7 +66,7 @@ var taskRules = map[string]taskRule{
 	// uniqueness to its interval. Not retried: the next pass carries on.
 	jobs.KindSweep: {queue: QueueRegression, timeout: 30 * time.Minute, retries: func(Config) int { return 0 },
 		maxDelay: time.Minute, unique: jobs.DefaultSweepInterval},
-	jobs.KindVCSReport: {queue: QueueWebhooks, timeout: time.Minute, retries: func(c Config) int { return c.WebhookMaxRetry },
+	jobs.KindVCSReport: {queue: QueueReports, timeout: time.Minute, retries: func(c Config) int { return c.WebhookMaxRetry },
 		maxDelay: 10 * time.Minute, idPrefix: "vcs-"},
 	jobs.KindNotify: {queue: QueueWebhooks, timeout: 2 * time.Minute, retries: func(c Config) int { return c.WebhookMaxRetry },
 		maxDelay: 10 * time.Minute, idPrefix: "notify-"},

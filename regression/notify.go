@@ -1,6 +1,7 @@
 package regression
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -75,6 +76,11 @@ type Channel struct {
 	// MinRatio: a failed run notifies only when one of its failed
 	// comparisons changed at least this share of pixels (0: any).
 	MinRatio float64 `json:"min_ratio,omitempty"`
+	// Repeat: a failing run (failed, needs review, error) notifies even
+	// when the previous run of the suite and branch was failing too. By
+	// default only transitions notify: passing to failing, and failing to
+	// passing (recovered).
+	Repeat bool `json:"repeat,omitempty"`
 }
 
 // Public is the channel without its secrets.
@@ -92,13 +98,19 @@ func (c Channel) Reasons() []string {
 }
 
 // Reason says why the channel hears of a settled run, or "" when it does
-// not: the run's status (or recovered) must be in the filter, and a failed
-// run must have changed at least MinRatio somewhere (maxRatio: the largest
-// diff ratio of its failed comparisons).
+// not: the run's status (or recovered) must be in the filter, a failing run
+// must follow a passing one (or none) unless the channel repeats, and a
+// failed run must have changed at least MinRatio somewhere (maxRatio: the
+// largest diff ratio of its failed comparisons). previousFailed: the
+// previous settled run of the suite and branch failed, needed review or
+// errored (an approved one passed).
 func (c Channel) Reason(status string, previousFailed bool, maxRatio float64) string {
 	var reason string
 	switch status {
 	case RunFailed, RunNeedsReview, RunError:
+		if previousFailed && !c.Repeat {
+			return ""
+		}
 		reason = status
 	case RunPassed:
 		if previousFailed {
@@ -242,4 +254,79 @@ type Notification struct {
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	DeliveredAt *time.Time
+	// Message is what every attempt sends (the notify package's Message as
+	// JSON), built when the notification is decided; nil for one decided
+	// before messages were kept (it is built at delivery).
+	Message json.RawMessage
+}
+
+// Codes of email recipients the operator's allowlist refuses.
+const (
+	CodeEmailDisabled       = "email_disabled"
+	CodeRecipientNotAllowed = "recipient_not_allowed"
+)
+
+// MailDomains is the operator's allowlist of email recipients' domains
+// (SNAPQ_SMTP_ALLOWED_DOMAINS): "example.com" admits that domain only,
+// "*.example.com" its subdomains. Empty: email channels are refused.
+type MailDomains []string
+
+// ParseMailDomains reads a comma-separated allowlist, lower-cased.
+func ParseMailDomains(list string) (MailDomains, error) {
+	var out MailDomains
+	for _, d := range strings.Split(list, ",") {
+		d = strings.ToLower(strings.TrimSpace(d))
+		if d == "" {
+			continue
+		}
+		host := strings.TrimPrefix(d, "*.")
+		if strings.ContainsAny(host, "*@/ ") || strings.HasPrefix(host, ".") || !strings.Contains(host, ".") && host != "localhost" {
+			return nil, fmt.Errorf("SNAPQ_SMTP_ALLOWED_DOMAINS: %q is not a domain (example.com, or *.example.com for its subdomains)", d)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// Allows reports whether the address's domain is on the list.
+func (m MailDomains) Allows(addr string) bool {
+	at := strings.LastIndex(addr, "@")
+	if at < 0 {
+		return false
+	}
+	domain := strings.ToLower(strings.TrimSuffix(addr[at+1:], "."))
+	for _, d := range m {
+		if sub, ok := strings.CutPrefix(d, "*."); ok {
+			if strings.HasSuffix(domain, "."+sub) {
+				return true
+			}
+		} else if domain == d {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckRecipients names every email channel of chs the allowlist refuses:
+// all of them when the list is empty (email is off), else each recipient
+// off the list (notify[i].to[j]).
+func (m MailDomains) CheckRecipients(chs []Channel) []jobs.FieldError {
+	var errs jobs.FieldErrors
+	for i, c := range chs {
+		if c.Kind != ChannelEmail {
+			continue
+		}
+		if len(m) == 0 {
+			errs.Add(CodeEmailDisabled, fmt.Sprintf("notify[%d].kind", i),
+				"email is off on this server: the operator lists the domains mail may go to in SNAPQ_SMTP_ALLOWED_DOMAINS")
+			continue
+		}
+		for j, to := range c.To {
+			if !m.Allows(to) {
+				errs.Add(CodeRecipientNotAllowed, fmt.Sprintf("notify[%d].to[%d]", i, j),
+					"this address's domain is not on the server's list of domains mail may go to (SNAPQ_SMTP_ALLOWED_DOMAINS)")
+			}
+		}
+	}
+	return errs
 }

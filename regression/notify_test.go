@@ -73,9 +73,43 @@ func TestChannelReason(t *testing.T) {
 		{"recovered only, failed", recovered, RunFailed, true, 1, ""},
 		{"recovered only, recovered", recovered, RunPassed, true, 0, NotifyRecovered},
 		{"approved is never announced", all, RunApproved, true, 0, ""},
+		{"failed after failed: not a transition", all, RunFailed, true, 1, ""},
+		{"needs review after error: not a transition", all, RunNeedsReview, true, 0, ""},
+		{"failed after failed, repeating", Channel{Repeat: true}, RunFailed, true, 1, NotifyFailed},
+		{"error after failed, repeating", Channel{Repeat: true}, RunError, true, 0, NotifyError},
 	} {
 		if got := tc.ch.Reason(tc.status, tc.prevFailed, tc.ratio); got != tc.want {
 			t.Errorf("%s: Reason = %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// The operator's allowlist: exact domains and *.subdomains; an empty list
+// refuses every email channel; each recipient off the list is named.
+func TestMailDomains(t *testing.T) {
+	t.Parallel()
+	m, err := ParseMailDomains(" Example.com, *.corp.example ,")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for addr, want := range map[string]bool{"ops@example.com": true, "ops@EXAMPLE.COM": true, "a@sub.example.com": false,
+		"a@x.corp.example": true, "a@corp.example": false, "a@evil.com": false, "a@example.com.evil.com": false, "no-at": false} {
+		if got := m.Allows(addr); got != want {
+			t.Errorf("Allows(%q) = %v, want %v", addr, got, want)
+		}
+	}
+	for _, bad := range []string{"@example.com", "a/b", "*", "example"} {
+		if _, err := ParseMailDomains(bad); err == nil {
+			t.Errorf("ParseMailDomains(%q) accepted", bad)
+		}
+	}
+	chs := []Channel{{Kind: ChannelSlack}, {Kind: ChannelEmail, To: []string{"ops@example.com", "x@evil.com"}}}
+	errs := m.CheckRecipients(chs)
+	if len(errs) != 1 || errs[0].Field != "notify[1].to[1]" || errs[0].Code != CodeRecipientNotAllowed {
+		t.Fatalf("CheckRecipients = %+v", errs)
+	}
+	errs = MailDomains(nil).CheckRecipients(chs)
+	if len(errs) != 1 || errs[0].Field != "notify[1].kind" || errs[0].Code != CodeEmailDisabled {
+		t.Fatalf("CheckRecipients without a list = %+v", errs)
 	}
 }

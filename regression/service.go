@@ -67,17 +67,26 @@ type Service struct {
 	// Report, when set, has a run reported to its suite's code host (a
 	// vcs:report task); StartRun calls it for a run with a commit.
 	Report func(ctx context.Context, run *Run)
+	// ReportApproved, when set, has an approved run's new state reported to
+	// its suite's code host (the api calls it after an approval).
+	ReportApproved func(ctx context.Context, run *Run)
 	// Sitemaps reads the sitemaps of discovering suites on every run (nil:
 	// such a run is refused).
 	Sitemaps jobs.SitemapReader
+	// MailDomains is the allowlist of email recipients' domains
+	// (SNAPQ_SMTP_ALLOWED_DOMAINS); empty: a suite may not have an email
+	// channel.
+	MailDomains MailDomains
 	// Pages fetches the pages of suites that discover by crawl on every run
 	// (nil: such a run is refused).
 	Pages jobs.PageFetcher
 }
 
-// checkHostConcurrency names every host_concurrency of s above MaxHostConcurrency.
+// checkHostConcurrency names every host_concurrency of s above
+// MaxHostConcurrency, and every email recipient MailDomains refuses.
 func (g *Service) checkHostConcurrency(s *Suite) error {
 	errs := jobs.HostConcurrencyErrors(g.MaxHostConcurrency, s.Spec.Options, "options")
+	errs = append(errs, g.MailDomains.CheckRecipients(s.Notify)...)
 	for i, t := range s.Spec.Targets {
 		errs = append(errs, jobs.HostConcurrencyErrors(g.MaxHostConcurrency, t.Options, fmt.Sprintf("targets[%d].options", i))...)
 	}

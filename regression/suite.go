@@ -14,6 +14,7 @@ import (
 	"github.com/snapq/snapq/capture"
 	"github.com/snapq/snapq/diff"
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/vcs"
 )
 
 // Visual regression: a suite names pages to watch; a run captures them (a
@@ -447,6 +448,9 @@ func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration
 		v := *in.VCS
 		if err := v.Validate(); err != nil {
 			errs.Add("invalid_option", "vcs", err.Error())
+		}
+		if err := vcs.CheckAPIURL(v.APIURL); err != nil {
+			errs.Add("invalid_url", "vcs.api_url", err.Error())
 		}
 		s.VCS = &v
 	}

@@ -3,7 +3,6 @@ package regression
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/snapq/snapq/vcs"
@@ -48,11 +47,6 @@ func (v VCS) Validate() error {
 	}
 	if v.Token == "" {
 		problems = append(problems, "give a token (it is never shown again)")
-	}
-	if v.APIURL != "" {
-		if u, err := url.Parse(v.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			problems = append(problems, "api_url must be an absolute http(s) URL")
-		}
 	}
 	switch v.GitHubMode {
 	case "", vcs.ModeStatus:

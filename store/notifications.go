@@ -15,12 +15,12 @@ import (
 // A run's notifications (notify.Planner, notify.Handler): decided once when
 // the run settles, then delivered by tasks that record each attempt.
 
-const notificationColumns = `id, run_id, channel_id, kind, reason, status, attempts, last_error, created_at, updated_at, delivered_at`
+const notificationColumns = `id, run_id, channel_id, kind, reason, status, attempts, last_error, created_at, updated_at, delivered_at, message`
 
 func scanNotification(row pgx.Row) (*regression.Notification, error) {
 	var n regression.Notification
 	err := row.Scan(&n.ID, &n.RunID, &n.ChannelID, &n.Kind, &n.Reason, &n.Status, &n.Attempts, &n.LastError,
-		&n.CreatedAt, &n.UpdatedAt, &n.DeliveredAt)
+		&n.CreatedAt, &n.UpdatedAt, &n.DeliveredAt, &n.Message)
 	return &n, err
 }
 
@@ -68,9 +68,9 @@ func (s *Store) PlanNotifications(ctx context.Context, runID string, ns []*regre
 			return nil
 		}
 		for _, n := range ns {
-			if _, err := tx.Exec(ctx, `INSERT INTO notifications (id, run_id, channel_id, kind, reason)
-				VALUES ($1, $2, $3, $4, $5) ON CONFLICT (run_id, channel_id) DO NOTHING`,
-				n.ID, runID, n.ChannelID, n.Kind, n.Reason); err != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO notifications (id, run_id, channel_id, kind, reason, message)
+				VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_id, channel_id) DO NOTHING`,
+				n.ID, runID, n.ChannelID, n.Kind, n.Reason, n.Message); err != nil {
 				return fmt.Errorf("insert notification: %w", err)
 			}
 		}
@@ -147,4 +147,47 @@ func (s *Store) FailNotification(ctx context.Context, id, reason string) (bool, 
 		return false, fmt.Errorf("fail notification %s: %w", id, err)
 	}
 	return tag.RowsAffected() == 1, nil
+}
+
+// ClaimMail implements notify.Store: under a lock per suite owner, email
+// notification id takes one unit of its suite's and its owner's mail budgets
+// (notifications that claimed within window), unless it claimed before.
+func (s *Store) ClaimMail(ctx context.Context, id string, perSuite, perKey int, window time.Duration) (string, error) {
+	spent := ""
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var suiteID, owner string
+		var claimed *time.Time
+		err := tx.QueryRow(ctx, `SELECT r.suite_id, coalesce(su.api_key_id::text, ''), n.mail_claimed_at
+			FROM notifications n JOIN runs r ON r.id = n.run_id JOIN suites su ON su.id = r.suite_id WHERE n.id = $1`, id).
+			Scan(&suiteID, &owner, &claimed)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return jobs.ErrNotFound
+		}
+		if err != nil || claimed != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('snapq.mail:' || $1::text, 0))`, owner); err != nil {
+			return err
+		}
+		var bySuite, byKey int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE r.suite_id = $1), count(*)
+			FROM notifications n JOIN runs r ON r.id = n.run_id JOIN suites su ON su.id = r.suite_id
+			WHERE n.mail_claimed_at > now() - make_interval(secs => $3) AND coalesce(su.api_key_id::text, '') = $2`,
+			suiteID, owner, window.Seconds()).Scan(&bySuite, &byKey); err != nil {
+			return err
+		}
+		switch {
+		case bySuite >= perSuite:
+			spent = fmt.Sprintf("the suite sent %d emails in the last %s (SNAPQ_SMTP_MAX_PER_SUITE=%d)", bySuite, window, perSuite)
+		case byKey >= perKey:
+			spent = fmt.Sprintf("the API key's suites sent %d emails in the last %s (SNAPQ_SMTP_MAX_PER_KEY=%d)", byKey, window, perKey)
+		default:
+			_, err = tx.Exec(ctx, `UPDATE notifications SET mail_claimed_at = now() WHERE id = $1`, id)
+		}
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("claim mail budget for notification %s: %w", id, err)
+	}
+	return spent, nil
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -72,13 +73,37 @@ func (c Config) Validate() error {
 	if c.Token == "" {
 		return errors.New("give a token")
 	}
-	if c.APIURL != "" {
-		u, err := url.Parse(c.APIURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("api_url must be an absolute http(s) URL, got %q", c.APIURL)
-		}
+	return CheckAPIURL(c.APIURL)
+}
+
+// CheckAPIURL accepts "" (the provider's public API) or an absolute https
+// URL without user info. Plain http would send the token in the clear, so it
+// is accepted only for a loopback host (localhost, 127.0.0.0/8, ::1): a code
+// host's proxy on the same machine, or a test's fake. The egress guard still
+// decides at delivery whether the address may be reached.
+func CheckAPIURL(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || u.Host == "" || u.Hostname() == "" || (u.Scheme != "http" && u.Scheme != "https"):
+		return errors.New("api_url must be an absolute https URL")
+	case u.User != nil:
+		return errors.New("api_url must not carry user info")
+	case u.Scheme == "http" && !loopbackHost(u.Hostname()):
+		return errors.New("api_url must be https (http is accepted only for a loopback host such as 127.0.0.1): the token would travel in the clear")
 	}
 	return nil
+}
+
+// loopbackHost reports whether host is localhost or a loopback IP literal.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // Status is one commit status.

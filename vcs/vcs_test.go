@@ -115,3 +115,34 @@ func TestRejectedIsPermanent(t *testing.T) {
 		})
 	}
 }
+
+// An api_url is https; plain http only to a loopback host, where a token
+// does not cross a network.
+func TestCheckAPIURL(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, url string
+		ok        bool
+	}{
+		{"default", "", true},
+		{"https", "https://ghe.example.com/api/v3", true},
+		{"http to a remote host", "http://ghe.example.com/api/v3", false},
+		{"http to a public address", "http://203.0.113.7/api/v4", false},
+		{"http to loopback v4", "http://127.0.0.1:8080/api/v3", true},
+		{"http to loopback v6", "http://[::1]:8080/api/v4", true},
+		{"http to localhost", "http://localhost:9000/api/v4", true},
+		{"http to a name that looks local", "http://localhost.evil.example/api", false},
+		{"user info", "https://user:pw@ghe.example.com/api/v3", false},
+		{"ftp", "ftp://ghe.example.com/", false},
+		{"relative", "/api/v3", false},
+	} {
+		err := vcs.CheckAPIURL(tc.url)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: CheckAPIURL(%q) = %v, want ok=%v", tc.name, tc.url, err, tc.ok)
+		}
+		cfg := vcs.Config{Provider: vcs.GitHub, Repo: "a/b", Token: "t", APIURL: tc.url}
+		if err := cfg.Validate(); (err == nil) != tc.ok {
+			t.Errorf("%s: Config.Validate = %v, want ok=%v", tc.name, err, tc.ok)
+		}
+	}
+}

@@ -193,8 +193,8 @@ func (s *Server) approveGroup(c *gin.Context) error {
 		if r, err = s.Suites.Approve(c.Request.Context(), id, regression.Approval{Comparisons: ids}, approver(c)); err != nil {
 			return fmt.Errorf("run %s: %w", id, err)
 		}
-		if s.Regression.Report != nil { // as approveRun: the run's commit status follows
-			s.Regression.Report(c.Request.Context(), r)
+		if s.Regression.ReportApproved != nil { // as approveRun: the run's commit status follows
+			s.Regression.ReportApproved(c.Request.Context(), r)
 		}
 		if r, err = s.Suites.GetRun(c.Request.Context(), id); err != nil { // Approve answers without comparisons
 			return fmt.Errorf("run %s: %w", id, err)

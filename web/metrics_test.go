@@ -289,6 +289,7 @@ func TestQueueCountsEndpoint(t *testing.T) {
 		{Name: "capture", Shards: 4, Pending: 2, Active: 5, LatencySeconds: 3},
 		{Name: "regression", Shards: 4, Scheduled: 1},
 		{Name: "webhooks", Shards: 4},
+		{Name: "reports", Shards: 4},
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("GET /v1/queues (-want +got):\n%s", diff)

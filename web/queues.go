@@ -17,7 +17,7 @@ import (
 // see of them is limited (issue 12):
 //
 //   - GET /v1/queues, for any key: counts per kind of queue (capture,
-//     regression, webhooks) summed over its shards; no task, payload or
+//     regression, webhooks, reports) summed over its shards; no task, payload or
 //     error of anyone is listed.
 //   - /admin/queues (asynqmon), which lists tasks with their payloads and
 //     errors: only with the admin token (SNAPQ_ADMIN_TOKEN), never with an
@@ -25,7 +25,7 @@ import (
 
 // QueueCounts is one kind of queue summed over its shards.
 type QueueCounts struct {
-	Name      string `json:"name"`   // capture, regression or webhooks
+	Name      string `json:"name"`   // capture, regression, webhooks or reports
 	Shards    int    `json:"shards"` // the Redis queues it is split into
 	Pending   int    `json:"pending"`
 	Active    int    `json:"active"`

@@ -208,8 +208,8 @@ func (s *Server) approveRun(c *gin.Context) error {
 		return fmt.Errorf("run %s: %w", id, err)
 	}
 	// An approval flips the run's commit status (and edits its comment).
-	if s.Regression.Report != nil {
-		s.Regression.Report(c.Request.Context(), r)
+	if s.Regression.ReportApproved != nil {
+		s.Regression.ReportApproved(c.Request.Context(), r)
 	}
 	return s.writeRun(c, r)
 }

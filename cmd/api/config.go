@@ -122,6 +122,9 @@ type apiConfig struct {
 	EgressAllow []netip.Prefix
 	// SitemapTimeout bounds reading one batch's sitemaps (SNAPQ_SITEMAP_TIMEOUT, default 30s).
 	SitemapTimeout time.Duration
+	// MailDomains is SNAPQ_SMTP_ALLOWED_DOMAINS (as the worker reads it):
+	// the domains a suite's email channel may list; empty: no email channel.
+	MailDomains regression.MailDomains
 }
 
 // loadAPIConfig reads every SNAPQ_* variable `api serve` uses and validates
@@ -186,7 +189,9 @@ func loadAPIConfig() (apiConfig, error) {
 	if c.SitemapTimeout <= 0 || c.SitemapTimeout > 50*time.Second {
 		sitemapErr = fmt.Errorf("SNAPQ_SITEMAP_TIMEOUT=%s: want more than 0 and at most 50s (under the server's 1m write timeout)", c.SitemapTimeout)
 	}
-	if err := errors.Join(r.Err(), allowErr, sitemapErr, c.validate(), c.validateFair(), c.SSE.Validate()); err != nil {
+	mailDomains, mailErr := regression.ParseMailDomains(r.String("SNAPQ_SMTP_ALLOWED_DOMAINS", ""))
+	c.MailDomains = mailDomains
+	if err := errors.Join(r.Err(), allowErr, sitemapErr, mailErr, c.validate(), c.validateFair(), c.SSE.Validate()); err != nil {
 		return apiConfig{}, err
 	}
 	return c, nil

@@ -241,7 +241,8 @@ func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeSe
 			Dispatch: d.dispatch, MaxHostConcurrency: cfg.HostConcurrencyMax, Sitemaps: sitemaps},
 		Regression: &regression.Service{Repo: st, Queue: tasks, Logger: log, MaxInFlight: noCapAsNegative(cfg.MaxJobsInFlight),
 			MaxSuitesPerKey: noCapAsNegative(cfg.MaxSuitesPerKey), MinScheduleInterval: cfg.MinScheduleInterval,
-			Dispatch: d.dispatch, MaxHostConcurrency: cfg.HostConcurrencyMax, Report: regression.ReportRun(tasks, log),
+			Dispatch: d.dispatch, MaxHostConcurrency: cfg.HostConcurrencyMax, Report: regression.ReportStart(tasks, log),
+			ReportApproved: regression.ReportApproval(st, tasks, log), MailDomains: cfg.MailDomains,
 			Sitemaps: sitemaps, Pages: sitemaps},
 		Batches:      st,
 		Suites:       st,
@@ -302,7 +303,7 @@ func startLoops(ctx context.Context, cfg apiConfig, d *deps, log *slog.Logger) (
 	rec := &jobs.Reconciler{Repo: st, Queue: tasks, Logger: log, Grace: cfg.ReconcileGrace, Steps: []jobs.ReconcileStep{
 		webhook.ReconcileStep(st, tasks, cfg.ReconcileGrace),
 		regression.ReconcileStep(st, tasks),
-		notify.ReconcileStep(st, tasks, log.With("component", "notify")),
+		notify.ReconcileStep(st, tasks, log.With("component", "notify"), cfg.Web.PublicURL),
 	}}
 	recCtx, stopRec := context.WithCancel(ctx)
 	go rec.Run(recCtx, cfg.ReconcileInterval)

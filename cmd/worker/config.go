@@ -16,6 +16,7 @@ import (
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/notify"
+	"github.com/snapq/snapq/regression"
 	"github.com/snapq/snapq/webhook"
 )
 
@@ -82,7 +83,9 @@ type workerConfig struct {
 	// SMTP is the mail server of email notifications: SNAPQ_SMTP_ADDR
 	// (host:port; unset: email is off), SNAPQ_SMTP_FROM, SNAPQ_SMTP_USERNAME,
 	// SNAPQ_SMTP_PASSWORD and SNAPQ_SMTP_TLS (auto: STARTTLS when offered,
-	// the default; starttls: required; tls: from the first byte).
+	// the default; starttls: required; tls: from the first byte);
+	// SNAPQ_SMTP_ALLOWED_DOMAINS (the recipients' domains; empty: no mail),
+	// SNAPQ_SMTP_MAX_PER_SUITE and SNAPQ_SMTP_MAX_PER_KEY (mails per hour).
 	SMTP notify.SMTPConfig
 	// PublicURL is the api's public base URL (SNAPQ_PUBLIC_URL), for links
 	// in notifications of runs not started through the api (scheduled).
@@ -138,9 +141,8 @@ func loadWorkerConfig() (workerConfig, error) {
 	c.ContentAddressed = r.Bool("SNAPQ_CONTENT_ADDRESSED", true)
 	c.Thumbnails = r.Bool("SNAPQ_THUMBNAILS", true)
 
-	c.SMTP = notify.SMTPConfig{Addr: r.String("SNAPQ_SMTP_ADDR", ""), From: r.String("SNAPQ_SMTP_FROM", ""),
-		Username: r.String("SNAPQ_SMTP_USERNAME", ""), Password: r.String("SNAPQ_SMTP_PASSWORD", ""),
-		TLS: r.String("SNAPQ_SMTP_TLS", notify.SMTPAuto)}
+	smtp, mailErr := loadSMTP(&r)
+	c.SMTP = smtp
 	c.PublicURL = r.String("SNAPQ_PUBLIC_URL", "")
 
 	c.MetricsAddr = r.String("SNAPQ_METRICS_ADDR", "")
@@ -168,7 +170,7 @@ func loadWorkerConfig() (workerConfig, error) {
 	if egressErr != nil {
 		egressErr = fmt.Errorf("SNAPQ_EGRESS_PROXY_LISTEN=%s, SNAPQ_EGRESS_PROXY_ADVERTISE=%s: %w", c.Egress.Listen, c.Egress.Advertise, egressErr)
 	}
-	if err := errors.Join(concErr, fairErr, r.Err(), allowErr, c.S3.Validate(),
+	if err := errors.Join(concErr, fairErr, r.Err(), allowErr, mailErr, c.S3.Validate(),
 		cc.Validate(), egressErr, c.Webhook.Validate(), c.SMTP.Validate()); err != nil {
 		return workerConfig{}, err
 	}
@@ -199,4 +201,16 @@ func (c workerConfig) drainWarning() string {
 	}
 	return fmt.Sprintf("SNAPQ_SHUTDOWN_TIMEOUT=%s is shorter than the longest job (%s): on SIGTERM, jobs still running after it "+
 		"are handed back and retried elsewhere (one more attempt each); set it to %s or more to drain every job", c.ShutdownTimeout, longestJob, longestJob)
+}
+
+// loadSMTP reads the mail server of email notifications (SNAPQ_SMTP_*).
+func loadSMTP(r *env.Reader) (notify.SMTPConfig, error) {
+	c := notify.SMTPConfig{Addr: r.String("SNAPQ_SMTP_ADDR", ""), From: r.String("SNAPQ_SMTP_FROM", ""),
+		Username: r.String("SNAPQ_SMTP_USERNAME", ""), Password: r.String("SNAPQ_SMTP_PASSWORD", ""),
+		TLS:         r.String("SNAPQ_SMTP_TLS", notify.SMTPAuto),
+		MaxPerSuite: r.Int("SNAPQ_SMTP_MAX_PER_SUITE", notify.DefaultMaxPerSuite),
+		MaxPerKey:   r.Int("SNAPQ_SMTP_MAX_PER_KEY", notify.DefaultMaxPerKey)}
+	domains, err := regression.ParseMailDomains(r.String("SNAPQ_SMTP_ALLOWED_DOMAINS", ""))
+	c.AllowedDomains = domains
+	return c, err
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/snapq/snapq/capture"
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/notify"
+	"github.com/snapq/snapq/regression"
 	"github.com/snapq/snapq/webhook"
 )
 
@@ -76,7 +77,8 @@ func defaultWorkerConfig(chrome string) workerConfig {
 		HostConcurrency:  4,
 		ContentAddressed: true,
 		Thumbnails:       true,
-		SMTP:             notify.SMTPConfig{TLS: notify.SMTPAuto},
+		SMTP: notify.SMTPConfig{TLS: notify.SMTPAuto, MaxPerSuite: notify.DefaultMaxPerSuite,
+			MaxPerKey: notify.DefaultMaxPerKey},
 	}
 }
 
@@ -118,6 +120,7 @@ func TestLoadWorkerConfig(t *testing.T) {
 				"SNAPQ_METRICS_ADDR=127.0.0.1:9101", "SNAPQ_PPROF_ADDR=127.0.0.1:6060",
 				"SNAPQ_SMTP_ADDR=mail.example.com:587", "SNAPQ_SMTP_FROM=snapq@example.com", "SNAPQ_SMTP_USERNAME=u",
 				"SNAPQ_SMTP_PASSWORD=p", "SNAPQ_SMTP_TLS=starttls", "SNAPQ_PUBLIC_URL=https://snapq.example.com",
+				"SNAPQ_SMTP_ALLOWED_DOMAINS=example.com,*.corp.example", "SNAPQ_SMTP_MAX_PER_SUITE=3", "SNAPQ_SMTP_MAX_PER_KEY=7",
 			},
 			want: func(c *workerConfig) {
 				c.LogLevel = slog.LevelWarn
@@ -134,7 +137,8 @@ func TestLoadWorkerConfig(t *testing.T) {
 				c.Capture.ChromeUser, c.Capture.SiteIsolation = "chrome", true
 				c.EgressAllow = []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32"), netip.MustParsePrefix("10.1.0.0/16")}
 				c.MetricsAddr, c.PprofAddr = "127.0.0.1:9101", "127.0.0.1:6060"
-				c.SMTP = notify.SMTPConfig{Addr: "mail.example.com:587", From: "snapq@example.com", Username: "u", Password: "p", TLS: "starttls"}
+				c.SMTP = notify.SMTPConfig{Addr: "mail.example.com:587", From: "snapq@example.com", Username: "u", Password: "p", TLS: "starttls",
+					AllowedDomains: regression.MailDomains{"example.com", "*.corp.example"}, MaxPerSuite: 3, MaxPerKey: 7}
 				c.PublicURL = "https://snapq.example.com"
 			},
 		},
@@ -249,9 +253,12 @@ func TestLoadWorkerConfigErrors(t *testing.T) {
 		},
 		{
 			name: "smtp",
-			env:  []string{"SNAPQ_SMTP_ADDR=mail.example.com", "SNAPQ_SMTP_TLS=ssl", "SNAPQ_SMTP_USERNAME=u"},
-			want: []string{"SNAPQ_SMTP_ADDR=mail.example.com: want host:port", "SNAPQ_SMTP_FROM is required with SNAPQ_SMTP_ADDR",
-				"SNAPQ_SMTP_TLS=ssl: want auto, starttls or tls", "set both SNAPQ_SMTP_USERNAME and SNAPQ_SMTP_PASSWORD, or neither"},
+			env: []string{"SNAPQ_SMTP_ADDR=mail.example.com", "SNAPQ_SMTP_TLS=ssl", "SNAPQ_SMTP_USERNAME=u",
+				"SNAPQ_SMTP_ALLOWED_DOMAINS=ops@example.com", "SNAPQ_SMTP_MAX_PER_SUITE=-1"},
+			want: []string{`SNAPQ_SMTP_ALLOWED_DOMAINS: "ops@example.com" is not a domain (example.com, or *.example.com for its subdomains)`,
+				"SNAPQ_SMTP_ADDR=mail.example.com: want host:port", "SNAPQ_SMTP_FROM is required with SNAPQ_SMTP_ADDR",
+				"SNAPQ_SMTP_TLS=ssl: want auto, starttls or tls", "set both SNAPQ_SMTP_USERNAME and SNAPQ_SMTP_PASSWORD, or neither",
+				"SNAPQ_SMTP_MAX_PER_SUITE=-1: want 1 to 100000"},
 		},
 		{
 			name: "chromium missing",

@@ -216,10 +216,10 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 			d.dispatch.AfterFinal},
 		Hosts: d.hosts, HostConcurrency: cfg.HostConcurrency, Uploads: metrics.upload,
 		Auth: sessions, Cache: st, Captured: metrics.captured, MaxInFlight: cfg.MaxJobsInFlight}
-	planner := &notify.Planner{Repo: st, Queue: tasks, Logger: log.With("component", "notify")}
+	planner := &notify.Planner{Repo: st, Queue: tasks, Logger: log.With("component", "notify"), PublicURL: cfg.PublicURL}
 	cmp := &regression.Comparer{Repo: st, Store: d.objects, Logger: regLog, Decoded: metrics.decoded, Rules: st,
 		RunFinished: []func(context.Context, *regression.Run){func(ctx context.Context, r *regression.Run) { announce.Batch(ctx, r.BatchID) },
-			regression.ReportRun(tasks, regLog), planner.RunFinished}}
+			regression.ReportEnd(st, tasks, regLog), planner.RunFinished}}
 	if cfg.ContentAddressed {
 		h.Content, cmp.Content = d.objects, d.objects
 	}

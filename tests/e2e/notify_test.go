@@ -123,7 +123,8 @@ func TestNotifications(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(mail.Close)
-	s := startStack(t, "SNAPQ_SECRET_KEY="+secretKey(t), "SNAPQ_SMTP_ADDR="+mail.Addr, "SNAPQ_SMTP_FROM=snapq@example.test")
+	s := startStack(t, "SNAPQ_SECRET_KEY="+secretKey(t), "SNAPQ_SMTP_ADDR="+mail.Addr, "SNAPQ_SMTP_FROM=snapq@example.test",
+		"SNAPQ_SMTP_ALLOWED_DOMAINS=example.test")
 	hooks := &chatHook{got: map[string][]hookReq{}}
 	recv := httptest.NewServer(hooks)
 	t.Cleanup(recv.Close)

@@ -1,4 +1,4 @@
-// Queues: the counts of each kind of queue (capture, regression, webhooks),
+// Queues: the counts of each kind of queue (capture, regression, webhooks, reports),
 // summed over its shards, from GET /v1/queues. Any API key may read them; the
 // task lists (asynqmon at /admin/queues) need the admin token.
 import { api } from './api.js';

@@ -20,6 +20,7 @@ type Browser struct {
 	cfg   Config
 	log   *slog.Logger
 	slots chan struct{} // one token per running capture
+	batch chan struct{} // one token per running non-interactive capture (lane.go); nil: none reserved
 
 	// pool, with Config.RemoteURL, runs every capture on one of its single-slot members
 	// (remote.go); the fields below are then unused.
@@ -63,7 +64,7 @@ func New(ctx context.Context, cfg Config) (*Browser, error) {
 
 // unstartedBrowser returns a Browser with no browser started yet.
 func unstartedBrowser(cfg Config) *Browser {
-	return &Browser{cfg: cfg, log: cfg.Logger, slots: make(chan struct{}, cfg.Tabs)}
+	return &Browser{cfg: cfg, log: cfg.Logger, slots: make(chan struct{}, cfg.Tabs), batch: batchSlots(cfg)}
 }
 
 // Ping checks that the browser answers, starting it if it is down. With RemoteURL, one
@@ -129,13 +130,11 @@ func (b *Browser) Capture(ctx context.Context, req Request) (*Result, error) {
 	if b.pool != nil {
 		return b.pool.capture(ctx, req)
 	}
-
-	select {
-	case b.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, classify(ctx, ctx, phaseSlot, ctx.Err())
+	leave, err := b.takeSlot(ctx)
+	if err != nil {
+		return nil, err
 	}
-	defer func() { <-b.slots }()
+	defer leave()
 
 	inst, err := b.instance(ctx, true)
 	if err != nil {
@@ -182,6 +181,22 @@ func (b *Browser) Capture(ctx context.Context, req Request) (*Result, error) {
 	ok = true
 	res.Timings["total"] = time.Since(start).Milliseconds()
 	return res, nil
+}
+
+// takeSlot waits for the capture's lane token (lane.go) and a slot; the
+// returned func gives both back.
+func (b *Browser) takeSlot(ctx context.Context) (func(), error) {
+	leave, err := b.enterLane(ctx)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case b.slots <- struct{}{}:
+	case <-ctx.Done():
+		leave()
+		return nil, classify(ctx, ctx, phaseSlot, ctx.Err())
+	}
+	return func() { <-b.slots; leave() }, nil
 }
 
 // Bounds of CaptureGrace.

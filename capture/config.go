@@ -46,6 +46,9 @@ type Config struct {
 	// Tabs is the number of concurrent capture slots (default 2). Each slot owns one long-lived
 	// tab in its own browser context.
 	Tabs int
+	// InteractiveTabs of the Tabs are kept for interactive captures (lane.go; 0 to Tabs-1,
+	// default 0). Not applied with RemoteURL.
+	InteractiveTabs int
 	// BrowserRecycleAfter restarts the browser after this many jobs (default 500): slots are
 	// drained, then the browser is closed and launched again.
 	BrowserRecycleAfter int
@@ -174,6 +177,8 @@ func (c Config) validate(euid int) error {
 	}
 	if c.Tabs < 1 {
 		errs = append(errs, fmt.Errorf("tabs must be at least 1, got %d", c.Tabs))
+	} else if err := c.validateLane(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.BrowserRecycleAfter < 1 {
 		errs = append(errs, fmt.Errorf("browser recycle-after must be at least 1, got %d", c.BrowserRecycleAfter))

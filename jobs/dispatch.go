@@ -20,7 +20,28 @@ type Dispatch struct {
 	ID      string
 	Owner   string
 	Options Options
+	// Interactive: the job rides the interactive lane (its own queue).
+	Interactive bool
 }
+
+// LaneStore is a DispatchStore with an interactive lane: DispatchInteractive
+// is DispatchHeld for the held jobs of synchronous captures, counted against
+// the lane's own depth and shared fair across owners the same way.
+// store.Store implements it.
+type LaneStore interface {
+	DispatchInteractive(ctx context.Context, depth int) ([]Dispatch, error)
+}
+
+// LaneQueue puts a job's task on the interactive queue, which workers serve
+// with their reserved tabs. queue.AsynqQueue implements it; a Queue without
+// it takes interactive jobs on its ordinary queue.
+type LaneQueue interface {
+	EnqueueInteractive(ctx context.Context, jobID string, timeout time.Duration) error
+}
+
+// MinInteractiveDepth is the interactive lane's dispatch depth when no
+// worker announces reserved interactive slots.
+const MinInteractiveDepth = 4
 
 // DispatchStore is what Dispatcher needs. store.Store implements it.
 type DispatchStore interface {
@@ -54,12 +75,18 @@ type Dispatcher struct {
 	Fleet func(ctx context.Context) (int, error)
 	// Interval is the ticker's period (default DefaultDispatchInterval).
 	Interval time.Duration
+	// InteractiveFleet reports the task slots the running workers serve the
+	// interactive queue with; the lane's depth is max(MinInteractiveDepth,
+	// that). Used only when Repo is a LaneStore. nil: MinInteractiveDepth.
+	InteractiveFleet func(ctx context.Context) (int, error)
 
 	once      sync.Once
 	kick      chan struct{}
 	mu        sync.Mutex
 	fleetAt   time.Time
 	fleetSize int
+	laneAt    time.Time
+	laneSize  int
 }
 
 // Defaults of Dispatcher.
@@ -114,12 +141,20 @@ func (d *Dispatcher) Run(ctx context.Context) {
 // failed enqueue is logged: the job is dispatched in Postgres, and the
 // reconciler enqueues dispatched jobs whose task is missing.
 func (d *Dispatcher) Once(ctx context.Context) (int, error) {
+	var lane []Dispatch
+	if ls, ok := d.Repo.(LaneStore); ok {
+		var err error
+		if lane, err = ls.DispatchInteractive(ctx, d.interactiveDepth(ctx)); err != nil {
+			return 0, fmt.Errorf("dispatch interactive jobs: %w", err)
+		}
+	}
 	ds, err := d.Repo.DispatchHeld(ctx, d.depth(ctx))
 	if err != nil {
 		return 0, fmt.Errorf("dispatch held jobs: %w", err)
 	}
+	ds = append(lane, ds...)
 	for _, j := range ds {
-		if err := d.Queue.Enqueue(context.WithoutCancel(ctx), j.ID, j.Options.JobTimeout()); err != nil {
+		if err := d.enqueue(context.WithoutCancel(ctx), j); err != nil {
 			Log(d.Logger).Warn("enqueue failed; the reconciler will retry", "job_id", j.ID, "err", err)
 		}
 	}
@@ -127,6 +162,30 @@ func (d *Dispatcher) Once(ctx context.Context) (int, error) {
 		Log(d.Logger).Debug("dispatched", "count", len(ds))
 	}
 	return len(ds), nil
+}
+
+// enqueue puts j on its lane's queue.
+func (d *Dispatcher) enqueue(ctx context.Context, j Dispatch) error {
+	if lq, ok := d.Queue.(LaneQueue); ok && j.Interactive {
+		return lq.EnqueueInteractive(ctx, j.ID, j.Options.JobTimeout())
+	}
+	return d.Queue.Enqueue(ctx, j.ID, j.Options.JobTimeout())
+}
+
+// interactiveDepth is the interactive lane's depth: the slots the workers
+// reserve for it, at least MinInteractiveDepth.
+func (d *Dispatcher) interactiveDepth(ctx context.Context) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.InteractiveFleet != nil && time.Since(d.laneAt) >= FleetRefresh {
+		if n, err := d.InteractiveFleet(ctx); err != nil {
+			Log(d.Logger).Warn("read the workers' interactive slots; keeping the last depth", "err", err)
+		} else {
+			d.laneSize = n
+		}
+		d.laneAt = time.Now()
+	}
+	return max(MinInteractiveDepth, d.laneSize)
 }
 
 // depth is Depth, or the one derived from the fleet.

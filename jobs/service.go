@@ -65,6 +65,8 @@ type Submission struct {
 	Body           []byte
 	Owner          string // API key id, "" without auth
 	IdempotencyKey string // optional
+	// Interactive puts the batch's jobs on the interactive lane (SubmitCapture).
+	Interactive bool
 }
 
 // MaxIdempotencyKey is the longest Idempotency-Key accepted.
@@ -115,7 +117,7 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (b *Batch, jobs []
 	}
 	now := time.Now().UTC()
 	b = &Batch{ID: NewID(), OwnerKeyID: sub.Owner, Labels: req.Labels, Total: len(newJobs), CreatedAt: now,
-		IdempotencyKey: sub.IdempotencyKey, RequestHash: hash, Crawl: crawl}
+		IdempotencyKey: sub.IdempotencyKey, RequestHash: hash, Crawl: crawl, Interactive: sub.Interactive}
 	if b.Labels == nil {
 		b.Labels = map[string]string{}
 	}

@@ -79,6 +79,9 @@ type Batch struct {
 	Webhook *Webhook
 	// Crawl is set for a crawl batch (crawl.go): its jobs are added as its pages find links.
 	Crawl *Crawl
+	// Interactive is set on creation for a synchronous capture (capture.go): its jobs ride
+	// the interactive lane. It is not read back.
+	Interactive bool
 	// CrawlSkipped counts the pages a crawl batch found but did not add because it was
 	// full (max_pages) or its owner at the in-flight cap, each URL once (at most
 	// MaxCrawlSkipped); read back only.

@@ -90,7 +90,11 @@ func (q *AsynqQueue) NotificationTaskState(_ context.Context, id string) (string
 
 // TaskState implements jobs.Queue.
 func (q *AsynqQueue) TaskState(_ context.Context, jobID string) (string, string, error) {
-	return q.taskState(QueueCapture, jobID, jobID)
+	state, lastErr, err := q.taskState(QueueCapture, jobID, jobID)
+	if state != "" || err != nil {
+		return state, lastErr, err
+	}
+	return q.taskState(QueueInteractive, jobID, jobID) // the interactive lane's (lane.go)
 }
 
 // WebhookTaskState is TaskState for a delivery's task.
@@ -155,6 +159,7 @@ func (q *AsynqQueue) Delete(_ context.Context, jobID string) error {
 	if queues[0] != QueueCapture {
 		queues = append(queues, QueueCapture)
 	}
+	queues = append(queues, QueueInteractive) // lane.go
 	for _, queue := range queues {
 		err := q.inspector.DeleteTask(queue, jobID)
 		if err != nil && !errors.Is(err, asynq.ErrTaskNotFound) && !errors.Is(err, asynq.ErrQueueNotFound) {

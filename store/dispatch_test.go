@@ -217,3 +217,27 @@ func TestDispatchConcurrentPassesKeepDepth(t *testing.T) {
 		}
 	}
 }
+
+// The interactive lane has its own depth: a full batch lane does not hold back a
+// synchronous capture, whose job is dispatched by DispatchInteractive only.
+func TestDispatchInteractiveLane(t *testing.T) {
+	st := setup(t)
+	ctx := context.Background()
+	a := ownerKey(t, st, "batcher")
+	heldBatch(t, st, a, 5)
+	svc := &jobs.Service{Repo: st, Queue: nopQueue{}, Dispatch: &jobs.Dispatcher{}}
+	_, j, _, err := svc.SubmitCapture(ctx, jobs.CaptureSubmission{Owner: a, Body: []byte(`{"url":"https://example.com/x"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds, err := st.DispatchHeld(ctx, 5); err != nil || len(ds) != 5 {
+		t.Fatalf("batch lane: %d dispatched, %v; want its 5 jobs only", len(ds), err)
+	}
+	ds, err := st.DispatchInteractive(ctx, 1)
+	if err != nil || len(ds) != 1 || ds[0].ID != j.ID || !ds[0].Interactive {
+		t.Fatalf("interactive lane: %+v, %v; want the capture's job", ds, err)
+	}
+	if ds, _ := st.DispatchInteractive(ctx, 1); len(ds) != 0 {
+		t.Fatalf("interactive lane past its depth: %+v", ds)
+	}
+}

@@ -247,11 +247,11 @@ func (s *Store) insertBatch(ctx context.Context, tx pgx.Tx, b *jobs.Batch, js []
 		}
 		rows[i] = []any{j.ID, j.BatchID, j.Seq, j.URL, j.Name, o, jobs.StatusQueued, j.CreatedAt, j.UpdatedAt,
 			jobs.OptionsHash(j.Options), // the result cache's (cache.go)
-			depth, parent, foundOn, key}
+			depth, parent, foundOn, key, b.Interactive}
 	}
 	_, err = tx.CopyFrom(ctx, pgx.Identifier{"jobs"},
 		[]string{"id", "batch_id", "seq", "url", "name", "options", "status", "created_at", "updated_at", "options_hash",
-			"depth", "parent_id", "found_on", "url_key"},
+			"depth", "parent_id", "found_on", "url_key", "interactive"},
 		pgx.CopyFromRows(rows))
 	if err != nil {
 		return fmt.Errorf("insert jobs: %w", err)

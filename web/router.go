@@ -161,6 +161,7 @@ func (s *Server) Handler() http.Handler {
 	v1.POST("/batches/:id/cancel", s.loadBatch, s.h(s.cancelBatch))
 	v1.GET("/batches/:id/events", s.loadBatch, s.h(s.batchEvents)) // events.go (takes its budget after the replica cap)
 	v1.GET("/jobs/:id", s.loadJob, s.h(s.getJob))
+	v1.POST("/capture", s.h(s.readJSON("the capture")), s.h(s.syncCapture)) // capture.go
 	v1.GET("/artifacts/:id", s.loadArtifact, s.h(s.getArtifact))
 	v1.GET("/artifacts/:id/thumbnail", s.loadArtifact, s.h(s.getThumbnail))
 	v1.GET("/queues", s.h(s.listQueues)) // queues.go
@@ -321,9 +322,19 @@ func (s *Server) getJob(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	out, _, err := s.jobWithArtifacts(c, j)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, out)
+	return nil
+}
+
+// jobWithArtifacts is the view of GET /v1/jobs/:id, and the job's artifacts.
+func (s *Server) jobWithArtifacts(c *gin.Context, j *jobs.Job) (jobWithArtifacts, []*jobs.Artifact, error) {
 	arts, err := s.Batches.ListArtifacts(c.Request.Context(), j.ID)
 	if err != nil {
-		return fmt.Errorf("artifacts of job %s: %w", j.ID, err)
+		return jobWithArtifacts{}, nil, fmt.Errorf("artifacts of job %s: %w", j.ID, err)
 	}
 	base := s.baseURL(c)
 	out := jobWithArtifacts{jobView: newJobView(j), Artifacts: make([]artifactView, len(arts))}
@@ -331,8 +342,7 @@ func (s *Server) getJob(c *gin.Context) error {
 		out.Artifacts[i] = artifactView{ID: a.ID, Kind: a.Kind, Name: a.Name, ContentType: a.ContentType, Bytes: a.Bytes,
 			Width: a.Width, Height: a.Height, SHA256: a.SHA256, URL: base + "/v1/artifacts/" + a.ID}
 	}
-	c.JSON(http.StatusOK, out)
-	return nil
+	return out, arts, nil
 }
 
 func (s *Server) getArtifact(c *gin.Context) error {

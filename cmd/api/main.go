@@ -191,7 +191,7 @@ func openDeps(ctx context.Context, cfg apiConfig, log *slog.Logger) (_ *deps, er
 	}
 	d.rdb = rdb
 	d.dispatch = &jobs.Dispatcher{Repo: d.store, Queue: d.tasks, Logger: log.With("component", "dispatch"),
-		Depth: cfg.DispatchDepth, Fleet: d.tasks.FleetConcurrency}
+		Depth: cfg.DispatchDepth, Fleet: d.tasks.FleetConcurrency, InteractiveFleet: d.tasks.InteractiveConcurrency}
 	// The api publishes what it changes itself (a cancel, the reconciler's
 	// requeues and failures) and serves the streams.
 	d.events = &events.Publisher{Redis: rdb, Logger: log.With("component", "events")}

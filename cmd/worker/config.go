@@ -39,6 +39,11 @@ type workerConfig struct {
 	// at least Concurrency): jobs beyond the tabs upload and write results
 	// while the tabs render the next pages.
 	Jobs int
+	// InteractiveTabs of the Concurrency tabs are kept for the interactive
+	// lane (SNAPQ_INTERACTIVE_TABS, default Concurrency/4 rounded down, 0 to
+	// Concurrency-1). The worker serves the interactive queue with
+	// max(1, 2 × InteractiveTabs) task slots of their own either way.
+	InteractiveTabs int
 
 	ShutdownTimeout time.Duration // SNAPQ_SHUTDOWN_TIMEOUT, default 30s
 	RetryBaseDelay  time.Duration // SNAPQ_RETRY_BASE_DELAY, default 10s
@@ -110,6 +115,7 @@ func loadWorkerConfig() (workerConfig, error) {
 		Concurrency: r.Int("SNAPQ_WORKER_CONCURRENCY", 2),
 	}
 	c.Jobs = r.Int("SNAPQ_WORKER_JOBS", 2*c.Concurrency)
+	c.InteractiveTabs = r.Int("SNAPQ_INTERACTIVE_TABS", c.Concurrency/4)
 	c.ShutdownTimeout = r.Duration("SNAPQ_SHUTDOWN_TIMEOUT", 30*time.Second)
 	c.RetryBaseDelay = r.Duration("SNAPQ_RETRY_BASE_DELAY", 10*time.Second)
 	c.MaxRetry = r.Int("SNAPQ_MAX_RETRY", 3)
@@ -125,6 +131,7 @@ func loadWorkerConfig() (workerConfig, error) {
 	c.Capture.ChromeBin = r.String("SNAPQ_CHROME_BIN", c.Capture.ChromeBin)
 	c.Capture.RemoteURL = r.String("SNAPQ_CHROME_URL", "")
 	c.Capture.Tabs = c.Concurrency
+	c.Capture.InteractiveTabs = c.InteractiveTabs
 	c.Capture.BrowserRecycleAfter = r.Int("SNAPQ_BROWSER_RECYCLE_AFTER", c.Capture.BrowserRecycleAfter)
 	c.Capture.TabRecycleAfter = r.Int("SNAPQ_TAB_RECYCLE_AFTER", c.Capture.TabRecycleAfter)
 	c.Capture.CallTimeout = r.Duration("SNAPQ_CAPTURE_CALL_TIMEOUT", c.Capture.CallTimeout)
@@ -171,6 +178,7 @@ func loadWorkerConfig() (workerConfig, error) {
 	if concErr != nil {
 		// Tabs is SNAPQ_WORKER_CONCURRENCY, reported already: not twice.
 		cc.Tabs = 0 // Validate reads 0 as the default
+		cc.InteractiveTabs = 0
 	}
 	egressErr := c.Egress.Validate()
 	if egressErr != nil {
@@ -191,6 +199,9 @@ func (c workerConfig) validateConcurrency() error {
 	}
 	if c.Jobs < c.Concurrency {
 		return fmt.Errorf("SNAPQ_WORKER_JOBS=%d: want at least SNAPQ_WORKER_CONCURRENCY (%d)", c.Jobs, c.Concurrency)
+	}
+	if c.InteractiveTabs < 0 || c.InteractiveTabs >= c.Concurrency && c.InteractiveTabs > 0 {
+		return fmt.Errorf("SNAPQ_INTERACTIVE_TABS=%d: want 0 to SNAPQ_WORKER_CONCURRENCY-1 (%d)", c.InteractiveTabs, c.Concurrency-1)
 	}
 	return nil
 }

@@ -107,12 +107,18 @@ func TestLoadWorkerConfig(t *testing.T) {
 		{
 			name: "jobs default to twice the concurrency",
 			env:  []string{"SNAPQ_WORKER_CONCURRENCY=5"},
-			want: func(c *workerConfig) { c.Concurrency, c.Jobs, c.Capture.Tabs = 5, 10, 5 },
+			want: func(c *workerConfig) {
+				c.Concurrency, c.Jobs, c.Capture.Tabs = 5, 10, 5
+				c.InteractiveTabs, c.Capture.InteractiveTabs = 1, 1 // a quarter, rounded down
+			},
 		},
 		{
 			name: "jobs equal to the concurrency",
 			env:  []string{"SNAPQ_WORKER_CONCURRENCY=64", "SNAPQ_WORKER_JOBS=64"},
-			want: func(c *workerConfig) { c.Concurrency, c.Jobs, c.Capture.Tabs = 64, 64, 64 },
+			want: func(c *workerConfig) {
+				c.Concurrency, c.Jobs, c.Capture.Tabs = 64, 64, 64
+				c.InteractiveTabs, c.Capture.InteractiveTabs = 16, 16
+			},
 		},
 		{
 			name: "every variable set",

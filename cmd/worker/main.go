@@ -87,9 +87,9 @@ func run(ctx context.Context, now <-chan struct{}) error {
 	if metricsLn != nil {
 		defer metricsLn.Close()
 	}
-	srv := newServer(cfg, log)
-	if err := srv.Start(newMux(cfg, d, metrics, log)); err != nil {
-		return fmt.Errorf("start asynq server: %w", err)
+	srv, lane, err := startServers(cfg, newMux(cfg, d, metrics, log), log)
+	if err != nil {
+		return err
 	}
 	dctx, stopDispatch := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopDispatch()
@@ -114,11 +114,12 @@ func run(ctx context.Context, now <-chan struct{}) error {
 		case <-drain.Done():
 		}
 	}()
-	if !srv.Drain(drain) {
+	if !drainBoth(drain, srv, lane) {
 		log.Warn("jobs still running at shutdown: handed back to the queue")
 	}
 	// The interrupted handlers record their attempts within the bookkeeping bound.
 	srv.Shutdown(jobs.BookkeepingTimeout)
+	lane.Shutdown(jobs.BookkeepingTimeout)
 	log.Info("worker stopped")
 	return nil
 }
@@ -190,7 +191,7 @@ func openDeps(ctx context.Context, cfg workerConfig, log *slog.Logger) (_ *deps,
 	d.store.SetEvents(d.events)
 	d.hosts = ratelimit.NewHostSemaphore(rdb)
 	d.dispatch = &jobs.Dispatcher{Repo: d.store, Queue: d.tasks, Logger: log.With("component", "dispatch"),
-		Depth: cfg.DispatchDepth, Fleet: d.tasks.FleetConcurrency}
+		Depth: cfg.DispatchDepth, Fleet: d.tasks.FleetConcurrency, InteractiveFleet: d.tasks.InteractiveConcurrency}
 	return d, nil
 }
 
@@ -303,6 +304,51 @@ func newServer(cfg workerConfig, log *slog.Logger) *queue.Server {
 		LogLevel:       asynq.WarnLevel,
 		Log:            log,
 	})
+}
+
+// startServers starts the asynq server of the capture, regression and
+// webhook queues and the interactive lane's.
+func startServers(cfg workerConfig, mux *asynq.ServeMux, log *slog.Logger) (srv, lane *queue.Server, err error) {
+	srv = newServer(cfg, log)
+	if err := srv.Start(mux); err != nil {
+		return nil, nil, fmt.Errorf("start asynq server: %w", err)
+	}
+	lane = newLaneServer(cfg, log)
+	if err := lane.Start(laneMux(mux)); err != nil {
+		return nil, nil, fmt.Errorf("start the interactive lane's asynq server: %w", err)
+	}
+	return srv, lane, nil
+}
+
+// drainBoth drains the two servers at once and reports whether both drained.
+func drainBoth(ctx context.Context, srv, lane *queue.Server) bool {
+	laneDrained := make(chan bool, 1)
+	go func() { laneDrained <- lane.Drain(ctx) }()
+	ok := srv.Drain(ctx)
+	return <-laneDrained && ok
+}
+
+// newLaneServer serves the interactive queue (queue/lane.go) with task slots
+// of its own: max(1, 2 × SNAPQ_INTERACTIVE_TABS).
+func newLaneServer(cfg workerConfig, log *slog.Logger) *queue.Server {
+	return queue.NewServer(cfg.Redis, queue.ServerConfig{
+		Concurrency:    max(1, 2*cfg.InteractiveTabs),
+		Queues:         map[string]int{queue.QueueInteractive: 1},
+		RetryBaseDelay: cfg.RetryBaseDelay,
+		Logger:         env.AsynqLogger{L: log},
+		LogLevel:       asynq.WarnLevel,
+		Log:            log.With("lane", "interactive"),
+	})
+}
+
+// laneMux runs the interactive queue's capture tasks on mux's handler with
+// their context marked interactive, so they may take the reserved tabs.
+func laneMux(mux *asynq.ServeMux) *asynq.ServeMux {
+	lane := asynq.NewServeMux()
+	lane.Handle(jobs.KindCapture, asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+		return mux.ProcessTask(capture.WithInteractive(ctx), t)
+	}))
+	return lane
 }
 
 // queueConfig is how the worker enqueues (webhooks, comparisons, scheduled

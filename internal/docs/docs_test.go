@@ -96,6 +96,11 @@ func TestConfigurationDocumentsEveryVariable(t *testing.T) {
 	}
 	slices.Sort(names)
 	for _, name := range names {
+		// A name ending in "_" is a prefix the code completes (SNAPQ_BUDGET_<KIND>_PER_KEY):
+		// some documented variable must start with it.
+		if strings.HasSuffix(name, "_") && strings.Contains(string(page), "`"+name) {
+			continue
+		}
 		if !strings.Contains(string(page), "`"+name+"`") {
 			t.Errorf("%s (read in %s) is not documented in %s", name, vars[name], configPage)
 		}

@@ -93,6 +93,13 @@ func documentCutError(reason string) *Error {
 		"the page's document was cut short: %s (%s); nothing was captured of the partial page", what, reason)
 }
 
+// isBodyCut tells whether Chromium's error text for a failed request is one of the ways a
+// body is cut short (cutReasons).
+func isBodyCut(errorText string) bool {
+	_, ok := cutReasons[strings.TrimPrefix(strings.TrimSpace(errorText), "net::")]
+	return ok
+}
+
 var cutReasons = map[string]string{
 	"ERR_CONTENT_LENGTH_MISMATCH":     "the connection closed before the body reached its Content-Length",
 	"ERR_INCOMPLETE_CHUNKED_ENCODING": "the connection closed before the last chunk of the body",

@@ -296,9 +296,10 @@ func (t *tab) documentRequested(e *proto.NetworkRequestWillBeSent) {
 // documentFailed records the main document's body failing after its response arrived (the
 // connection reset or closed before Content-Length or the last chunk) and tells the wait
 // listening for it (untilDocumentCut). A canceled or aborted load (a new navigation, a
-// download taken, the tab closing) is not a cut.
+// download taken, the tab closing) is not a cut, and neither is any other failure (an error
+// status without a page, ERR_HTTP_RESPONSE_CODE_FAILURE, is a result the load reports).
 func (t *tab) documentFailed(e *proto.NetworkLoadingFailed) {
-	if e.Canceled || strings.Contains(e.ErrorText, "ERR_ABORTED") || e.ErrorText == "" {
+	if e.Canceled || !isBodyCut(e.ErrorText) {
 		return
 	}
 	t.mu.Lock()

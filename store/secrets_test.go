@@ -89,7 +89,7 @@ func TestSuiteSecretsSealed(t *testing.T) {
 	}
 	st.SetSealer(sl)
 	ctx := context.Background()
-	g := &regression.Service{Repo: st, Queue: nopQueue{}}
+	g := &regression.Service{Repo: st, Queue: nopQueue{}, MailDomains: regression.MailDomains{"example.com"}}
 	const token, hook, secret = "ghp_SEALEDTOKEN", "https://hooks.slack.com/services/T0/B0/SEALEDHOOK", "sealed-signing-secret-0123456789"
 	s, err := g.CreateSuite(ctx, "", []byte(`{"name": "sealed", "targets": [{"url": "https://example.com/"}],
 		"vcs": {"provider": "github", "repo": "acme/site", "token": "`+token+`"},

@@ -40,8 +40,8 @@ type workerConfig struct {
 	// while the tabs render the next pages.
 	Jobs int
 	// InteractiveTabs of the Concurrency tabs are kept for the interactive
-	// lane (SNAPQ_INTERACTIVE_TABS, default Concurrency/4 rounded down, 0 to
-	// Concurrency-1). The worker serves the interactive queue with
+	// lane (SNAPQ_INTERACTIVE_TABS, default 0: the lane has its own queue and
+	// task slots but shares the tabs; 0 to Concurrency-1). The worker serves the interactive queue with
 	// max(1, 2 × InteractiveTabs) task slots of their own either way.
 	InteractiveTabs int
 
@@ -115,7 +115,7 @@ func loadWorkerConfig() (workerConfig, error) {
 		Concurrency: r.Int("SNAPQ_WORKER_CONCURRENCY", 2),
 	}
 	c.Jobs = r.Int("SNAPQ_WORKER_JOBS", 2*c.Concurrency)
-	c.InteractiveTabs = r.Int("SNAPQ_INTERACTIVE_TABS", c.Concurrency/4)
+	c.InteractiveTabs = r.Int("SNAPQ_INTERACTIVE_TABS", 0)
 	c.ShutdownTimeout = r.Duration("SNAPQ_SHUTDOWN_TIMEOUT", 30*time.Second)
 	c.RetryBaseDelay = r.Duration("SNAPQ_RETRY_BASE_DELAY", 10*time.Second)
 	c.MaxRetry = r.Int("SNAPQ_MAX_RETRY", 3)

@@ -109,7 +109,6 @@ func TestLoadWorkerConfig(t *testing.T) {
 			env:  []string{"SNAPQ_WORKER_CONCURRENCY=5"},
 			want: func(c *workerConfig) {
 				c.Concurrency, c.Jobs, c.Capture.Tabs = 5, 10, 5
-				c.InteractiveTabs, c.Capture.InteractiveTabs = 1, 1 // a quarter, rounded down
 			},
 		},
 		{
@@ -117,7 +116,6 @@ func TestLoadWorkerConfig(t *testing.T) {
 			env:  []string{"SNAPQ_WORKER_CONCURRENCY=64", "SNAPQ_WORKER_JOBS=64"},
 			want: func(c *workerConfig) {
 				c.Concurrency, c.Jobs, c.Capture.Tabs = 64, 64, 64
-				c.InteractiveTabs, c.Capture.InteractiveTabs = 16, 16
 			},
 		},
 		{

@@ -62,7 +62,7 @@ func TestRedisCluster(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if len(qs.Queues) != 3 || qs.Queues[0].Name != "capture" || qs.Queues[0].Shards != 8 || qs.Queues[0].Pending != n {
+	if len(qs.Queues) != 4 || qs.Queues[0].Name != "capture" || qs.Queues[0].Shards != 8 || qs.Queues[0].Pending != n {
 		t.Fatalf("GET /v1/queues = %+v, want capture with 8 shards and %d pending", qs.Queues, n)
 	}
 	// The dashboard's queue page shows the same sums.

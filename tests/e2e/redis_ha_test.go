@@ -91,7 +91,7 @@ func sentinelFailover(t *testing.T, fail func(ctx context.Context, g *testenv.Se
 			Pending int    `json:"pending"`
 		} `json:"queues"`
 	}
-	if code := s.do("GET", "/v1/queues", nil, &qs); code != http.StatusOK || len(qs.Queues) != 3 {
+	if code := s.do("GET", "/v1/queues", nil, &qs); code != http.StatusOK || len(qs.Queues) != 4 {
 		t.Fatalf("GET /v1/queues after the failover: %d %+v", code, qs)
 	}
 	t.Logf("%d/%d succeeded %s after the failover; test %s", n, n, time.Since(failedAt).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))

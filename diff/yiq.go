@@ -1,42 +1,121 @@
 package diff
 
+import "encoding/binary"
+
 // maxYIQDelta is the largest possible value of colorDelta (black against
 // white); a pixel differs when its delta exceeds maxYIQDelta·threshold².
 const maxYIQDelta = 35215
 
+// YIQ weights of pixelmatch (Kotsarenko & Ramos).
+const (
+	yR, yG, yB = 0.29889531, 0.58662247, 0.11448223
+	iR, iG, iB = 0.59597799, 0.27417610, 0.32180189
+	qR, qG, qB = 0.21147017, 0.52261711, 0.31114694
+)
+
+// yiqLambda bounds colorDelta by the squared channel distance: |delta| ≤
+// yiqLambda·(dr²+dg²+db²) for opaque pixels (the largest eigenvalue of the
+// quadratic form, 0.25608, rounded up), so a pixel whose channels moved
+// that little is below the threshold without any floating point.
+const yiqLambda = 0.2561
+
 // colorDelta is the squared YIQ distance between pixel k of a and pixel m
 // of b (byte offsets); as in pixelmatch its sign is negative when a's pixel
-// is the brighter one. Semi-transparent pixels are blended with white first.
+// is the brighter one. Opaque pixels are compared as pixelmatch 7 does,
+// from the channel differences; semi-transparent pixels are blended with
+// white first (colorDeltaBlended).
 func colorDelta(a, b []byte, k, m int) float64 {
-	r1, g1, b1, a1 := a[k], a[k+1], a[k+2], a[k+3]
-	r2, g2, b2, a2 := b[m], b[m+1], b[m+2], b[m+3]
-	if r1 == r2 && g1 == g2 && b1 == b2 && a1 == a2 {
+	p, q := a[k:k+4:k+4], b[m:m+4:m+4]
+	if p[3] == 255 && q[3] == 255 {
+		return opaqueDelta(p, q)
+	}
+	return colorDeltaBlended(p, q, bgWhite, false)
+}
+
+// opaqueDelta is colorDelta of two opaque pixels, pixelmatch 7's
+// arithmetic step for step (so its rounding, and its counts, are the same).
+func opaqueDelta(p, q []byte) float64 {
+	dr := float64(int(p[0]) - int(q[0]))
+	dg := float64(int(p[1]) - int(q[1]))
+	db := float64(int(p[2]) - int(q[2]))
+	y := dr*yR + dg*yG + db*yB
+	i := dr*iR - dg*iG - db*iB
+	qq := dr*qR - dg*qG + db*qB
+	delta := 0.5053*y*y + 0.299*i*i + 0.1957*qq*qq
+	if y > 0 {
+		return -delta
+	}
+	return delta
+}
+
+// background is what semi-transparent pixels are blended over: white
+// (bgWhite), or pixelmatch 7's checkerboard keyed by the pixel's index.
+type background int
+
+// bgWhite blends with white; any other value is pixelmatch 7's pixel byte
+// index (4·(y·width+x)) choosing the checkerboard colour.
+const bgWhite background = -1
+
+// checker returns pixelmatch 7's checkerboard colour for byte index k.
+func checker(k background) (float64, float64, float64) {
+	f := float64(k)
+	return 48 + 159*float64(int(k)%2), 48 + 159*float64(int32(f/1.618033988749895)%2),
+		48 + 159*float64(int32(f/2.618033988749895)%2)
+}
+
+// colorDeltaBlended is colorDelta (or lumaDelta with yOnly) of two pixels
+// of which one at least is semi-transparent: over white they are blended
+// first and converted one by one, as snapq always did; over pixelmatch 7's
+// checkerboard with its arithmetic.
+func colorDeltaBlended(p, q []byte, bg background, yOnly bool) float64 {
+	if p[0] == q[0] && p[1] == q[1] && p[2] == q[2] && p[3] == q[3] {
 		return 0
 	}
-	fr1, fg1, fb1 := blendRGB(r1, g1, b1, a1)
-	fr2, fg2, fb2 := blendRGB(r2, g2, b2, a2)
-	y1, y2 := rgb2y(fr1, fg1, fb1), rgb2y(fr2, fg2, fb2)
-	y := y1 - y2
-	i := rgb2i(fr1, fg1, fb1) - rgb2i(fr2, fg2, fb2)
-	q := rgb2q(fr1, fg1, fb1) - rgb2q(fr2, fg2, fb2)
-	delta := 0.5053*y*y + 0.299*i*i + 0.1957*q*q
-	if y1 > y2 {
+	var dr, dg, db, y1, y2 float64
+	if bg == bgWhite {
+		r1, g1, b1 := blendRGB(p[0], p[1], p[2], p[3])
+		r2, g2, b2 := blendRGB(q[0], q[1], q[2], q[3])
+		y1, y2 = rgb2y(r1, g1, b1), rgb2y(r2, g2, b2)
+		if yOnly {
+			return y1 - y2
+		}
+		y := y1 - y2
+		i := rgb2i(r1, g1, b1) - rgb2i(r2, g2, b2)
+		qq := rgb2q(r1, g1, b1) - rgb2q(r2, g2, b2)
+		return signed(0.5053*y*y+0.299*i*i+0.1957*qq*qq, y1 > y2)
+	}
+	rb, gb, bb := checker(bg)
+	a1, a2 := float64(p[3]), float64(q[3])
+	da := a1 - a2
+	dr = (float64(p[0])*a1 - float64(q[0])*a2 - rb*da) / 255
+	dg = (float64(p[1])*a1 - float64(q[1])*a2 - gb*da) / 255
+	db = (float64(p[2])*a1 - float64(q[2])*a2 - bb*da) / 255
+	y := dr*yR + dg*yG + db*yB
+	if yOnly {
+		return y
+	}
+	i := dr*iR - dg*iG - db*iB
+	qq := dr*qR - dg*qG + db*qB
+	return signed(0.5053*y*y+0.299*i*i+0.1957*qq*qq, y > 0)
+}
+
+// signed is -delta when negative, else delta.
+func signed(delta float64, negative bool) float64 {
+	if negative {
 		return -delta
 	}
 	return delta
 }
 
 // lumaDelta is the brightness (Y) difference of pixel k minus pixel m of
-// the same image: pixelmatch's colorDelta with yOnly set.
-func lumaDelta(p []byte, k, m int) float64 {
-	r1, g1, b1, a1 := p[k], p[k+1], p[k+2], p[k+3]
-	r2, g2, b2, a2 := p[m], p[m+1], p[m+2], p[m+3]
-	if r1 == r2 && g1 == g2 && b1 == b2 && a1 == a2 {
-		return 0
+// the same image: pixelmatch's colorDelta with yOnly set (from the channel
+// differences for opaque pixels, as pixelmatch 7).
+func lumaDelta(pix []byte, k, m int, bg background) float64 {
+	p, q := pix[k:k+4:k+4], pix[m:m+4:m+4]
+	if p[3] == 255 && q[3] == 255 {
+		return float64(int(p[0])-int(q[0]))*yR + float64(int(p[1])-int(q[1]))*yG + float64(int(p[2])-int(q[2]))*yB
 	}
-	fr1, fg1, fb1 := blendRGB(r1, g1, b1, a1)
-	fr2, fg2, fb2 := blendRGB(r2, g2, b2, a2)
-	return rgb2y(fr1, fg1, fb1) - rgb2y(fr2, fg2, fb2)
+	return colorDeltaBlended(p, q, bg, true)
 }
 
 // blendRGB blends a straight-alpha colour with white.
@@ -49,21 +128,32 @@ func blendRGB(r, g, b, a uint8) (float64, float64, float64) {
 	return fr, fg, fb
 }
 
-func rgb2y(r, g, b float64) float64 { return r*0.29889531 + g*0.58662247 + b*0.11448223 }
-func rgb2i(r, g, b float64) float64 { return r*0.59597799 - g*0.27417610 - b*0.32180189 }
-func rgb2q(r, g, b float64) float64 { return r*0.21147017 - g*0.52261711 + b*0.31114694 }
+func rgb2y(r, g, b float64) float64 { return r*yR + g*yG + b*yB }
+func rgb2i(r, g, b float64) float64 { return r*iR - g*iG - b*iB }
+func rgb2q(r, g, b float64) float64 { return r*qR - g*qG + b*qB }
 
 // blend mixes channel value c at opacity a with white.
 func blend(c, a float64) float64 { return 255 + (c-255)*a }
 
 // antialiased reports whether pixel (x1, y1) of img is likely part of
 // anti-aliasing; other is the second image (same w×h view). It follows
-// pixelmatch's antialiased() step for step.
+// pixelmatch's antialiased() step for step, semi-transparent pixels
+// blended with white.
 func antialiased(img, other raster, x1, y1 int) bool {
+	return antialiasedOver(img, other, x1, y1, false)
+}
+
+// antialiasedOver is antialiased; checker blends semi-transparent pixels
+// over pixelmatch 7's checkerboard instead of white.
+func antialiasedOver(img, other raster, x1, y1 int, checker bool) bool {
 	w, h := img.w, img.h
 	x0, y0 := max(x1-1, 0), max(y1-1, 0)
 	x2, y2 := min(x1+1, w-1), min(y1+1, h-1)
 	pos := y1*img.stride + 4*x1
+	bg := bgWhite
+	if checker {
+		bg = background(4 * (y1*w + x1))
+	}
 	zeroes := 0
 	if x1 == x0 || x1 == x2 || y1 == y0 || y1 == y2 {
 		zeroes = 1
@@ -75,7 +165,7 @@ func antialiased(img, other raster, x1, y1 int) bool {
 			if x == x1 && y == y1 {
 				continue
 			}
-			delta := lumaDelta(img.pix, pos, y*img.stride+4*x)
+			delta := lumaDelta(img.pix, pos, y*img.stride+4*x, bg)
 			switch {
 			case delta == 0:
 				zeroes++
@@ -102,8 +192,7 @@ func hasManySiblings(img raster, x1, y1 int) bool {
 	x0, y0 := max(x1-1, 0), max(y1-1, 0)
 	x2, y2 := min(x1+1, img.w-1), min(y1+1, img.h-1)
 	p := img.pix
-	pos := y1*img.stride + 4*x1
-	c := p[pos : pos+4 : pos+4]
+	c := binary.LittleEndian.Uint32(p[y1*img.stride+4*x1:])
 	zeroes := 0
 	if x1 == x0 || x1 == x2 || y1 == y0 || y1 == y2 {
 		zeroes = 1
@@ -113,8 +202,7 @@ func hasManySiblings(img raster, x1, y1 int) bool {
 			if x == x1 && y == y1 {
 				continue
 			}
-			q := y*img.stride + 4*x
-			if p[q] == c[0] && p[q+1] == c[1] && p[q+2] == c[2] && p[q+3] == c[3] {
+			if binary.LittleEndian.Uint32(p[y*img.stride+4*x:]) == c {
 				zeroes++
 			}
 			if zeroes > 2 {

@@ -21,6 +21,9 @@ type diffPair struct {
 	runs       int
 	kind       string // "busy" or "tall"
 	crop       bool   // also time snapq with a cropped diff image
+	// checkerboard blends translucent pixels as pixelmatch 7 does
+	// (diff.Options.Checkerboard), for its own fixtures.
+	checkerboard bool
 }
 
 // fixtureDir holds pixelmatch's own test images (ISC, see its README.md).
@@ -40,7 +43,7 @@ func fixturePairs() ([]diffPair, error) {
 			return nil, err
 		}
 		out = append(out, diffPair{name: fmt.Sprintf("pixelmatch %s/%s %T", p[0], p[1], a), a: a, b: b,
-			pngA: fa, pngB: fb, runs: 7, kind: "busy"})
+			pngA: fa, pngB: fb, runs: 7, kind: "busy", checkerboard: true})
 	}
 	return out, nil
 }

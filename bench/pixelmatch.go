@@ -102,7 +102,7 @@ func pixelmatchPair(node, tmp string, p diffPair, metric, module string) (float6
 	if th == 0 {
 		th = diff.DefaultThreshold
 	}
-	o := diff.Options{Threshold: th, DiffImage: true, ColorMetric: metric}
+	o := diff.Options{Threshold: th, DiffImage: true, ColorMetric: metric, Checkerboard: p.checkerboard}
 	best, res, err := timeCompare(p, o)
 	if err != nil {
 		return 0, false, err
@@ -231,4 +231,3 @@ func sameLockedPackages(lock, installed []byte) bool {
 	}
 	return true
 }
-

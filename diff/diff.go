@@ -316,32 +316,51 @@ func (c *comparer) compareRow(y int) {
 }
 
 // compareSpan runs pixelmatch over the overlap part of row y, whose bytes
-// differ somewhere.
+// differ somewhere: the row is faded whole first (as an equal row is, runs
+// of background costing a compare a pixel pair), pairs of pixels equal in
+// both images are skipped with one 64-bit compare, and only the pixels of
+// unequal pairs are measured; a difference then paints over its faded
+// pixel.
 func (c *comparer) compareSpan(y int, ra, rb []byte, masked []bool, out []byte) {
-	ra, rb = ra[:4*c.a.w], rb[:4*c.a.w]
-	for x := 0; x < c.a.w; x++ {
-		i := 4 * x
-		if masked != nil && masked[x] {
-			continue
+	n := 4 * c.a.w
+	ra, rb = ra[:n:n], rb[:n:n]
+	if out != nil {
+		c.fadeRow(ra, out[:n:n])
+	}
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if binary.LittleEndian.Uint64(ra[i:]) != binary.LittleEndian.Uint64(rb[i:]) {
+			c.comparePixel(i/4, y, ra, rb, masked, out)
+			c.comparePixel(i/4+1, y, ra, rb, masked, out)
 		}
-		pa, pb := binary.LittleEndian.Uint32(ra[i:]), binary.LittleEndian.Uint32(rb[i:])
-		if pa == pb || c.below(pa, pb, ra[i:i+4:i+4], rb[i:i+4:i+4], x, y) {
-			if out != nil {
-				binary.LittleEndian.PutUint32(out[i:], c.faded(pa))
-			}
-			continue
-		}
-		if !c.includeAA && (antialiasedOver(c.a, c.b, x, y, c.checker) || antialiasedOver(c.b, c.a, x, y, c.checker)) {
-			c.res.AAPixels++
-			if out != nil {
-				paint(out, i, aaRGB)
-			}
-			continue
-		}
-		c.count(x, y)
+	}
+	if i < n {
+		c.comparePixel(i/4, y, ra, rb, masked, out)
+	}
+}
+
+// comparePixel runs pixelmatch on pixel x of row y (rows ra of the first
+// image and rb of the second), whose faded pixel out already holds.
+func (c *comparer) comparePixel(x, y int, ra, rb []byte, masked []bool, out []byte) {
+	i := 4 * x
+	if masked != nil && masked[x] {
+		return
+	}
+	p, q := ra[i:i+4:i+4], rb[i:i+4:i+4]
+	pa, pb := binary.LittleEndian.Uint32(p), binary.LittleEndian.Uint32(q)
+	if pa == pb || c.below(pa, pb, p, q, x, y) {
+		return
+	}
+	if !c.includeAA && (antialiasedOver(c.a, c.b, x, y, c.checker) || antialiasedOver(c.b, c.a, x, y, c.checker)) {
+		c.res.AAPixels++
 		if out != nil {
-			paint(out, i, diffRGB)
+			paint(out, i, aaRGB)
 		}
+		return
+	}
+	c.count(x, y)
+	if out != nil {
+		paint(out, i, diffRGB)
 	}
 }
 
@@ -361,7 +380,7 @@ func (c *comparer) below(pa, pb uint32, p, q []byte, x, y int) bool {
 	}
 	bg := bgWhite
 	if c.checker {
-		bg = background(4 * (y*c.a.w + x))
+		bg = checkerAt(4 * (y*c.a.w + x))
 	}
 	return math.Abs(colorDeltaBlended(p, q, bg, false)) <= c.maxDelta
 }
@@ -459,8 +478,16 @@ func fadedOpaque(p uint32) uint32 {
 // fadedColor computes faded's result in floating point.
 func fadedColor(p uint32) uint32 {
 	y := rgb2y(float64(p&0xff), float64(p>>8&0xff), float64(p>>16&0xff))
-	return grayWord(byte(blend(y, fadeAlpha*float64(p>>24)/255)))
+	return grayWord(byte(blend(y, fadeOpacity[p>>24])))
 }
+
+// fadeOpacity is fadeAlpha·alpha/255 for every alpha.
+var fadeOpacity = func() (t [256]float64) {
+	for a := range t {
+		t[a] = fadeAlpha * float64(a) / 255
+	}
+	return t
+}()
 
 // grayWord is the opaque gray pixel (v, v, v, 255) as a little-endian word.
 func grayWord(v byte) uint32 { return uint32(v)*0x010101 | 0xff000000 }

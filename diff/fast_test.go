@@ -104,3 +104,52 @@ func TestParallelMasksAndSizes(t *testing.T) {
 		t.Fatalf("masked %d pixels, want %d", want.MaskedPixels, 20*50+10*3000-10*20)
 	}
 }
+
+// TestLumaIntOrder checks what makes integer lumas order neighbours as
+// pixelmatch's floating point does: no two channel triples within 0–255
+// have the same weighted sum (no nonzero difference triple within ±510
+// sums to 0).
+func TestLumaIntOrder(t *testing.T) {
+	t.Parallel()
+	for x := int64(-510); x <= 510; x++ {
+		for y := int64(-510); y <= 510; y++ {
+			s := lumaR*x + lumaG*y
+			if s%lumaB != 0 {
+				continue
+			}
+			if z := -s / lumaB; z >= -510 && z <= 510 && (x != 0 || y != 0 || z != 0) {
+				t.Fatalf("(%d, %d, %d) has a zero weighted sum", x, y, z)
+			}
+		}
+	}
+}
+
+// TestAntialiasedOpaqueMatchesFloat compares the integer anti-aliasing
+// test with pixelmatch's floating-point one on opaque noisy images.
+func TestAntialiasedOpaqueMatchesFloat(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(13, 14))
+	aa := 0
+	for range 30 {
+		w, h := 2+rng.IntN(30), 2+rng.IntN(30)
+		a, b := noisyPair(rng, w, h)
+		for i := 3; i < len(a.Pix); i += 4 {
+			a.Pix[i], b.Pix[i] = 255, 255
+		}
+		ra, rb := toRaster(a), toRaster(b)
+		for y := range h {
+			for x := range w {
+				got, ok := antialiasedOpaque(ra, rb, x, y)
+				if want := antialiasedFloat(ra, rb, x, y, bgWhite); !ok || got != want {
+					t.Fatalf("%dx%d at (%d, %d): integer %v (ok %v), float %v", w, h, x, y, got, ok, want)
+				}
+				if got {
+					aa++
+				}
+			}
+		}
+	}
+	if aa == 0 {
+		t.Fatal("no pixel was anti-aliasing: the cases exercise too little")
+	}
+}

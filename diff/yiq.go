@@ -48,19 +48,22 @@ func opaqueDelta(p, q []byte) float64 {
 	return delta
 }
 
-// background is what semi-transparent pixels are blended over: white
-// (bgWhite), or pixelmatch 7's checkerboard keyed by the pixel's index.
-type background int
+// background is what semi-transparent pixels are blended over: white, or
+// one colour of pixelmatch 7's checkerboard.
+type background struct {
+	checker bool
+	r, g, b float64
+}
 
-// bgWhite blends with white; any other value is pixelmatch 7's pixel byte
-// index (4·(y·width+x)) choosing the checkerboard colour.
-const bgWhite background = -1
+// bgWhite blends with white.
+var bgWhite = background{}
 
-// checker returns pixelmatch 7's checkerboard colour for byte index k.
-func checker(k background) (float64, float64, float64) {
+// checkerAt is pixelmatch 7's checkerboard colour for the pixel at byte
+// index k (4·(y·width+x)).
+func checkerAt(k int) background {
 	f := float64(k)
-	return 48 + 159*float64(int(k)%2), 48 + 159*float64(int32(f/1.618033988749895)%2),
-		48 + 159*float64(int32(f/2.618033988749895)%2)
+	return background{checker: true, r: 48 + 159*float64(k%2), g: 48 + 159*float64(int32(f/1.618033988749895)%2),
+		b: 48 + 159*float64(int32(f/2.618033988749895)%2)}
 }
 
 // colorDeltaBlended is colorDelta (or lumaDelta with yOnly) of two pixels
@@ -71,11 +74,10 @@ func colorDeltaBlended(p, q []byte, bg background, yOnly bool) float64 {
 	if p[0] == q[0] && p[1] == q[1] && p[2] == q[2] && p[3] == q[3] {
 		return 0
 	}
-	var dr, dg, db, y1, y2 float64
-	if bg == bgWhite {
+	if !bg.checker {
 		r1, g1, b1 := blendRGB(p[0], p[1], p[2], p[3])
 		r2, g2, b2 := blendRGB(q[0], q[1], q[2], q[3])
-		y1, y2 = rgb2y(r1, g1, b1), rgb2y(r2, g2, b2)
+		y1, y2 := rgb2y(r1, g1, b1), rgb2y(r2, g2, b2)
 		if yOnly {
 			return y1 - y2
 		}
@@ -84,12 +86,11 @@ func colorDeltaBlended(p, q []byte, bg background, yOnly bool) float64 {
 		qq := rgb2q(r1, g1, b1) - rgb2q(r2, g2, b2)
 		return signed(0.5053*y*y+0.299*i*i+0.1957*qq*qq, y1 > y2)
 	}
-	rb, gb, bb := checker(bg)
 	a1, a2 := float64(p[3]), float64(q[3])
 	da := a1 - a2
-	dr = (float64(p[0])*a1 - float64(q[0])*a2 - rb*da) / 255
-	dg = (float64(p[1])*a1 - float64(q[1])*a2 - gb*da) / 255
-	db = (float64(p[2])*a1 - float64(q[2])*a2 - bb*da) / 255
+	dr := (float64(p[0])*a1 - float64(q[0])*a2 - bg.r*da) / 255
+	dg := (float64(p[1])*a1 - float64(q[1])*a2 - bg.g*da) / 255
+	db := (float64(p[2])*a1 - float64(q[2])*a2 - bg.b*da) / 255
 	y := dr*yR + dg*yG + db*yB
 	if yOnly {
 		return y
@@ -144,16 +145,26 @@ func antialiased(img, other raster, x1, y1 int) bool {
 }
 
 // antialiasedOver is antialiased; checker blends semi-transparent pixels
-// over pixelmatch 7's checkerboard instead of white.
+// over pixelmatch 7's checkerboard instead of white. Opaque neighbourhoods
+// take antialiasedOpaque.
 func antialiasedOver(img, other raster, x1, y1 int, checker bool) bool {
+	if aa, ok := antialiasedOpaque(img, other, x1, y1); ok {
+		return aa
+	}
+	bg := bgWhite
+	if checker {
+		bg = checkerAt(4 * (y1*img.w + x1))
+	}
+	return antialiasedFloat(img, other, x1, y1, bg)
+}
+
+// antialiasedFloat is antialiased in pixelmatch's floating point, for
+// neighbourhoods with semi-transparent pixels.
+func antialiasedFloat(img, other raster, x1, y1 int, bg background) bool {
 	w, h := img.w, img.h
 	x0, y0 := max(x1-1, 0), max(y1-1, 0)
 	x2, y2 := min(x1+1, w-1), min(y1+1, h-1)
 	pos := y1*img.stride + 4*x1
-	bg := bgWhite
-	if checker {
-		bg = background(4 * (y1*w + x1))
-	}
 	zeroes := 0
 	if x1 == x0 || x1 == x2 || y1 == y0 || y1 == y2 {
 		zeroes = 1
@@ -184,6 +195,68 @@ func antialiasedOver(img, other raster, x1, y1 int, checker bool) bool {
 	}
 	return (hasManySiblings(img, loX, loY) && hasManySiblings(other, loX, loY)) ||
 		(hasManySiblings(img, hiX, hiY) && hasManySiblings(other, hiX, hiY))
+}
+
+// lumaWeights are the luma weights times 10⁸: integers, so the luma of an
+// opaque pixel (lumaInt) is exact and so is the order of two lumas. The
+// order of pixelmatch's floating-point luma differences is the same: two
+// neighbours' lumas differ by at least 10⁻⁸ (no two channel triples within
+// ±255 have the same weighted sum; TestLumaIntOrder), far above its
+// rounding error.
+const (
+	lumaR, lumaG, lumaB = 29889531, 58662247, 11448223
+)
+
+// lumaInt is 10⁸ times the luma of the opaque pixel at byte offset i.
+func lumaInt(p []byte, i int) int64 {
+	q := p[i : i+3 : i+3]
+	return lumaR*int64(q[0]) + lumaG*int64(q[1]) + lumaB*int64(q[2])
+}
+
+// antialiasedOpaque is antialiased in integers when pixel (x1, y1) and its
+// neighbours are opaque in img; ok is false, and nothing decided, otherwise.
+func antialiasedOpaque(img, other raster, x1, y1 int) (aa, ok bool) {
+	w, h, p := img.w, img.h, img.pix
+	x0, y0 := max(x1-1, 0), max(y1-1, 0)
+	x2, y2 := min(x1+1, w-1), min(y1+1, h-1)
+	pos := y1*img.stride + 4*x1
+	if p[pos+3] != 255 {
+		return false, false
+	}
+	center := lumaInt(p, pos)
+	zeroes := 0
+	if x1 == x0 || x1 == x2 || y1 == y0 || y1 == y2 {
+		zeroes = 1
+	}
+	var lo, hi int64
+	var loX, loY, hiX, hiY int
+	for x := x0; x <= x2; x++ {
+		for y := y0; y <= y2; y++ {
+			if x == x1 && y == y1 {
+				continue
+			}
+			n := y*img.stride + 4*x
+			if p[n+3] != 255 {
+				return false, false
+			}
+			switch delta := center - lumaInt(p, n); {
+			case delta == 0:
+				zeroes++
+				if zeroes > 2 {
+					return false, true
+				}
+			case delta < lo:
+				lo, loX, loY = delta, x, y
+			case delta > hi:
+				hi, hiX, hiY = delta, x, y
+			}
+		}
+	}
+	if lo == 0 || hi == 0 {
+		return false, true
+	}
+	return (hasManySiblings(img, loX, loY) && hasManySiblings(other, loX, loY)) ||
+		(hasManySiblings(img, hiX, hiY) && hasManySiblings(other, hiX, hiY)), true
 }
 
 // hasManySiblings reports whether pixel (x1, y1) has three or more

@@ -128,6 +128,15 @@ func pixelmatchPair(node, tmp string, p diffPair, metric, module string) (float6
 		ours := float64(best.Microseconds()) / 1000
 		fmt.Printf("bench: diff/pixelmatch = %.2f (%s, %s: snapq %.2f ms with the diff image cropped to the changed rows ±64 (%d rows); pixelmatch's is full-page)\n",
 			pm.MS/ours, p.name, metric, ours, res.Diff.Rect.Dy())
+		var alloc time.Duration
+		for range p.runs {
+			start := time.Now()
+			img := image.NewNRGBA(p.a.Bounds())
+			alloc = minDur(alloc, time.Since(start))
+			img.Pix[len(img.Pix)-1] = 1
+		}
+		fmt.Printf("bench: diff %s: allocating the diff image alone (image.NewNRGBA, zeroed) takes %.2f ms of snapq's full-image time\n",
+			p.name, float64(alloc.Microseconds())/1000)
 	}
 	return pm.MS / ours, same, nil
 }

@@ -207,23 +207,25 @@ const (
 	lumaR, lumaG, lumaB = 29889531, 58662247, 11448223
 )
 
-// lumaInt is 10⁸ times the luma of the opaque pixel at byte offset i.
-func lumaInt(p []byte, i int) int64 {
-	q := p[i : i+3 : i+3]
-	return lumaR*int64(q[0]) + lumaG*int64(q[1]) + lumaB*int64(q[2])
+// lumaInt is 10⁸ times the luma of the opaque pixel v (bytes R, G, B, A
+// from the lowest).
+func lumaInt(v uint32) int64 {
+	return lumaR*int64(v&0xff) + lumaG*int64(v>>8&0xff) + lumaB*int64(v>>16&0xff)
 }
 
 // antialiasedOpaque is antialiased in integers when pixel (x1, y1) and its
 // neighbours are opaque in img; ok is false, and nothing decided, otherwise.
+// Neighbours are visited in pixelmatch's order (column by column), which
+// decides between equally bright ones.
 func antialiasedOpaque(img, other raster, x1, y1 int) (aa, ok bool) {
 	w, h, p := img.w, img.h, img.pix
 	x0, y0 := max(x1-1, 0), max(y1-1, 0)
 	x2, y2 := min(x1+1, w-1), min(y1+1, h-1)
-	pos := y1*img.stride + 4*x1
-	if p[pos+3] != 255 {
+	cv := binary.LittleEndian.Uint32(p[y1*img.stride+4*x1:])
+	if cv>>24 != 0xff {
 		return false, false
 	}
-	center := lumaInt(p, pos)
+	center := lumaInt(cv)
 	zeroes := 0
 	if x1 == x0 || x1 == x2 || y1 == y0 || y1 == y2 {
 		zeroes = 1
@@ -235,11 +237,11 @@ func antialiasedOpaque(img, other raster, x1, y1 int) (aa, ok bool) {
 			if x == x1 && y == y1 {
 				continue
 			}
-			n := y*img.stride + 4*x
-			if p[n+3] != 255 {
+			v := binary.LittleEndian.Uint32(p[y*img.stride+4*x:])
+			if v>>24 != 0xff {
 				return false, false
 			}
-			switch delta := center - lumaInt(p, n); {
+			switch delta := center - lumaInt(v); {
 			case delta == 0:
 				zeroes++
 				if zeroes > 2 {
@@ -262,6 +264,16 @@ func antialiasedOpaque(img, other raster, x1, y1 int) (aa, ok bool) {
 // hasManySiblings reports whether pixel (x1, y1) has three or more
 // neighbours of exactly its colour (a pixel on the edge starts at one).
 func hasManySiblings(img raster, x1, y1 int) bool {
+	if x1 > 0 && y1 > 0 && x1 < img.w-1 && y1 < img.h-1 {
+		// Inside: count the eight neighbours without bounds logic.
+		s := img.stride
+		pos := y1*s + 4*x1
+		p := img.pix[pos-s-4 : pos+s+8]
+		c := binary.LittleEndian.Uint32(p[s+4:])
+		n := eq32(p[0:], c) + eq32(p[4:], c) + eq32(p[8:], c) + eq32(p[s:], c) + eq32(p[s+8:], c) +
+			eq32(p[2*s:], c) + eq32(p[2*s+4:], c) + eq32(p[2*s+8:], c)
+		return n > 2
+	}
 	x0, y0 := max(x1-1, 0), max(y1-1, 0)
 	x2, y2 := min(x1+1, img.w-1), min(y1+1, img.h-1)
 	p := img.pix
@@ -284,4 +296,12 @@ func hasManySiblings(img raster, x1, y1 int) bool {
 		}
 	}
 	return false
+}
+
+// eq32 is 1 when the pixel at the start of p is c, else 0.
+func eq32(p []byte, c uint32) int {
+	if binary.LittleEndian.Uint32(p) == c {
+		return 1
+	}
+	return 0
 }

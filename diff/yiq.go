@@ -38,10 +38,12 @@ func opaqueDelta(p, q []byte) float64 {
 	dr := float64(int(p[0]) - int(q[0]))
 	dg := float64(int(p[1]) - int(q[1]))
 	db := float64(int(p[2]) - int(q[2]))
-	y := dr*yR + dg*yG + db*yB
-	i := dr*iR - dg*iG - db*iB
-	qq := dr*qR - dg*qG + db*qB
-	delta := 0.5053*y*y + 0.299*i*i + 0.1957*qq*qq
+	// float64(…) rounds each product, so no architecture fuses them into
+	// a multiply-add with other rounding (the Go spec allows that otherwise).
+	y := float64(dr*yR) + float64(dg*yG) + float64(db*yB)
+	i := float64(dr*iR) - float64(dg*iG) - float64(db*iB)
+	qq := float64(dr*qR) - float64(dg*qG) + float64(db*qB)
+	delta := float64(0.5053*y*y) + float64(0.299*i*i) + float64(0.1957*qq*qq)
 	if y > 0 {
 		return -delta
 	}
@@ -91,13 +93,13 @@ func colorDeltaBlended(p, q []byte, bg background, yOnly bool) float64 {
 	dr := (float64(p[0])*a1 - float64(q[0])*a2 - bg.r*da) / 255
 	dg := (float64(p[1])*a1 - float64(q[1])*a2 - bg.g*da) / 255
 	db := (float64(p[2])*a1 - float64(q[2])*a2 - bg.b*da) / 255
-	y := dr*yR + dg*yG + db*yB
+	y := float64(dr*yR) + float64(dg*yG) + float64(db*yB)
 	if yOnly {
 		return y
 	}
-	i := dr*iR - dg*iG - db*iB
-	qq := dr*qR - dg*qG + db*qB
-	return signed(0.5053*y*y+0.299*i*i+0.1957*qq*qq, y > 0)
+	i := float64(dr*iR) - float64(dg*iG) - float64(db*iB)
+	qq := float64(dr*qR) - float64(dg*qG) + float64(db*qB)
+	return signed(float64(0.5053*y*y)+float64(0.299*i*i)+float64(0.1957*qq*qq), y > 0)
 }
 
 // signed is -delta when negative, else delta.
@@ -114,7 +116,7 @@ func signed(delta float64, negative bool) float64 {
 func lumaDelta(pix []byte, k, m int, bg background) float64 {
 	p, q := pix[k:k+4:k+4], pix[m:m+4:m+4]
 	if p[3] == 255 && q[3] == 255 {
-		return float64(int(p[0])-int(q[0]))*yR + float64(int(p[1])-int(q[1]))*yG + float64(int(p[2])-int(q[2]))*yB
+		return float64(float64(int(p[0])-int(q[0]))*yR) + float64(float64(int(p[1])-int(q[1]))*yG) + float64(float64(int(p[2])-int(q[2]))*yB)
 	}
 	return colorDeltaBlended(p, q, bg, true)
 }
@@ -129,9 +131,9 @@ func blendRGB(r, g, b, a uint8) (float64, float64, float64) {
 	return fr, fg, fb
 }
 
-func rgb2y(r, g, b float64) float64 { return r*yR + g*yG + b*yB }
-func rgb2i(r, g, b float64) float64 { return r*iR - g*iG - b*iB }
-func rgb2q(r, g, b float64) float64 { return r*qR - g*qG + b*qB }
+func rgb2y(r, g, b float64) float64 { return float64(r*yR) + float64(g*yG) + float64(b*yB) }
+func rgb2i(r, g, b float64) float64 { return float64(r*iR) - float64(g*iG) - float64(b*iB) }
+func rgb2q(r, g, b float64) float64 { return float64(r*qR) - float64(g*qG) + float64(b*qB) }
 
 // blend mixes channel value c at opacity a with white.
 func blend(c, a float64) float64 { return 255 + (c-255)*a }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -189,11 +190,19 @@ func stopProcess(proc *os.Process, done <-chan struct{}, sig syscall.Signal, gra
 	}
 }
 
-// StopAll stops every process with SIGTERM.
+// StopAll stops every process with SIGTERM, all at once: each one's graceful
+// stop overlaps the others' instead of adding to them.
 func (p *Procs) StopAll() {
-	for name := range p.procs {
-		p.Stop(name, syscall.SIGTERM)
+	var wg sync.WaitGroup
+	for name, cmd := range p.procs {
+		wg.Add(1)
+		go func(proc *os.Process, done <-chan struct{}) {
+			defer wg.Done()
+			stopProcess(proc, done, syscall.SIGTERM, 45*time.Second)
+		}(cmd.Process, p.done[name])
 	}
+	wg.Wait()
+	clear(p.procs)
 }
 
 // Log returns the last n bytes of a process's log.

@@ -436,7 +436,7 @@ func TestDashboardAuth(t *testing.T) {
 // new baseline.
 func TestDashboardRegressionViews(t *testing.T) {
 	t.Parallel()
-	s := startStack(t)
+	s := sharedStack(t)
 	site := &changingSite{color: "#223344", blocks: 1}
 	srv := httptest.NewServer(site)
 	t.Cleanup(srv.Close)
@@ -619,7 +619,7 @@ func TestDashboardAuthProfilesAndJourney(t *testing.T) {
 // (issue 26 item 8).
 func TestDashboardNewComparisonNoRatio(t *testing.T) {
 	t.Parallel()
-	s := startStack(t)
+	s := sharedStack(t)
 	site := &changingSite{color: "#223344", blocks: 1}
 	srv := httptest.NewServer(site)
 	t.Cleanup(srv.Close)

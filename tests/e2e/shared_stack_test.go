@@ -30,10 +30,15 @@ var shared struct {
 	stop        []func()
 }
 
-// sharedConcurrency is the shared worker's tabs: as many as a test's own
-// stack has, so its one browser is no busier per call than theirs (a browser
+// sharedConcurrency is each shared worker's tabs: as many as a test's own
+// stack has, so its browser is no busier per call than theirs (a browser
 // whose calls time out is restarted, and every test's jobs on it retry).
+// sharedWorkers are its worker processes: two browsers serve the tests
+// sharing the stack, as two stacks of their own would, and a browser that
+// restarts holds up only half of their jobs.
 const sharedConcurrency = 2
+
+var sharedWorkers = []string{"worker", "worker-2"}
 
 // sharedStack returns the package's shared stack as seen by t: requests and
 // failures are t's, and the API contract is checked for t's requests. When t
@@ -109,7 +114,7 @@ func startShared() {
 	fail(false, startSharedProcs(s))
 }
 
-// startSharedProcs starts the api, waits until it is ready, then the worker.
+// startSharedProcs starts the api, waits until it is ready, then the workers.
 func startSharedProcs(s *stack) error {
 	if err := s.procs.Start("api"); err != nil {
 		return err
@@ -117,7 +122,12 @@ func startSharedProcs(s *stack) error {
 	if err := testenv.WaitReady(s.api, 60*time.Second); err != nil {
 		return fmt.Errorf("%w\n%s", err, s.procs.Log("api", 4096))
 	}
-	return s.procs.Start("worker")
+	for _, name := range sharedWorkers {
+		if err := s.procs.StartAs(name, "worker"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // stopShared stops the shared stack's processes and gives back what it held,

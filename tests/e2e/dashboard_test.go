@@ -563,7 +563,7 @@ func TestDashboardAuthProfilesAndJourney(t *testing.T) {
 	password := randomPassword()
 	app, site := loginApp(t, password, time.Hour)
 	app.BreakListLink(true)
-	s := startStack(t, "SNAPQ_SECRET_KEY="+secretKey(t))
+	s := sharedStack(t)
 	var p profileResp
 	if code := s.do("POST", "/v1/auth-profiles", recipe("shop", site, password), &p); code != http.StatusCreated {
 		t.Fatalf("create profile: %d", code)

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -21,7 +23,9 @@ import (
 // not stop, restart or break a process or a service, and does not count
 // what other tests also do on it (every batch, key, metric, object or log
 // line): it keeps to the batches, suites and sites it made. Auth is off, so
-// every test submits as the same (anonymous) owner.
+// every test submits as the same (anonymous) owner; SNAPQ_SECRET_KEY is set
+// (a random key), so tests of sealed secrets (auth profiles, notification
+// channels, VCS tokens) may share it too.
 var shared struct {
 	once        sync.Once
 	stack       *stack // its t is nil: sharedStack hands each test a view of its own
@@ -107,8 +111,14 @@ func startShared() {
 		return
 	}
 	s := &stack{api: "http://127.0.0.1:" + port, procs: &testenv.Procs{BinDir: binDir, LogDir: logs}, bucket: bucket}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		fail(false, err)
+		return
+	}
 	s.procs.Env = append(stackEnv(port, dbURL, redisDB.URL(), s3, bucket, chrome),
-		fmt.Sprintf("SNAPQ_WORKER_CONCURRENCY=%d", sharedConcurrency))
+		fmt.Sprintf("SNAPQ_WORKER_CONCURRENCY=%d", sharedConcurrency),
+		"SNAPQ_SECRET_KEY="+base64.StdEncoding.EncodeToString(key))
 	shared.stop = append(shared.stop, s.procs.StopAll)
 	shared.stack = s
 	fail(false, startSharedProcs(s))

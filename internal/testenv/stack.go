@@ -22,13 +22,12 @@ import (
 
 // BuildBinaries builds cmd/api and cmd/worker from the module root into dir.
 func BuildBinaries(root, dir string) error {
-	for _, name := range []string{"api", "worker"} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "./cmd/"+name)
-		cmd.Dir = root
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("build %s: %w", name, err)
-		}
+	// One go build of both: they compile and link side by side.
+	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./cmd/api", "./cmd/worker")
+	cmd.Dir = root
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("build api and worker: %w", err)
 	}
 	return nil
 }

@@ -91,7 +91,7 @@ func (p *parser) waitForSelector(field string, raw json.RawMessage) {
 	sel, ok := p.str(field+".selector", m["selector"])
 	if !ok || sel == "" {
 		if ok {
-			p.errs.Add("missing_field", field+".selector", "selector is required")
+			p.errs.Add("required", field+".selector", "selector is required")
 		}
 		return
 	}

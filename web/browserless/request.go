@@ -61,7 +61,7 @@ func Parse(route string, body []byte) (*Request, error) {
 		p.field(k, top[k])
 	}
 	if p.req.Target.URL == "" && !p.has("url") {
-		p.errs.Add("missing_field", "url", "url is required: snapq captures URLs (html is not supported)")
+		p.errs.Add("required", "url", "url is required: snapq captures URLs (html is not supported)")
 	}
 	if err := jobs.ValidationErrors(p.errs); err != nil {
 		return nil, err

@@ -86,7 +86,7 @@ func TestParseRefuses(t *testing.T) {
 		{"regex", RouteContent, `{"url":"http://a/","rejectRequestPattern":["^https?://"]}`, "unsupported_value", "rejectRequestPattern[0]"},
 		{"custom event", RouteContent, `{"url":"http://a/","waitForEvent":{"event":"my-ready"}}`, "unsupported_value", "waitForEvent.event"},
 		{"js off", RouteContent, `{"url":"http://a/","setJavaScriptEnabled":false}`, "refused_field", "setJavaScriptEnabled"},
-		{"no url", RouteContent, `{}`, "missing_field", "url"},
+		{"no url", RouteContent, `{}`, "required", "url"},
 		{"bad selector object", RouteContent, `{"url":"http://a/","waitForSelector":{"selector":"a","polling":1}}`, "unknown_field", "waitForSelector.polling"},
 		{"header template", RoutePDF, `{"url":"http://a/","options":{"displayHeaderFooter":true}}`, "refused_field", "options.displayHeaderFooter"},
 		{"not an object", RouteContent, `[1]`, "invalid_json", ""},

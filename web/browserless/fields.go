@@ -88,7 +88,12 @@ func (p *parser) waitForSelector(field string, raw json.RawMessage) {
 	if m == nil {
 		return
 	}
-	sel, ok := p.str(field+".selector", m["selector"])
+	raw, given := m["selector"]
+	if !given {
+		p.errs.Add("required", field+".selector", "selector is required")
+		return
+	}
+	sel, ok := p.str(field+".selector", raw)
 	if !ok || sel == "" {
 		if ok {
 			p.errs.Add("required", field+".selector", "selector is required")
@@ -136,7 +141,9 @@ func (p *parser) waitForEvent(field string, raw json.RawMessage) {
 	if m == nil {
 		return
 	}
-	if s, ok := p.str(field+".event", m["event"]); ok {
+	if v, given := m["event"]; !given {
+		p.errs.Add("required", field+".event", "event is required")
+	} else if s, ok := p.str(field+".event", v); ok {
 		p.until(field+".event", s)
 	}
 	if v, ok := m["timeout"]; ok {

@@ -90,6 +90,8 @@ func TestParseRefuses(t *testing.T) {
 		{"bad selector object", RouteContent, `{"url":"http://a/","waitForSelector":{"selector":"a","polling":1}}`, "unknown_field", "waitForSelector.polling"},
 		{"header template", RoutePDF, `{"url":"http://a/","options":{"displayHeaderFooter":true}}`, "refused_field", "options.displayHeaderFooter"},
 		{"not an object", RouteContent, `[1]`, "invalid_json", ""},
+		{"selector missing", RouteContent, `{"url":"http://a/","waitForSelector":{"timeout":5}}`, "required", "waitForSelector.selector"},
+		{"event missing", RouteContent, `{"url":"http://a/","waitForEvent":{"timeout":5}}`, "required", "waitForEvent.event"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -129,4 +131,23 @@ func TestRegexToGlob(t *testing.T) {
 			t.Errorf("regexToGlob(%q) = %q, %v; want %q", re, got, ok, want)
 		}
 	}
+}
+
+// FuzzParse: any body maps or is refused with a validation error; nothing panics.
+func FuzzParse(f *testing.F) {
+	f.Add(`{"url":"http://a/","options":{"fullPage":true,"type":"webp"},"viewport":{"width":800,"height":600}}`)
+	f.Add(`{"url":"http://a/","rejectRequestPattern":[".*\\.png","a|b"],"cookies":[{"name":"a","value":"b"}]}`)
+	f.Add(`{"waitForEvent":{"event":"load"},"gotoOptions":{"waitUntil":["load","networkidle0"]}}`)
+	f.Fuzz(func(t *testing.T, body string) {
+		for _, route := range Routes() {
+			r, err := Parse(route, []byte(body))
+			var ve *jobs.ValidationError
+			if err != nil && !errors.As(err, &ve) {
+				t.Fatalf("Parse(%q): %v is not a validation error", body, err)
+			}
+			if err == nil && (r.Target.Options == nil || r.Output == "") {
+				t.Fatalf("Parse(%q): no options or output", body)
+			}
+		}
+	})
 }

@@ -117,6 +117,7 @@ func (s *Server) browserless(route string) handler {
 		if err != nil {
 			return req.Rename(err)
 		}
+		allowWait(c, wait)
 		if j, err = s.awaitJob(c.Request.Context(), b.ID, j.ID, wait); err != nil {
 			return err
 		}

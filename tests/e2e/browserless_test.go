@@ -83,7 +83,7 @@ func TestBrowserlessCompat(t *testing.T) {
 		t.Fatalf("no key: status %d, %s", code, body)
 	}
 
-	code, h, html := s.browserless("/content?token="+key, nil, map[string]any{"url": site + "/", "gotoOptions": map[string]any{"waitUntil": "load"}})
+	code, h, html := s.browserless("/content?timeout=120000&token="+key, nil, map[string]any{"url": site + "/", "gotoOptions": map[string]any{"waitUntil": "load"}})
 	if code != http.StatusOK || !strings.HasPrefix(h.Get("Content-Type"), "text/html") || !bytes.Contains(html, []byte("<html")) {
 		t.Fatalf("content with ?token=: status %d, type %q, %.200s", code, h.Get("Content-Type"), html)
 	}

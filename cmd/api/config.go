@@ -159,11 +159,12 @@ func loadAPIConfig() (apiConfig, error) {
 		BranchBaselineDays: r.Int("SNAPQ_BRANCH_BASELINE_DAYS", regression.DefaultBranchBaselineDays),
 		Auth:               r.String("SNAPQ_AUTH", authOn),
 		Web: web.Config{
-			MaxBodyBytes: int64(r.Int("SNAPQ_MAX_BODY_BYTES", 1<<20)),
-			PublicURL:    r.String("SNAPQ_PUBLIC_URL", ""),
-			CORSOrigins:  splitList(r.String("SNAPQ_CORS_ORIGINS", "")),
-			AllowedHosts: splitList(r.String("SNAPQ_ALLOWED_HOSTS", "")),
-			AdminToken:   r.Secret("SNAPQ_ADMIN_TOKEN", ""),
+			MaxBodyBytes:      int64(r.Int("SNAPQ_MAX_BODY_BYTES", 1<<20)),
+			PublicURL:         r.String("SNAPQ_PUBLIC_URL", ""),
+			CORSOrigins:       splitList(r.String("SNAPQ_CORS_ORIGINS", "")),
+			AllowedHosts:      splitList(r.String("SNAPQ_ALLOWED_HOSTS", "")),
+			AdminToken:        r.Secret("SNAPQ_ADMIN_TOKEN", ""),
+			BrowserlessPrefix: browserlessPrefix(r.String("SNAPQ_BROWSERLESS_PREFIX", web.DefaultBrowserlessPrefix)),
 		},
 		RateLimit:           r.Float("SNAPQ_RATE_LIMIT", 10),
 		RateBurst:           r.Int("SNAPQ_RATE_BURST", 20),
@@ -236,7 +237,16 @@ func (c apiConfig) validate() error {
 	if t := c.Web.AdminToken; t != "" && (len(t) < 24 || strings.TrimSpace(t) != t) {
 		tokenErr = fmt.Errorf("SNAPQ_ADMIN_TOKEN: want at least 24 characters without surrounding spaces (e.g. openssl rand -hex 24)")
 	}
-	return errors.Join(authErr, queuesErr, metricsErr, sweepErr, tokenErr, c.S3.Validate())
+	return errors.Join(authErr, queuesErr, metricsErr, sweepErr, tokenErr, web.ValidBrowserlessPrefix(c.Web.BrowserlessPrefix), c.S3.Validate())
+}
+
+// browserlessPrefix reads SNAPQ_BROWSERLESS_PREFIX: "off" (or empty) mounts
+// no Browserless-compatible endpoints.
+func browserlessPrefix(v string) string {
+	if v == "off" {
+		return ""
+	}
+	return strings.TrimSuffix(v, "/")
 }
 
 // loadDatabaseURL reads SNAPQ_DATABASE_URL alone, for the commands that only

@@ -29,6 +29,7 @@ import (
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/events"
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/maintenance"
 	"github.com/snapq/snapq/notify"
 	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/ratelimit"
@@ -380,20 +381,21 @@ func sweepScheduler(cfg apiConfig, log *slog.Logger) (*asynq.Scheduler, error) {
 	return s, nil
 }
 
-func sweepPayload(cfg apiConfig) jobs.SweepPayload {
-	return jobs.SweepPayload{PassID: jobs.SweepPassID, DryRun: cfg.SweepDryRun, RetentionDays: cfg.RetentionDays,
+func sweepPayload(cfg apiConfig) maintenance.SweepPayload {
+	return maintenance.SweepPayload{PassID: maintenance.SweepPassID, DryRun: cfg.SweepDryRun, RetentionDays: cfg.RetentionDays,
 		BranchBaselineDays: cfg.BranchBaselineDays,
 		GraceS:             int64(cfg.SweepGrace / time.Second), IntervalS: int64(cfg.SweepInterval / time.Second)}
 }
 
 // newMaintenance is the api's own maintenance pass, for POST /v1/admin/sweep.
-func newMaintenance(cfg apiConfig, d *deps, log *slog.Logger, observe func(jobs.SweepReport)) *jobs.Maintenance {
+func newMaintenance(cfg apiConfig, d *deps, log *slog.Logger, observe func(maintenance.SweepReport)) *maintenance.Maintenance {
 	log = log.With("component", "maintenance")
-	return &jobs.Maintenance{
+	return &maintenance.Maintenance{
 		Baselines: &regression.BranchExpiry{Repo: d.store}, BranchBaselineDays: cfg.BranchBaselineDays,
-		Retention: &jobs.Retention{Repo: d.store, Objects: d.objects, Logger: log, DefaultDays: cfg.RetentionDays, Grace: cfg.SweepGrace},
-		Sweeper:   &jobs.Sweeper{Objects: d.objects, Repo: d.store, Logger: log, Grace: cfg.SweepGrace},
-		Rows:      d.store, Objects: d.objects, Logger: log, Observe: observe,
+		Retention: &maintenance.Retention{Repo: d.store, Objects: d.objects, Logger: log, DefaultDays: cfg.RetentionDays, Grace: cfg.SweepGrace},
+		Sweeper:   &maintenance.Sweeper{Objects: d.objects, Repo: d.store, Logger: log, Grace: cfg.SweepGrace},
+		Missing:   &maintenance.MissingCheck{Rows: d.store, Objects: d.objects, Logger: log},
+		Logger:    log, Observe: observe,
 		// SNAPQ_SWEEP_DRY_RUN holds for on-demand passes too.
 		ForceDryRun: cfg.SweepDryRun}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/events"
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/maintenance"
 	"github.com/snapq/snapq/notify"
 	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/ratelimit"
@@ -263,11 +264,12 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 	// Maintenance passes the api replicas schedule (one per SNAPQ_SWEEP_INTERVAL,
 	// claimed in Postgres); their settings come in the payload.
 	maintLog := log.With("component", "maintenance")
-	sweep := &jobs.SweepTask{Slots: st, Maintenance: &jobs.Maintenance{
+	sweep := &maintenance.SweepTask{Slots: st, Maintenance: &maintenance.Maintenance{
 		Baselines: &regression.BranchExpiry{Repo: st},
-		Retention: &jobs.Retention{Repo: st, Objects: d.objects, Logger: maintLog},
-		Sweeper:   &jobs.Sweeper{Objects: d.objects, Repo: st, Logger: maintLog},
-		Rows:      st, Objects: d.objects, Logger: maintLog, Observe: metrics.sweeps.Observe}}
+		Retention: &maintenance.Retention{Repo: st, Objects: d.objects, Logger: maintLog},
+		Sweeper:   &maintenance.Sweeper{Objects: d.objects, Repo: st, Logger: maintLog},
+		Missing:   &maintenance.MissingCheck{Rows: st, Objects: d.objects, Logger: maintLog},
+		Logger:    maintLog, Observe: metrics.sweeps.Observe}}
 	queue.Register(mux, sweep.Run)
 	return mux
 }

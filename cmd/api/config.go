@@ -14,13 +14,13 @@ import (
 
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/cmd/internal/env"
+	"github.com/snapq/snapq/discover"
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/maintenance"
 	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/regression"
-	"github.com/snapq/snapq/sitemap"
 	"github.com/snapq/snapq/web"
 	"github.com/snapq/snapq/webhook"
 )
@@ -192,7 +192,7 @@ func loadAPIConfig() (apiConfig, error) {
 		allowErr = fmt.Errorf("SNAPQ_EGRESS_ALLOW_CIDRS: %w", allowErr)
 	}
 	c.EgressAllow = allow
-	c.SitemapTimeout = r.Duration("SNAPQ_SITEMAP_TIMEOUT", sitemap.DefaultTimeout)
+	c.SitemapTimeout = r.Duration("SNAPQ_SITEMAP_TIMEOUT", discover.DefaultTimeout)
 	c.Budget = env.Budget(&r)
 	c.MaxAuthProfilesPerKey = r.Int("SNAPQ_MAX_AUTH_PROFILES_PER_KEY", authprofile.DefaultMaxPerKey)
 	var sitemapErr error

@@ -26,6 +26,7 @@ import (
 	"github.com/snapq/snapq/cmd/internal/env"
 	"github.com/snapq/snapq/cmd/internal/harden"
 	"github.com/snapq/snapq/cmd/internal/sweepmetrics"
+	"github.com/snapq/snapq/discover"
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/events"
 	"github.com/snapq/snapq/jobs"
@@ -34,7 +35,6 @@ import (
 	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/regression"
-	"github.com/snapq/snapq/sitemap"
 	"github.com/snapq/snapq/store"
 	"github.com/snapq/snapq/web"
 	"github.com/snapq/snapq/webhook"
@@ -242,8 +242,8 @@ func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeSe
 
 	// Sitemaps (of batches and of discovering suites' runs) and the pages of suites that
 	// discover by crawl are fetched through the egress guard, under the workers' policy.
-	sitemaps := &sitemap.Reader{Client: egress.New(egress.Config{Policy: egress.NewPolicy(cfg.EgressAllow),
-		Logger: log.With("component", "egress")}).HTTPClient(0), Limits: sitemap.Limits{Timeout: cfg.SitemapTimeout}}
+	sitemaps := &discover.Reader{Client: egress.New(egress.Config{Policy: egress.NewPolicy(cfg.EgressAllow),
+		Logger: log.With("component", "egress")}).HTTPClient(0), Limits: discover.Limits{Timeout: cfg.SitemapTimeout}}
 	// One per-key budget for the work the api does outside the capture queue.
 	budget := ratelimit.NewBudget(rdb, cfg.Budget)
 	srv := &web.Server{

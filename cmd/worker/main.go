@@ -22,6 +22,7 @@ import (
 	"github.com/snapq/snapq/capture"
 	"github.com/snapq/snapq/cmd/internal/env"
 	"github.com/snapq/snapq/cmd/internal/harden"
+	"github.com/snapq/snapq/discover"
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/events"
 	"github.com/snapq/snapq/jobs"
@@ -30,7 +31,6 @@ import (
 	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/regression"
-	"github.com/snapq/snapq/sitemap"
 	"github.com/snapq/snapq/store"
 	"github.com/snapq/snapq/webhook"
 )
@@ -239,7 +239,7 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 	}
 	// Scheduled runs of discovering suites read their sitemaps (or crawl their pages)
 	// through the egress guard.
-	discoverer := &sitemap.Reader{Client: d.guard.HTTPClient(0)}
+	discoverer := &discover.Reader{Client: d.guard.HTTPClient(0)}
 	runner := &regression.SuiteRunner{Regression: &regression.Service{Repo: st, Queue: tasks, Logger: regLog, MaxInFlight: inFlight,
 		Dispatch: d.dispatch, Sitemaps: discoverer, Pages: discoverer, Budget: ratelimit.NewBudget(d.rdb, cfg.Budget)}}
 	// Webhook deliveries go through the same egress guard as Chromium.

@@ -33,6 +33,13 @@ type Payload interface {
 	ID() string
 }
 
+// ScheduledTask is a task enqueued on a cron schedule (queue.CronProvider):
+// Cronspec in asynq's syntax ("CRON_TZ=Europe/Paris 0 3 * * *", "@every 1h").
+type ScheduledTask struct {
+	Cronspec string
+	Payload  Payload
+}
+
 // CapturePayload is the payload of a capture:page task.
 type CapturePayload struct {
 	JobID string `json:"job_id"`

@@ -324,7 +324,7 @@ func startLoops(ctx context.Context, cfg apiConfig, d *deps, log *slog.Logger) (
 	// need no restart; replicas dedupe activations (regression/schedule.go).
 	sched, err := asynq.NewPeriodicTaskManager(asynq.PeriodicTaskManagerOpts{
 		RedisConnOpt:               cfg.Redis,
-		PeriodicTaskConfigProvider: &regression.ScheduleProvider{Repo: st, MinInterval: cfg.MinScheduleInterval, Logger: log},
+		PeriodicTaskConfigProvider: &queue.CronProvider{Source: &regression.ScheduleProvider{Repo: st, MinInterval: cfg.MinScheduleInterval, Logger: log}},
 		SyncInterval:               cfg.ScheduleSync,
 		SchedulerOpts:              &asynq.SchedulerOpts{Logger: env.AsynqLogger{L: log}, LogLevel: asynq.WarnLevel},
 	})

@@ -13,7 +13,9 @@ type scheduled struct {
 	err   error
 }
 
-func (s scheduled) ScheduledTasks(context.Context) ([]jobs.ScheduledTask, error) { return s.tasks, s.err }
+func (s scheduled) ScheduledTasks(context.Context) ([]jobs.ScheduledTask, error) {
+	return s.tasks, s.err
+}
 
 // The provider hands asynq each scheduled payload as the task NewTask builds:
 // its kind, its JSON, its kind's queue, on its cron spec.

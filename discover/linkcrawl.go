@@ -119,17 +119,9 @@ func CrawlLinks(ctx context.Context, f PageFetcher, c *jobs.Crawl) ([]string, Li
 		}
 		if err != nil {
 			if it.depth == 0 {
-				code := "crawl_unreachable"
-				if errors.Is(err, errNotHTML) {
-					code = "crawl_not_html"
-				}
-				return nil, st, jobs.ValidationErrors(jobs.FieldErrors{{Code: code, Field: "url", Message: err.Error()}})
+				return nil, st, startFailed(err)
 			}
-			if errors.Is(err, errNotHTML) {
-				st.NotHTML++
-			} else if !errors.Is(err, errHostCapped) {
-				st.Failed++
-			}
+			st.count(err)
 			continue
 		}
 		if k := jobs.CrawlKey(final); final != it.url {
@@ -155,6 +147,25 @@ func CrawlLinks(ctx context.Context, f PageFetcher, c *jobs.Crawl) ([]string, Li
 }
 
 var errNotHTML = errors.New("not an HTML page")
+
+// startFailed is the error of a crawl whose start page could not be read.
+func startFailed(err error) error {
+	code := "crawl_unreachable"
+	if errors.Is(err, errNotHTML) {
+		code = "crawl_not_html"
+	}
+	return jobs.ValidationErrors(jobs.FieldErrors{{Code: code, Field: "url", Message: err.Error()}})
+}
+
+// count notes a linked page that is not a page of the crawl: not HTML, or failed (a
+// request its host's cap refused is counted as HostCapped already).
+func (st *LinkCrawlStats) count(err error) {
+	if errors.Is(err, errNotHTML) {
+		st.NotHTML++
+	} else if !errors.Is(err, errHostCapped) {
+		st.Failed++
+	}
+}
 
 // fetchHTML GETs u, following redirects that stay loadable (and in origin when
 // sameOrigin), and returns the final normalised URL and the HTML body.

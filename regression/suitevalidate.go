@@ -14,6 +14,9 @@ import (
 // Validation of a suite document, section by section: every bad field is
 // named, nothing is half-accepted.
 
+// validate checks a suite document section by section and builds the
+// suite; every problem is added to errs (the suite is nil when too many
+// targets make the rest not worth checking).
 func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration) *Suite {
 	s := &Suite{Name: strings.TrimSpace(in.Name), Enabled: in.Enabled == nil || *in.Enabled}
 	if n := utf8.RuneCountInString(s.Name); n == 0 || n > jobs.MaxNameLength {
@@ -26,71 +29,9 @@ func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration
 		errs.Add(jobs.CodeTooManyTargets, "targets", fmt.Sprintf("a suite holds at most %d targets, got %d", MaxSuiteTargets, len(in.Targets)))
 		return nil
 	}
-	_, suiteErrs := jobs.ResolveOptions(in.Options, "options", nil, "")
-	*errs = append(*errs, suiteErrs...)
 	s.Spec.Options = in.Options
-	names := map[string]int{}
-	for i, t := range in.Targets {
-		p := fmt.Sprintf("targets[%d]", i)
-		u, code, err := jobs.CheckBrowserURL(t.URL)
-		if err != nil {
-			errs.Add(code, p+".url", err.Error())
-		}
-		name := jobs.SanitizeName(t.Name)
-		if len(t.Name) > jobs.MaxNameLength {
-			errs.Add("invalid_name", p+".name", fmt.Sprintf("must be at most %d characters", jobs.MaxNameLength))
-		}
-		if name == "" && err == nil {
-			name = jobs.NameFromURL(u)
-		}
-		if j, dup := names[name]; dup && name != "" {
-			errs.Add("duplicate_name", p+".name", fmt.Sprintf("targets[%d] already has the name %q; names key the baselines, give each target its own", j, name))
-		}
-		names[name] = i
-		if len(suiteErrs) == 0 {
-			_, targetErrs := jobs.ResolveOptions(in.Options, "options", t.Options, p+".options")
-			*errs = append(*errs, targetErrs...)
-		}
-		if len(t.Viewports) > MaxSuiteViewports {
-			errs.Add("invalid_viewports", p+".viewports", fmt.Sprintf("at most %d viewports", MaxSuiteViewports))
-		}
-		for j, v := range t.Viewports {
-			vp := fmt.Sprintf("%s.viewports[%d]", p, j)
-			if v.Width < jobs.MinViewportSide || v.Width > jobs.MaxViewportSide {
-				errs.Add("invalid_option", vp+".width", fmt.Sprintf("must be %d-%d", jobs.MinViewportSide, jobs.MaxViewportSide))
-			}
-			if v.Height < jobs.MinViewportSide || v.Height > jobs.MaxViewportSide {
-				errs.Add("invalid_option", vp+".height", fmt.Sprintf("must be %d-%d", jobs.MinViewportSide, jobs.MaxViewportSide))
-			}
-		}
-		if t.FinalScreenshot != nil && !*t.FinalScreenshot && len(suiteErrs) == 0 {
-			if o, oerrs := jobs.ResolveOptions(in.Options, "options", t.Options, p+".options"); len(oerrs) == 0 && len(checkpointActions(o.Actions)) == 0 {
-				errs.Add("invalid_option", p+".final_screenshot", "a target without its final screenshot needs at least one screenshot action (a checkpoint)")
-			}
-		}
-		t.Triage.validate(p+".", errs)
-		s.Spec.Targets = append(s.Spec.Targets, SuiteTarget{URL: u, Name: name, Options: t.Options, Viewports: t.Viewports,
-			FinalScreenshot: t.FinalScreenshot, Triage: t.Triage})
-	}
-	// A preset sets the sensitivity together; explicit fields override it.
-	sens := defaultSensitivity
-	validatePreset(in.Preset, "preset", errs)
-	if p, ok := Presets[in.Preset]; ok {
-		sens, s.Spec.Preset = p, in.Preset
-	}
-	s.Spec.Threshold = ratioField(in.Threshold, sens.Threshold, "threshold", errs)
-	s.Spec.PixelThreshold = ratioField(in.PixelThreshold, sens.PixelThreshold, "pixel_threshold", errs)
-	s.Spec.IncludeAA = sens.IncludeAA
-	if in.IncludeAA != nil {
-		s.Spec.IncludeAA = *in.IncludeAA
-	}
-	validateBands(in.AutoApproveBelow, in.FailAbove, "", errs)
-	if in.AutoApproveBelow != nil {
-		s.Spec.AutoApproveBelow = *in.AutoApproveBelow
-	}
-	if in.FailAbove != nil {
-		s.Spec.FailAbove = *in.FailAbove
-	}
+	s.Spec.Targets = in.validateTargets(errs)
+	in.validateSensitivity(&s.Spec, errs)
 	s.Spec.Ignore = validateIgnore(in.Ignore, errs)
 	s.Spec.Diff = validateDiff(in.Diff, errs)
 	s.Spec.MainBranch = strings.TrimSpace(in.MainBranch)
@@ -100,14 +41,113 @@ func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration
 	}
 	s.Schedule = validateSchedule(in.Schedule, minInterval, errs)
 	s.Spec.Retention = validateRetention(in.Retention, errs)
-	if d := in.BranchBaselineDays; d != nil {
-		if *d < 0 || *d > jobs.MaxRetentionDays {
-			errs.Add("invalid_option", "branch_baseline_days", fmt.Sprintf("must be 0 (never expire) to %d days", jobs.MaxRetentionDays))
-		}
-		v := *d
-		s.Spec.BranchBaselineDays = &v
-	}
+	s.Spec.BranchBaselineDays = validateBranchBaselineDays(in.BranchBaselineDays, errs)
 	s.Spec.Discover = validateDiscover(in.Discover, in.Options, errs)
+	in.validateOutbound(s, errs)
+	return s
+}
+
+// validateTargets checks the suite's options and each target, and names the
+// targets (from their URL when they have no name).
+func (in *SuiteInput) validateTargets(errs *jobs.FieldErrors) []SuiteTarget {
+	_, suiteErrs := jobs.ResolveOptions(in.Options, "options", nil, "")
+	*errs = append(*errs, suiteErrs...)
+	var out []SuiteTarget
+	names := map[string]int{} // target name → index
+	for i, t := range in.Targets {
+		out = append(out, in.validateTarget(i, t, names, len(suiteErrs) == 0, errs))
+	}
+	return out
+}
+
+// validateTarget checks targets[i]; its options are resolved with the
+// suite's only when those are valid (optionsOK).
+func (in *SuiteInput) validateTarget(i int, t SuiteTarget, names map[string]int, optionsOK bool, errs *jobs.FieldErrors) SuiteTarget {
+	p := fmt.Sprintf("targets[%d]", i)
+	u, code, err := jobs.CheckBrowserURL(t.URL)
+	if err != nil {
+		errs.Add(code, p+".url", err.Error())
+	}
+	name := jobs.SanitizeName(t.Name)
+	if len(t.Name) > jobs.MaxNameLength {
+		errs.Add("invalid_name", p+".name", fmt.Sprintf("must be at most %d characters", jobs.MaxNameLength))
+	}
+	if name == "" && err == nil {
+		name = jobs.NameFromURL(u)
+	}
+	if j, dup := names[name]; dup && name != "" {
+		errs.Add("duplicate_name", p+".name", fmt.Sprintf("targets[%d] already has the name %q; names key the baselines, give each target its own", j, name))
+	}
+	names[name] = i
+	if optionsOK {
+		_, targetErrs := jobs.ResolveOptions(in.Options, "options", t.Options, p+".options")
+		*errs = append(*errs, targetErrs...)
+	}
+	validateViewports(p, t.Viewports, errs)
+	if t.FinalScreenshot != nil && !*t.FinalScreenshot && optionsOK {
+		if o, oerrs := jobs.ResolveOptions(in.Options, "options", t.Options, p+".options"); len(oerrs) == 0 && len(checkpointActions(o.Actions)) == 0 {
+			errs.Add("invalid_option", p+".final_screenshot", "a target without its final screenshot needs at least one screenshot action (a checkpoint)")
+		}
+	}
+	t.Triage.validate(p+".", errs)
+	return SuiteTarget{URL: u, Name: name, Options: t.Options, Viewports: t.Viewports,
+		FinalScreenshot: t.FinalScreenshot, Triage: t.Triage}
+}
+
+// validateViewports checks the viewports of target p.
+func validateViewports(p string, vps []ViewportSize, errs *jobs.FieldErrors) {
+	if len(vps) > MaxSuiteViewports {
+		errs.Add("invalid_viewports", p+".viewports", fmt.Sprintf("at most %d viewports", MaxSuiteViewports))
+	}
+	for j, v := range vps {
+		vp := fmt.Sprintf("%s.viewports[%d]", p, j)
+		if v.Width < jobs.MinViewportSide || v.Width > jobs.MaxViewportSide {
+			errs.Add("invalid_option", vp+".width", fmt.Sprintf("must be %d-%d", jobs.MinViewportSide, jobs.MaxViewportSide))
+		}
+		if v.Height < jobs.MinViewportSide || v.Height > jobs.MaxViewportSide {
+			errs.Add("invalid_option", vp+".height", fmt.Sprintf("must be %d-%d", jobs.MinViewportSide, jobs.MaxViewportSide))
+		}
+	}
+}
+
+// validateSensitivity sets the spec's thresholds and triage bands. A preset
+// sets the sensitivity together; explicit fields override it.
+func (in *SuiteInput) validateSensitivity(spec *SuiteSpec, errs *jobs.FieldErrors) {
+	sens := defaultSensitivity
+	validatePreset(in.Preset, "preset", errs)
+	if p, ok := Presets[in.Preset]; ok {
+		sens, spec.Preset = p, in.Preset
+	}
+	spec.Threshold = ratioField(in.Threshold, sens.Threshold, "threshold", errs)
+	spec.PixelThreshold = ratioField(in.PixelThreshold, sens.PixelThreshold, "pixel_threshold", errs)
+	spec.IncludeAA = sens.IncludeAA
+	if in.IncludeAA != nil {
+		spec.IncludeAA = *in.IncludeAA
+	}
+	validateBands(in.AutoApproveBelow, in.FailAbove, "", errs)
+	if in.AutoApproveBelow != nil {
+		spec.AutoApproveBelow = *in.AutoApproveBelow
+	}
+	if in.FailAbove != nil {
+		spec.FailAbove = *in.FailAbove
+	}
+}
+
+// validateBranchBaselineDays checks branch_baseline_days (nil: the default).
+func validateBranchBaselineDays(d *int, errs *jobs.FieldErrors) *int {
+	if d == nil {
+		return nil
+	}
+	if *d < 0 || *d > jobs.MaxRetentionDays {
+		errs.Add("invalid_option", "branch_baseline_days", fmt.Sprintf("must be 0 (never expire) to %d days", jobs.MaxRetentionDays))
+	}
+	v := *d
+	return &v
+}
+
+// validateOutbound checks where the suite reports its runs: its webhook, its
+// code host and its notification channels.
+func (in *SuiteInput) validateOutbound(s *Suite, errs *jobs.FieldErrors) {
 	if in.Webhook != nil {
 		jobs.ValidateWebhook(in.Webhook, errs)
 		s.Webhook = &jobs.Webhook{URL: in.Webhook.URL, Secret: in.Webhook.Secret}
@@ -125,7 +165,6 @@ func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration
 	if in.Notify != nil {
 		s.Notify = validateChannels(in.Notify, errs)
 	}
-	return s
 }
 
 func ratioField(v *float64, def float64, field string, errs *jobs.FieldErrors) float64 {

@@ -522,31 +522,11 @@ func (s *Store) RecordComparisons(ctx context.Context, runID, jobID string, cs [
 		if _, err := tx.Exec(ctx, `DELETE FROM artifacts WHERE job_id = $1 AND kind = $2`, jobID, regression.KindDiff); err != nil {
 			return err
 		}
-		if err := checkTombstones(ctx, tx, diffs); err != nil {
+		if err := insertDiffArtifacts(ctx, tx, diffs); err != nil {
 			return err
 		}
-		for _, a := range diffs {
-			if _, err := tx.Exec(ctx, `INSERT INTO artifacts (id, job_id, kind, name, seq, object_key, content_type,
-				bytes, width, height, sha256, crc32) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULLIF($12::bigint, 0))`,
-				a.ID, a.JobID, a.Kind, a.Name, a.Seq, a.ObjectKey, a.ContentType, a.Bytes, a.Width, a.Height, a.SHA256, int64(a.CRC32)); err != nil {
-				return artifactInsertError("diff artifact", a.Name, err)
-			}
-			if err := insertThumbnail(ctx, tx, a); err != nil {
-				return err
-			}
-		}
-		for _, c := range cs {
-			if _, err := tx.Exec(ctx, `INSERT INTO comparisons (id, run_id, job_id, target, viewport, segment, status,
-				diff_pixels, diff_ratio, threshold, message, baseline_id, baseline_artifact_id, current_artifact_id,
-				diff_artifact_id, diff_mode, shifted_px, hunks, checkpoint, step, failed_step, group_key, matches_previous,
-				auto_approved, changes) VALUES ($1, $2, $3, $4, $5,
-				$6, $7, $8, $9, $10, $11, NULLIF($12, '')::uuid, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`, c.ID, runID,
-				jobID, c.Target, c.Viewport, c.Segment, c.Status, c.DiffPixels, c.DiffRatio, c.Threshold, c.Message,
-				c.BaselineID, artID(c.BaselineArtifact), artID(c.CurrentArtifact), artID(c.DiffArtifact),
-				diffMode(c.DiffMode), c.ShiftedPx, hunksOf(c), c.Checkpoint, c.Step, c.FailedStep, c.GroupKey, c.MatchesPrevious,
-				c.AutoApproved, changesOf(c)); err != nil {
-				return fmt.Errorf("insert comparison: %w", err)
-			}
+		if err := insertComparisons(ctx, tx, runID, jobID, cs); err != nil {
+			return err
 		}
 		if _, err := tx.Exec(ctx, `UPDATE run_captures SET compared_at = now() WHERE job_id = $1`, jobID); err != nil {
 			return err
@@ -554,24 +534,68 @@ func (s *Store) RecordComparisons(ctx context.Context, runID, jobID string, cs [
 		if status != regression.RunRunning {
 			return nil
 		}
-		r, err := s.getRunWhere(ctx, tx, `r.id = $1`, runID)
-		if err != nil {
-			return err
-		}
-		if r.Counts.Pending > 0 {
-			return nil
-		}
-		if _, err := tx.Exec(ctx, `UPDATE runs SET status = $2, finished_at = now() WHERE id = $1`,
-			runID, regression.RunStatusOf(r.Counts)); err != nil {
-			return fmt.Errorf("finish run %s: %w", runID, err)
-		}
-		finished = true
-		return createDelivery(ctx, tx, batchID, regression.EventRunCompleted)
+		var err error
+		finished, err = s.settleRun(ctx, tx, runID, batchID)
+		return err
 	})
 	if err == nil {
 		s.publishComparisons(ctx, runID, cs)
 	}
 	return finished, err
+}
+
+// insertDiffArtifacts writes a capture's diff images and their thumbnails.
+func insertDiffArtifacts(ctx context.Context, tx pgx.Tx, diffs []*jobs.Artifact) error {
+	if err := checkTombstones(ctx, tx, diffs); err != nil {
+		return err
+	}
+	for _, a := range diffs {
+		if _, err := tx.Exec(ctx, `INSERT INTO artifacts (id, job_id, kind, name, seq, object_key, content_type,
+			bytes, width, height, sha256, crc32) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULLIF($12::bigint, 0))`,
+			a.ID, a.JobID, a.Kind, a.Name, a.Seq, a.ObjectKey, a.ContentType, a.Bytes, a.Width, a.Height, a.SHA256, int64(a.CRC32)); err != nil {
+			return artifactInsertError("diff artifact", a.Name, err)
+		}
+		if err := insertThumbnail(ctx, tx, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// insertComparisons writes a capture's comparisons.
+func insertComparisons(ctx context.Context, tx pgx.Tx, runID, jobID string, cs []*regression.Comparison) error {
+	for _, c := range cs {
+		if _, err := tx.Exec(ctx, `INSERT INTO comparisons (id, run_id, job_id, target, viewport, segment, status,
+			diff_pixels, diff_ratio, threshold, message, baseline_id, baseline_artifact_id, current_artifact_id,
+			diff_artifact_id, diff_mode, shifted_px, hunks, checkpoint, step, failed_step, group_key, matches_previous,
+			auto_approved, changes) VALUES ($1, $2, $3, $4, $5,
+			$6, $7, $8, $9, $10, $11, NULLIF($12, '')::uuid, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`, c.ID, runID,
+			jobID, c.Target, c.Viewport, c.Segment, c.Status, c.DiffPixels, c.DiffRatio, c.Threshold, c.Message,
+			c.BaselineID, artID(c.BaselineArtifact), artID(c.CurrentArtifact), artID(c.DiffArtifact),
+			diffMode(c.DiffMode), c.ShiftedPx, hunksOf(c), c.Checkpoint, c.Step, c.FailedStep, c.GroupKey, c.MatchesPrevious,
+			c.AutoApproved, changesOf(c)); err != nil {
+			return fmt.Errorf("insert comparison: %w", err)
+		}
+	}
+	return nil
+}
+
+// settleRun finishes a running run with nothing left to compare, with its
+// status by its counts and its run.completed webhook delivery; true when it
+// did.
+func (s *Store) settleRun(ctx context.Context, tx pgx.Tx, runID, batchID string) (bool, error) {
+	r, err := s.getRunWhere(ctx, tx, `r.id = $1`, runID)
+	if err != nil {
+		return false, err
+	}
+	if r.Counts.Pending > 0 {
+		return false, nil
+	}
+	if _, err := tx.Exec(ctx, `UPDATE runs SET status = $2, finished_at = now() WHERE id = $1`,
+		runID, regression.RunStatusOf(r.Counts)); err != nil {
+		return false, fmt.Errorf("finish run %s: %w", runID, err)
+	}
+	return true, createDelivery(ctx, tx, batchID, regression.EventRunCompleted)
 }
 
 // diffMode is the stored mode: pixel unless the comparison says aligned.

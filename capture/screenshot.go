@@ -341,42 +341,50 @@ func (c capturer) cut(rects []Rect) ([]Image, time.Duration, error) {
 		y1 := min(devicePx(r.Y+r.Height, c.dsf)-devicePx(top, c.dsf), h)
 		cuts[i] = pngcut.Range{Y0: y0, Y1: y1}
 	}
+	var imgs []Image
 	if c.format == FormatPNG {
 		// Cut the PNG rows directly (no image.Image, no filter search); other layouts than
 		// Chromium's 8-bit RGB(A) fall back to decoding below.
 		hs := newRowHasher(w, cuts)
 		pieces, err := pngcut.CutRows(data, cuts, hs.row)
 		if err == nil {
-			imgs := make([]Image, len(pieces))
+			imgs = make([]Image, len(pieces))
 			for i, p := range pieces {
 				imgs[i] = Image{ContentType: contentType(FormatPNG), Data: p, Width: w, Height: cuts[i].Y1 - cuts[i].Y0,
 					RowSigs: hs.sigs[i], RowExact: hs.exact[i]}
 			}
-			c.place(imgs, rects)
-			return imgs, time.Since(start), nil
-		}
-		if !errors.Is(err, pngcut.ErrUnsupported) {
+		} else if !errors.Is(err, pngcut.ErrUnsupported) {
 			return nil, 0, newError(CodeInternal, true, err, "cut the captured region")
 		}
 	}
+	if imgs == nil {
+		if imgs, err = c.decodeAndCut(data, cuts); err != nil {
+			return nil, 0, err
+		}
+	}
+	c.place(imgs, rects)
+	return imgs, time.Since(start), nil
+}
 
+// decodeAndCut decodes the captured region and encodes each piece of it.
+func (c capturer) decodeAndCut(data []byte, cuts []pngcut.Range) ([]Image, error) {
 	src, err := png.Decode(bytes.NewReader(data))
 	if err != nil {
-		return nil, 0, newError(CodeInternal, true, err, "decode the captured region")
+		return nil, newError(CodeInternal, true, err, "decode the captured region")
 	}
 	sub, ok := src.(interface {
 		SubImage(image.Rectangle) image.Image
 	})
 	if !ok {
-		return nil, 0, newError(CodeInternal, true, nil, "decoded image %T cannot be cut", src)
+		return nil, newError(CodeInternal, true, nil, "decoded image %T cannot be cut", src)
 	}
 	b := src.Bounds()
-	imgs := make([]Image, 0, len(rects))
+	imgs := make([]Image, 0, len(cuts))
 	for _, r := range cuts {
 		piece := sub.SubImage(image.Rect(b.Min.X, b.Min.Y+r.Y0, b.Max.X, b.Min.Y+r.Y1))
 		enc, err := encode(piece, c.format, c.quality)
 		if err != nil {
-			return nil, 0, newError(CodeInternal, true, err, "encode segment")
+			return nil, newError(CodeInternal, true, err, "encode segment")
 		}
 		img := Image{ContentType: contentType(c.format), Data: enc, Width: b.Dx(), Height: r.Y1 - r.Y0}
 		if c.format == FormatPNG { // lossless: the decoded piece has the stored pixels
@@ -384,8 +392,7 @@ func (c capturer) cut(rects []Rect) ([]Image, time.Duration, error) {
 		}
 		imgs = append(imgs, img)
 	}
-	c.place(imgs, rects)
-	return imgs, time.Since(start), nil
+	return imgs, nil
 }
 
 // place records where each of imgs (one per rect) starts in the captured area.

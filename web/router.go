@@ -171,6 +171,7 @@ func (s *Server) Handler() http.Handler {
 	s.routeRules(v1)                     // rules.go
 	s.routeAuthProfiles(v1)              // authprofiles.go
 	s.routeAdmin(r)                      // sweep.go: POST /v1/admin/sweep, with the admin token
+	s.routeMCP(r)                        // mcp.go: the MCP server
 	r.NoRoute(s.h(func(c *gin.Context) error {
 		return &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "no such endpoint: " + c.Request.URL.Path}
 	}))

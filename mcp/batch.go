@@ -108,7 +108,9 @@ func (d *deps) batchStatus(ctx context.Context, c *client.Client, in batchStatus
 		return nil, err
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "Batch %s: %s; %d page(s): %v\n", b.ID, b.Status, b.Total, b.Counts)
+	n := b.Counts
+	fmt.Fprintf(&sb, "Batch %s: %s; %d page(s): %d queued, %d running, %d succeeded, %d failed, %d canceled\n",
+		b.ID, b.Status, b.Total, n.Queued, n.Running, n.Succeeded, n.Failed, n.Canceled)
 	for _, j := range page.Items {
 		sb.WriteString(jobLine(&j) + "\n")
 	}

@@ -175,3 +175,54 @@ func TestScreenshotReplyIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// capture_batch submits the URLs with the outputs asked for (or the default);
+// batch_status reports the counts and a line per job, with its failure code.
+func TestBatchTools(t *testing.T) {
+	t.Parallel()
+	const id = "0190a0b0-0000-7000-8000-000000000001"
+	var submitted client.BatchRequest
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == "POST" && r.URL.Path == "/v1/batches":
+			_ = json.NewDecoder(r.Body).Decode(&submitted)
+			w.WriteHeader(http.StatusAccepted)
+			_ = json.NewEncoder(w).Encode(client.CreatedBatch{Batch: client.Batch{ID: id, Status: "queued", Total: 2},
+				Jobs: make([]client.JobSummary, 2)})
+		case r.URL.Path == "/v1/batches/"+id:
+			_ = json.NewEncoder(w).Encode(client.Batch{ID: id, Status: "completed", Total: 2, Counts: client.Counts{Succeeded: 1, Failed: 1}})
+		case r.URL.Path == "/v1/batches/"+id+"/jobs":
+			_ = json.NewEncoder(w).Encode(map[string]any{"jobs": []client.Job{
+				{ID: "j1", URL: "http://a.example/", Status: "succeeded", Result: &client.Result{HTTPStatus: 404, Title: "Gone"}},
+				{ID: "j2", URL: "http://b.example/", Status: "failed", Error: &client.JobError{Code: "dns_failure", Message: "no such host"}},
+			}})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(api.Close)
+	cs := session(t, api.URL)
+	ctx := context.Background()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "capture_batch",
+		Arguments: map[string]any{"urls": []string{"http://a.example/", "http://b.example/"}}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, id) {
+		t.Fatalf("capture_batch: %v %+v", err, res)
+	}
+	if got := *submitted.Options.Outputs; !slices.Equal(got, []string{"screenshot", "markdown"}) || len(submitted.URLs) != 2 {
+		t.Errorf("submitted %v with outputs %v, want the 2 URLs with the default outputs", submitted.URLs, got)
+	}
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "batch_status", Arguments: map[string]any{"batch_id": id}})
+	if err != nil || res.IsError {
+		t.Fatalf("batch_status: %v %+v", err, res)
+	}
+	text := res.Content[0].(*sdk.TextContent).Text
+	for _, want := range []string{"completed; 2 page(s): 0 queued, 0 running, 1 succeeded, 1 failed", `HTTP 404, "Gone"`, "error dns_failure: no such host"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("batch_status text lacks %q:\n%s", want, text)
+		}
+	}
+	res, _ = cs.CallTool(ctx, &sdk.CallToolParams{Name: "batch_status", Arguments: map[string]any{"batch_id": "nope"}})
+	if !res.IsError {
+		t.Errorf("a batch_id that is no id: %+v, want a tool error", res)
+	}
+}

@@ -66,7 +66,7 @@ func TestMCPDoorSessions(t *testing.T) {
 	s := &Server{Service: &jobs.Service{Repo: &fakeRepo{}, Queue: &fakeQueue{}}, Batches: &fakeRepo{},
 		Keys:   keysByID{jobs.HashKey(keyA): "ka", jobs.HashKey(keyB): "kb"},
 		Budget: ratelimit.NewBudget(nil, map[string]ratelimit.Cap{jobs.WorkMCPSession: {PerKey: 2, RetryAfter: 3 * time.Second}}),
-		Config: Config{Auth: true}}
+		Config: Config{Auth: true, MaxBodyBytes: 4096}}
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
 
@@ -74,6 +74,10 @@ func TestMCPDoorSessions(t *testing.T) {
 		if code, _, ec := mcpPost(t, srv.URL, "POST", key, "", mcpInitialize); code != http.StatusUnauthorized || ec != "unauthorized" {
 			t.Errorf("key %q: %d %q, want 401 unauthorized", key, code, ec)
 		}
+	}
+	big := strings.Replace(mcpInitialize, `"name":"t"`, `"name":"`+strings.Repeat("t", 5000)+`"`, 1)
+	if code, id, _ := mcpPost(t, srv.URL, "POST", keyA, "", big); code != http.StatusRequestEntityTooLarge || id != "" {
+		t.Errorf("an initialize over MaxBodyBytes: %d, session %q; want 413 and none", code, id)
 	}
 	var sessions []string
 	for range 2 {

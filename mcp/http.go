@@ -72,15 +72,15 @@ type ownerKey struct{}
 
 func ownerFrom(ctx context.Context) string { s, _ := ctx.Value(ownerKey{}).(string); return s }
 
-// OpensSession reports whether r would open a new MCP session (a POST without
+// opensSession reports whether r would open a new MCP session (a POST without
 // Mcp-Session-Id: an initialize).
-func OpensSession(r *http.Request) bool {
+func opensSession(r *http.Request) bool {
 	return r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == ""
 }
 
 // Serve serves one /mcp request of an authenticated caller: owner is its API
 // key's id ("" without auth), admit takes a slot of the key's session cap for
-// a request that opens a session (OpensSession) — its release runs when the
+// a request that opens a session (opensSession) — its release runs when the
 // session ends — and refuses with an error before any work.
 func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, owner string, admit func() (func(), error)) error {
 	origin := "http://" + r.Host
@@ -94,7 +94,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, owner string, ad
 		r = r.WithContext(context.WithValue(r.Context(), ownerKey{}, owner))
 		next = h.keyd
 	}
-	if !OpensSession(r) {
+	if !opensSession(r) {
 		next.ServeHTTP(w, r)
 		return nil
 	}

@@ -2,6 +2,8 @@ package web
 
 import (
 	"context"
+	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -18,6 +20,10 @@ import (
 // MCPPath is where the MCP server is served.
 const MCPPath = "/mcp"
 
+// mcpWriteWindow is how long an answer on /mcp may take to write: a tool call
+// waits up to mcp.MaxWait for its capture, past the server's WriteTimeout.
+const mcpWriteWindow = mcp.MaxWait + time.Minute
+
 // routeMCP mounts /mcp on r, served by a handler whose tool calls r answers.
 func (s *Server) routeMCP(r *gin.Engine) {
 	h, err := mcp.NewHandler(mcp.HTTPConfig{API: r, MaxBodyBytes: s.maxBody(), Logger: s.logger()})
@@ -26,6 +32,7 @@ func (s *Server) routeMCP(r *gin.Engine) {
 		return
 	}
 	serve := s.h(func(c *gin.Context) error {
+		_ = http.NewResponseController(c.Writer).SetWriteDeadline(time.Now().Add(mcpWriteWindow))
 		admit := func() (func(), error) {
 			// The session outlives this request: its slot is held until it ends.
 			c := c.Copy()

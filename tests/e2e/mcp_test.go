@@ -218,6 +218,7 @@ func TestMCP(t *testing.T) {
 	}
 
 	t.Run("unauthorized", func(t *testing.T) {
+		s := s.as(t)
 		for _, k := range []string{"", "sq_" + strings.Repeat("x", 43)} {
 			init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
 			var e errResp

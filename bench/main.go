@@ -79,6 +79,7 @@ func main() {
 	flag.BoolVar(&o.lib, "lib", false, "also measure the capture package alone (clean slate, no queue or storage)")
 	flag.StringVar(&o.chrome, "chrome", testenv.Getenv("SNAPQ_CHROME_BIN", "/usr/bin/chromium"), "chromium binary")
 	flag.BoolVar(&o.diffOnly, "diff-only", false, "only measure the pixel diff (needs no services)")
+	flag.StringVar(&diffProfile, "diff-cpuprofile", "", "write a CPU profile of snapq's side of diff/pixelmatch to this file")
 	flag.BoolVar(&o.scale, "scale", false, "only measure 2 workers x 2 tabs against 1 worker x 4 tabs (scale.go)")
 	flag.BoolVar(&o.sandbox, "sandbox", false, "only measure Chromium's sandbox and site isolation on the capture package (needs only Chromium; -pages, -rounds, -concurrency apply)")
 	flag.BoolVar(&o.archive, "archive", false, "only measure a batch archive of -archive-mib MiB of planted artifacts: the api's RSS growth while it streams (archive.go; needs no Chromium)")

@@ -58,6 +58,12 @@ type Options struct {
 	// ColorMetric is MetricYIQ (empty: the default, pixelmatch's) or
 	// MetricOKLab. Anti-aliasing detection uses YIQ brightness either way.
 	ColorMetric string
+	// Checkerboard blends semi-transparent pixels over pixelmatch 7's
+	// checkerboard (a pattern keyed by the pixel's index) instead of white,
+	// as pixelmatch 7.0–7.1 always does: a translucent pixel then differs
+	// from the opaque colour it shows over white. YIQ only; opaque images
+	// (every screenshot) compare the same either way.
+	Checkerboard bool
 	// DiffCrop, when above 0, renders the diff image only for the rows from
 	// DiffCrop rows above the first difference to DiffCrop rows below the
 	// last (Result.Diff's bounds then start at that row, in canvas
@@ -179,9 +185,7 @@ func compareRows(ra, rb raster, opts Options, verify bool) *Result {
 		}
 		c := newComparer(ra, rb, opts)
 		c.out, c.outY0 = image.NewNRGBA(image.Rect(0, y0, c.w, y1)), y0
-		for y := y0; y < y1; y++ {
-			c.compareRow(y)
-		}
+		c.run(y0, y1)
 		r.Diff = c.out
 		return r
 	}
@@ -190,11 +194,8 @@ func compareRows(ra, rb raster, opts Options, verify bool) *Result {
 	if opts.DiffImage {
 		c.out = image.NewNRGBA(image.Rect(0, 0, c.w, c.h))
 	}
-	for y := range c.h {
-		c.compareRow(y)
-		if c.translucent {
-			return nil
-		}
+	if !c.run(0, c.h) {
+		return nil
 	}
 	r := c.res
 	if c.w*c.h > 0 {
@@ -220,6 +221,7 @@ func newComparer(ra, rb raster, opts Options) *comparer {
 		a: ra, b: rb, w: w, h: h,
 		maxDelta:  maxYIQDelta * t * t,
 		includeAA: opts.IncludeAA,
+		checker:   opts.Checkerboard,
 		okLab:     opts.ColorMetric == MetricOKLab,
 		res:       &Result{Width: w, Height: h, SizeA: sa, SizeB: sb, SizeMismatch: sa != sb},
 		minX:      w, minY: h, maxX: -1, maxY: -1,
@@ -237,6 +239,7 @@ func newComparer(ra, rb raster, opts Options) *comparer {
 	if c.okLab {
 		c.maxDelta = maxOKLabDelta * t
 	}
+	c.smallD2 = int(c.maxDelta / yiqLambda)
 	return c
 }
 
@@ -246,6 +249,8 @@ type comparer struct {
 	w, h      int    // canvas
 	maxDelta  float64
 	includeAA bool
+	checker   bool              // Options.Checkerboard
+	smallD2   int               // opaque pixels this close (squared channel distance) are below maxDelta
 	okLab     bool              // MetricOKLab: okLabDelta against maxOKLabDelta·t
 	mask      []image.Rectangle // clipped to the canvas, non-empty
 	rowMask   []bool            // masked pixels of the current row
@@ -311,43 +316,73 @@ func (c *comparer) compareRow(y int) {
 }
 
 // compareSpan runs pixelmatch over the overlap part of row y, whose bytes
-// differ somewhere.
+// differ somewhere: the row is faded whole first (as an equal row is, runs
+// of background costing a compare a pixel pair), pairs of pixels equal in
+// both images are skipped with one 64-bit compare, and only the pixels of
+// unequal pairs are measured; a difference then paints over its faded
+// pixel.
 func (c *comparer) compareSpan(y int, ra, rb []byte, masked []bool, out []byte) {
-	for x := 0; x < c.a.w; x++ {
-		i := 4 * x
-		if masked != nil && masked[x] {
-			continue
-		}
-		if binary.LittleEndian.Uint32(ra[i:]) == binary.LittleEndian.Uint32(rb[i:]) {
-			if out != nil {
-				c.fade(ra, out, i)
-			}
-			continue
-		}
-		var delta float64
-		if c.okLab {
-			delta = okLabDelta(ra, rb, i, i)
-		} else {
-			delta = colorDelta(ra, rb, i, i)
-		}
-		if math.Abs(delta) <= c.maxDelta {
-			if out != nil {
-				c.fade(ra, out, i)
-			}
-			continue
-		}
-		if !c.includeAA && (antialiased(c.a, c.b, x, y) || antialiased(c.b, c.a, x, y)) {
-			c.res.AAPixels++
-			if out != nil {
-				paint(out, i, aaRGB)
-			}
-			continue
-		}
-		c.count(x, y)
-		if out != nil {
-			paint(out, i, diffRGB)
+	n := 4 * c.a.w
+	ra, rb = ra[:n:n], rb[:n:n]
+	if out != nil {
+		c.fadeRow(ra, out[:n:n])
+	}
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if binary.LittleEndian.Uint64(ra[i:]) != binary.LittleEndian.Uint64(rb[i:]) {
+			c.comparePixel(i/4, y, ra, rb, masked, out)
+			c.comparePixel(i/4+1, y, ra, rb, masked, out)
 		}
 	}
+	if i < n {
+		c.comparePixel(i/4, y, ra, rb, masked, out)
+	}
+}
+
+// comparePixel runs pixelmatch on pixel x of row y (rows ra of the first
+// image and rb of the second), whose faded pixel out already holds.
+func (c *comparer) comparePixel(x, y int, ra, rb []byte, masked []bool, out []byte) {
+	i := 4 * x
+	if masked != nil && masked[x] {
+		return
+	}
+	p, q := ra[i:i+4:i+4], rb[i:i+4:i+4]
+	pa, pb := binary.LittleEndian.Uint32(p), binary.LittleEndian.Uint32(q)
+	if pa == pb || c.below(pa, pb, p, q, x, y) {
+		return
+	}
+	if !c.includeAA && (antialiasedOver(c.a, c.b, x, y, c.checker) || antialiasedOver(c.b, c.a, x, y, c.checker)) {
+		c.res.AAPixels++
+		if out != nil {
+			paint(out, i, aaRGB)
+		}
+		return
+	}
+	c.count(x, y)
+	if out != nil {
+		paint(out, i, diffRGB)
+	}
+}
+
+// below reports whether the unequal pixels pa of p and pb of q, at (x, y),
+// are within the threshold. Opaque pixels whose channels moved little are
+// decided in integers (yiqLambda), the others as pixelmatch does.
+func (c *comparer) below(pa, pb uint32, p, q []byte, x, y int) bool {
+	if c.okLab {
+		return okLabDelta(p, q, 0, 0) <= c.maxDelta
+	}
+	if pa&pb>>24 == 0xff {
+		dr, dg, db := int(p[0])-int(q[0]), int(p[1])-int(q[1]), int(p[2])-int(q[2])
+		if dr*dr+dg*dg+db*db <= c.smallD2 {
+			return true
+		}
+		return math.Abs(opaqueDelta(p, q)) <= c.maxDelta
+	}
+	bg := bgWhite
+	if c.checker {
+		bg = checkerAt(4 * (y*c.a.w + x))
+	}
+	return math.Abs(colorDeltaBlended(p, q, bg, false)) <= c.maxDelta
 }
 
 // count records a differing pixel.
@@ -400,7 +435,7 @@ func (c *comparer) fadeRowOnce(y int, src, dst []byte) {
 // costs a compare and a store.
 func (c *comparer) fadeRow(src, dst []byte) {
 	dst = dst[:len(src)]
-	pairKey, pairVal := uint64(whitePair), uint64(fadedGray[255])*0x1_0000_0001
+	pairKey, pairVal := uint64(whitePair), uint64(fadedOpaque(0xffffffff))*0x1_0000_0001
 	i := 0
 	for ; i+8 <= len(src); i += 8 {
 		w := binary.LittleEndian.Uint64(src[i:])
@@ -417,18 +452,13 @@ func (c *comparer) fadeRow(src, dst []byte) {
 // whitePair is two opaque white pixels as a little-endian word.
 const whitePair = 0xffffffff_ffffffff
 
-// fade draws the pixel at byte offset i of src faded into dst.
-func (c *comparer) fade(src, dst []byte, i int) {
-	binary.LittleEndian.PutUint32(dst[i:], c.faded(binary.LittleEndian.Uint32(src[i:])))
-}
-
 // faded returns pixelmatch's gray pixel for p (bytes R, G, B, A from the
 // lowest): its luma blended with white at opacity fadeAlpha·alpha,
 // truncated to a byte as pixelmatch's command line (pngjs buffers) does.
-// The last non-gray colour is memoized: pages repeat colours in runs.
+// Opaque pixels take fadedOpaque; the last translucent colour is memoized.
 func (c *comparer) faded(p uint32) uint32 {
-	if r := p & 0xff; p == r*0x010101|0xff000000 { // opaque gray: text and backgrounds
-		return fadedGray[r]
+	if p>>24 == 0xff {
+		return fadedOpaque(p)
 	}
 	if p != c.grayKey {
 		c.grayKey, c.grayVal = p, fadedColor(p)
@@ -436,25 +466,31 @@ func (c *comparer) faded(p uint32) uint32 {
 	return c.grayVal
 }
 
-// fadedColor computes faded's result (kept out of line so faded inlines).
-//
-//go:noinline
-func fadedColor(p uint32) uint32 {
-	y := rgb2y(float64(p&0xff), float64(p>>8&0xff), float64(p>>16&0xff))
-	return grayWord(byte(blend(y, fadeAlpha*float64(p>>24)/255)))
+// fadedOpaque is fadedColor of an opaque pixel in integers: the luma's
+// weights have eight decimals, so 10⁹·(255 + (Y−255)·0.1) is an integer
+// sum, and its quotient by 10⁹ is fadedColor's byte for every opaque
+// colour (TestFadedOpaqueExact checks all 2²⁴).
+func fadedOpaque(p uint32) uint32 {
+	yk := 29889531*uint64(p&0xff) + 58662247*uint64(p>>8&0xff) + 11448223*uint64(p>>16&0xff)
+	return grayWord(byte((yk + 229_500_000_000) / 1_000_000_000))
 }
 
-// grayWord is the opaque gray pixel (v, v, v, 255) as a little-endian word.
-func grayWord(v byte) uint32 { return uint32(v)*0x010101 | 0xff000000 }
+// fadedColor computes faded's result in floating point.
+func fadedColor(p uint32) uint32 {
+	y := rgb2y(float64(p&0xff), float64(p>>8&0xff), float64(p>>16&0xff))
+	return grayWord(byte(blend(y, fadeOpacity[p>>24])))
+}
 
-// fadedGray is faded's result for the opaque gray pixels, computed with the
-// same arithmetic.
-var fadedGray = func() (t [256]uint32) {
-	for v := range t {
-		t[v] = fadedColor(grayWord(byte(v)))
+// fadeOpacity is fadeAlpha·alpha/255 for every alpha.
+var fadeOpacity = func() (t [256]float64) {
+	for a := range t {
+		t[a] = fadeAlpha * float64(a) / 255
 	}
 	return t
 }()
+
+// grayWord is the opaque gray pixel (v, v, v, 255) as a little-endian word.
+func grayWord(v byte) uint32 { return uint32(v)*0x010101 | 0xff000000 }
 
 // paint draws an opaque colour at byte offset i.
 func paint(dst []byte, i int, rgb [3]byte) {

@@ -8,14 +8,19 @@
 //
 // # Algorithm
 //
-// Compare is a port of mapbox/pixelmatch (ISC licence, v5/v6 semantics):
+// Compare is a port of mapbox/pixelmatch 7.1 (ISC licence):
 //
 //   - Colour distance is the squared distance in the YIQ colour space
 //     (Kotsarenko & Ramos, "Measuring perceived color difference using YIQ
 //     NTSC transmission color space in mobile applications"), with weights
-//     0.5053·Y² + 0.299·I² + 0.1957·Q². Semi-transparent pixels are first
-//     blended with white. The largest possible distance is 35215, so a pixel
+//     0.5053·Y² + 0.299·I² + 0.1957·Q², computed from the channel
+//     differences in pixelmatch 7's order of operations, so its rounding and
+//     its counts are the same. Semi-transparent pixels are first blended
+//     with white (pixelmatch 6), or with Options.Checkerboard over pixelmatch
+//     7's checkerboard. The largest possible distance is 35215, so a pixel
 //     differs when its distance exceeds 35215·t², t being Options.Threshold.
+//     pixelmatch 7.1.0's published counts on its own test fixtures are
+//     asserted in the tests (testdata/pixelmatch).
 //   - A differing pixel is anti-aliasing (Vysniauskas 2009, "Anti-aliased
 //     pixel and intensity slope detector") when, in either image, at most two
 //     of its neighbours have its brightness (pixels on the edge count one
@@ -39,14 +44,22 @@
 //   - Options.Mask lists rectangles (canvas coordinates, origin at the top
 //     left of both images) that are neither compared nor counted.
 //   - Rows whose bytes are equal in both images are skipped with one memory
-//     comparison, and equal pixels with one 32-bit comparison; this is exact
-//     (an equal pixel never differs, and anti-aliasing detection is only run
-//     for differing pixels), and makes tall pages with small changes cheap.
-//     Inputs are read in place when they are *image.NRGBA or opaque
-//     *image.RGBA (screenshots), and converted once otherwise. The faded
-//     background uses a table for opaque grays and copies a row equal to
-//     the one above; a cross-check against the plain per-pixel loop keeps
-//     every shortcut byte-exact.
+//     comparison, and in other rows pairs of equal pixels with one 64-bit
+//     comparison; this is exact (an equal pixel never differs, and
+//     anti-aliasing detection is only run for differing pixels), and makes
+//     tall pages with small changes cheap. Opaque pixels whose channels
+//     moved by little (squared distance at most 35215·t²/0.2561, the bound
+//     of the YIQ form) are below the threshold without floating point;
+//     anti-aliasing detection orders opaque neighbours by integer lumas
+//     (the weights have eight decimals), which orders them as pixelmatch's
+//     floating point does; the faded background of opaque pixels is
+//     computed in integers, exact for every colour, and a row equal to the
+//     one above is copied. Rows are compared in chunks on up to GOMAXPROCS
+//     goroutines, each with its own counts (the result does not depend on
+//     the order). Inputs are read in place when they are *image.NRGBA or
+//     opaque *image.RGBA (screenshots decoded from RGBA or RGB PNGs), and
+//     converted once otherwise. A cross-check against the plain per-pixel
+//     loop keeps every shortcut byte-exact.
 //   - Ratio divides by the whole canvas, masked pixels included.
 //
 // # Options

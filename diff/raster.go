@@ -42,6 +42,8 @@ func toRaster(img image.Image) raster {
 		}
 	case *image.Paletted:
 		return palettedRaster(m)
+	case *image.Gray:
+		return grayRaster(m)
 	}
 	dst := image.NewNRGBA(image.Rect(0, 0, w, h))
 	draw.Draw(dst, dst.Rect, img, b.Min, draw.Src)
@@ -107,19 +109,34 @@ func opaque(pix []byte, stride, off, w, h int) bool {
 // its palette (indices past the palette's end are transparent black, as
 // image.Paletted.At reports them).
 func palettedRaster(m *image.Paletted) raster {
-	var lut [256][4]byte
+	var lut [256]uint32
 	for i, c := range m.Palette {
 		n := color.NRGBAModel.Convert(c).(color.NRGBA)
-		lut[i] = [4]byte{n.R, n.G, n.B, n.A}
+		lut[i] = uint32(n.R) | uint32(n.G)<<8 | uint32(n.B)<<16 | uint32(n.A)<<24
 	}
 	b := m.Bounds()
 	w, h := b.Dx(), b.Dy()
 	out := make([]byte, 4*w*h)
 	for y := range h {
-		src := m.Pix[m.PixOffset(b.Min.X, b.Min.Y+y):]
+		src := m.Pix[m.PixOffset(b.Min.X, b.Min.Y+y):][:w]
 		dst := out[4*w*y : 4*w*(y+1)]
-		for x := range w {
-			copy(dst[4*x:4*x+4], lut[src[x]][:])
+		for x, v := range src {
+			binary.LittleEndian.PutUint32(dst[4*x:], lut[v])
+		}
+	}
+	return raster{pix: out, stride: 4 * w, w: w, h: h}
+}
+
+// grayRaster expands a gray image (a grayscale PNG) to opaque RGBA.
+func grayRaster(m *image.Gray) raster {
+	b := m.Bounds()
+	w, h := b.Dx(), b.Dy()
+	out := make([]byte, 4*w*h)
+	for y := range h {
+		src := m.Pix[m.PixOffset(b.Min.X, b.Min.Y+y):][:w]
+		dst := out[4*w*y : 4*w*(y+1)]
+		for x, v := range src {
+			binary.LittleEndian.PutUint32(dst[4*x:], grayWord(v))
 		}
 	}
 	return raster{pix: out, stride: 4 * w, w: w, h: h}

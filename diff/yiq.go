@@ -1,42 +1,124 @@
 package diff
 
+import "encoding/binary"
+
 // maxYIQDelta is the largest possible value of colorDelta (black against
 // white); a pixel differs when its delta exceeds maxYIQDelta·threshold².
 const maxYIQDelta = 35215
 
+// YIQ weights of pixelmatch (Kotsarenko & Ramos).
+const (
+	yR, yG, yB = 0.29889531, 0.58662247, 0.11448223
+	iR, iG, iB = 0.59597799, 0.27417610, 0.32180189
+	qR, qG, qB = 0.21147017, 0.52261711, 0.31114694
+)
+
+// yiqLambda bounds colorDelta by the squared channel distance: |delta| ≤
+// yiqLambda·(dr²+dg²+db²) for opaque pixels (the largest eigenvalue of the
+// quadratic form, 0.25608, rounded up), so a pixel whose channels moved
+// that little is below the threshold without any floating point.
+const yiqLambda = 0.2561
+
 // colorDelta is the squared YIQ distance between pixel k of a and pixel m
 // of b (byte offsets); as in pixelmatch its sign is negative when a's pixel
-// is the brighter one. Semi-transparent pixels are blended with white first.
+// is the brighter one. Opaque pixels are compared as pixelmatch 7 does,
+// from the channel differences; semi-transparent pixels are blended with
+// white first (colorDeltaBlended).
 func colorDelta(a, b []byte, k, m int) float64 {
-	r1, g1, b1, a1 := a[k], a[k+1], a[k+2], a[k+3]
-	r2, g2, b2, a2 := b[m], b[m+1], b[m+2], b[m+3]
-	if r1 == r2 && g1 == g2 && b1 == b2 && a1 == a2 {
+	p, q := a[k:k+4:k+4], b[m:m+4:m+4]
+	if p[3] == 255 && q[3] == 255 {
+		return opaqueDelta(p, q)
+	}
+	return colorDeltaBlended(p, q, bgWhite, false)
+}
+
+// opaqueDelta is colorDelta of two opaque pixels, pixelmatch 7's
+// arithmetic step for step (so its rounding, and its counts, are the same).
+func opaqueDelta(p, q []byte) float64 {
+	dr := float64(int(p[0]) - int(q[0]))
+	dg := float64(int(p[1]) - int(q[1]))
+	db := float64(int(p[2]) - int(q[2]))
+	// float64(…) rounds each product, so no architecture fuses them into
+	// a multiply-add with other rounding (the Go spec allows that otherwise).
+	y := float64(dr*yR) + float64(dg*yG) + float64(db*yB)
+	i := float64(dr*iR) - float64(dg*iG) - float64(db*iB)
+	qq := float64(dr*qR) - float64(dg*qG) + float64(db*qB)
+	delta := float64(0.5053*y*y) + float64(0.299*i*i) + float64(0.1957*qq*qq)
+	if y > 0 {
+		return -delta
+	}
+	return delta
+}
+
+// background is what semi-transparent pixels are blended over: white, or
+// one colour of pixelmatch 7's checkerboard.
+type background struct {
+	checker bool
+	r, g, b float64
+}
+
+// bgWhite blends with white.
+var bgWhite = background{}
+
+// checkerAt is pixelmatch 7's checkerboard colour for the pixel at byte
+// index k (4·(y·width+x)).
+func checkerAt(k int) background {
+	f := float64(k)
+	return background{checker: true, r: 48 + 159*float64(k%2), g: 48 + 159*float64(int32(f/1.618033988749895)%2),
+		b: 48 + 159*float64(int32(f/2.618033988749895)%2)}
+}
+
+// colorDeltaBlended is colorDelta (or lumaDelta with yOnly) of two pixels
+// of which one at least is semi-transparent: over white they are blended
+// first and converted one by one, as snapq always did; over pixelmatch 7's
+// checkerboard with its arithmetic.
+func colorDeltaBlended(p, q []byte, bg background, yOnly bool) float64 {
+	if p[0] == q[0] && p[1] == q[1] && p[2] == q[2] && p[3] == q[3] {
 		return 0
 	}
-	fr1, fg1, fb1 := blendRGB(r1, g1, b1, a1)
-	fr2, fg2, fb2 := blendRGB(r2, g2, b2, a2)
-	y1, y2 := rgb2y(fr1, fg1, fb1), rgb2y(fr2, fg2, fb2)
-	y := y1 - y2
-	i := rgb2i(fr1, fg1, fb1) - rgb2i(fr2, fg2, fb2)
-	q := rgb2q(fr1, fg1, fb1) - rgb2q(fr2, fg2, fb2)
-	delta := 0.5053*y*y + 0.299*i*i + 0.1957*q*q
-	if y1 > y2 {
+	if !bg.checker {
+		r1, g1, b1 := blendRGB(p[0], p[1], p[2], p[3])
+		r2, g2, b2 := blendRGB(q[0], q[1], q[2], q[3])
+		y1, y2 := rgb2y(r1, g1, b1), rgb2y(r2, g2, b2)
+		if yOnly {
+			return y1 - y2
+		}
+		y := y1 - y2
+		i := rgb2i(r1, g1, b1) - rgb2i(r2, g2, b2)
+		qq := rgb2q(r1, g1, b1) - rgb2q(r2, g2, b2)
+		return signed(0.5053*y*y+0.299*i*i+0.1957*qq*qq, y1 > y2)
+	}
+	a1, a2 := float64(p[3]), float64(q[3])
+	da := a1 - a2
+	dr := (float64(p[0])*a1 - float64(q[0])*a2 - bg.r*da) / 255
+	dg := (float64(p[1])*a1 - float64(q[1])*a2 - bg.g*da) / 255
+	db := (float64(p[2])*a1 - float64(q[2])*a2 - bg.b*da) / 255
+	y := float64(dr*yR) + float64(dg*yG) + float64(db*yB)
+	if yOnly {
+		return y
+	}
+	i := float64(dr*iR) - float64(dg*iG) - float64(db*iB)
+	qq := float64(dr*qR) - float64(dg*qG) + float64(db*qB)
+	return signed(float64(0.5053*y*y)+float64(0.299*i*i)+float64(0.1957*qq*qq), y > 0)
+}
+
+// signed is -delta when negative, else delta.
+func signed(delta float64, negative bool) float64 {
+	if negative {
 		return -delta
 	}
 	return delta
 }
 
 // lumaDelta is the brightness (Y) difference of pixel k minus pixel m of
-// the same image: pixelmatch's colorDelta with yOnly set.
-func lumaDelta(p []byte, k, m int) float64 {
-	r1, g1, b1, a1 := p[k], p[k+1], p[k+2], p[k+3]
-	r2, g2, b2, a2 := p[m], p[m+1], p[m+2], p[m+3]
-	if r1 == r2 && g1 == g2 && b1 == b2 && a1 == a2 {
-		return 0
+// the same image: pixelmatch's colorDelta with yOnly set (from the channel
+// differences for opaque pixels, as pixelmatch 7).
+func lumaDelta(pix []byte, k, m int, bg background) float64 {
+	p, q := pix[k:k+4:k+4], pix[m:m+4:m+4]
+	if p[3] == 255 && q[3] == 255 {
+		return float64(float64(int(p[0])-int(q[0]))*yR) + float64(float64(int(p[1])-int(q[1]))*yG) + float64(float64(int(p[2])-int(q[2]))*yB)
 	}
-	fr1, fg1, fb1 := blendRGB(r1, g1, b1, a1)
-	fr2, fg2, fb2 := blendRGB(r2, g2, b2, a2)
-	return rgb2y(fr1, fg1, fb1) - rgb2y(fr2, fg2, fb2)
+	return colorDeltaBlended(p, q, bg, true)
 }
 
 // blendRGB blends a straight-alpha colour with white.
@@ -49,17 +131,38 @@ func blendRGB(r, g, b, a uint8) (float64, float64, float64) {
 	return fr, fg, fb
 }
 
-func rgb2y(r, g, b float64) float64 { return r*0.29889531 + g*0.58662247 + b*0.11448223 }
-func rgb2i(r, g, b float64) float64 { return r*0.59597799 - g*0.27417610 - b*0.32180189 }
-func rgb2q(r, g, b float64) float64 { return r*0.21147017 - g*0.52261711 + b*0.31114694 }
+func rgb2y(r, g, b float64) float64 { return float64(r*yR) + float64(g*yG) + float64(b*yB) }
+func rgb2i(r, g, b float64) float64 { return float64(r*iR) - float64(g*iG) - float64(b*iB) }
+func rgb2q(r, g, b float64) float64 { return float64(r*qR) - float64(g*qG) + float64(b*qB) }
 
 // blend mixes channel value c at opacity a with white.
 func blend(c, a float64) float64 { return 255 + (c-255)*a }
 
 // antialiased reports whether pixel (x1, y1) of img is likely part of
 // anti-aliasing; other is the second image (same w×h view). It follows
-// pixelmatch's antialiased() step for step.
+// pixelmatch's antialiased() step for step, semi-transparent pixels
+// blended with white.
 func antialiased(img, other raster, x1, y1 int) bool {
+	return antialiasedOver(img, other, x1, y1, false)
+}
+
+// antialiasedOver is antialiased; checker blends semi-transparent pixels
+// over pixelmatch 7's checkerboard instead of white. Opaque neighbourhoods
+// take antialiasedOpaque.
+func antialiasedOver(img, other raster, x1, y1 int, checker bool) bool {
+	if aa, ok := antialiasedOpaque(img, other, x1, y1); ok {
+		return aa
+	}
+	bg := bgWhite
+	if checker {
+		bg = checkerAt(4 * (y1*img.w + x1))
+	}
+	return antialiasedFloat(img, other, x1, y1, bg)
+}
+
+// antialiasedFloat is antialiased in pixelmatch's floating point, for
+// neighbourhoods with semi-transparent pixels.
+func antialiasedFloat(img, other raster, x1, y1 int, bg background) bool {
 	w, h := img.w, img.h
 	x0, y0 := max(x1-1, 0), max(y1-1, 0)
 	x2, y2 := min(x1+1, w-1), min(y1+1, h-1)
@@ -75,7 +178,7 @@ func antialiased(img, other raster, x1, y1 int) bool {
 			if x == x1 && y == y1 {
 				continue
 			}
-			delta := lumaDelta(img.pix, pos, y*img.stride+4*x)
+			delta := lumaDelta(img.pix, pos, y*img.stride+4*x, bg)
 			switch {
 			case delta == 0:
 				zeroes++
@@ -96,14 +199,87 @@ func antialiased(img, other raster, x1, y1 int) bool {
 		(hasManySiblings(img, hiX, hiY) && hasManySiblings(other, hiX, hiY))
 }
 
+// lumaWeights are the luma weights times 10⁸: integers, so the luma of an
+// opaque pixel (lumaInt) is exact and so is the order of two lumas. The
+// order of pixelmatch's floating-point luma differences is the same: two
+// neighbours' lumas differ by at least 10⁻⁸ (no two channel triples within
+// ±255 have the same weighted sum; TestLumaIntOrder), far above its
+// rounding error.
+const (
+	lumaR, lumaG, lumaB = 29889531, 58662247, 11448223
+)
+
+// lumaInt is 10⁸ times the luma of the opaque pixel v (bytes R, G, B, A
+// from the lowest).
+func lumaInt(v uint32) int64 {
+	return lumaR*int64(v&0xff) + lumaG*int64(v>>8&0xff) + lumaB*int64(v>>16&0xff)
+}
+
+// antialiasedOpaque is antialiased in integers when pixel (x1, y1) and its
+// neighbours are opaque in img; ok is false, and nothing decided, otherwise.
+// Neighbours are visited in pixelmatch's order (column by column), which
+// decides between equally bright ones.
+func antialiasedOpaque(img, other raster, x1, y1 int) (aa, ok bool) {
+	w, h, p := img.w, img.h, img.pix
+	x0, y0 := max(x1-1, 0), max(y1-1, 0)
+	x2, y2 := min(x1+1, w-1), min(y1+1, h-1)
+	cv := binary.LittleEndian.Uint32(p[y1*img.stride+4*x1:])
+	if cv>>24 != 0xff {
+		return false, false
+	}
+	center := lumaInt(cv)
+	zeroes := 0
+	if x1 == x0 || x1 == x2 || y1 == y0 || y1 == y2 {
+		zeroes = 1
+	}
+	var lo, hi int64
+	var loX, loY, hiX, hiY int
+	for x := x0; x <= x2; x++ {
+		for y := y0; y <= y2; y++ {
+			if x == x1 && y == y1 {
+				continue
+			}
+			v := binary.LittleEndian.Uint32(p[y*img.stride+4*x:])
+			if v>>24 != 0xff {
+				return false, false
+			}
+			switch delta := center - lumaInt(v); {
+			case delta == 0:
+				zeroes++
+				if zeroes > 2 {
+					return false, true
+				}
+			case delta < lo:
+				lo, loX, loY = delta, x, y
+			case delta > hi:
+				hi, hiX, hiY = delta, x, y
+			}
+		}
+	}
+	if lo == 0 || hi == 0 {
+		return false, true
+	}
+	return (hasManySiblings(img, loX, loY) && hasManySiblings(other, loX, loY)) ||
+		(hasManySiblings(img, hiX, hiY) && hasManySiblings(other, hiX, hiY)), true
+}
+
 // hasManySiblings reports whether pixel (x1, y1) has three or more
 // neighbours of exactly its colour (a pixel on the edge starts at one).
 func hasManySiblings(img raster, x1, y1 int) bool {
+	if x1 > 0 && y1 > 0 && x1 < img.w-1 && y1 < img.h-1 {
+		// Inside: count the eight neighbours without bounds logic.
+		s := img.stride
+		pos := y1*s + 4*x1
+		p := img.pix[pos-s-4 : pos+s+8]
+		c := binary.LittleEndian.Uint32(p[s+4:])
+		n := eq32(p[0:], c) + eq32(p[4:], c) + eq32(p[8:], c) + eq32(p[s:], c) + eq32(p[s+8:], c) +
+			eq32(p[2*s:], c) + eq32(p[2*s+4:], c) + eq32(p[2*s+8:], c)
+		return n > 2
+	}
 	x0, y0 := max(x1-1, 0), max(y1-1, 0)
 	x2, y2 := min(x1+1, img.w-1), min(y1+1, img.h-1)
 	p := img.pix
-	pos := y1*img.stride + 4*x1
-	c := p[pos : pos+4 : pos+4]
+	c := binary.LittleEndian.Uint32(p[y1*img.stride+4*x1:])
 	zeroes := 0
 	if x1 == x0 || x1 == x2 || y1 == y0 || y1 == y2 {
 		zeroes = 1
@@ -113,8 +289,7 @@ func hasManySiblings(img raster, x1, y1 int) bool {
 			if x == x1 && y == y1 {
 				continue
 			}
-			q := y*img.stride + 4*x
-			if p[q] == c[0] && p[q+1] == c[1] && p[q+2] == c[2] && p[q+3] == c[3] {
+			if binary.LittleEndian.Uint32(p[y*img.stride+4*x:]) == c {
 				zeroes++
 			}
 			if zeroes > 2 {
@@ -123,4 +298,12 @@ func hasManySiblings(img raster, x1, y1 int) bool {
 		}
 	}
 	return false
+}
+
+// eq32 is 1 when the pixel at the start of p is c, else 0.
+func eq32(p []byte, c uint32) int {
+	if binary.LittleEndian.Uint32(p) == c {
+		return 1
+	}
+	return 0
 }

@@ -1,0 +1,155 @@
+package diff
+
+import (
+	"image"
+	"image/color"
+	"image/draw"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestFadedOpaqueExact checks the integer fade against the floating-point
+// one for every opaque colour.
+func TestFadedOpaqueExact(t *testing.T) {
+	t.Parallel()
+	for p := uint32(0); p < 1<<24; p++ {
+		if got, want := fadedOpaque(p|0xff000000), fadedColor(p|0xff000000); got != want {
+			t.Fatalf("colour %06x: integer fade %08x, float %08x", p, got, want)
+		}
+	}
+}
+
+// TestSmallDeltaBound checks that yiqLambda bounds the YIQ distance of
+// opaque pixels by their squared channel distance, on the axes' extremes
+// and on random channel differences.
+func TestSmallDeltaBound(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(8, 9))
+	check := func(p, q []byte) {
+		dr, dg, db := float64(int(p[0])-int(q[0])), float64(int(p[1])-int(q[1])), float64(int(p[2])-int(q[2]))
+		if d := math.Abs(opaqueDelta(p, q)); d > yiqLambda*(dr*dr+dg*dg+db*db) {
+			t.Fatalf("%v vs %v: delta %v above the bound %v", p, q, d, yiqLambda*(dr*dr+dg*dg+db*db))
+		}
+	}
+	for v := range 1 << 9 { // every corner direction, scaled
+		p := []byte{byte(v & 1 * 255), byte(v >> 1 & 1 * 255), byte(v >> 2 & 1 * 255), 255}
+		q := []byte{byte(v >> 3 & 1 * 255), byte(v >> 4 & 1 * 255), byte(v >> 5 & 1 * 255), 255}
+		check(p, q)
+	}
+	for range 2_000_000 {
+		p := []byte{byte(rng.IntN(256)), byte(rng.IntN(256)), byte(rng.IntN(256)), 255}
+		q := []byte{byte(int(p[0]) + rng.IntN(9) - 4), byte(int(p[1]) + rng.IntN(9) - 4), byte(int(p[2]) + rng.IntN(9) - 4), 255}
+		check(p, q)
+		check(p, []byte{byte(rng.IntN(256)), byte(rng.IntN(256)), byte(rng.IntN(256)), 255})
+	}
+}
+
+// TestParallelMatchesReference checks the row-parallel comparison (images
+// of several chunks) against the plain loop, diff image byte for byte, and
+// masks, a cropped diff image and a size change against their sequential
+// meaning.
+func TestParallelMatchesReference(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range 4 {
+		w, h := 100+rng.IntN(300), 300+rng.IntN(500)
+		a, b := noisyPair(rng, w, h)
+		for _, includeAA := range []bool{false, true} {
+			r := mustCompare(t, a, b, Options{IncludeAA: includeAA, DiffImage: true})
+			wantDiff, wantAA, wantOut := reference(a, b, DefaultThreshold, includeAA)
+			if r.DiffPixels != wantDiff || r.AAPixels != wantAA {
+				t.Fatalf("case %d %dx%d aa %v: diff %d aa %d, reference %d %d", i, w, h, includeAA, r.DiffPixels, r.AAPixels, wantDiff, wantAA)
+			}
+			if string(r.Diff.Pix) != string(wantOut.Pix) {
+				t.Fatalf("case %d %dx%d: the diff image differs from the reference", i, w, h)
+			}
+		}
+	}
+}
+
+// TestParallelTranslucentRestart: an image.RGBA taken as opaque whose
+// translucent row sits far down a tall image is compared as its
+// straight-alpha copy would be.
+func TestParallelTranslucentRestart(t *testing.T) {
+	t.Parallel()
+	x, y := pagePair(300, 2000)
+	y.SetRGBA(7, 1900, color.RGBA{10, 20, 30, 40})
+	want := image.NewNRGBA(y.Rect)
+	draw.Draw(want, want.Rect, y, image.Point{}, draw.Src)
+	got := mustCompare(t, x, y, DefaultOptions())
+	ref := mustCompare(t, x, want, DefaultOptions())
+	if got.DiffPixels != ref.DiffPixels || got.AAPixels != ref.AAPixels || got.Bounds != ref.Bounds || string(got.Diff.Pix) != string(ref.Diff.Pix) {
+		t.Fatalf("RGBA with a translucent row: diff %d aa %d %v, straight-alpha copy %d %d %v",
+			got.DiffPixels, got.AAPixels, got.Bounds, ref.DiffPixels, ref.AAPixels, ref.Bounds)
+	}
+}
+
+// TestParallelMasksAndSizes: masks, a size change and a cropped diff image
+// on an image of many chunks count as on its pieces.
+func TestParallelMasksAndSizes(t *testing.T) {
+	t.Parallel()
+	x, y := pagePair(200, 3000)
+	bigger := image.NewRGBA(image.Rect(0, 0, 203, 3010))
+	draw.Draw(bigger, y.Rect, y, image.Point{}, draw.Src)
+	mask := []image.Rectangle{image.Rect(0, 1500, 50, 1520), image.Rect(10, 0, 20, 3000)}
+	want := mustCompare(t, x, y, Options{Mask: mask})
+	got := mustCompare(t, x, bigger, Options{Mask: mask, DiffImage: true, DiffCrop: 8})
+	extra := 203*3010 - 200*3000
+	if got.DiffPixels != want.DiffPixels+extra || got.AAPixels != want.AAPixels || got.MaskedPixels != want.MaskedPixels {
+		t.Fatalf("bigger: diff %d aa %d masked %d, want %d+%d, %d, %d masked",
+			got.DiffPixels, got.AAPixels, got.MaskedPixels, want.DiffPixels, extra, want.AAPixels, want.MaskedPixels)
+	}
+	if want.MaskedPixels != 20*50+10*3000-10*20 {
+		t.Fatalf("masked %d pixels, want %d", want.MaskedPixels, 20*50+10*3000-10*20)
+	}
+}
+
+// TestLumaIntOrder checks what makes integer lumas order neighbours as
+// pixelmatch's floating point does: no two channel triples within 0–255
+// have the same weighted sum (no nonzero difference triple within ±510
+// sums to 0).
+func TestLumaIntOrder(t *testing.T) {
+	t.Parallel()
+	for x := int64(-510); x <= 510; x++ {
+		for y := int64(-510); y <= 510; y++ {
+			s := lumaR*x + lumaG*y
+			if s%lumaB != 0 {
+				continue
+			}
+			if z := -s / lumaB; z >= -510 && z <= 510 && (x != 0 || y != 0 || z != 0) {
+				t.Fatalf("(%d, %d, %d) has a zero weighted sum", x, y, z)
+			}
+		}
+	}
+}
+
+// TestAntialiasedOpaqueMatchesFloat compares the integer anti-aliasing
+// test with pixelmatch's floating-point one on opaque noisy images.
+func TestAntialiasedOpaqueMatchesFloat(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(13, 14))
+	aa := 0
+	for range 30 {
+		w, h := 2+rng.IntN(30), 2+rng.IntN(30)
+		a, b := noisyPair(rng, w, h)
+		for i := 3; i < len(a.Pix); i += 4 {
+			a.Pix[i], b.Pix[i] = 255, 255
+		}
+		ra, rb := toRaster(a), toRaster(b)
+		for y := range h {
+			for x := range w {
+				got, ok := antialiasedOpaque(ra, rb, x, y)
+				if want := antialiasedFloat(ra, rb, x, y, bgWhite); !ok || got != want {
+					t.Fatalf("%dx%d at (%d, %d): integer %v (ok %v), float %v", w, h, x, y, got, ok, want)
+				}
+				if got {
+					aa++
+				}
+			}
+		}
+	}
+	if aa == 0 {
+		t.Fatal("no pixel was anti-aliasing: the cases exercise too little")
+	}
+}

@@ -15,6 +15,8 @@ const (
 	WorkAuthTest = "auth_test" // POST /v1/auth-profiles/:id/test
 	WorkArchive  = "archive"   // GET /v1/batches/:id/archive, /v1/runs/:id/archive
 	WorkStream   = "stream"    // GET …/events (Server-Sent Events)
+	// WorkMCPSession is an open MCP session on /mcp, held from its initialize to its end.
+	WorkMCPSession = "mcp_session"
 )
 
 // WorkBudget admits one piece of work of a kind for an owner (API key id, "" without

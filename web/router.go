@@ -176,6 +176,7 @@ func (s *Server) Handler() http.Handler {
 	s.routeAuthProfiles(v1)              // authprofiles.go
 	s.routeAdmin(r)                      // sweep.go: POST /v1/admin/sweep, with the admin token
 	s.routeBrowserless(r)                // browserless.go: the Browserless-compatible endpoints
+	s.routeMCP(r)                        // mcp.go: the MCP server
 	r.NoRoute(s.h(func(c *gin.Context) error {
 		return &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "no such endpoint: " + c.Request.URL.Path}
 	}))

@@ -69,11 +69,12 @@ func defaultAPIConfig() apiConfig {
 		SSE:                 web.SSEConfig{MaxStreams: 1000, MaxDuration: 30 * time.Minute, Heartbeat: 15 * time.Second},
 		SitemapTimeout:      30 * time.Second,
 		Budget: map[string]ratelimit.Cap{
-			jobs.WorkDiscover: {PerKey: 2, PerReplica: 8, RetryAfter: 10 * time.Second},
-			jobs.WorkPreview:  {PerKey: 1, PerReplica: 4, RetryAfter: 5 * time.Second},
-			jobs.WorkAuthTest: {PerKey: 1, PerReplica: 16, RetryAfter: 15 * time.Second},
-			jobs.WorkArchive:  {PerKey: 2, PerReplica: 16, RetryAfter: 10 * time.Second},
-			jobs.WorkStream:   {PerKey: 20, RetryAfter: 10 * time.Second},
+			jobs.WorkDiscover:   {PerKey: 2, PerReplica: 8, RetryAfter: 10 * time.Second},
+			jobs.WorkPreview:    {PerKey: 1, PerReplica: 4, RetryAfter: 5 * time.Second},
+			jobs.WorkAuthTest:   {PerKey: 1, PerReplica: 16, RetryAfter: 15 * time.Second},
+			jobs.WorkArchive:    {PerKey: 2, PerReplica: 16, RetryAfter: 10 * time.Second},
+			jobs.WorkMCPSession: {PerKey: 4, PerReplica: 256, RetryAfter: 10 * time.Second},
+			jobs.WorkStream:     {PerKey: 20, RetryAfter: 10 * time.Second},
 		},
 		MaxAuthProfilesPerKey: 50,
 	}

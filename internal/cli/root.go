@@ -54,6 +54,7 @@ type app struct {
 	// noProgress turns the progress display off (--quiet).
 	quiet bool
 	c     *client.Client
+	cfg   client.Config // c's configuration
 	// ran is set once flags and arguments are parsed: an error before is a
 	// usage error.
 	ran bool
@@ -132,7 +133,7 @@ Exit codes: 0 success, 1 failure (API error, failed job, run not passed),
 	pf.BoolVar(&a.json, "json", false, "print JSON instead of tables, for scripts")
 	pf.BoolVarP(&a.quiet, "quiet", "q", false, "show no progress")
 	root.AddCommand(a.captureCommand(), a.batchesCommand(), a.jobsCommand(), a.artifactsCommand(),
-		a.suitesCommand(), a.runsCommand())
+		a.suitesCommand(), a.runsCommand(), a.mcpCommand())
 	return root
 }
 
@@ -143,7 +144,8 @@ func (a *app) connect() error {
 	if err != nil {
 		return usageError{err}
 	}
-	c, err := client.New(client.Config{BaseURL: s.URL, APIKey: s.APIKey, UserAgent: "snapq-cli"})
+	a.cfg = client.Config{BaseURL: s.URL, APIKey: s.APIKey, UserAgent: "snapq-cli"}
+	c, err := client.New(a.cfg)
 	if err != nil {
 		return usageError{err}
 	}

@@ -19,6 +19,7 @@ var budgetDefaults = []struct {
 	{jobs.WorkPreview, "PREVIEW", 1, 4, 5 * time.Second},
 	{jobs.WorkAuthTest, "AUTH_TEST", 1, 16, 15 * time.Second},
 	{jobs.WorkArchive, "ARCHIVE", 2, 16, 10 * time.Second},
+	{jobs.WorkMCPSession, "MCP_SESSION", 4, 256, 10 * time.Second},
 }
 
 // DefaultStreamsPerKey is SNAPQ_SSE_MAX_STREAMS_PER_KEY's default.
@@ -26,8 +27,9 @@ const DefaultStreamsPerKey = 20
 
 // Budget reads the work budget's caps: SNAPQ_BUDGET_<KIND>_PER_KEY and
 // SNAPQ_BUDGET_<KIND>_PER_REPLICA for DISCOVER (sitemap reads and discovery crawls),
-// PREVIEW (rule previews), AUTH_TEST and ARCHIVE, and SNAPQ_SSE_MAX_STREAMS_PER_KEY for
-// event streams (their replica cap is SNAPQ_SSE_MAX_STREAMS, web.SSEConfig). 0: no cap.
+// PREVIEW (rule previews), AUTH_TEST, ARCHIVE and MCP_SESSION (open MCP sessions on
+// /mcp), and SNAPQ_SSE_MAX_STREAMS_PER_KEY for event streams (their replica cap is
+// SNAPQ_SSE_MAX_STREAMS, web.SSEConfig). 0: no cap.
 func Budget(r *Reader) map[string]ratelimit.Cap {
 	caps := map[string]ratelimit.Cap{}
 	for _, d := range budgetDefaults {

@@ -15,6 +15,7 @@ const (
 	WorkAuthTest = "auth_test" // POST /v1/auth-profiles/:id/test
 	WorkArchive  = "archive"   // GET /v1/batches/:id/archive, /v1/runs/:id/archive
 	WorkStream   = "stream"    // GET …/events (Server-Sent Events)
+	WorkSession  = "session"   // POST /v1/sessions/:id/commands, while the command runs
 )
 
 // WorkBudget admits one piece of work of a kind for an owner (API key id, "" without

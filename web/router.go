@@ -16,6 +16,7 @@ import (
 	"github.com/snapq/snapq/authprofile"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/regression"
+	"github.com/snapq/snapq/session"
 	"github.com/snapq/snapq/webhook"
 )
 
@@ -117,6 +118,8 @@ type Server struct {
 	Metrics        *Metrics // GET /metrics and request metrics (metrics.go); nil: none
 	Logger         *slog.Logger
 	Config         Config
+	// Sessions serves /v1/sessions (sessions.go); nil: 404.
+	Sessions *session.Service
 	// Events reads the live event streams (events.go); nil: the event routes answer 404.
 	Events EventHub
 	SSE    SSEConfig
@@ -170,6 +173,7 @@ func (s *Server) Handler() http.Handler {
 	s.routeGroups(v1)                    // groups.go
 	s.routeRules(v1)                     // rules.go
 	s.routeAuthProfiles(v1)              // authprofiles.go
+	s.routeSessions(v1)                  // sessions.go
 	s.routeAdmin(r)                      // sweep.go: POST /v1/admin/sweep, with the admin token
 	r.NoRoute(s.h(func(c *gin.Context) error {
 		return &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "no such endpoint: " + c.Request.URL.Path}

@@ -73,9 +73,11 @@ func defaultAPIConfig() apiConfig {
 			jobs.WorkPreview:  {PerKey: 1, PerReplica: 4, RetryAfter: 5 * time.Second},
 			jobs.WorkAuthTest: {PerKey: 1, PerReplica: 16, RetryAfter: 15 * time.Second},
 			jobs.WorkArchive:  {PerKey: 2, PerReplica: 16, RetryAfter: 10 * time.Second},
+			jobs.WorkSession:  {PerKey: 4, PerReplica: 64, RetryAfter: 2 * time.Second},
 			jobs.WorkStream:   {PerKey: 20, RetryAfter: 10 * time.Second},
 		},
 		MaxAuthProfilesPerKey: 50,
+		SessionsPerKey:        3,
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/snapq/snapq/notify"
 	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/regression"
+	"github.com/snapq/snapq/session"
 	"github.com/snapq/snapq/webhook"
 )
 
@@ -68,6 +69,8 @@ func defaultWorkerConfig(chrome string) workerConfig {
 		S3:              s3,
 		Concurrency:     2,
 		Jobs:            4,
+		SessionTabs:     2,
+		Sessions:        session.RunConfig{ReplyBytes: 64 << 10, CommandTimeout: 45 * time.Second},
 		ShutdownTimeout: 30 * time.Second,
 		RetryBaseDelay:  10 * time.Second,
 		MaxRetry:        3,
@@ -77,6 +80,7 @@ func defaultWorkerConfig(chrome string) workerConfig {
 			jobs.WorkPreview:  {PerKey: 1, PerReplica: 4, RetryAfter: 5 * time.Second},
 			jobs.WorkAuthTest: {PerKey: 1, PerReplica: 16, RetryAfter: 15 * time.Second},
 			jobs.WorkArchive:  {PerKey: 2, PerReplica: 16, RetryAfter: 10 * time.Second},
+			jobs.WorkSession:  {PerKey: 4, PerReplica: 64, RetryAfter: 2 * time.Second},
 			jobs.WorkStream:   {PerKey: 20, RetryAfter: 10 * time.Second},
 		},
 		Shards:           1,

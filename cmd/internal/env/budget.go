@@ -19,6 +19,7 @@ var budgetDefaults = []struct {
 	{jobs.WorkPreview, "PREVIEW", 1, 4, 5 * time.Second},
 	{jobs.WorkAuthTest, "AUTH_TEST", 1, 16, 15 * time.Second},
 	{jobs.WorkArchive, "ARCHIVE", 2, 16, 10 * time.Second},
+	{jobs.WorkSession, "SESSION", 4, 64, 2 * time.Second},
 }
 
 // DefaultStreamsPerKey is SNAPQ_SSE_MAX_STREAMS_PER_KEY's default.

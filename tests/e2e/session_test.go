@@ -104,6 +104,22 @@ func (s *stack) sessionClient(key string) *client.Client {
 	return c
 }
 
+// newSession opens a session, waiting while no worker has a free session tab yet (a
+// worker's Chromiums take a while to start on a loaded machine).
+func newSession(t *testing.T, c *client.Client, o client.SessionOptions) *client.Session {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		sess, err := c.CreateSession(context.Background(), o)
+		if err == nil && sess.Status == "open" {
+			return sess
+		}
+		if !isAPIError(err, 503, "no_session_worker") || time.Now().After(deadline) {
+			t.Fatalf("create a session: %+v %v", sess, err)
+		}
+	}
+}
+
 // exec runs one command and fails the test when the reply's ok is not wantOK.
 func execCmd(t *testing.T, c *client.Client, id string, wantOK bool, verb string, args ...string) *client.SessionReply {
 	t.Helper()
@@ -146,11 +162,7 @@ func TestSessionJourney(t *testing.T) {
 	c := s.sessionClient("")
 	ctx := context.Background()
 
-	sess, err := c.CreateSession(ctx, client.SessionOptions{IdleTimeoutS: 120})
-	if err != nil || sess.Status != "open" {
-		t.Fatalf("create: %+v %v", sess, err)
-	}
-	id := sess.ID
+	id := newSession(t, c, client.SessionOptions{IdleTimeoutS: 120}).ID
 	help := execCmd(t, c, id, true, "help")
 	for _, v := range []string{"snapshot", "click", "wait_for", "tabs", "close"} {
 		if !strings.Contains(help.Reply, "\n  "+v) {
@@ -314,6 +326,7 @@ func TestSessionCLI(t *testing.T) {
 	bin := snapqCLI(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	newSession(t, s.sessionClient(""), client.SessionOptions{IdleTimeoutS: 5}) // the worker is up
 	out := s.runCLI(ctx, "session", "new")
 	id := strings.TrimSpace(out.stdout)
 	if out.code != 0 || len(id) != 36 {
@@ -361,14 +374,8 @@ func TestSessionIsolationAndCap(t *testing.T) {
 	s := sessionStack(t, "SNAPQ_AUTH=on", "SNAPQ_SESSIONS_PER_KEY=1", "SNAPQ_RATE_LIMIT=0")
 	a, b := s.sessionClient(s.apiKey("alice")), s.sessionClient(s.apiKey("bob"))
 	ctx := context.Background()
-	sa, err := a.CreateSession(ctx, client.SessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb, err := b.CreateSession(ctx, client.SessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sa := newSession(t, a, client.SessionOptions{})
+	sb := newSession(t, b, client.SessionOptions{})
 	if _, err := a.CreateSession(ctx, client.SessionOptions{}); !isAPIError(err, 429, "too_many_sessions") {
 		t.Errorf("alice's second session: %v", err)
 	}
@@ -404,10 +411,7 @@ func TestSessionLifecycle(t *testing.T) {
 	s := sessionStack(t, "SNAPQ_SESSION_TABS=1")
 	c := s.sessionClient("")
 	ctx := context.Background()
-	idle, err := c.CreateSession(ctx, client.SessionOptions{IdleTimeoutS: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
+	idle := newSession(t, c, client.SessionOptions{IdleTimeoutS: 5})
 	execCmd(t, c, idle.ID, true, "open", site+"/reports")
 	got := waitSession(t, c, idle.ID, 30*time.Second)
 	if got.Status != "closed" || got.CloseReason != "idle_timeout" {

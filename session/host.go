@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/capture"
 	"github.com/snapq/snapq/events"
-	"github.com/snapq/snapq/internal/redact"
 )
 
 // Liveness: a worker holding sessions refreshes its key every BeatInterval with BeatTTL;
@@ -32,7 +30,6 @@ type Host struct {
 	Bus     Bus
 	Feed    Feed
 	Objects Objects
-	Auth    Auth // nil: sessions with an auth_profile fail to open
 	Run     RunConfig
 	Logger  *slog.Logger
 
@@ -140,17 +137,6 @@ func (h *Host) openTab(ctx context.Context, id string) (*live, error) {
 	}
 	o := s.Options.captureOptions()
 	cfg := h.Run
-	if s.Options.AuthProfile != "" {
-		if h.Auth == nil {
-			return nil, fmt.Errorf("auth profiles are off on this worker")
-		}
-		st, secrets, err := h.Auth.SessionState(ctx, s.Owner, s.Options.AuthProfile)
-		if err != nil {
-			return nil, err
-		}
-		o.State = st
-		cfg.Mask = redact.New(secrets...).Mask
-	}
 	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	tab, err := h.Browser.OpenSession(octx, o)

@@ -57,12 +57,6 @@ type Browser interface {
 	OpenSession(ctx context.Context, o capture.SessionOptions) (*capture.Session, error)
 }
 
-// Auth seeds a session with its key's auth profile named name: the logged-in state and the
-// secrets to keep out of replies (authprofile.Sessions).
-type Auth interface {
-	SessionState(ctx context.Context, owner, name string) (*capture.StorageState, []string, error)
-}
-
 // Stream is the Redis Stream of a session's feed.
 func Stream(id string) string { return "snapq:{events:session:" + id + "}" }
 

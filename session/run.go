@@ -11,7 +11,8 @@ type RunConfig struct {
 	ReplyBytes int
 	// CommandTimeout bounds one command (default DefaultCommandTimeout).
 	CommandTimeout time.Duration
-	// Mask removes secrets (an auth profile's) from replies and the feed; nil: none.
+	// Mask removes secrets from replies and the feed (the hook for an auth profile's, once
+	// sessions can start logged in); nil: none.
 	Mask func(string) string
 }
 

@@ -125,6 +125,9 @@ func (o *Options) Normalize() error {
 	if v.DeviceScaleFactor < 0.5 || v.DeviceScaleFactor > 3 {
 		return &FieldError{"viewport.device_scale_factor", "0.5 to 3"}
 	}
+	if o.AuthProfile != "" {
+		return &FieldError{"auth_profile", "sessions cannot start logged in with an auth profile yet; log in with commands"}
+	}
 	if c := o.Emulation.ColorScheme; c != "" && c != "light" && c != "dark" {
 		return &FieldError{"emulation.color_scheme", "light or dark"}
 	}

@@ -83,6 +83,10 @@ func TestNormalizeOptions(t *testing.T) {
 	if err := o.Normalize(); err == nil || err.(*FieldError).Field != "idle_timeout_s" {
 		t.Errorf("idle 1801: %v", err)
 	}
+	o = Options{AuthProfile: "shop"}
+	if err := o.Normalize(); err == nil || err.(*FieldError).Field != "auth_profile" {
+		t.Errorf("auth_profile: %v", err)
+	}
 	o = Options{Block: Block{ResourceTypes: []string{"bogus"}}}
 	if err := o.Normalize(); err == nil || err.(*FieldError).Field != "block.resource_types[0]" {
 		t.Errorf("bad resource type: %v", err)

@@ -72,7 +72,7 @@ func newSessionView(ss *session.Session, base string) sessionView {
 		IdleExpires: ss.LastActiveAt.Add(time.Duration(ss.Options.IdleTimeoutS) * time.Second),
 		ClosedAt:    ss.ClosedAt, CloseReason: ss.CloseReason,
 		URLs: sessionURLs{Commands: base + "/v1/sessions/" + ss.ID + "/commands", Events: base + "/v1/sessions/" + ss.ID + "/events",
-			Dashboard: base + "/sessions/" + ss.ID}}
+			Dashboard: base + "/#/sessions/" + ss.ID}}
 }
 
 func (s *Server) createSession(c *gin.Context) error {

@@ -434,6 +434,13 @@ func TestSessionLifecycle(t *testing.T) {
 	if _, err := c.Exec(ctx, next.ID, "snapshot"); !isAPIError(err, 410, "session_lost") {
 		t.Errorf("command to a lost session: %v", err)
 	}
+	// A worker that is stopped closes its sessions first, with the reason.
+	s.start("worker")
+	last := newSession(t, c, client.SessionOptions{})
+	s.stop("worker", syscall.SIGTERM)
+	if got := waitSession(t, c, last.ID, 30*time.Second); got.Status != "closed" || got.CloseReason != "worker_shutdown" {
+		t.Errorf("after SIGTERM: %s %s", got.Status, got.CloseReason)
+	}
 }
 
 // waitSession follows the session's feed until it ends, then reads it.

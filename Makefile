@@ -3,10 +3,15 @@ SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin:$(shell PATH="$(PATH):/usr/local/go/bin" go env GOPATH 2>/dev/null)/bin
 GO ?= go
 TEST_TIMEOUT ?= 23m
-# TEST_PARALLEL is how many t.Parallel tests of a package run at once: every e2e test runs its own
-# stack (Redis database, Postgres schema, bucket, processes), and four at a time keep 2 cores busy
-# while others wait on leases, failovers and outages.
+# TEST_PARALLEL is how many t.Parallel tests of a package run at once: many e2e tests wait on
+# leases, failovers, outages and their own processes' start, and four at a time keep 2 cores busy.
 TEST_PARALLEL ?= 4
+# TEST_PACKAGES is how many packages of the unit tier are built and tested at once (go test -p):
+# most of its time is compiling, and its integration packages wait on services and Chromium.
+TEST_PACKAGES ?= 4
+# TEST_VET is go test's own vet pass: `make test` runs go vet ./... first (its vet tier), so its
+# test tiers turn theirs off (-vet=off); `make unit` and `make e2e` alone keep it.
+TEST_VET ?=
 # FUZZTIME is how long `make fuzz` runs each fuzz target (a go test -fuzztime value).
 FUZZTIME ?= 30s
 # FUZZMINIMIZETIME bounds the minimizing of each new input; go test's default (60s) can spend a
@@ -42,8 +47,9 @@ build:
 ## test: every test, in tiers, cheapest first: go vet, the unit and integration tests of every
 ## package but tests/e2e (make unit), then tests/e2e whole (make e2e and make chaos in one run, so
 ## the chaos tests' waits overlap the others' work); stops at the first tier that fails
-test: services vet unit
-	$(MAKE) --no-print-directory e2e E2E_RUN=. E2E_SKIP=
+test: services vet
+	$(MAKE) --no-print-directory unit TEST_VET=-vet=off
+	$(MAKE) --no-print-directory e2e E2E_RUN=. E2E_SKIP= TEST_VET=-vet=off
 
 # The packages of the unit tier: every package but the end-to-end one.
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/tests/e2e$$')
@@ -55,11 +61,11 @@ E2E_TIMEOUT ?= 45m
 ## unit: unit and integration tests of every package but tests/e2e (Postgres, Redis, MinIO and
 ## Chromium where a test needs them; each store test on a schema of its own, in parallel)
 unit: services
-	CI=$${CI:-true} $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -parallel $(TEST_PARALLEL) $(UNIT_PKGS)
+	CI=$${CI:-true} $(GO) test $(TEST_VET) -count=1 -p $(TEST_PACKAGES) -timeout $(TEST_TIMEOUT) -parallel $(TEST_PARALLEL) $(UNIT_PKGS)
 
 ## e2e: the end-to-end tests (tests/e2e) against the built binaries, but the chaos tests
 e2e: services
-	CI=$${CI:-true} $(GO) test -count=1 -timeout $(E2E_TIMEOUT) -parallel $(TEST_PARALLEL) \
+	CI=$${CI:-true} $(GO) test $(TEST_VET) -count=1 -timeout $(E2E_TIMEOUT) -parallel $(TEST_PARALLEL) \
 		-run '$(E2E_RUN)' $(if $(E2E_SKIP),-skip '$(E2E_SKIP)') ./tests/e2e
 
 ## chaos: the chaos tests of tests/e2e alone (processes, services and storage broken mid-batch)

@@ -14,7 +14,7 @@ import (
 // has one entry per action and the evaluation is in the result.
 func TestActionsEndToEnd(t *testing.T) {
 	t.Parallel()
-	s := startStack(t)
+	s := sharedStack(t)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<!doctype html><html><body><form action="/results"><input id="q" name="q"></form></body></html>`)

@@ -68,7 +68,7 @@ func (s *shiftSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // make the page pass while the clock keeps ticking.
 func TestAlignedChangesUnderShift(t *testing.T) {
 	t.Parallel()
-	s := startStack(t)
+	s := sharedStack(t)
 	site := &shiftSite{news: "News today", clock: "10:41"}
 	srv := httptest.NewServer(site)
 	t.Cleanup(srv.Close)

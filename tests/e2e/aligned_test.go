@@ -62,7 +62,7 @@ func (s *tallSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // segment from the first fails.
 func TestRegressionAlignedReflow(t *testing.T) {
 	t.Parallel()
-	s := startStack(t)
+	s := sharedStack(t)
 	site := &tallSite{}
 	srv := httptest.NewServer(site)
 	t.Cleanup(srv.Close)

@@ -130,7 +130,7 @@ func (s *stack) waitBatch(id string, timeout time.Duration) batchResp {
 		if time.Now().After(deadline) {
 			s.t.Fatalf("batch %s not completed after %s: %+v", id, timeout, b.Counts)
 		}
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 

@@ -21,7 +21,7 @@ import (
 // branch run passes against the branch's own; merging promotes them to main.
 func TestBranchBaselines(t *testing.T) {
 	t.Parallel()
-	s := startStack(t)
+	s := sharedStack(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	snapqCLI(t)

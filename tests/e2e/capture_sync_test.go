@@ -38,7 +38,7 @@ func (s *stack) rawCapture(path, accept string, body any) (int, http.Header, []b
 // wait_ms is a 202 with its URL; bad fields are named as in the capture body.
 func TestSyncCapture(t *testing.T) {
 	t.Parallel()
-	s := startStack(t)
+	s := sharedStack(t)
 	site := fixtureSite(t)
 
 	code, h, body := s.rawCapture("/v1/capture", "", map[string]any{"url": site + "/", "name": "home", "wait_ms": 120000})

@@ -113,24 +113,31 @@ func (s *stack) approveAll(runID string) {
 // The issue's proofs of changes explained by elements, through the API with
 // Chromium. Attribution: a heading's text, a button's colour, a card moved
 // 30 px and a removed image are four changes of the right kinds and
-// selectors. Rules: a clock in the header of 20 pages × 2 viewports (8 in
-// `make test`) fails
-// all 40; one dynamic_text rule (previewed first) makes all 40 pass on the
-// next run while a real text change elsewhere still fails.
+// selectors. Rules: a clock in the header of 20 pages × 2 viewports (4 in
+// `make test`) fails all 40; one dynamic_text rule (previewed first) makes
+// all 40 pass on the next run while a real text change elsewhere still fails.
+// The two are independent phases on one stack and site.
 func TestChangesExplainedByElements(t *testing.T) {
 	t.Parallel()
-	s := startStack(t)
+	s := sharedStack(t)
 	site := &changesSite{clock: "10:41", edited: -1}
 	srv := httptest.NewServer(site)
 	t.Cleanup(srv.Close)
+	t.Run("attribution", func(t *testing.T) { changesAttribution(s.as(t), site, srv.URL) })
+	// Rules: SNAPQ_PROOF_SCALE=full (`make proofs`) runs 20 pages.
+	t.Run("rules", func(t *testing.T) { changesClockRule(s.as(t), site, srv.URL, proofScale(t, 4, 20)) })
+}
 
-	// Attribution.
+// changesAttribution: a heading's text, a button's colour, a card moved
+// 30 px and a removed image are four changes of the right kinds and selectors.
+func changesAttribution(s *stack, site *changesSite, base string) {
+	t := s.t
 	var app struct {
 		ID string `json:"id"`
 	}
 	if code := s.do("POST", "/v1/suites", map[string]any{
 		"name":    "app",
-		"targets": []map[string]any{{"url": srv.URL + "/app", "name": "app", "viewports": []map[string]any{{"width": 640, "height": 480}}}},
+		"targets": []map[string]any{{"url": base + "/app", "name": "app", "viewports": []map[string]any{{"width": 640, "height": 480}}}},
 		"options": map[string]any{"screenshot": map[string]any{"mode": "viewport"}},
 	}, &app); code != http.StatusCreated {
 		t.Fatalf("create suite: status %d", code)
@@ -163,15 +170,19 @@ func TestChangesExplainedByElements(t *testing.T) {
 		}
 	}
 	t.Logf("attribution: 2 runs in %s", time.Since(start).Round(time.Millisecond))
+}
 
-	// Rules: a clock on 20 pages × 2 viewports (8 pages in `make test`;
-	// SNAPQ_PROOF_SCALE=full, `make proofs`, runs 20).
-	pages := proofScale(t, 8, 20)
-	total := 2 * pages
-	start = time.Now()
+// changesClockRule: a clock in the header of pages × 2 viewports fails every
+// comparison; one dynamic_text rule (previewed first) makes them all pass on
+// the next run while a real text change on the last page still fails it.
+func changesClockRule(s *stack, site *changesSite, base string, pages int) {
+	t := s.t
+	total, edited := 2*pages, pages-1
+	editedName := fmt.Sprintf("p%d", edited)
+	start := time.Now()
 	var targets []map[string]any
 	for i := range pages {
-		targets = append(targets, map[string]any{"url": fmt.Sprintf("%s/p/%d", srv.URL, i), "name": fmt.Sprintf("p%d", i),
+		targets = append(targets, map[string]any{"url": fmt.Sprintf("%s/p/%d", base, i), "name": fmt.Sprintf("p%d", i),
 			"viewports": []map[string]any{{"width": 320, "height": 120}, {"width": 360, "height": 120}}})
 	}
 	var clock struct {
@@ -183,7 +194,7 @@ func TestChangesExplainedByElements(t *testing.T) {
 	}
 	s.approveAll(s.waitRun(s.startRun(clock.ID), 2*time.Minute).ID)
 	site.set(func(s *changesSite) { s.clock = "10:42" })
-	r = s.waitRun(s.startRun(clock.ID), 2*time.Minute)
+	r := s.waitRun(s.startRun(clock.ID), 2*time.Minute)
 	if r.Counts["failed"] != total {
 		t.Fatalf("clock moved on: want %d failed, got %s", total, statuses(r))
 	}
@@ -214,24 +225,24 @@ func TestChangesExplainedByElements(t *testing.T) {
 	if code := s.do("POST", "/v1/suites/"+clock.ID+"/rules", rule, &created); code != http.StatusCreated {
 		t.Fatalf("create rule: status %d", code)
 	}
-	site.set(func(s *changesSite) { s.clock, s.edited = "11:07", 7 })
+	site.set(func(s *changesSite) { s.clock, s.edited = "11:07", edited })
 	r = s.waitRun(s.startRun(clock.ID), 2*time.Minute)
 	for _, c := range r.Comparisons {
 		want := "passed"
-		if c.Target == "p7" {
+		if c.Target == editedName {
 			want = "failed"
 		}
 		if c.Status != want {
 			t.Fatalf("with the rule, %s@%s is %s, want %s: %s", c.Target, c.Viewport, c.Status, want, statuses(r))
 		}
-		if c.Target == "p7" {
+		if c.Target == editedName {
 			var kinds []string
 			for _, ch := range s.changesOf(c.ID) {
 				kinds = append(kinds, ch.Kind+" "+ch.Selector+" "+ch.SuppressedBy)
 			}
 			sort.Strings(kinds)
 			if len(kinds) != 2 || kinds[0] != "text_changed body > h1 " || kinds[1] != "text_changed body > header > span.clock "+created.ID {
-				t.Fatalf("p7's changes: %q", kinds)
+				t.Fatalf("%s's changes: %q", editedName, kinds)
 			}
 		}
 	}

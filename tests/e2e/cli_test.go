@@ -276,7 +276,7 @@ func TestCLICapture(t *testing.T) {
 // place; with stdout and stderr as pipes it prints plain lines instead.
 func TestCLIProgressPTY(t *testing.T) {
 	t.Parallel()
-	s := startStack(t)
+	s := sharedStack(t)
 	site := fixtureSite(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // generous: the suite shares the machine
 	defer cancel()

@@ -222,7 +222,7 @@ func TestCrawlStartRedirectOnce(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	s := startStack(t)
+	s := sharedStack(t)
 	var b struct {
 		ID   string `json:"id"`
 		Jobs []struct {

@@ -436,7 +436,7 @@ func TestDashboardAuth(t *testing.T) {
 // new baseline.
 func TestDashboardRegressionViews(t *testing.T) {
 	t.Parallel()
-	s := startStack(t)
+	s := sharedStack(t)
 	site := &changingSite{color: "#223344", blocks: 1}
 	srv := httptest.NewServer(site)
 	t.Cleanup(srv.Close)
@@ -563,7 +563,7 @@ func TestDashboardAuthProfilesAndJourney(t *testing.T) {
 	password := randomPassword()
 	app, site := loginApp(t, password, time.Hour)
 	app.BreakListLink(true)
-	s := startStack(t, "SNAPQ_SECRET_KEY="+secretKey(t))
+	s := sharedStack(t)
 	var p profileResp
 	if code := s.do("POST", "/v1/auth-profiles", recipe("shop", site, password), &p); code != http.StatusCreated {
 		t.Fatalf("create profile: %d", code)
@@ -619,7 +619,7 @@ func TestDashboardAuthProfilesAndJourney(t *testing.T) {
 // (issue 26 item 8).
 func TestDashboardNewComparisonNoRatio(t *testing.T) {
 	t.Parallel()
-	s := startStack(t)
+	s := sharedStack(t)
 	site := &changingSite{color: "#223344", blocks: 1}
 	srv := httptest.NewServer(site)
 	t.Cleanup(srv.Close)

@@ -54,7 +54,7 @@ func TestSuiteDiscoveryByCrawl(t *testing.T) {
 			<div style="background:#2a6;color:#fff;padding:20px">%s</div><p>%s</p>`, r.URL.Path, r.URL.Path, body)
 	}))
 	t.Cleanup(srv.Close)
-	s := startStack(t)
+	s := sharedStack(t)
 
 	for _, tt := range []struct {
 		discover map[string]any

@@ -37,7 +37,7 @@ func TestSuiteDiscovery(t *testing.T) {
 			r.URL.Path, r.URL.Path, r.URL.Path)
 	}))
 	t.Cleanup(srv.Close)
-	s := startStack(t)
+	s := sharedStack(t)
 
 	var bad errResp
 	if code := s.do("POST", "/v1/suites", map[string]any{"name": "d", "discover": map[string]any{"sitemap": "ftp://x/s.xml"}}, &bad); code != http.StatusBadRequest || bad.Error.Field != "discover.sitemap" {

@@ -43,7 +43,7 @@ func (p pairSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the field. The CLI's --compare-to gates the same way (exit 1).
 func TestEnvironmentPair(t *testing.T) {
 	t.Parallel()
-	s := startStack(t)
+	s := sharedStack(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	snapqCLI(t)

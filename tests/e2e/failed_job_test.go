@@ -13,7 +13,7 @@ import (
 // reach the stored error and result only within the caps.
 func TestFailedJobShowsLog(t *testing.T) {
 	t.Parallel()
-	s := startStack(t)
+	s := sharedStack(t)
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<!doctype html><html><body><p id="p">hi</p></body></html>`)
 	}))

@@ -81,7 +81,7 @@ func TestJourneyCheckpoints(t *testing.T) {
 	t.Parallel()
 	password := randomPassword()
 	app, site := loginApp(t, password, time.Hour)
-	s := startStack(t)
+	s := sharedStack(t)
 
 	const clickDetail = 7
 	actions := []map[string]any{

@@ -142,7 +142,7 @@ func (h *gatedHook) last() []byte {
 // notification's message is fixed when it is decided.
 func TestNotifyRetryKeepsMessage(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, "SNAPQ_SECRET_KEY="+secretKey(t))
+	s := sharedStack(t)
 	hook := &gatedHook{}
 	recv := httptest.NewServer(hook)
 	t.Cleanup(recv.Close)

@@ -19,7 +19,7 @@ import (
 // and captured HTML is served as a download.
 func TestOutputsEndToEnd(t *testing.T) {
 	t.Parallel()
-	s := startStack(t)
+	s := sharedStack(t)
 	site := fixtureSite(t)
 
 	var bad errResp

@@ -22,7 +22,7 @@ func TestRealSiteCertificatesAndUnsafePorts(t *testing.T) {
 	tlsSite.StartTLS() // on 127.0.0.1, with httptest's self-signed certificate
 	t.Cleanup(tlsSite.Close)
 
-	s := startStack(t) // SNAPQ_MAX_RETRY keeps its default (3): a retried failure would show attempts > 1
+	s := sharedStack(t) // SNAPQ_MAX_RETRY keeps its default (3): a retried failure would show attempts > 1
 
 	var bad errResp
 	if code := s.do("POST", "/v1/batches", map[string]any{"targets": []map[string]any{
@@ -67,7 +67,7 @@ func TestRealSiteQualityAndConsent(t *testing.T) {
 	t.Parallel()
 	site := httptest.NewServer(fixtures.RealSite())
 	t.Cleanup(site.Close)
-	s := startStack(t)
+	s := sharedStack(t)
 	fast := map[string]any{"retry_wait_ms": 1000, "challenge_wait_ms": 1000}
 
 	var b batchResp

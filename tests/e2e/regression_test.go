@@ -171,7 +171,7 @@ func statuses(r runResp) string {
 // segment, and an animated page passes every time under stabilization.
 func TestRegressionEndToEnd(t *testing.T) {
 	t.Parallel()
-	s := startStack(t)
+	s := sharedStack(t)
 	site := &changingSite{color: "#223344", blocks: 2}
 	srv := httptest.NewServer(site)
 	t.Cleanup(srv.Close)

@@ -80,7 +80,7 @@ func (s *stack) seedRun(src string, n int, status func(i int) string, group func
 // approval of 2,000 comparisons in one request are measured and logged.
 func TestDashboardRunPageAtScale(t *testing.T) {
 	t.Parallel()
-	s := startStack(t)
+	s := sharedStack(t)
 	site := &changingSite{color: "#223344", blocks: 1}
 	srv := httptest.NewServer(site)
 	t.Cleanup(srv.Close)

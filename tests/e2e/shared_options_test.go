@@ -21,7 +21,7 @@ import (
 // API lists show it.
 func TestBatchOptionsWithOverridesEndToEnd(t *testing.T) {
 	t.Parallel()
-	s := startStack(t)
+	s := sharedStack(t)
 	var mu sync.Mutex
 	seen := map[string]http.Header{} // page name -> request headers
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

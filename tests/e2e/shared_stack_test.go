@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -21,7 +23,9 @@ import (
 // not stop, restart or break a process or a service, and does not count
 // what other tests also do on it (every batch, key, metric, object or log
 // line): it keeps to the batches, suites and sites it made. Auth is off, so
-// every test submits as the same (anonymous) owner.
+// every test submits as the same (anonymous) owner; SNAPQ_SECRET_KEY is set
+// (a random key), so tests of sealed secrets (auth profiles, notification
+// channels, VCS tokens) may share it too.
 var shared struct {
 	once        sync.Once
 	stack       *stack // its t is nil: sharedStack hands each test a view of its own
@@ -30,10 +34,15 @@ var shared struct {
 	stop        []func()
 }
 
-// sharedConcurrency is the shared worker's tabs: as many as a test's own
-// stack has, so its one browser is no busier per call than theirs (a browser
+// sharedConcurrency is each shared worker's tabs: as many as a test's own
+// stack has, so its browser is no busier per call than theirs (a browser
 // whose calls time out is restarted, and every test's jobs on it retry).
+// sharedWorkers are its worker processes: two browsers serve the tests
+// sharing the stack, as two stacks of their own would, and a browser that
+// restarts holds up only half of their jobs.
 const sharedConcurrency = 2
+
+var sharedWorkers = []string{"worker", "worker-2"}
 
 // sharedStack returns the package's shared stack as seen by t: requests and
 // failures are t's, and the API contract is checked for t's requests. When t
@@ -102,14 +111,20 @@ func startShared() {
 		return
 	}
 	s := &stack{api: "http://127.0.0.1:" + port, procs: &testenv.Procs{BinDir: binDir, LogDir: logs}, bucket: bucket}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		fail(false, err)
+		return
+	}
 	s.procs.Env = append(stackEnv(port, dbURL, redisDB.URL(), s3, bucket, chrome),
-		fmt.Sprintf("SNAPQ_WORKER_CONCURRENCY=%d", sharedConcurrency))
+		fmt.Sprintf("SNAPQ_WORKER_CONCURRENCY=%d", sharedConcurrency),
+		"SNAPQ_SECRET_KEY="+base64.StdEncoding.EncodeToString(key))
 	shared.stop = append(shared.stop, s.procs.StopAll)
 	shared.stack = s
 	fail(false, startSharedProcs(s))
 }
 
-// startSharedProcs starts the api, waits until it is ready, then the worker.
+// startSharedProcs starts the api, waits until it is ready, then the workers.
 func startSharedProcs(s *stack) error {
 	if err := s.procs.Start("api"); err != nil {
 		return err
@@ -117,7 +132,12 @@ func startSharedProcs(s *stack) error {
 	if err := testenv.WaitReady(s.api, 60*time.Second); err != nil {
 		return fmt.Errorf("%w\n%s", err, s.procs.Log("api", 4096))
 	}
-	return s.procs.Start("worker")
+	for _, name := range sharedWorkers {
+		if err := s.procs.StartAs(name, "worker"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // stopShared stops the shared stack's processes and gives back what it held,

@@ -123,10 +123,22 @@ func stackEnv(port, dbURL, redisURL string, s3 testenv.S3, bucket, chrome string
 	)
 }
 
-// logTails logs the end of the api's and the worker's logs.
+// as returns the stack as seen by t, a subtest of the test that took it:
+// requests and failures are t's. A long scenario runs its steps as phases,
+// t.Run("step", func(t *testing.T) { step(s.as(t)) }), so a failure names
+// its step.
+func (s *stack) as(t *testing.T) *stack {
+	view := *s
+	view.t = t
+	return &view
+}
+
+// logTails logs the end of the api's and the workers' logs.
 func (s *stack) logTails() {
-	for _, name := range []string{"api", "worker"} {
-		s.t.Logf("--- %s log (last 4 KiB) ---\n%s", name, s.procs.Log(name, 4096))
+	for _, name := range []string{"api", "worker", "worker-2"} {
+		if tail := s.procs.Log(name, 4096); tail != "" || name != "worker-2" {
+			s.t.Logf("--- %s log (last 4 KiB) ---\n%s", name, tail)
+		}
 	}
 }
 

@@ -101,7 +101,7 @@ func commentsOf(reqs []ghRequest) []ghRequest {
 func TestGitHubStatuses(t *testing.T) {
 	t.Parallel()
 	// The token is stored sealed with SNAPQ_SECRET_KEY.
-	s := startStack(t, "SNAPQ_SECRET_KEY="+secretKey(t))
+	s := sharedStack(t)
 	gh := &fakeGitHub{}
 	api := httptest.NewServer(gh)
 	t.Cleanup(api.Close)
@@ -220,7 +220,7 @@ func checksOf(reqs []ghRequest) []ghRequest {
 // commit status is sent.
 func TestGitHubCheckRuns(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, "SNAPQ_SECRET_KEY="+secretKey(t))
+	s := sharedStack(t)
 	gh := &fakeGitHub{}
 	api := httptest.NewServer(gh)
 	t.Cleanup(api.Close)

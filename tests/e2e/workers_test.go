@@ -28,7 +28,7 @@ func (s *stack) startWorkerAs(name string) {
 	s.start(name)
 }
 
-// Three workers share one Redis and a 120-page batch (300 with
+// Three workers share one Redis and a 45-page batch (300 with
 // SNAPQ_PROOF_SCALE=full, `make proofs`); one is killed with SIGKILL
 // mid-batch. Every job succeeds, and succeeds once: at most one "job succeeded" line in
 // all the workers' logs together (none only for a job the killed worker committed just
@@ -43,7 +43,7 @@ func TestManyWorkersEachJobOnce(t *testing.T) {
 	s.startWorkerAs("worker-b")
 	s.startWorkerAs("worker-c")
 	site := fixtureSite(t)
-	n := proofScale(t, 120, 300)
+	n := proofScale(t, 45, 300)
 	targets := make([]map[string]any, n)
 	for i := range targets {
 		targets[i] = map[string]any{"url": site + "/short?i=" + itoa(i)}

@@ -54,6 +54,18 @@ const (
 	findTimeout     = 5 * time.Second       // for a CSS selector to match
 )
 
+// NewUnstarted validates cfg and returns a Browser whose Chromium starts with its first use:
+// the sessions' browser, which most workers never need. A remote pool is refused.
+func NewUnstarted(cfg Config) (*Browser, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("capture config: %w", err)
+	}
+	if cfg.RemoteURL != "" {
+		return nil, ErrNoSessions
+	}
+	return unstartedBrowser(cfg.withDefaults()), nil
+}
+
 // OpenSession opens a session's tab: a new browser context with its own egress proxy
 // session, the viewport, emulation and blocking of o, and o.State seeded.
 func (b *Browser) OpenSession(ctx context.Context, o SessionOptions) (*Session, error) {
@@ -138,11 +150,15 @@ func (s *Session) call(ctx context.Context, fn func(ctx context.Context, p *rod.
 // Location is the current page's URL and title.
 func (s *Session) Location(ctx context.Context) (u, title string) {
 	_ = s.call(ctx, func(ctx context.Context, p *rod.Page) error {
-		var loc struct{ URL, Title string }
-		if err := evalJSON(p, `({URL: location.href, Title: document.title})`, &loc); err == nil {
+		// A document that is being replaced cannot answer: ask again until ctx ends.
+		return poll(ctx, 20*time.Millisecond, func() (bool, error) {
+			var loc struct{ URL, Title string }
+			if err := evalJSON(p, `({URL: location.href, Title: document.title})`, &loc); err != nil {
+				return false, nil
+			}
 			u, title = loc.URL, loc.Title
-		}
-		return nil
+			return true, nil
+		})
 	})
 	return u, title
 }

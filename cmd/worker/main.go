@@ -155,18 +155,19 @@ type deps struct {
 	sessionBrowser *capture.Browser
 }
 
-// startSessionBrowser starts the Chromium of interactive sessions: one of their own, so a
-// session's tab never holds a batch tab nor delays the batch browser's recycling. nil
-// when the worker holds no sessions (SNAPQ_SESSION_TABS=0, or a remote browser pool).
-func startSessionBrowser(ctx context.Context, cfg workerConfig, ccfg capture.Config, log *slog.Logger) (*capture.Browser, error) {
+// startSessionBrowser prepares the Chromium of interactive sessions: one of their own, so a
+// session's tab never holds a batch tab nor delays the batch browser's recycling; it starts
+// with the first session. nil when the worker holds no sessions (SNAPQ_SESSION_TABS=0, or
+// a remote browser pool).
+func startSessionBrowser(cfg workerConfig, ccfg capture.Config, log *slog.Logger) (*capture.Browser, error) {
 	if cfg.SessionTabs == 0 || ccfg.RemoteURL != "" {
 		return nil, nil
 	}
 	ccfg.Tabs, ccfg.InteractiveTabs = cfg.SessionTabs, 0
 	ccfg.Logger = log.With("component", "sessions")
-	b, err := capture.New(ctx, ccfg)
+	b, err := capture.NewUnstarted(ccfg)
 	if err != nil {
-		return nil, fmt.Errorf("start the sessions' chromium: %w", err)
+		return nil, fmt.Errorf("the sessions' chromium: %w", err)
 	}
 	return b, nil
 }
@@ -223,7 +224,7 @@ func openDeps(ctx context.Context, cfg workerConfig, log *slog.Logger) (_ *deps,
 	if d.browser, err = capture.New(ctx, ccfg); err != nil {
 		return nil, fmt.Errorf("start chromium: %w", err)
 	}
-	if d.sessionBrowser, err = startSessionBrowser(ctx, cfg, ccfg, log); err != nil {
+	if d.sessionBrowser, err = startSessionBrowser(cfg, ccfg, log); err != nil {
 		return nil, err
 	}
 	// The worker that completes a batch enqueues its webhook delivery, and a run

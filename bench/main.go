@@ -68,6 +68,7 @@ type options struct {
 	sse         sseOptions
 	agents      agentsOptions
 	archive     bool // the archive bench (archive.go)
+	session     bool // the session command bench (session.go)
 	archiveMiB  int
 }
 
@@ -83,6 +84,7 @@ func main() {
 	flag.StringVar(&o.chrome, "chrome", testenv.Getenv("SNAPQ_CHROME_BIN", "/usr/bin/chromium"), "chromium binary")
 	flag.BoolVar(&o.diffOnly, "diff-only", false, "only measure the pixel diff (needs no services)")
 	flag.StringVar(&diffProfile, "diff-cpuprofile", "", "write a CPU profile of snapq's side of diff/pixelmatch to this file")
+	flag.BoolVar(&o.session, "session", false, "only measure a session's click round trip against a bare go-rod click (session.go)")
 	flag.BoolVar(&o.scale, "scale", false, "only measure 2 workers x 2 tabs against 1 worker x 4 tabs (scale.go)")
 	flag.BoolVar(&o.sandbox, "sandbox", false, "only measure Chromium's sandbox and site isolation on the capture package (needs only Chromium; -pages, -rounds, -concurrency apply)")
 	flag.BoolVar(&o.archive, "archive", false, "only measure a batch archive of -archive-mib MiB of planted artifacts: the api's RSS growth while it streams (archive.go; needs no Chromium)")
@@ -109,6 +111,13 @@ func main() {
 	if o.archive {
 		if err := archiveBench(o); err != nil {
 			fmt.Fprintln(os.Stderr, "bench -archive:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if o.session {
+		if err := sessionBench(o); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
 		return

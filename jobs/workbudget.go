@@ -17,6 +17,7 @@ const (
 	WorkStream   = "stream"    // GET …/events (Server-Sent Events)
 	// WorkMCPSession is an open MCP session on /mcp, held from its initialize to its end.
 	WorkMCPSession = "mcp_session"
+	WorkSession    = "session" // POST /v1/sessions/:id/commands, while the command runs
 )
 
 // WorkBudget admits one piece of work of a kind for an owner (API key id, "" without

@@ -96,8 +96,10 @@ type rowQuerier interface {
 
 func countUnfinished(ctx context.Context, q rowQuerier, owner string) (int, error) {
 	var n int
-	err := q.QueryRow(ctx, `SELECT count(*) FROM jobs j JOIN batches b ON b.id = j.batch_id
-		WHERE b.api_key_id = $1 AND j.status IN ('queued', 'running')`, owner).Scan(&n)
+	// A live interactive session holds a tab like a running job: it counts too.
+	err := q.QueryRow(ctx, `SELECT (SELECT count(*) FROM jobs j JOIN batches b ON b.id = j.batch_id
+		WHERE b.api_key_id = $1 AND j.status IN ('queued', 'running'))
+		+ (SELECT count(*) FROM sessions WHERE owner = $1::text AND status IN ('opening', 'open'))`, owner).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count unfinished jobs: %w", err)
 	}

@@ -75,6 +75,8 @@ func toAPIError(err error) *apiError {
 		return ae
 	case errors.As(err, &br):
 		return budgetError(br)
+	case isSessionError(err):
+		return sessionAPIError(err) // sessions.go
 	case errors.As(err, &ve) && len(ve.Fields) > 0:
 		first := ve.Fields[0]
 		status := http.StatusBadRequest

@@ -93,7 +93,8 @@ func (c SSEConfig) WithDefaults() SSEConfig {
 
 // eventRoutes are the routes that take the dashboard's key cookie besides
 // /v1/artifacts/:id (EventSource cannot send an Authorization header).
-var eventRoutes = map[string]bool{"/v1/batches/:id/events": true, "/v1/runs/:id/events": true}
+var eventRoutes = map[string]bool{"/v1/batches/:id/events": true, "/v1/runs/:id/events": true,
+	"/v1/sessions/:id/events": true, "/v1/sessions/:id/artifacts/:name": true}
 
 // sseSource is what one stream follows: its Redis Stream and how to read its
 // resource from Postgres.

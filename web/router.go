@@ -16,6 +16,7 @@ import (
 	"github.com/snapq/snapq/authprofile"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/regression"
+	"github.com/snapq/snapq/session"
 	"github.com/snapq/snapq/webhook"
 )
 
@@ -121,6 +122,8 @@ type Server struct {
 	Metrics        *Metrics // GET /metrics and request metrics (metrics.go); nil: none
 	Logger         *slog.Logger
 	Config         Config
+	// Sessions serves /v1/sessions (sessions.go); nil: 404.
+	Sessions *session.Service
 	// Events reads the live event streams (events.go); nil: the event routes answer 404.
 	Events EventHub
 	SSE    SSEConfig
@@ -174,6 +177,7 @@ func (s *Server) Handler() http.Handler {
 	s.routeGroups(v1)                    // groups.go
 	s.routeRules(v1)                     // rules.go
 	s.routeAuthProfiles(v1)              // authprofiles.go
+	s.routeSessions(v1)                  // sessions.go
 	s.routeAdmin(r)                      // sweep.go: POST /v1/admin/sweep, with the admin token
 	s.routeBrowserless(r)                // browserless.go: the Browserless-compatible endpoints
 	s.routeMCP(r)                        // mcp.go: the MCP server

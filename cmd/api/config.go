@@ -21,6 +21,7 @@ import (
 	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/regression"
+	"github.com/snapq/snapq/session"
 	"github.com/snapq/snapq/web"
 	"github.com/snapq/snapq/webhook"
 )
@@ -96,6 +97,9 @@ type apiConfig struct {
 	AuthFailureBurst int
 	MaxTargets       int // SNAPQ_MAX_TARGETS, default jobs.MaxTargets (1000)
 	MaxJobsInFlight  int // SNAPQ_MAX_JOBS_IN_FLIGHT, default 10000; 0: no cap
+	// SessionsPerKey caps one key's open interactive sessions (SNAPQ_SESSIONS_PER_KEY,
+	// default session.DefaultPerKey; they also count in MaxJobsInFlight).
+	SessionsPerKey int
 	// MaxSuitesPerKey caps one key's suites (SNAPQ_MAX_SUITES_PER_KEY, default 100; 0: no cap).
 	MaxSuitesPerKey int
 	// MinScheduleInterval is the shortest gap allowed between a schedule's
@@ -173,6 +177,7 @@ func loadAPIConfig() (apiConfig, error) {
 		AuthFailureBurst:    r.Int("SNAPQ_AUTH_FAILURE_BURST", 10),
 		MaxTargets:          r.Int("SNAPQ_MAX_TARGETS", jobs.MaxTargets),
 		MaxJobsInFlight:     r.Int("SNAPQ_MAX_JOBS_IN_FLIGHT", jobs.DefaultMaxInFlight),
+		SessionsPerKey:      r.Int("SNAPQ_SESSIONS_PER_KEY", session.DefaultPerKey),
 		MaxSuitesPerKey:     r.Int("SNAPQ_MAX_SUITES_PER_KEY", regression.DefaultMaxSuitesPerKey),
 		MinScheduleInterval: r.Duration("SNAPQ_MIN_SCHEDULE_INTERVAL", regression.DefaultMinScheduleInterval),
 		AdminQueues:         r.String("SNAPQ_ADMIN_QUEUES", queuesReadOnly),

@@ -75,8 +75,10 @@ func defaultAPIConfig() apiConfig {
 			jobs.WorkArchive:    {PerKey: 2, PerReplica: 16, RetryAfter: 10 * time.Second},
 			jobs.WorkMCPSession: {PerKey: 4, PerReplica: 256, RetryAfter: 10 * time.Second},
 			jobs.WorkStream:     {PerKey: 20, RetryAfter: 10 * time.Second},
+			jobs.WorkSession:    {PerKey: 4, PerReplica: 64, RetryAfter: 2 * time.Second},
 		},
 		MaxAuthProfilesPerKey: 50,
+		SessionsPerKey:        3,
 	}
 }
 

@@ -35,6 +35,8 @@ import (
 	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/regression"
+	"github.com/snapq/snapq/session"
+	"github.com/snapq/snapq/sessionbus"
 	"github.com/snapq/snapq/store"
 	"github.com/snapq/snapq/web"
 	"github.com/snapq/snapq/webhook"
@@ -148,6 +150,7 @@ type deps struct {
 	eventsRDB redis.UniversalClient
 	hub       *events.Hub
 	events    *events.Publisher
+	sessions  *session.Service
 }
 
 // openDeps connects to every dependency and applies pending migrations; on
@@ -202,6 +205,10 @@ func openDeps(ctx context.Context, cfg apiConfig, log *slog.Logger) (_ *deps, er
 		return nil, errors.New("unexpected redis client type")
 	}
 	d.hub = &events.Hub{Redis: d.eventsRDB, Logger: log.With("component", "events")}
+	// Interactive sessions: commands and replies on Redis, each session's tab on one worker;
+	// the api's waits for replies block, so they use the event streams' pool.
+	d.sessions = &session.Service{Repo: d.store, Bus: &sessionbus.Bus{Redis: d.eventsRDB}, Feed: d.events,
+		PerKey: noCapAsNegative(cfg.SessionsPerKey), MaxInFlight: cfg.MaxJobsInFlight, Logger: log.With("component", "sessions")}
 	return d, nil
 }
 
@@ -278,6 +285,7 @@ func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeSe
 		Config:         webCfg,
 		Events:         d.hub,
 		SSE:            cfg.SSE,
+		Sessions:       d.sessions,
 		Checks: []web.Check{
 			{Name: "postgres", Ping: st.Ping},
 			{Name: "redis", Ping: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }},
@@ -318,7 +326,8 @@ func startLoops(ctx context.Context, cfg apiConfig, d *deps, log *slog.Logger) (
 	}}
 	recCtx, stopRec := context.WithCancel(ctx)
 	go rec.Run(recCtx, cfg.ReconcileInterval)
-	go d.dispatch.Run(recCtx) // fair scheduling: held jobs to the queue
+	go d.dispatch.Run(recCtx)  // fair scheduling: held jobs to the queue
+	go d.sessions.Reap(recCtx) // sessions of dead workers end as lost
 
 	// Suite schedules: read from Postgres every SNAPQ_SCHEDULE_SYNC, so changes
 	// need no restart; replicas dedupe activations (regression/schedule.go).

@@ -18,6 +18,7 @@ import (
 	"github.com/snapq/snapq/notify"
 	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/regression"
+	"github.com/snapq/snapq/session"
 	"github.com/snapq/snapq/webhook"
 )
 
@@ -44,6 +45,12 @@ type workerConfig struct {
 	// task slots but shares the tabs; 0 to Concurrency-1). The worker serves the interactive queue with
 	// max(1, 2 × InteractiveTabs) task slots of their own either way.
 	InteractiveTabs int
+	// Sessions configures interactive sessions: SessionTabs (SNAPQ_SESSION_TABS, default
+	// DefaultSessionTabs; 0: this worker holds none) tabs of a Chromium of their own, so
+	// sessions and batches never take each other's tabs, and the commands' bounds
+	// (SNAPQ_SESSION_REPLY_BYTES, SNAPQ_SESSION_COMMAND_TIMEOUT).
+	SessionTabs int
+	Sessions    session.RunConfig
 
 	ShutdownTimeout time.Duration // SNAPQ_SHUTDOWN_TIMEOUT, default 30s
 	RetryBaseDelay  time.Duration // SNAPQ_RETRY_BASE_DELAY, default 10s
@@ -116,6 +123,7 @@ func loadWorkerConfig() (workerConfig, error) {
 	}
 	c.Jobs = r.Int("SNAPQ_WORKER_JOBS", 2*c.Concurrency)
 	c.InteractiveTabs = r.Int("SNAPQ_INTERACTIVE_TABS", 0)
+	c.SessionTabs, c.Sessions = readSessions(&r)
 	c.ShutdownTimeout = r.Duration("SNAPQ_SHUTDOWN_TIMEOUT", 30*time.Second)
 	c.RetryBaseDelay = r.Duration("SNAPQ_RETRY_BASE_DELAY", 10*time.Second)
 	c.MaxRetry = r.Int("SNAPQ_MAX_RETRY", 3)
@@ -184,11 +192,36 @@ func loadWorkerConfig() (workerConfig, error) {
 	if egressErr != nil {
 		egressErr = fmt.Errorf("SNAPQ_EGRESS_PROXY_LISTEN=%s, SNAPQ_EGRESS_PROXY_ADVERTISE=%s: %w", c.Egress.Listen, c.Egress.Advertise, egressErr)
 	}
-	if err := errors.Join(concErr, fairErr, r.Err(), allowErr, mailErr, c.S3.Validate(),
+	if err := errors.Join(concErr, c.validateSessions(), fairErr, r.Err(), allowErr, mailErr, c.S3.Validate(),
 		cc.Validate(), egressErr, c.Webhook.Validate(), c.SMTP.Validate()); err != nil {
 		return workerConfig{}, err
 	}
 	return c, nil
+}
+
+// readSessions reads SNAPQ_SESSION_TABS, SNAPQ_SESSION_REPLY_BYTES and
+// SNAPQ_SESSION_COMMAND_TIMEOUT.
+func readSessions(r *env.Reader) (int, session.RunConfig) {
+	return r.Int("SNAPQ_SESSION_TABS", DefaultSessionTabs), session.RunConfig{
+		ReplyBytes:     r.Int("SNAPQ_SESSION_REPLY_BYTES", session.DefaultReplyBytes),
+		CommandTimeout: r.Duration("SNAPQ_SESSION_COMMAND_TIMEOUT", session.DefaultCommandTimeout)}
+}
+
+// DefaultSessionTabs is SNAPQ_SESSION_TABS's default.
+const DefaultSessionTabs = 2
+
+// validateSessions checks the session variables.
+func (c workerConfig) validateSessions() error {
+	if c.SessionTabs < 0 || c.SessionTabs > 64 {
+		return fmt.Errorf("SNAPQ_SESSION_TABS=%d: want 0 to 64", c.SessionTabs)
+	}
+	if c.Sessions.ReplyBytes < 1024 || c.Sessions.ReplyBytes > 4<<20 {
+		return fmt.Errorf("SNAPQ_SESSION_REPLY_BYTES=%d: want 1024 to 4194304", c.Sessions.ReplyBytes)
+	}
+	if c.Sessions.CommandTimeout <= 0 || c.Sessions.CommandTimeout > 50*time.Second {
+		return fmt.Errorf("SNAPQ_SESSION_COMMAND_TIMEOUT=%s: want more than 0 and at most 50s (the api waits 5 s longer, under its 1m write timeout)", c.Sessions.CommandTimeout)
+	}
+	return nil
 }
 
 // validateConcurrency checks SNAPQ_WORKER_CONCURRENCY and, when that is

@@ -20,6 +20,7 @@ import (
 	"github.com/snapq/snapq/notify"
 	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/regression"
+	"github.com/snapq/snapq/session"
 	"github.com/snapq/snapq/webhook"
 )
 
@@ -68,6 +69,8 @@ func defaultWorkerConfig(chrome string) workerConfig {
 		S3:              s3,
 		Concurrency:     2,
 		Jobs:            4,
+		SessionTabs:     2,
+		Sessions:        session.RunConfig{ReplyBytes: 64 << 10, CommandTimeout: 45 * time.Second},
 		ShutdownTimeout: 30 * time.Second,
 		RetryBaseDelay:  10 * time.Second,
 		MaxRetry:        3,
@@ -79,6 +82,7 @@ func defaultWorkerConfig(chrome string) workerConfig {
 			jobs.WorkArchive:    {PerKey: 2, PerReplica: 16, RetryAfter: 10 * time.Second},
 			jobs.WorkMCPSession: {PerKey: 4, PerReplica: 256, RetryAfter: 10 * time.Second},
 			jobs.WorkStream:     {PerKey: 20, RetryAfter: 10 * time.Second},
+			jobs.WorkSession:    {PerKey: 4, PerReplica: 64, RetryAfter: 2 * time.Second},
 		},
 		Shards:           1,
 		Webhook:          webhook.Config{MaxRetry: 8, Timeout: 10 * time.Second},

@@ -31,6 +31,8 @@ import (
 	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/regression"
+	"github.com/snapq/snapq/session"
+	"github.com/snapq/snapq/sessionbus"
 	"github.com/snapq/snapq/store"
 	"github.com/snapq/snapq/webhook"
 )
@@ -94,6 +96,7 @@ func run(ctx context.Context, now <-chan struct{}) error {
 	}
 	dctx, stopDispatch := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopDispatch()
+	sessionsDone := serveSessions(ctx, cfg, d, log)
 	go d.dispatch.Run(dctx)
 	if metricsLn != nil {
 		go metrics.serve(ctx, metricsLn, log)
@@ -104,6 +107,14 @@ func run(ctx context.Context, now <-chan struct{}) error {
 	log.Info("worker started", "egress_allow", cfg.EgressAllow, "tabs", cfg.Concurrency, "jobs", cfg.Jobs, "chrome", cfg.Capture.ChromeBin,
 		"chrome_url", cfg.Capture.RemoteURL, "egress_proxy_listen", cfg.Egress.Listen, "pdf_reader", capture.PDFReader())
 	<-ctx.Done()
+	stopAll(cfg, now, sessionsDone, srv, lane, log)
+	return nil
+}
+
+// stopAll drains in two stages: the sessions' tabs are closed (reason worker_shutdown) and
+// running jobs finish, within SNAPQ_SHUTDOWN_TIMEOUT or until now is closed; then the
+// rest is handed back to the queue.
+func stopAll(cfg workerConfig, now <-chan struct{}, sessionsDone <-chan struct{}, srv, lane *queue.Server, log *slog.Logger) {
 	log.Info("shutting down: finishing running jobs (a second signal hands them back to the queue)", "timeout", cfg.ShutdownTimeout)
 	drain, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
@@ -115,6 +126,10 @@ func run(ctx context.Context, now <-chan struct{}) error {
 		case <-drain.Done():
 		}
 	}()
+	select {
+	case <-sessionsDone:
+	case <-drain.Done():
+	}
 	if !drainBoth(drain, srv, lane) {
 		log.Warn("jobs still running at shutdown: handed back to the queue")
 	}
@@ -122,7 +137,6 @@ func run(ctx context.Context, now <-chan struct{}) error {
 	srv.Shutdown(jobs.BookkeepingTimeout)
 	lane.Shutdown(jobs.BookkeepingTimeout)
 	log.Info("worker stopped")
-	return nil
 }
 
 // deps are the worker's connections and its browser.
@@ -138,6 +152,44 @@ type deps struct {
 	hosts    *ratelimit.HostSemaphore
 	dispatch *jobs.Dispatcher
 	events   *events.Publisher // live events, counted in metrics
+	// sessionBrowser holds the interactive sessions' tabs (SNAPQ_SESSION_TABS); nil: none.
+	sessionBrowser *capture.Browser
+}
+
+// startSessionBrowser prepares the Chromium of interactive sessions: one of their own, so a
+// session's tab never holds a batch tab nor delays the batch browser's recycling; it starts
+// with the first session. nil when the worker holds no sessions (SNAPQ_SESSION_TABS=0, or
+// a remote browser pool).
+func startSessionBrowser(cfg workerConfig, ccfg capture.Config, log *slog.Logger) (*capture.Browser, error) {
+	if cfg.SessionTabs == 0 || ccfg.RemoteURL != "" {
+		return nil, nil
+	}
+	ccfg.Tabs, ccfg.InteractiveTabs = cfg.SessionTabs, 0
+	ccfg.Logger = log.With("component", "sessions")
+	b, err := capture.NewUnstarted(ccfg)
+	if err != nil {
+		return nil, fmt.Errorf("the sessions' chromium: %w", err)
+	}
+	return b, nil
+}
+
+// serveSessions runs the worker's side of interactive sessions until ctx ends (then it
+// closes them, reason worker_shutdown); the returned channel is closed when it is done.
+func serveSessions(ctx context.Context, cfg workerConfig, d *deps, log *slog.Logger) <-chan struct{} {
+	done := make(chan struct{})
+	if d.sessionBrowser == nil {
+		close(done)
+		return done
+	}
+	host, _ := os.Hostname()
+	h := &session.Host{Worker: fmt.Sprintf("%s-%d-%s", host, os.Getpid(), session.NewID()[:8]), Tabs: cfg.SessionTabs,
+		Browser: d.sessionBrowser, Repo: d.store, Bus: &sessionbus.Bus{Redis: d.rdb}, Feed: d.events, Objects: d.objects,
+		Run: cfg.Sessions, Logger: log.With("component", "sessions")}
+	go func() {
+		defer close(done)
+		h.Serve(ctx)
+	}()
+	return done
 }
 
 // openDeps connects to Postgres and S3, starts Chromium behind the egress
@@ -172,6 +224,9 @@ func openDeps(ctx context.Context, cfg workerConfig, log *slog.Logger) (_ *deps,
 	}
 	if d.browser, err = capture.New(ctx, ccfg); err != nil {
 		return nil, fmt.Errorf("start chromium: %w", err)
+	}
+	if d.sessionBrowser, err = startSessionBrowser(cfg, ccfg, log); err != nil {
+		return nil, err
 	}
 	// The worker that completes a batch enqueues its webhook delivery, and a run
 	// capture's comparison, at once; scheduled runs enqueue their capture jobs.
@@ -208,6 +263,9 @@ func (d *deps) close() {
 	}
 	if d.browser != nil {
 		d.browser.Close()
+	}
+	if d.sessionBrowser != nil {
+		d.sessionBrowser.Close()
 	}
 	d.store.Close()
 }

@@ -133,7 +133,7 @@ Exit codes: 0 success, 1 failure (API error, failed job, run not passed),
 	pf.BoolVar(&a.json, "json", false, "print JSON instead of tables, for scripts")
 	pf.BoolVarP(&a.quiet, "quiet", "q", false, "show no progress")
 	root.AddCommand(a.captureCommand(), a.batchesCommand(), a.jobsCommand(), a.artifactsCommand(),
-		a.suitesCommand(), a.runsCommand(), a.mcpCommand())
+		a.suitesCommand(), a.runsCommand(), a.mcpCommand(), a.sessionCommand())
 	return root
 }
 

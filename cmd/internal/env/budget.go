@@ -20,6 +20,7 @@ var budgetDefaults = []struct {
 	{jobs.WorkAuthTest, "AUTH_TEST", 1, 16, 15 * time.Second},
 	{jobs.WorkArchive, "ARCHIVE", 2, 16, 10 * time.Second},
 	{jobs.WorkMCPSession, "MCP_SESSION", 4, 256, 10 * time.Second},
+	{jobs.WorkSession, "SESSION", 4, 64, 2 * time.Second},
 }
 
 // DefaultStreamsPerKey is SNAPQ_SSE_MAX_STREAMS_PER_KEY's default.

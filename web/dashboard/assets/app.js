@@ -10,6 +10,7 @@ import { suitesView, suiteView } from './regression.js';
 import { runView } from './run.js';
 import { queuesView } from './queues.js';
 import { authProfilesView } from './authprofiles.js';
+import { sessionsView, sessionView } from './sessions.js';
 
 const routes = [
   [/^\/?$/, batchesView, 'batches'],
@@ -22,6 +23,8 @@ const routes = [
   [/^\/runs\/([^/]+)\/?$/, runView, 'suites'],
   [/^\/queues\/?$/, queuesView, 'queues'],
   [/^\/auth-profiles\/?$/, authProfilesView, 'auth-profiles'],
+  [/^\/sessions\/?$/, sessionsView, 'sessions'],
+  [/^\/sessions\/([^/]+)\/?$/, sessionView, 'sessions'],
 ];
 
 let current = null; // {controller, cleanups}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/go-rod/rod/lib/proto"
+
+	"github.com/snapq/snapq/client"
+)
+
+// sessionBench (-session) measures one session command's round trip: the median time of
+// `click REF` through the API (client → api → Redis → worker → Chromium → reply) on a
+// local page, beside a bare go-rod click (Element.Click) on the same page in a warm
+// browser, both in one run. It prints "bench: session click median … ms, bare go-rod …
+// ms, ratio R".
+const sessionClicks = 40
+
+const clickPage = `<!doctype html><title>clicks</title>
+<button id="b" onclick="this.textContent = String(Number(this.textContent) + 1)">0</button>`
+
+func sessionBench(o options) error {
+	ctx := context.Background()
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, clickPage)
+	})}
+	go srv.Serve(ln) //nolint:errcheck
+	defer srv.Close()
+	page := "http://" + ln.Addr().String() + "/"
+	o.allow = "127.0.0.2/32"
+	st, err := startStack(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer st.close()
+	api, err := apiClicks(ctx, st.api, page)
+	if err != nil {
+		return fmt.Errorf("session clicks: %w", err)
+	}
+	bare, err := bareClicks(ctx, o.chrome, page)
+	if err != nil {
+		return fmt.Errorf("bare go-rod clicks: %w", err)
+	}
+	ma, mb := median(api), median(bare)
+	fmt.Printf("bench: session click median %.1f ms (p90 %.1f), bare go-rod click median %.1f ms (p90 %.1f), ratio %.1f (%d clicks each)\n",
+		ms(ma), ms(pct(api, 90)), ms(mb), ms(pct(bare, 90)), float64(ma)/float64(mb), sessionClicks)
+	return nil
+}
+
+// apiClicks opens a session on page and times sessionClicks clicks by ref.
+func apiClicks(ctx context.Context, base, page string) ([]time.Duration, error) {
+	c, err := client.New(client.Config{BaseURL: base})
+	if err != nil {
+		return nil, err
+	}
+	var sess *client.Session
+	for deadline := time.Now().Add(3 * time.Minute); ; {
+		sess, err = c.CreateSession(ctx, client.SessionOptions{})
+		var ae *client.Error
+		if err == nil || !errors.As(err, &ae) || ae.Code != "no_session_worker" || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer c.CloseSession(context.WithoutCancel(ctx), sess.ID) //nolint:errcheck
+	if r, err := c.Exec(ctx, sess.ID, "open", page); err != nil || !r.OK {
+		return nil, fmt.Errorf("open: %v %+v", err, r)
+	}
+	if r, err := c.Exec(ctx, sess.ID, "snapshot"); err != nil || !r.OK {
+		return nil, fmt.Errorf("snapshot: %v %+v", err, r)
+	}
+	var out []time.Duration
+	for i := range sessionClicks + 5 {
+		start := time.Now()
+		r, err := c.Exec(ctx, sess.ID, "click", "e1")
+		if err != nil || !r.OK {
+			return nil, fmt.Errorf("click: %v %+v", err, r)
+		}
+		if i >= 5 { // the first ones warm up
+			out = append(out, time.Since(start))
+		}
+	}
+	return out, nil
+}
+
+// bareClicks times sessionClicks go-rod clicks on page in a warm browser.
+func bareClicks(ctx context.Context, chrome, page string) ([]time.Duration, error) {
+	f, err := newFloor(ctx, chrome, 1)
+	if err != nil {
+		return nil, err
+	}
+	defer f.close()
+	p := f.pages[0]
+	if err := p.Navigate(page); err != nil {
+		return nil, err
+	}
+	if err := p.WaitLoad(); err != nil {
+		return nil, err
+	}
+	el, err := p.Element("#b")
+	if err != nil {
+		return nil, err
+	}
+	var out []time.Duration
+	for i := range sessionClicks + 5 {
+		start := time.Now()
+		if err := el.Click(proto.InputMouseButtonLeft, 1); err != nil {
+			return nil, err
+		}
+		if i >= 5 {
+			out = append(out, time.Since(start))
+		}
+	}
+	return out, nil
+}
+
+func median(d []time.Duration) time.Duration { return pct(d, 50) }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

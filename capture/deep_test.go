@@ -32,10 +32,10 @@ body { margin: 0; font: 16px sans-serif; } .post, .placeholder { height: 120px; 
 <h1>A long topic</h1>` + box + `<script>
 const N = ` + fmt.Sprint(streamPosts) + `, W = ` + fmt.Sprint(streamWindow) + `, H = 120;
 const stream = document.getElementById("stream"), sc = ` + scroller + `;
-const top = () => sc === window ? scrollY - stream.offsetTop : sc.scrollTop - stream.offsetTop;
+const pos = () => sc === window ? scrollY - stream.offsetTop : sc.scrollTop - stream.offsetTop;
 let shown = -1;
 function render() {
-	const first = Math.max(0, Math.min(N - W, Math.floor(top() / H) - 5));
+	const first = Math.max(0, Math.min(N - W, Math.floor(pos() / H) - 5));
 	if (first === shown) return;
 	shown = first;
 	const parts = [];

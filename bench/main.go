@@ -18,6 +18,8 @@
 // -sandbox measures only what Chromium's sandbox and site isolation cost
 // (bench/sandbox.go): "bench: site-isolation: on / off = R".
 //
+// -agents measures synchronous capture latency (bench/agents.go).
+//
 // -sse measures live events: 200 clients on two api replicas following one
 // batch; events/s per replica and commit-to-receipt latency (bench/sse.go).
 //
@@ -64,6 +66,7 @@ type options struct {
 	soak        soakOptions
 	cluster     clusterOptions
 	sse         sseOptions
+	agents      agentsOptions
 	archive     bool // the archive bench (archive.go)
 	archiveMiB  int
 }
@@ -87,7 +90,15 @@ func main() {
 	o.soak.flags()
 	o.cluster.flags()
 	o.sse.flags()
+	o.agents.flags()
 	flag.Parse()
+	if o.agents.on {
+		if err := agentsBench(o); err != nil {
+			fmt.Fprintln(os.Stderr, "bench -agents:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if o.sse.on {
 		if err := sseBench(o); err != nil {
 			fmt.Fprintln(os.Stderr, "bench -sse:", err)

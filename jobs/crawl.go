@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net/url"
 	"slices"
 
 	"github.com/snapq/snapq/capture"
@@ -158,22 +157,13 @@ func (c *Crawl) Frontier(parentDepth int, links []string) []CrawlPage {
 			continue
 		}
 		key := dedupeKey(n)
-		if seen[key] || (c.SameOrigin && originOf(key) != origin) || !matchPatterns(n, include, exclude) {
+		if seen[key] || (c.SameOrigin && originOf(key) != origin) || !MatchPatterns(n, include, exclude) {
 			continue
 		}
 		seen[key] = true
 		out = append(out, CrawlPage{URL: n, Key: key})
 	}
 	return out
-}
-
-// originOf is scheme://host[:port] of a dedupeKey.
-func originOf(key string) string {
-	u, err := url.Parse(key)
-	if err != nil {
-		return key
-	}
-	return u.Scheme + "://" + u.Host
 }
 
 // CrawlKey is a URL's identity in a crawl batch (a start page's, before its job exists).

@@ -2,12 +2,9 @@
 // capture options users send, decoded strictly and validated (decode.go,
 // options.go, prepare.go, actions.go); the task kinds and payloads
 // (tasks.go); the Service that accepts and cancels batches; the Handler that
-// turns one job into artifacts; the Reconciler that makes sure every
-// accepted job reaches a worker; and the maintenance pass (maintenance.go):
-// Retention, which deletes expired batches and runs but never what a
-// baseline names (retention.go), the Sweeper, which deletes objects no row
-// names (sweep.go), and the check for rows whose object is missing, run as
-// a periodic task (SweepTask) or on demand.
+// turns one job into artifacts; and the Reconciler that makes sure every
+// accepted job reaches a worker. Retention and the orphan sweep are the
+// maintenance package's.
 //
 // Features built on jobs plug in without jobs knowing them: the Handler runs
 // AfterFinal hooks when a job is final, the Reconciler runs the

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"time"
+
+	"github.com/snapq/snapq/artifacts"
 )
 
 // The interfaces jobs consumes are declared here, each with the methods its
@@ -80,6 +82,13 @@ type Queue interface {
 	// has no such task, otherwise asynq's state name and its last error.
 	TaskState(ctx context.Context, jobID string) (state, lastErr string, err error)
 	Delete(ctx context.Context, jobID string) error
+}
+
+// ObjectLister lists and deletes stored objects (artifacts.Store): the
+// Handler deletes what earlier attempts of a job left with it.
+type ObjectLister interface {
+	List(ctx context.Context, prefix, startAfter string, limit int) ([]artifacts.Object, error)
+	Delete(ctx context.Context, key string) error
 }
 
 // Bookkeeping returns a context for writing down an outcome: it outlives

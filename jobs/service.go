@@ -33,7 +33,7 @@ type Service struct {
 	// (SNAPQ_HOST_CONCURRENCY_MAX; 0: DefaultHostConcurrencyMax).
 	MaxHostConcurrency int
 	// Sitemaps reads the sitemap of a batch that names one (nil: such a batch is refused).
-	Sitemaps SitemapReader
+	Sitemaps SitemapPages
 	// Budget admits the sitemap read of a batch (WorkDiscover) per key before it starts;
 	// nil: no cap.
 	Budget WorkBudget

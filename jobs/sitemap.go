@@ -3,19 +3,17 @@ package jobs
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
-	"net/url"
 	"regexp"
-	"strings"
 )
 
-// SitemapReader walks a site's sitemaps and hands each page URL to keep until keep says
-// stop. sitemap.Reader implements it over the egress guard's HTTP client (wired in cmd/api).
-// Its errors may carry a stable code through a ProblemCode method.
-type SitemapReader interface {
-	Read(ctx context.Context, rawURL string, keep func(pageURL string) (stop bool)) error
+// SitemapPages reads the page URLs a batch's sitemap lists: unique, normalised, loadable,
+// passing include/exclude, at most limit, in sitemap order (discover.Reader, over the
+// egress guard's HTTP client, wired in cmd/api). Its errors are ValidationErrors on the
+// field "sitemap".
+type SitemapPages interface {
+	SitemapPages(ctx context.Context, sitemapURL string, limit int, include, exclude []*regexp.Regexp) ([]string, error)
 }
 
 // Sitemap request bounds.
@@ -101,121 +99,5 @@ func (s *Service) readSitemap(ctx context.Context, owner, u string, limit int, i
 		return nil, err
 	}
 	defer release()
-	return ReadSitemap(ctx, s.Sitemaps, u, limit, include, exclude)
-}
-
-// ReadSitemap reads the sitemap at u (normalised) with r and returns its unique
-// (normalised) loadable page URLs that pass include/exclude, at most limit, in sitemap
-// order. Its errors are ValidationErrors on the field "sitemap": the reader's problem code
-// (sitemap_unreachable by default), or sitemap_empty when no page is left.
-func ReadSitemap(ctx context.Context, r SitemapReader, u string, limit int, include, exclude []*regexp.Regexp) ([]string, error) {
-	seen := map[string]bool{}
-	var urls []string
-	looked, skipped := 0, 0
-	err := r.Read(ctx, u, func(page string) bool {
-		looked++
-		n, _, err := CheckBrowserURL(page)
-		if err != nil {
-			skipped++
-			return false
-		}
-		if !matchPatterns(n, include, exclude) {
-			return false
-		}
-		key := dedupeKey(n)
-		if seen[key] {
-			return false
-		}
-		seen[key] = true
-		urls = append(urls, n)
-		return len(urls) >= limit
-	})
-	if err != nil {
-		code := "sitemap_unreachable"
-		var pe interface{ ProblemCode() string }
-		if errors.As(err, &pe) {
-			code = pe.ProblemCode()
-		}
-		return nil, ValidationErrors(FieldErrors{{Code: code, Field: "sitemap", Message: err.Error()}})
-	}
-	if len(urls) == 0 {
-		return nil, ValidationErrors(FieldErrors{{Code: "sitemap_empty", Field: "sitemap",
-			Message: fmt.Sprintf("no page URL to capture: %d listed, %d not loadable http(s) URLs, the rest filtered out by include/exclude", looked, skipped)}})
-	}
-	return urls, nil
-}
-
-// CompilePatterns checks include/exclude globs (the sitemap's syntax), recording problems
-// on field in errs, and returns them compiled.
-func CompilePatterns(pats []string, field string, errs *FieldErrors) []*regexp.Regexp {
-	return compilePatterns(pats, field, errs)
-}
-
-// compilePatterns reads include/exclude globs: "*" matches any run of characters; a pattern
-// starting with "/" matches the URL's path and query, any other the whole URL.
-func compilePatterns(pats []string, field string, errs *FieldErrors) []*regexp.Regexp {
-	if len(pats) > MaxSitemapPatterns {
-		errs.Add("invalid_option", field, fmt.Sprintf("at most %d patterns", MaxSitemapPatterns))
-		return nil
-	}
-	out := make([]*regexp.Regexp, 0, len(pats))
-	for i, p := range pats {
-		if p == "" || len(p) > MaxSitemapPatternLength {
-			errs.Add("invalid_option", fmt.Sprintf("%s[%d]", field, i), fmt.Sprintf("a pattern is 1 to %d characters", MaxSitemapPatternLength))
-			continue
-		}
-		re := "^" + strings.ReplaceAll(regexp.QuoteMeta(p), `\*`, ".*") + "$"
-		out = append(out, regexp.MustCompile(re))
-	}
-	return out
-}
-
-func matchPatterns(u string, include, exclude []*regexp.Regexp) bool {
-	subject := func(re *regexp.Regexp) string {
-		if strings.HasPrefix(re.String(), "^/") {
-			p, err := url.Parse(u)
-			if err != nil {
-				return u
-			}
-			if p.RawQuery != "" {
-				return p.EscapedPath() + "?" + p.RawQuery
-			}
-			return p.EscapedPath()
-		}
-		return u
-	}
-	for _, re := range exclude {
-		if re.MatchString(subject(re)) {
-			return false
-		}
-	}
-	if len(include) == 0 {
-		return true
-	}
-	for _, re := range include {
-		if re.MatchString(subject(re)) {
-			return true
-		}
-	}
-	return false
-}
-
-// dedupeKey is a normalised URL's identity for de-duplication: an empty path is "/" and a
-// scheme's default port is dropped, so https://a.test, https://a.test/ and
-// https://a.test:443/ are one page.
-func dedupeKey(normalized string) string {
-	p, err := url.Parse(normalized)
-	if err != nil {
-		return normalized
-	}
-	if (p.Scheme == "http" && p.Port() == "80") || (p.Scheme == "https" && p.Port() == "443") {
-		p.Host = p.Hostname()
-		if strings.Contains(p.Host, ":") {
-			p.Host = "[" + p.Host + "]"
-		}
-	}
-	if p.Path == "" && p.RawPath == "" {
-		p.Path = "/"
-	}
-	return p.String()
+	return s.Sitemaps.SitemapPages(ctx, u, limit, include, exclude)
 }

@@ -3,8 +3,10 @@ package jobs_test
 import (
 	"context"
 	"errors"
+	"regexp"
 	"testing"
 
+	"github.com/snapq/snapq/discover"
 	"github.com/snapq/snapq/jobs"
 )
 
@@ -22,6 +24,11 @@ func (f *fakeSitemap) Read(_ context.Context, _ string, keep func(string) bool) 
 		}
 	}
 	return f.err
+}
+
+// SitemapPages implements jobs.SitemapPages the way discover.Reader does.
+func (f *fakeSitemap) SitemapPages(ctx context.Context, u string, limit int, include, exclude []*regexp.Regexp) ([]string, error) {
+	return discover.ReadSitemap(ctx, f, u, limit, include, exclude)
 }
 
 type problem struct{}
@@ -68,7 +75,7 @@ func TestSubmitFromSitemapRejectsNamingTheProblem(t *testing.T) {
 	e := setup(t)
 	for _, tt := range []struct {
 		body, code, field string
-		reader            jobs.SitemapReader
+		reader            jobs.SitemapPages
 	}{
 		{`{"sitemap": "https://s.example/x.xml"}`, "invalid_sitemap", "sitemap", &fakeSitemap{err: problem{}}},
 		{`{"sitemap": "https://s.example/x.xml"}`, "sitemap_empty", "sitemap", &fakeSitemap{pages: []string{"mailto:x@y"}}},

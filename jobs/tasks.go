@@ -18,9 +18,6 @@ const (
 	KindWebhook  = "webhook:deliver"
 	// KindAuthTest runs an auth profile's recipe now (POST /v1/auth-profiles/:id/test).
 	KindAuthTest = "auth:test"
-	// KindSweep is one maintenance pass: retention, the orphan sweep and the
-	// missing-object check (maintenance.go).
-	KindSweep = "maintenance:sweep"
 )
 
 // TaskSlack is added to a job's own timeout for its task's time limit: the
@@ -34,6 +31,13 @@ type Payload interface {
 	// ID identifies what the task is about (a job, a delivery, a suite); it
 	// makes the task id, so enqueuing the same work twice is a no-op.
 	ID() string
+}
+
+// ScheduledTask is a task enqueued on a cron schedule (queue.CronProvider):
+// Cronspec in asynq's syntax ("CRON_TZ=Europe/Paris 0 3 * * *", "@every 1h").
+type ScheduledTask struct {
+	Cronspec string
+	Payload  Payload
 }
 
 // CapturePayload is the payload of a capture:page task.
@@ -63,33 +67,6 @@ type AuthTestPayload struct {
 }
 
 func (AuthTestPayload) Kind() string { return KindAuthTest }
-
-// SweepPassID is the payload id of every maintenance:sweep task: replicas
-// with the same settings enqueue the same payload, which is unique per
-// interval in the queue.
-const SweepPassID = "00000000-0000-4000-8000-00000000f5ee"
-
-// SweepPayload is the payload of a maintenance:sweep task. It carries the
-// api's settings, so workers need none of their own.
-type SweepPayload struct {
-	PassID string `json:"pass_id"` // SweepPassID
-	DryRun bool   `json:"dry_run"`
-	// RetentionDays is the default retention (SNAPQ_RETENTION_DAYS; 0: keep).
-	RetentionDays int `json:"retention_days"`
-	// BranchBaselineDays is the default expiry of branch baselines
-	// (SNAPQ_BRANCH_BASELINE_DAYS; 0, as in a payload from an api without
-	// it: never).
-	BranchBaselineDays int `json:"branch_baseline_days"`
-	// GraceS is SNAPQ_SWEEP_GRACE in seconds.
-	GraceS int64 `json:"grace_s"`
-	// IntervalS is SNAPQ_SWEEP_INTERVAL in seconds: passes are claimed per
-	// interval, so replicas firing at different moments run one pass.
-	IntervalS int64 `json:"interval_s"`
-}
-
-func (SweepPayload) Kind() string { return KindSweep }
-
-func (p SweepPayload) ID() string { return p.PassID }
 
 func (p AuthTestPayload) ID() string { return p.TestID }
 

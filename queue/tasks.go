@@ -11,6 +11,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/maintenance"
 )
 
 // Every task snapq puts on the queue, in one table: its queue, its time
@@ -64,8 +65,8 @@ var taskRules = map[string]taskRule{
 	// Unique, not a task id: a pass that failed is archived, and a fixed id
 	// would then refuse every later one. The api's scheduler sets the
 	// uniqueness to its interval. Not retried: the next pass carries on.
-	jobs.KindSweep: {queue: QueueRegression, timeout: 30 * time.Minute, retries: func(Config) int { return 0 },
-		maxDelay: time.Minute, unique: jobs.DefaultSweepInterval},
+	maintenance.KindSweep: {queue: QueueRegression, timeout: 30 * time.Minute, retries: func(Config) int { return 0 },
+		maxDelay: time.Minute, unique: maintenance.DefaultSweepInterval},
 	jobs.KindVCSReport: {queue: QueueReports, timeout: time.Minute, retries: func(c Config) int { return c.WebhookMaxRetry },
 		maxDelay: 10 * time.Minute, idPrefix: "vcs-"},
 	jobs.KindNotify: {queue: QueueWebhooks, timeout: 2 * time.Minute, retries: func(c Config) int { return c.WebhookMaxRetry },

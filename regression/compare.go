@@ -17,7 +17,6 @@ import (
 	"github.com/snapq/snapq/capture"
 	"github.com/snapq/snapq/diff"
 	"github.com/snapq/snapq/jobs"
-	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/thumbnail"
 )
 
@@ -44,8 +43,6 @@ type CompareTasks interface {
 	// the queue has none) and its last error.
 	CompareTaskState(ctx context.Context, jobID string) (state, lastErr string, err error)
 }
-
-var _ CompareTasks = (*queue.AsynqQueue)(nil)
 
 // BlobStore reads and writes artifact bytes. artifacts.Store implements it.
 type BlobStore interface {

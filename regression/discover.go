@@ -7,12 +7,13 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/snapq/snapq/discover"
 	"github.com/snapq/snapq/jobs"
 )
 
 // A suite with "discover" finds pages on every run: from a sitemap, read through the
 // egress guard like a sitemap batch's, or by a bounded crawl of the site's HTML links
-// (discover.crawl, jobs.CrawlLinks: plain GETs through the same guard, no scripts run). The discovered pages join the suite's static
+// (discover.crawl, discover.CrawlLinks: plain GETs through the same guard, no scripts run). The discovered pages join the suite's static
 // targets, named from their URL path so a page keeps its baselines from run to run. A page
 // that appears has no baseline: its comparisons are new. A page that disappeared keeps its
 // baselines but has no capture: the run gets a missing comparison per baseline segment
@@ -101,7 +102,7 @@ func validateDiscover(in *DiscoverInput, suiteOpts *jobs.OptionsInput, errs *job
 }
 
 // validateDiscoverCrawl checks discover.crawl: a loadable start URL, max_depth 0 to
-// jobs.MaxLinkCrawlDepth (default 2), max_pages 1 to the suite's target limit.
+// discover.MaxLinkCrawlDepth (default 2), max_pages 1 to the suite's target limit.
 func validateDiscoverCrawl(in *DiscoverCrawlInput, errs *jobs.FieldErrors) *jobs.Crawl {
 	c := &jobs.Crawl{MaxDepth: jobs.DefaultCrawlDepth, MaxPages: DefaultDiscoverCrawlPages, SameOrigin: true,
 		Include: in.Include, Exclude: in.Exclude}
@@ -113,8 +114,8 @@ func validateDiscoverCrawl(in *DiscoverCrawlInput, errs *jobs.FieldErrors) *jobs
 		c.URL = u
 	}
 	if in.MaxDepth != nil {
-		if v := *in.MaxDepth; v != math.Trunc(v) || v < 0 || v > jobs.MaxLinkCrawlDepth {
-			errs.Add("invalid_option", "discover.crawl.max_depth", fmt.Sprintf("must be a whole number from 0 to %d (0: the start page only)", jobs.MaxLinkCrawlDepth))
+		if v := *in.MaxDepth; v != math.Trunc(v) || v < 0 || v > discover.MaxLinkCrawlDepth {
+			errs.Add("invalid_option", "discover.crawl.max_depth", fmt.Sprintf("must be a whole number from 0 to %d (0: the start page only)", discover.MaxLinkCrawlDepth))
 		} else {
 			c.MaxDepth = int(v)
 		}
@@ -164,7 +165,7 @@ func (g *Service) discover(ctx context.Context, spec SuiteSpec) ([]SuiteTarget, 
 		if g.Pages == nil {
 			return nil, jobs.ValidationErrors(jobs.FieldErrors{{Code: "invalid_field", Field: "discover.crawl", Message: "this server does not crawl pages"}})
 		}
-		urls, _, err := jobs.CrawlLinks(ctx, g.Pages, d.Crawl)
+		urls, _, err := discover.CrawlLinks(ctx, g.Pages, d.Crawl)
 		if ve, ok := err.(*jobs.ValidationError); ok {
 			for i := range ve.Fields {
 				ve.Fields[i].Field = "discover.crawl." + ve.Fields[i].Field
@@ -181,7 +182,7 @@ func (g *Service) discover(ctx context.Context, spec SuiteSpec) ([]SuiteTarget, 
 	var errs jobs.FieldErrors
 	include := jobs.CompilePatterns(d.Include, "discover.include", &errs)
 	exclude := jobs.CompilePatterns(d.Exclude, "discover.exclude", &errs)
-	urls, err := jobs.ReadSitemap(ctx, g.Sitemaps, d.Sitemap, d.Limit, include, exclude)
+	urls, err := discover.ReadSitemap(ctx, g.Sitemaps, d.Sitemap, d.Limit, include, exclude)
 	if ve, ok := err.(*jobs.ValidationError); ok {
 		for i := range ve.Fields {
 			ve.Fields[i].Field = "discover." + ve.Fields[i].Field

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/snapq/snapq/discover"
 	"github.com/snapq/snapq/jobs"
 )
 
@@ -154,7 +155,7 @@ func TestDiscoverMergesWithStaticTargets(t *testing.T) {
 	if f := fieldsOf(t, err); f[0] != "discover.sitemap" {
 		t.Errorf("empty sitemap: fields %v", f)
 	}
-	var _ jobs.SitemapReader = pages(nil)
+	var _ discover.SitemapReader = pages(nil)
 }
 
 // unfinishedRepo is a SuiteStore that only counts an owner's unfinished jobs.

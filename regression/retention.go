@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/maintenance"
 )
 
 // MaxKeepRuns bounds a suite's retention.keep_runs.
 const MaxKeepRuns = 100000
 
-// Retention is how long a suite's runs are kept (jobs/retention.go): runs
+// Retention is how long a suite's runs are kept (maintenance/retention.go): runs
 // older than Days (their batches, captures, comparisons and objects) and
 // runs beyond the newest KeepRuns are deleted, except the images any
 // baseline names. Nil fields: the suite sets no limit of that kind (Days
@@ -32,8 +33,8 @@ func validateRetention(in *Retention, errs *jobs.FieldErrors) *Retention {
 		errs.Add("invalid_option", "retention", `give "days", "keep_runs" or both, or leave retention out`)
 		return nil
 	}
-	if in.Days != nil && (*in.Days < 0 || *in.Days > jobs.MaxRetentionDays) {
-		errs.Add("invalid_option", "retention.days", fmt.Sprintf("must be 0 (keep forever) to %d days", jobs.MaxRetentionDays))
+	if in.Days != nil && (*in.Days < 0 || *in.Days > maintenance.MaxRetentionDays) {
+		errs.Add("invalid_option", "retention.days", fmt.Sprintf("must be 0 (keep forever) to %d days", maintenance.MaxRetentionDays))
 	}
 	if in.KeepRuns != nil && (*in.KeepRuns < 1 || *in.KeepRuns > MaxKeepRuns) {
 		errs.Add("invalid_option", "retention.keep_runs", fmt.Sprintf("must be 1-%d runs (leave it out to keep any number)", MaxKeepRuns))
@@ -91,7 +92,7 @@ type BranchBaselineStore interface {
 	DeleteBranchBaselines(ctx context.Context, suiteID, branch string, notAfter time.Time, dryRun bool) (int, error)
 }
 
-// BranchExpiry implements jobs.BaselineExpirer.
+// BranchExpiry implements maintenance.BaselineExpirer.
 type BranchExpiry struct {
 	Repo BranchBaselineStore
 	Now  func() time.Time
@@ -99,11 +100,11 @@ type BranchExpiry struct {
 	MaxBranches int
 }
 
-var _ jobs.BaselineExpirer = (*BranchExpiry)(nil)
+var _ maintenance.BaselineExpirer = (*BranchExpiry)(nil)
 
-// ExpireBaselines implements jobs.BaselineExpirer.
-func (e *BranchExpiry) ExpireBaselines(ctx context.Context, defaultDays int, dryRun bool) (jobs.BaselineExpiryReport, error) {
-	rep := jobs.BaselineExpiryReport{Expired: []jobs.ExpiredBranch{}}
+// ExpireBaselines implements maintenance.BaselineExpirer.
+func (e *BranchExpiry) ExpireBaselines(ctx context.Context, defaultDays int, dryRun bool) (maintenance.BaselineExpiryReport, error) {
+	rep := maintenance.BaselineExpiryReport{Expired: []maintenance.ExpiredBranch{}}
 	now := time.Now()
 	if e.Now != nil {
 		now = e.Now()
@@ -132,7 +133,7 @@ func (e *BranchExpiry) ExpireBaselines(ctx context.Context, defaultDays int, dry
 		}
 		rep.Branches++
 		rep.Baselines += n
-		rep.Expired = append(rep.Expired, jobs.ExpiredBranch{SuiteID: b.SuiteID, Branch: b.Branch,
+		rep.Expired = append(rep.Expired, maintenance.ExpiredBranch{SuiteID: b.SuiteID, Branch: b.Branch,
 			LastActivity: b.LastActivity, Days: days, Baselines: n})
 	}
 	return rep, errors.Join(errs...)

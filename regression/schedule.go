@@ -8,20 +8,19 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/hibiken/asynq"
 	"github.com/snapq/snapq/jobs"
-	"github.com/snapq/snapq/queue"
 )
 
-// Scheduling: the api runs asynq's PeriodicTaskManager with ScheduleProvider,
-// which reads enabled suites from Postgres on every sync, so adding,
-// changing or disabling a suite takes effect without a restart. At each
-// activation the manager enqueues a regression:run task; the worker's
-// SuiteRunner starts the run. Two api replicas both enqueue: the task is
-// unique for a minute in Redis, and the run row is unique per (suite,
-// activation) in Postgres, so one run starts.
+// Scheduling: the api runs asynq's PeriodicTaskManager with queue's
+// CronProvider over ScheduleProvider, which reads enabled suites from
+// Postgres on every sync, so adding, changing or disabling a suite takes
+// effect without a restart. At each activation the manager enqueues a
+// regression:run task; the worker's SuiteRunner starts the run. Two api
+// replicas both enqueue: the task is unique for a minute in Redis, and the
+// run row is unique per (suite, activation) in Postgres, so one run starts.
 
-// ScheduleProvider implements asynq.PeriodicTaskConfigProvider on the suites table.
+// ScheduleProvider lists the suite runs to schedule from the suites table
+// (queue.CronProvider's source).
 type ScheduleProvider struct {
 	Repo Schedules
 	// MinInterval is the shortest time allowed between two activations
@@ -32,15 +31,14 @@ type ScheduleProvider struct {
 	Logger      *slog.Logger
 }
 
-// GetConfigs implements asynq.PeriodicTaskConfigProvider.
-func (p *ScheduleProvider) GetConfigs() ([]*asynq.PeriodicTaskConfig, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+// ScheduledTasks returns a regression:run task on its cron schedule for each
+// enabled suite of a live key whose schedule is not too frequent.
+func (p *ScheduleProvider) ScheduledTasks(ctx context.Context) ([]jobs.ScheduledTask, error) {
 	suites, err := p.Repo.ScheduledSuites(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list scheduled suites: %w", err)
 	}
-	out := make([]*asynq.PeriodicTaskConfig, 0, len(suites))
+	out := make([]jobs.ScheduledTask, 0, len(suites))
 	for _, s := range suites {
 		if s.Schedule == nil || !s.Enabled || s.OwnerRevoked {
 			continue
@@ -49,11 +47,7 @@ func (p *ScheduleProvider) GetConfigs() ([]*asynq.PeriodicTaskConfig, error) {
 			jobs.Log(p.Logger).Warn("suite schedule not scheduled", "suite_id", s.ID, "err", err)
 			continue
 		}
-		task, opts, err := queue.NewTask(jobs.SuiteRunPayload{SuiteID: s.ID}, 0, queue.Config{})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, &asynq.PeriodicTaskConfig{Cronspec: s.Schedule.Spec(), Task: task, Opts: opts})
+		out = append(out, jobs.ScheduledTask{Cronspec: s.Schedule.Spec(), Payload: jobs.SuiteRunPayload{SuiteID: s.ID}})
 	}
 	return out, nil
 }

@@ -77,7 +77,7 @@ func TestScheduleProviderSkipsTooFrequentSchedules(t *testing.T) {
 		{ID: "fast", Enabled: true, Schedule: &Schedule{Cron: "@every 1s", Timezone: "UTC"}},
 		{ID: "slow", Enabled: true, Schedule: &Schedule{Cron: "*/5 * * * *", Timezone: "UTC"}},
 	}}
-	cfgs, err := (&ScheduleProvider{Repo: repo}).GetConfigs()
+	cfgs, err := (&ScheduleProvider{Repo: repo}).ScheduledTasks(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/snapq/snapq/discover"
 	"github.com/snapq/snapq/jobs"
 )
 
@@ -72,14 +73,14 @@ type Service struct {
 	ReportApproved func(ctx context.Context, run *Run)
 	// Sitemaps reads the sitemaps of discovering suites on every run (nil:
 	// such a run is refused).
-	Sitemaps jobs.SitemapReader
+	Sitemaps discover.SitemapReader
 	// MailDomains is the allowlist of email recipients' domains
 	// (SNAPQ_SMTP_ALLOWED_DOMAINS); empty: a suite may not have an email
 	// channel.
 	MailDomains MailDomains
 	// Pages fetches the pages of suites that discover by crawl on every run
 	// (nil: such a run is refused).
-	Pages jobs.PageFetcher
+	Pages discover.PageFetcher
 	// Budget admits a run's discovery (jobs.WorkDiscover) per owner key before
 	// the sitemap read or crawl starts; nil: no cap.
 	Budget jobs.WorkBudget

@@ -14,6 +14,7 @@ import (
 	"github.com/snapq/snapq/capture"
 	"github.com/snapq/snapq/diff"
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/maintenance"
 	"github.com/snapq/snapq/vcs"
 )
 
@@ -433,8 +434,8 @@ func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration
 	s.Schedule = validateSchedule(in.Schedule, minInterval, errs)
 	s.Spec.Retention = validateRetention(in.Retention, errs)
 	if d := in.BranchBaselineDays; d != nil {
-		if *d < 0 || *d > jobs.MaxRetentionDays {
-			errs.Add("invalid_option", "branch_baseline_days", fmt.Sprintf("must be 0 (never expire) to %d days", jobs.MaxRetentionDays))
+		if *d < 0 || *d > maintenance.MaxRetentionDays {
+			errs.Add("invalid_option", "branch_baseline_days", fmt.Sprintf("must be 0 (never expire) to %d days", maintenance.MaxRetentionDays))
 		}
 		v := *d
 		s.Spec.BranchBaselineDays = &v

@@ -101,6 +101,13 @@ poppler_up() {
   apt_install poppler-utils
 }
 
+# clients_up installs what the e2e tests run a real Browserless client with: DeerFlow's
+# client (tests/e2e/testdata/deerflow) needs Debian's python3 with httpx.
+clients_up() {
+  /usr/bin/python3 -c 'import httpx' 2>/dev/null && return 0
+  apt_install python3 python3-httpx
+}
+
 # As root the worker starts Chromium as this unprivileged user, so Chromium can
 # sandbox its renderers (it refuses to as root). SNAPQ_CHROME_USER overrides it.
 chrome_user() { printf '%s\n' "${SNAPQ_CHROME_USER:-snapq-chrome}"; }
@@ -342,6 +349,7 @@ cmd_up() {
   chromium_up
   fonts_up
   poppler_up
+  clients_up
   chrome_user_up
   postgres_up
   redis_up

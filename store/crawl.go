@@ -68,65 +68,21 @@ func (s *Store) CompleteCrawlJob(ctx context.Context, id string, attempt int, re
 // jobs (the dispatcher enqueues them). A batch with a canceled job was canceled: it adds
 // nothing.
 func addCrawlPages(ctx context.Context, tx pgx.Tx, batchID, parent string, depth int, links []string, maxInFlight int) ([]jobChanged, error) {
-	var owner string
-	if err := tx.QueryRow(ctx, `SELECT coalesce(api_key_id::text, '') FROM batches WHERE id = $1`, batchID).Scan(&owner); err != nil {
-		return nil, fmt.Errorf("read batch %s: %w", batchID, err)
-	}
-	capped := maxInFlight > 0 && owner != ""
-	if capped {
-		if err := lockOwner(ctx, tx, owner); err != nil {
-			return nil, err
-		}
-	}
-	var raw []byte
-	if err := tx.QueryRow(ctx, `SELECT crawl FROM batches WHERE id = $1 FOR UPDATE`, batchID).Scan(&raw); err != nil {
-		return nil, fmt.Errorf("lock batch %s: %w", batchID, err)
-	}
-	if raw == nil {
-		return nil, nil
-	}
-	var c jobs.Crawl
-	if err := json.Unmarshal(raw, &c); err != nil {
-		return nil, fmt.Errorf("batch %s crawl: %w", batchID, err)
+	c, owner, err := lockCrawl(ctx, tx, batchID, maxInFlight)
+	if c == nil || err != nil {
+		return nil, err
 	}
 	pages := c.Frontier(depth, links)
 	if len(pages) == 0 {
 		return nil, nil
 	}
-	var held, nextSeq int
-	var canceled bool
-	if err := tx.QueryRow(ctx, `SELECT count(*), coalesce(max(seq), -1) + 1, bool_or(status = 'canceled')
-		FROM jobs WHERE batch_id = $1`, batchID).Scan(&held, &nextSeq, &canceled); err != nil {
-		return nil, fmt.Errorf("count batch %s: %w", batchID, err)
+	room, nextSeq, canceled, err := crawlRoom(ctx, tx, batchID, owner, c.MaxPages, maxInFlight)
+	if canceled || err != nil {
+		return nil, err
 	}
-	room := c.MaxPages - held
-	if capped {
-		n, err := countUnfinished(ctx, tx, owner)
-		if err != nil {
-			return nil, err
-		}
-		room = min(room, maxInFlight-n)
-	}
-	if canceled {
-		return nil, nil
-	}
-	keys := make([]string, len(pages))
-	for i, p := range pages {
-		keys[i] = p.Key
-	}
-	// A page is held by the URL its job asked for or the one it landed on.
-	rows, err := tx.Query(ctx, `SELECT url_key FROM jobs WHERE batch_id = $1 AND url_key = ANY($2)
-		UNION SELECT final_key FROM jobs WHERE batch_id = $1 AND final_key = ANY($2)`, batchID, keys)
+	have, err := knownCrawlPages(ctx, tx, batchID, pages)
 	if err != nil {
-		return nil, fmt.Errorf("known crawl pages: %w", err)
-	}
-	known, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("known crawl pages: %w", err)
-	}
-	have := make(map[string]bool, len(known))
-	for _, k := range known {
-		have[k] = true
+		return nil, err
 	}
 	var out []jobChanged
 	var skipped []string
@@ -138,18 +94,11 @@ func addCrawlPages(ctx context.Context, tx pgx.Tx, batchID, parent string, depth
 			skipped = append(skipped, p.Key)
 			continue
 		}
-		c := jobChanged{id: jobs.NewID(), name: jobs.NameFromURL(p.URL), url: p.URL, status: jobs.StatusQueued}
-		// The child shares its parent's options (a crawl batch's jobs have no overrides).
-		tag, err := tx.Exec(ctx, `INSERT INTO jobs (id, batch_id, seq, url, name, options, status, created_at, updated_at,
-			options_hash, depth, parent_id, found_on, url_key)
-			SELECT $1, batch_id, $2, $3, $4, options, 'queued', now(), now(), options_hash, depth + 1, id, url, $5
-			FROM jobs WHERE id = $6
-			ON CONFLICT (batch_id, url_key) WHERE url_key IS NOT NULL DO NOTHING`,
-			c.id, nextSeq, c.url, c.name, p.Key, parent)
+		c, added, err := insertCrawlPage(ctx, tx, parent, nextSeq, p)
 		if err != nil {
-			return nil, fmt.Errorf("add crawl page %s: %w", p.URL, err)
+			return nil, err
 		}
-		if tag.RowsAffected() == 1 {
+		if added {
 			nextSeq++
 			out = append(out, c)
 		}
@@ -163,6 +112,95 @@ func addCrawlPages(ctx context.Context, tx pgx.Tx, batchID, parent string, depth
 		return nil, err
 	}
 	return out, nil
+}
+
+// lockCrawl locks the batch's owner (when its in-flight cap applies: owner is then
+// returned) and the batch, and returns the batch's crawl; nil for a batch that is not a
+// crawl.
+func lockCrawl(ctx context.Context, tx pgx.Tx, batchID string, maxInFlight int) (*jobs.Crawl, string, error) {
+	var owner string
+	if err := tx.QueryRow(ctx, `SELECT coalesce(api_key_id::text, '') FROM batches WHERE id = $1`, batchID).Scan(&owner); err != nil {
+		return nil, "", fmt.Errorf("read batch %s: %w", batchID, err)
+	}
+	if maxInFlight > 0 && owner != "" {
+		if err := lockOwner(ctx, tx, owner); err != nil {
+			return nil, "", err
+		}
+	} else {
+		owner = "" // no cap to count against
+	}
+	var raw []byte
+	if err := tx.QueryRow(ctx, `SELECT crawl FROM batches WHERE id = $1 FOR UPDATE`, batchID).Scan(&raw); err != nil {
+		return nil, "", fmt.Errorf("lock batch %s: %w", batchID, err)
+	}
+	if raw == nil {
+		return nil, "", nil
+	}
+	var c jobs.Crawl
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, "", fmt.Errorf("batch %s crawl: %w", batchID, err)
+	}
+	return &c, owner, nil
+}
+
+// crawlRoom is how many jobs the batch may still add (within maxPages and, when owner is
+// set, the owner's in-flight cap; it may be negative), the next job's seq, and whether the
+// batch has a canceled job.
+func crawlRoom(ctx context.Context, tx pgx.Tx, batchID, owner string, maxPages, maxInFlight int) (room, nextSeq int, canceled bool, err error) {
+	var held int
+	if err := tx.QueryRow(ctx, `SELECT count(*), coalesce(max(seq), -1) + 1, bool_or(status = 'canceled')
+		FROM jobs WHERE batch_id = $1`, batchID).Scan(&held, &nextSeq, &canceled); err != nil {
+		return 0, 0, false, fmt.Errorf("count batch %s: %w", batchID, err)
+	}
+	room = maxPages - held
+	if owner != "" {
+		n, err := countUnfinished(ctx, tx, owner)
+		if err != nil {
+			return 0, 0, false, err
+		}
+		room = min(room, maxInFlight-n)
+	}
+	return room, nextSeq, canceled, nil
+}
+
+// knownCrawlPages returns which of pages the batch holds: by the URL its job asked for
+// or the one it landed on.
+func knownCrawlPages(ctx context.Context, tx pgx.Tx, batchID string, pages []jobs.CrawlPage) (map[string]bool, error) {
+	keys := make([]string, len(pages))
+	for i, p := range pages {
+		keys[i] = p.Key
+	}
+	rows, err := tx.Query(ctx, `SELECT url_key FROM jobs WHERE batch_id = $1 AND url_key = ANY($2)
+		UNION SELECT final_key FROM jobs WHERE batch_id = $1 AND final_key = ANY($2)`, batchID, keys)
+	if err != nil {
+		return nil, fmt.Errorf("known crawl pages: %w", err)
+	}
+	known, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("known crawl pages: %w", err)
+	}
+	have := make(map[string]bool, len(known))
+	for _, k := range known {
+		have[k] = true
+	}
+	return have, nil
+}
+
+// insertCrawlPage adds page p as a queued job under parent at seq; added is false when
+// the batch already held its URL.
+func insertCrawlPage(ctx context.Context, tx pgx.Tx, parent string, seq int, p jobs.CrawlPage) (jobChanged, bool, error) {
+	c := jobChanged{id: jobs.NewID(), name: jobs.NameFromURL(p.URL), url: p.URL, status: jobs.StatusQueued}
+	// The child shares its parent's options (a crawl batch's jobs have no overrides).
+	tag, err := tx.Exec(ctx, `INSERT INTO jobs (id, batch_id, seq, url, name, options, status, created_at, updated_at,
+		options_hash, depth, parent_id, found_on, url_key)
+		SELECT $1, batch_id, $2, $3, $4, options, 'queued', now(), now(), options_hash, depth + 1, id, url, $5
+		FROM jobs WHERE id = $6
+		ON CONFLICT (batch_id, url_key) WHERE url_key IS NOT NULL DO NOTHING`,
+		c.id, seq, c.url, c.name, p.Key, parent)
+	if err != nil {
+		return c, false, fmt.Errorf("add crawl page %s: %w", p.URL, err)
+	}
+	return c, tag.RowsAffected() == 1, nil
 }
 
 // recordFinalKey records the identity of the URL a crawl page landed on when

@@ -70,7 +70,7 @@ func (s *Store) TouchKey(ctx context.Context, id string) error {
 	return err
 }
 
-// FindIdempotency implements jobs.Repository.
+// FindIdempotency implements jobs.BatchStore.
 func (s *Store) FindIdempotency(ctx context.Context, owner, key string) (string, string, error) {
 	var id, hash string
 	err := s.pool.QueryRow(ctx, `SELECT batch_id, request_hash FROM idempotency_keys WHERE owner = $1 AND key = $2`,

@@ -9,12 +9,13 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/maintenance"
 )
 
 var (
-	_ jobs.RetentionStore  = (*Store)(nil)
-	_ jobs.ObjectKeyLister = (*Store)(nil)
-	_ jobs.SlotClaimer     = (*Store)(nil)
+	_ maintenance.RetentionStore  = (*Store)(nil)
+	_ maintenance.ObjectKeyLister = (*Store)(nil)
+	_ maintenance.SlotClaimer     = (*Store)(nil)
 )
 
 // batchPolicy is, for a batch b (joined with its key k, its run's rank rk
@@ -34,10 +35,10 @@ const (
 			AND (pc.baseline_artifact_id = pa.id OR pc.current_artifact_id = pa.id OR pc.diff_artifact_id = pa.id))))`
 )
 
-// RetentionCandidates implements jobs.RetentionStore: batches past their
+// RetentionCandidates implements maintenance.RetentionStore: batches past their
 // days, or runs beyond their suite's keep_runs; deletable ones first, then
 // newest first (a run goes before the older runs its comparisons name).
-func (s *Store) RetentionCandidates(ctx context.Context, now time.Time, defaultDays, limit int) ([]jobs.RetentionCandidate, error) {
+func (s *Store) RetentionCandidates(ctx context.Context, now time.Time, defaultDays, limit int) ([]maintenance.RetentionCandidate, error) {
 	// Deletable batches first, so kept ones (old approved runs) never fill
 	// the limit and starve the rest.
 	rows, err := s.pool.Query(ctx, `WITH rk AS (
@@ -57,8 +58,8 @@ func (s *Store) RetentionCandidates(ctx context.Context, now time.Time, defaultD
 	if err != nil {
 		return nil, fmt.Errorf("retention candidates: %w", err)
 	}
-	var out []jobs.RetentionCandidate
-	var c jobs.RetentionCandidate
+	var out []maintenance.RetentionCandidate
+	var c maintenance.RetentionCandidate
 	var keyDays, suiteDays *int
 	_, err = pgx.ForEachRow(rows, []any{&c.BatchID, &c.CreatedAt, &keyDays, &c.SuiteID, &suiteDays, &c.KeepRuns,
 		&c.RunRank, &c.Active, &c.Protected}, func() error {
@@ -83,14 +84,14 @@ func copyInt(p *int) *int {
 // errKeep rolls back a deletion that found the batch gone, active or protected.
 var errKeep = errors.New("batch kept")
 
-// DeleteBatchRows implements jobs.RetentionStore. It locks the batch's jobs
+// DeleteBatchRows implements maintenance.RetentionStore. It locks the batch's jobs
 // (in the order a worker finishing a job takes them: jobs, then the batch),
 // checks again that nothing is queued or running and nothing outside the
 // batch names its artifacts, deletes the batch (its jobs, artifacts,
 // thumbnails, run, comparisons and webhooks go with it), and returns the
 // object keys its rows named that no row names any more.
-func (s *Store) DeleteBatchRows(ctx context.Context, id string, dryRun bool) (jobs.BatchDeletion, error) {
-	var out jobs.BatchDeletion
+func (s *Store) DeleteBatchRows(ctx context.Context, id string, dryRun bool) (maintenance.BatchDeletion, error) {
+	var out maintenance.BatchDeletion
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var active bool
 		rows, err := tx.Query(ctx, `SELECT status FROM jobs WHERE batch_id = $1 FOR UPDATE`, id)
@@ -126,8 +127,8 @@ func (s *Store) DeleteBatchRows(ctx context.Context, id string, dryRun bool) (jo
 		if err != nil {
 			return fmt.Errorf("object keys: %w", err)
 		}
-		var objects []jobs.StoredObject
-		var o jobs.StoredObject
+		var objects []maintenance.StoredObject
+		var o maintenance.StoredObject
 		if _, err := pgx.ForEachRow(rows, []any{&o.Key, &o.Bytes}, func() error {
 			objects = append(objects, o)
 			return nil
@@ -162,7 +163,7 @@ func (s *Store) DeleteBatchRows(ctx context.Context, id string, dryRun bool) (jo
 		return out, nil
 	}
 	if err != nil {
-		return jobs.BatchDeletion{}, err
+		return maintenance.BatchDeletion{}, err
 	}
 	return out, nil
 }
@@ -190,7 +191,7 @@ func referencedKeys(ctx context.Context, q interface {
 	return out, nil
 }
 
-// ObjectKeysAfter implements jobs.ObjectKeyLister, in byte order (the
+// ObjectKeysAfter implements maintenance.ObjectKeyLister, in byte order (the
 // bucket's listing order).
 func (s *Store) ObjectKeysAfter(ctx context.Context, after string, limit int) ([]string, error) {
 	rows, err := s.pool.Query(ctx, `SELECT k FROM (
@@ -207,7 +208,7 @@ func (s *Store) ObjectKeysAfter(ctx context.Context, after string, limit int) ([
 	return out, nil
 }
 
-// ClaimSweepSlot implements jobs.SlotClaimer: true when no pass claimed
+// ClaimSweepSlot implements maintenance.SlotClaimer: true when no pass claimed
 // slot before. Claims older than a week are dropped.
 func (s *Store) ClaimSweepSlot(ctx context.Context, slot time.Time) (bool, error) {
 	if _, err := s.pool.Exec(ctx, `DELETE FROM sweep_passes WHERE slot < now() - interval '7 days'`); err != nil {

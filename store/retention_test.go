@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/maintenance"
 	"github.com/snapq/snapq/store"
 )
 
@@ -68,14 +69,14 @@ func TestRetentionRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]jobs.RetentionCandidate{}
+	got := map[string]maintenance.RetentionCandidate{}
 	for _, c := range cands {
 		got[c.BatchID] = c
 	}
 	if len(got) != 2 || !got[busy.ID].Active || got[done.ID].Active || got[done.ID].Protected {
 		t.Fatalf("candidates %+v; want the busy (active) and the done batch only (not %s, %s, %s)", cands, keyed.ID, young.ID, other.ID)
 	}
-	expired, kept := jobs.SelectExpired(cands, 1, time.Now())
+	expired, kept := maintenance.SelectExpired(cands, 1, time.Now())
 	if len(expired) != 1 || expired[0].BatchID != done.ID || kept != 1 {
 		t.Errorf("SelectExpired: %v, kept %d; want the done batch, the busy one kept", expired, kept)
 	}

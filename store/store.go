@@ -286,7 +286,7 @@ func scanBatch(row pgx.Row) (*jobs.Batch, error) {
 	return &b, nil
 }
 
-// GetBatch implements jobs.Repository.
+// GetBatch implements jobs.BatchStore.
 func (s *Store) GetBatch(ctx context.Context, id string) (*jobs.Batch, error) {
 	b, err := scanBatch(s.pool.QueryRow(ctx, `SELECT `+batchColumns+`
 		FROM batches b LEFT JOIN jobs j ON j.batch_id = b.id WHERE b.id = $1 GROUP BY b.id`, id))
@@ -299,7 +299,7 @@ func (s *Store) GetBatch(ctx context.Context, id string) (*jobs.Batch, error) {
 	return b, nil
 }
 
-// ListBatches implements jobs.Repository. status filters on the derived
+// ListBatches implements web.BatchReader. status filters on the derived
 // batch status.
 func (s *Store) ListBatches(ctx context.Context, owner, status string, limit int, cursor string) ([]*jobs.Batch, string, error) {
 	having := ""
@@ -403,7 +403,7 @@ func scanJob(row pgx.Row, withShared bool, shared *jobs.SharedOptions) (*jobs.Jo
 	return &j, nil
 }
 
-// ListJobs implements jobs.Repository. The batch's shared options are read and decoded
+// ListJobs implements jobs.BatchStore. The batch's shared options are read and decoded
 // once for the page, not once per job.
 func (s *Store) ListJobs(ctx context.Context, batchID, status string, limit int, cursor string) ([]*jobs.Job, string, error) {
 	var sharedRaw []byte
@@ -440,7 +440,7 @@ func (s *Store) ListJobs(ctx context.Context, batchID, status string, limit int,
 	return out, next, nil
 }
 
-// GetJob implements jobs.Repository.
+// GetJob implements jobs.JobStore.
 func (s *Store) GetJob(ctx context.Context, id string) (*jobs.Job, error) {
 	j, err := scanJob(s.pool.QueryRow(ctx, `SELECT `+jobColumns+`, `+sharedOptionsColumn+` FROM jobs WHERE id = $1`, id), true, nil)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -464,7 +464,7 @@ func scanArtifact(row pgx.Row) (*jobs.Artifact, error) {
 	return &a, err
 }
 
-// ListArtifacts implements jobs.Repository.
+// ListArtifacts implements web.BatchReader.
 func (s *Store) ListArtifacts(ctx context.Context, jobID string) ([]*jobs.Artifact, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+artifactColumns+` FROM artifacts WHERE job_id = $1 ORDER BY kind, seq, name`, jobID)
 	if err != nil {
@@ -473,7 +473,7 @@ func (s *Store) ListArtifacts(ctx context.Context, jobID string) ([]*jobs.Artifa
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*jobs.Artifact, error) { return scanArtifact(r) })
 }
 
-// FirstScreenshots implements jobs.Repository.
+// FirstScreenshots implements web.BatchReader.
 func (s *Store) FirstScreenshots(ctx context.Context, jobIDs []string) (map[string]*jobs.Artifact, error) {
 	rows, err := s.pool.Query(ctx, `SELECT a.*, t.object_key, t.content_type, t.bytes, t.width, t.height
 		FROM (SELECT DISTINCT ON (job_id) `+artifactColumns+` FROM artifacts
@@ -493,7 +493,7 @@ func (s *Store) FirstScreenshots(ctx context.Context, jobIDs []string) (map[stri
 	return out, nil
 }
 
-// GetArtifact implements jobs.Repository.
+// GetArtifact implements web.BatchReader.
 func (s *Store) GetArtifact(ctx context.Context, id string) (*jobs.Artifact, error) {
 	a, err := scanArtifact(s.pool.QueryRow(ctx, `SELECT `+artifactColumns+` FROM artifacts WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -505,7 +505,7 @@ func (s *Store) GetArtifact(ctx context.Context, id string) (*jobs.Artifact, err
 	return a, nil
 }
 
-// StartJob implements jobs.Repository.
+// StartJob implements jobs.JobStore.
 func (s *Store) StartJob(ctx context.Context, id string) (*jobs.Job, bool, error) {
 	j, err := scanJob(s.pool.QueryRow(ctx, `UPDATE jobs SET status = 'running', attempts = attempts + 1, result = NULL,
 		started_at = coalesce(started_at, now()), updated_at = now()
@@ -521,7 +521,7 @@ func (s *Store) StartJob(ctx context.Context, id string) (*jobs.Job, bool, error
 	return j, true, nil
 }
 
-// CompleteJob implements jobs.Repository.
+// CompleteJob implements jobs.JobStore.
 func (s *Store) CompleteJob(ctx context.Context, id string, attempt int, result *jobs.Result, arts []*jobs.Artifact) (bool, error) {
 	res, err := json.Marshal(result)
 	if err != nil {
@@ -592,7 +592,7 @@ func artifactInsertError(what, name string, err error) error {
 // pgerrUniqueViolation is Postgres's SQLSTATE unique_violation.
 const pgerrUniqueViolation = "23505"
 
-// FailJob implements jobs.Repository.
+// FailJob implements jobs.JobStore.
 func (s *Store) FailJob(ctx context.Context, id string, attempt int, e jobs.JobError, result *jobs.Result, final bool) error {
 	return s.failJob(ctx, id, attempt, e, result, final, nil)
 }
@@ -652,7 +652,7 @@ func (s *Store) failJob(ctx context.Context, id string, attempt int, e jobs.JobE
 	return nil
 }
 
-// CancelBatch implements jobs.Repository.
+// CancelBatch implements jobs.BatchStore.
 func (s *Store) CancelBatch(ctx context.Context, id string) ([]string, error) {
 	var ids []string
 	var changed []jobChanged
@@ -691,7 +691,7 @@ func (s *Store) CancelBatch(ctx context.Context, id string) ([]string, error) {
 	return ids, err
 }
 
-// Unfinished implements jobs.Repository.
+// Unfinished implements jobs.ReconcileStore.
 func (s *Store) Unfinished(ctx context.Context, before time.Time, limit int) ([]jobs.JobRef, error) {
 	// Held jobs (dispatched_at NULL) are the dispatcher's, not the reconciler's.
 	rows, err := s.pool.Query(ctx, `SELECT id, status, updated_at FROM jobs
@@ -707,7 +707,7 @@ func (s *Store) Unfinished(ctx context.Context, before time.Time, limit int) ([]
 	})
 }
 
-// Requeue implements jobs.Repository.
+// Requeue implements jobs.ReconcileStore.
 func (s *Store) Requeue(ctx context.Context, id string) error {
 	c := jobChanged{id: id, status: jobs.StatusQueued}
 	var batchID string

@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// JobStatuses implements jobs.SweepStore. ids must be UUIDs.
+// JobStatuses implements maintenance.SweepStore. ids must be UUIDs.
 func (s *Store) JobStatuses(ctx context.Context, ids []string) (map[string]string, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, status FROM jobs WHERE id = ANY($1::uuid[])`, ids)
 	if err != nil {
@@ -25,7 +25,7 @@ func (s *Store) JobStatuses(ctx context.Context, ids []string) (map[string]strin
 	return out, nil
 }
 
-// ReferencedKeys implements jobs.SweepStore: keys an artifact or a
+// ReferencedKeys implements maintenance.SweepStore: keys an artifact or a
 // thumbnail names.
 func (s *Store) ReferencedKeys(ctx context.Context, keys []string) (map[string]bool, error) {
 	rows, err := s.pool.Query(ctx, `SELECT object_key FROM artifacts WHERE object_key = ANY($1::text[])

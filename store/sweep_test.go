@@ -11,6 +11,7 @@ import (
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/internal/testenv"
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/maintenance"
 )
 
 // setupBucket returns an artifacts.Store on a bucket of its own in the local
@@ -78,7 +79,7 @@ func TestSweeperAgainstMinIOAndPostgres(t *testing.T) {
 	time.Sleep(grace + 500*time.Millisecond)
 	young := put(fresh.ID, "shot.png") // a final job's, but within the grace
 
-	sw := &jobs.Sweeper{Objects: objs, Repo: st, Grace: grace}
+	sw := &maintenance.Sweeper{Objects: objs, Repo: st, Grace: grace}
 	res, err := sw.Sweep(ctx)
 	if err != nil {
 		t.Fatalf("Sweep: %v", err)
@@ -86,7 +87,7 @@ func TestSweeperAgainstMinIOAndPostgres(t *testing.T) {
 	wantKeys := []string{orphan, gone}
 	slices.Sort(wantKeys)
 	slices.Sort(res.Keys)
-	if diff := cmp.Diff(jobs.SweepResult{Listed: 5, Deleted: 2, Bytes: 34, Wrapped: true, Keys: wantKeys}, res); diff != "" {
+	if diff := cmp.Diff(maintenance.SweepResult{Listed: 5, Deleted: 2, Bytes: 34, Wrapped: true, Keys: wantKeys}, res); diff != "" {
 		t.Errorf("Sweep result (-want +got):\n%s", diff)
 	}
 	page, err := objs.List(ctx, "batches/", "", 0)

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/maintenance"
 )
 
 // Deleting an object is check-then-act: no row names it, then it goes. A
@@ -20,7 +21,7 @@ import (
 // (jobs.ErrObjectGone: the attempt is retried and uploads the bytes again).
 // A key the commit uploaded afresh is the new object: its mark goes.
 
-var _ jobs.ObjectMarker = (*Store)(nil)
+var _ maintenance.ObjectMarker = (*Store)(nil)
 
 // tombstoneWindow is how long a mark refuses reuse: the sweep's grace,
 // longer than any upload-to-commit gap of a live attempt.
@@ -76,7 +77,7 @@ func markUnreferenced(ctx context.Context, tx pgx.Tx, keys []string) (map[string
 	return out, nil
 }
 
-// MarkUnreferenced implements jobs.ObjectMarker.
+// MarkUnreferenced implements maintenance.ObjectMarker.
 func (s *Store) MarkUnreferenced(ctx context.Context, keys []string) (map[string]bool, error) {
 	var out map[string]bool
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -90,7 +91,7 @@ func (s *Store) MarkUnreferenced(ctx context.Context, keys []string) (map[string
 	return out, nil
 }
 
-// FinishObjectDeletion implements jobs.ObjectMarker: deleted keys stay
+// FinishObjectDeletion implements maintenance.ObjectMarker: deleted keys stay
 // marked for the window (a reuse that began before the delete is refused),
 // kept ones are unmarked, and marks past twice the window go.
 func (s *Store) FinishObjectDeletion(ctx context.Context, deleted, kept []string) error {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/maintenance"
 	"github.com/snapq/snapq/store"
 )
 
@@ -60,7 +61,7 @@ func TestDeleteAndReuseInterleaved(t *testing.T) {
 	go func() { reused <- complete(reuser[0], k1, true) }()
 	<-locked
 	store.SetTombstoneHookForTest(nil)
-	deleted := make(chan jobs.BatchDeletion, 1)
+	deleted := make(chan maintenance.BatchDeletion, 1)
 	go func() {
 		del, err := st.DeleteBatchRows(ctx, old.ID, false)
 		if err != nil {

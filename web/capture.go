@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -81,11 +82,26 @@ func (s *Server) syncCapture(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	allowWait(c, wait)
 	j, err = s.awaitJob(c.Request.Context(), b.ID, j.ID, wait)
 	if err != nil {
 		return err
 	}
 	return s.answerCapture(c, j, want, segment)
+}
+
+// captureWriteSlack is the time a capture's answer has to be written after
+// its wait.
+const captureWriteSlack = 30 * time.Second
+
+// allowWait moves the connection's write deadline past wait: the server's
+// WriteTimeout (a minute) is shorter than the longest wait_ms, and would cut
+// the connection of a call still waiting instead of answering it.
+func allowWait(c *gin.Context, wait time.Duration) {
+	err := http.NewResponseController(c.Writer).SetWriteDeadline(time.Now().Add(wait + captureWriteSlack))
+	if err != nil && !errors.Is(err, http.ErrNotSupported) {
+		_ = c.Error(fmt.Errorf("extend the write deadline: %w", err)) // logged; the answer may be cut
+	}
 }
 
 // segmentParam reads ?segment=N (default 1, 1 to 50).

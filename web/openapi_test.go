@@ -44,7 +44,7 @@ func TestOpenAPICoversRouter(t *testing.T) {
 	}
 	// Every optional part mounted: metrics, the queue UI.
 	s := &Server{Service: &jobs.Service{Repo: &fakeRepo{}, Queue: &fakeQueue{}}, Batches: &fakeRepo{},
-		Metrics: m, Queues: http.NotFoundHandler(), Config: Config{AllowedHosts: testHosts}}
+		Metrics: m, Queues: http.NotFoundHandler(), Config: Config{AllowedHosts: testHosts, BrowserlessPrefix: DefaultBrowserlessPrefix}}
 	engine, ok := s.Handler().(*gin.Engine)
 	if !ok {
 		t.Fatalf("Handler is a %T, not a *gin.Engine", s.Handler())
@@ -111,7 +111,7 @@ func TestPanicIsAnError(t *testing.T) {
 	t.Parallel()
 	repo := &panicRepo{}
 	s := &Server{Service: &jobs.Service{Repo: repo, Queue: &fakeQueue{}}, Batches: repo,
-		Logger: slog.New(slog.DiscardHandler), Config: Config{AllowedHosts: testHosts}}
+		Logger: slog.New(slog.DiscardHandler), Config: Config{AllowedHosts: testHosts, BrowserlessPrefix: DefaultBrowserlessPrefix}}
 	req := httptest.NewRequest(http.MethodGet, "/v1/batches/"+jobs.NewID(), nil)
 	rec := httptest.NewRecorder()
 	s.Handler().ServeHTTP(rec, req)

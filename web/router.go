@@ -78,6 +78,10 @@ type Config struct {
 	// tenant's tasks (SNAPQ_ADMIN_TOKEN); ordinary API keys get 403 there.
 	// Empty: the queue UI is closed while auth is on.
 	AdminToken string
+	// BrowserlessPrefix is where the Browserless-compatible endpoints are
+	// mounted (browserless.go; SNAPQ_BROWSERLESS_PREFIX, default
+	// DefaultBrowserlessPrefix); "": not mounted.
+	BrowserlessPrefix string
 }
 
 // Server holds the API's dependencies.
@@ -171,6 +175,7 @@ func (s *Server) Handler() http.Handler {
 	s.routeRules(v1)                     // rules.go
 	s.routeAuthProfiles(v1)              // authprofiles.go
 	s.routeAdmin(r)                      // sweep.go: POST /v1/admin/sweep, with the admin token
+	s.routeBrowserless(r)                // browserless.go: the Browserless-compatible endpoints
 	r.NoRoute(s.h(func(c *gin.Context) error {
 		return &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "no such endpoint: " + c.Request.URL.Path}
 	}))

@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/maintenance"
 )
 
 // POST /v1/admin/sweep runs a maintenance pass now (retention, the orphan
@@ -24,9 +25,9 @@ const SweepPath = "/v1/admin/sweep"
 // what it did not reach, the next pass does.
 const sweepTimeout = 50 * time.Second
 
-// MaintenanceRunner runs one maintenance pass (jobs.Maintenance).
+// MaintenanceRunner runs one maintenance pass (maintenance.Maintenance).
 type MaintenanceRunner interface {
-	Pass(ctx context.Context, dryRun bool) (jobs.SweepReport, error)
+	Pass(ctx context.Context, dryRun bool) (maintenance.SweepReport, error)
 }
 
 // sweepRequest is the body of POST /v1/admin/sweep.
@@ -90,7 +91,7 @@ func (s *Server) runSweep(c *gin.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), sweepTimeout)
 	defer cancel()
 	rep, err := s.Maintenance.Pass(ctx, req.DryRun)
-	if errors.Is(err, jobs.ErrPassRunning) {
+	if errors.Is(err, maintenance.ErrPassRunning) {
 		return &apiError{Status: http.StatusConflict, Code: "sweep_running", Message: "a maintenance pass is already running on this replica; try again when it ends"}
 	}
 	if err != nil {

@@ -14,12 +14,13 @@ import (
 
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/cmd/internal/env"
+	"github.com/snapq/snapq/discover"
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/maintenance"
 	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/regression"
-	"github.com/snapq/snapq/sitemap"
 	"github.com/snapq/snapq/web"
 	"github.com/snapq/snapq/webhook"
 )
@@ -152,18 +153,19 @@ func loadAPIConfig() (apiConfig, error) {
 		ReconcileInterval:  r.Duration("SNAPQ_RECONCILE_INTERVAL", time.Minute),
 		ReconcileGrace:     r.Duration("SNAPQ_RECONCILE_GRACE", 30*time.Second),
 		ScheduleSync:       r.Duration("SNAPQ_SCHEDULE_SYNC", 30*time.Second),
-		SweepInterval:      r.Duration("SNAPQ_SWEEP_INTERVAL", jobs.DefaultSweepInterval),
-		SweepGrace:         r.Duration("SNAPQ_SWEEP_GRACE", jobs.DefaultSweepGrace),
+		SweepInterval:      r.Duration("SNAPQ_SWEEP_INTERVAL", maintenance.DefaultSweepInterval),
+		SweepGrace:         r.Duration("SNAPQ_SWEEP_GRACE", maintenance.DefaultSweepGrace),
 		SweepDryRun:        r.Bool("SNAPQ_SWEEP_DRY_RUN", false),
 		RetentionDays:      r.Int("SNAPQ_RETENTION_DAYS", 0),
 		BranchBaselineDays: r.Int("SNAPQ_BRANCH_BASELINE_DAYS", regression.DefaultBranchBaselineDays),
 		Auth:               r.String("SNAPQ_AUTH", authOn),
 		Web: web.Config{
-			MaxBodyBytes: int64(r.Int("SNAPQ_MAX_BODY_BYTES", 1<<20)),
-			PublicURL:    r.String("SNAPQ_PUBLIC_URL", ""),
-			CORSOrigins:  splitList(r.String("SNAPQ_CORS_ORIGINS", "")),
-			AllowedHosts: splitList(r.String("SNAPQ_ALLOWED_HOSTS", "")),
-			AdminToken:   r.Secret("SNAPQ_ADMIN_TOKEN", ""),
+			MaxBodyBytes:      int64(r.Int("SNAPQ_MAX_BODY_BYTES", 1<<20)),
+			PublicURL:         r.String("SNAPQ_PUBLIC_URL", ""),
+			CORSOrigins:       splitList(r.String("SNAPQ_CORS_ORIGINS", "")),
+			AllowedHosts:      splitList(r.String("SNAPQ_ALLOWED_HOSTS", "")),
+			AdminToken:        r.Secret("SNAPQ_ADMIN_TOKEN", ""),
+			BrowserlessPrefix: browserlessPrefix(r.String("SNAPQ_BROWSERLESS_PREFIX", web.DefaultBrowserlessPrefix)),
 		},
 		RateLimit:           r.Float("SNAPQ_RATE_LIMIT", 10),
 		RateBurst:           r.Int("SNAPQ_RATE_BURST", 20),
@@ -191,7 +193,7 @@ func loadAPIConfig() (apiConfig, error) {
 		allowErr = fmt.Errorf("SNAPQ_EGRESS_ALLOW_CIDRS: %w", allowErr)
 	}
 	c.EgressAllow = allow
-	c.SitemapTimeout = r.Duration("SNAPQ_SITEMAP_TIMEOUT", sitemap.DefaultTimeout)
+	c.SitemapTimeout = r.Duration("SNAPQ_SITEMAP_TIMEOUT", discover.DefaultTimeout)
 	c.Budget = env.Budget(&r)
 	c.MaxAuthProfilesPerKey = r.Int("SNAPQ_MAX_AUTH_PROFILES_PER_KEY", authprofile.DefaultMaxPerKey)
 	var sitemapErr error
@@ -226,17 +228,26 @@ func (c apiConfig) validate() error {
 	if c.SweepGrace <= 0 {
 		sweepErr = errors.Join(sweepErr, fmt.Errorf("SNAPQ_SWEEP_GRACE=%s: want a positive duration", c.SweepGrace))
 	}
-	if c.RetentionDays < 0 || c.RetentionDays > jobs.MaxRetentionDays {
-		sweepErr = errors.Join(sweepErr, fmt.Errorf("SNAPQ_RETENTION_DAYS=%d: want 0 (keep forever) to %d days", c.RetentionDays, jobs.MaxRetentionDays))
+	if c.RetentionDays < 0 || c.RetentionDays > maintenance.MaxRetentionDays {
+		sweepErr = errors.Join(sweepErr, fmt.Errorf("SNAPQ_RETENTION_DAYS=%d: want 0 (keep forever) to %d days", c.RetentionDays, maintenance.MaxRetentionDays))
 	}
-	if c.BranchBaselineDays < 0 || c.BranchBaselineDays > jobs.MaxRetentionDays {
-		sweepErr = errors.Join(sweepErr, fmt.Errorf("SNAPQ_BRANCH_BASELINE_DAYS=%d: want 0 (never expire) to %d days", c.BranchBaselineDays, jobs.MaxRetentionDays))
+	if c.BranchBaselineDays < 0 || c.BranchBaselineDays > maintenance.MaxRetentionDays {
+		sweepErr = errors.Join(sweepErr, fmt.Errorf("SNAPQ_BRANCH_BASELINE_DAYS=%d: want 0 (never expire) to %d days", c.BranchBaselineDays, maintenance.MaxRetentionDays))
 	}
 	var tokenErr error
 	if t := c.Web.AdminToken; t != "" && (len(t) < 24 || strings.TrimSpace(t) != t) {
 		tokenErr = fmt.Errorf("SNAPQ_ADMIN_TOKEN: want at least 24 characters without surrounding spaces (e.g. openssl rand -hex 24)")
 	}
-	return errors.Join(authErr, queuesErr, metricsErr, sweepErr, tokenErr, c.S3.Validate())
+	return errors.Join(authErr, queuesErr, metricsErr, sweepErr, tokenErr, web.ValidBrowserlessPrefix(c.Web.BrowserlessPrefix), c.S3.Validate())
+}
+
+// browserlessPrefix reads SNAPQ_BROWSERLESS_PREFIX: "off" (or empty) mounts
+// no Browserless-compatible endpoints.
+func browserlessPrefix(v string) string {
+	if v == "off" {
+		return ""
+	}
+	return strings.TrimSuffix(v, "/")
 }
 
 // loadDatabaseURL reads SNAPQ_DATABASE_URL alone, for the commands that only

@@ -54,7 +54,7 @@ func defaultAPIConfig() apiConfig {
 		SweepGrace:          time.Hour,
 		BranchBaselineDays:  30,
 		Auth:                "on",
-		Web:                 web.Config{MaxBodyBytes: 1 << 20, Auth: true, ListenAddr: "127.0.0.1:8080"},
+		Web:                 web.Config{MaxBodyBytes: 1 << 20, Auth: true, ListenAddr: "127.0.0.1:8080", BrowserlessPrefix: web.DefaultBrowserlessPrefix},
 		RateLimit:           10,
 		RateBurst:           20,
 		AuthFailureRate:     0.1,
@@ -103,6 +103,7 @@ func TestLoadAPIConfig(t *testing.T) {
 				"SNAPQ_ADMIN_QUEUES=off", "SNAPQ_METRICS=public",
 				"SNAPQ_SSE_MAX_STREAMS=20", "SNAPQ_SSE_MAX_DURATION=5m", "SNAPQ_SSE_HEARTBEAT=2s",
 				"SNAPQ_SITEMAP_TIMEOUT=10s",
+				"SNAPQ_BROWSERLESS_PREFIX=/browserless/",
 			},
 			want: func(c *apiConfig) {
 				c.LogLevel = slog.LevelDebug
@@ -119,7 +120,7 @@ func TestLoadAPIConfig(t *testing.T) {
 				c.Auth = "off"
 				c.Web = web.Config{MaxBodyBytes: 2 << 20, PublicURL: "https://snapq.example.com",
 					CORSOrigins: []string{"https://a.example", "https://b.example"}, ListenAddr: "localhost:9090",
-					AllowedHosts: []string{"snapq.internal", "api.example.com:8443"}}
+					AllowedHosts: []string{"snapq.internal", "api.example.com:8443"}, BrowserlessPrefix: "/browserless"}
 				c.RateLimit, c.RateBurst, c.MaxTargets, c.MaxJobsInFlight = 0.5, 3, 50, 7
 				c.AuthFailureRate, c.AuthFailureBurst = 0, 4
 				c.MaxSuitesPerKey, c.MinScheduleInterval = 4, time.Hour

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/maintenance"
 )
 
 // keys runs `api keys create|list|revoke|retention`.
@@ -90,8 +91,8 @@ func keyRetention(ctx context.Context, st interface {
 	var days *int
 	if args[1] != "default" {
 		n, err := strconv.Atoi(args[1])
-		if err != nil || n < 0 || n > jobs.MaxRetentionDays {
-			return fmt.Errorf("DAYS %q: want 0-%d or default\n%s", args[1], jobs.MaxRetentionDays, use)
+		if err != nil || n < 0 || n > maintenance.MaxRetentionDays {
+			return fmt.Errorf("DAYS %q: want 0-%d or default\n%s", args[1], maintenance.MaxRetentionDays, use)
 		}
 		days = &n
 	}

@@ -26,14 +26,15 @@ import (
 	"github.com/snapq/snapq/cmd/internal/env"
 	"github.com/snapq/snapq/cmd/internal/harden"
 	"github.com/snapq/snapq/cmd/internal/sweepmetrics"
+	"github.com/snapq/snapq/discover"
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/events"
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/maintenance"
 	"github.com/snapq/snapq/notify"
 	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/regression"
-	"github.com/snapq/snapq/sitemap"
 	"github.com/snapq/snapq/store"
 	"github.com/snapq/snapq/web"
 	"github.com/snapq/snapq/webhook"
@@ -241,8 +242,8 @@ func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeSe
 
 	// Sitemaps (of batches and of discovering suites' runs) and the pages of suites that
 	// discover by crawl are fetched through the egress guard, under the workers' policy.
-	sitemaps := &sitemap.Reader{Client: egress.New(egress.Config{Policy: egress.NewPolicy(cfg.EgressAllow),
-		Logger: log.With("component", "egress")}).HTTPClient(0), Limits: sitemap.Limits{Timeout: cfg.SitemapTimeout}}
+	sitemaps := &discover.Reader{Client: egress.New(egress.Config{Policy: egress.NewPolicy(cfg.EgressAllow),
+		Logger: log.With("component", "egress")}).HTTPClient(0), Limits: discover.Limits{Timeout: cfg.SitemapTimeout}}
 	// One per-key budget for the work the api does outside the capture queue.
 	budget := ratelimit.NewBudget(rdb, cfg.Budget)
 	srv := &web.Server{
@@ -323,7 +324,7 @@ func startLoops(ctx context.Context, cfg apiConfig, d *deps, log *slog.Logger) (
 	// need no restart; replicas dedupe activations (regression/schedule.go).
 	sched, err := asynq.NewPeriodicTaskManager(asynq.PeriodicTaskManagerOpts{
 		RedisConnOpt:               cfg.Redis,
-		PeriodicTaskConfigProvider: &regression.ScheduleProvider{Repo: st, MinInterval: cfg.MinScheduleInterval, Logger: log},
+		PeriodicTaskConfigProvider: &queue.CronProvider{Source: &regression.ScheduleProvider{Repo: st, MinInterval: cfg.MinScheduleInterval, Logger: log}},
 		SyncInterval:               cfg.ScheduleSync,
 		SchedulerOpts:              &asynq.SchedulerOpts{Logger: env.AsynqLogger{L: log}, LogLevel: asynq.WarnLevel},
 	})
@@ -380,20 +381,21 @@ func sweepScheduler(cfg apiConfig, log *slog.Logger) (*asynq.Scheduler, error) {
 	return s, nil
 }
 
-func sweepPayload(cfg apiConfig) jobs.SweepPayload {
-	return jobs.SweepPayload{PassID: jobs.SweepPassID, DryRun: cfg.SweepDryRun, RetentionDays: cfg.RetentionDays,
+func sweepPayload(cfg apiConfig) maintenance.SweepPayload {
+	return maintenance.SweepPayload{PassID: maintenance.SweepPassID, DryRun: cfg.SweepDryRun, RetentionDays: cfg.RetentionDays,
 		BranchBaselineDays: cfg.BranchBaselineDays,
 		GraceS:             int64(cfg.SweepGrace / time.Second), IntervalS: int64(cfg.SweepInterval / time.Second)}
 }
 
 // newMaintenance is the api's own maintenance pass, for POST /v1/admin/sweep.
-func newMaintenance(cfg apiConfig, d *deps, log *slog.Logger, observe func(jobs.SweepReport)) *jobs.Maintenance {
+func newMaintenance(cfg apiConfig, d *deps, log *slog.Logger, observe func(maintenance.SweepReport)) *maintenance.Maintenance {
 	log = log.With("component", "maintenance")
-	return &jobs.Maintenance{
+	return &maintenance.Maintenance{
 		Baselines: &regression.BranchExpiry{Repo: d.store}, BranchBaselineDays: cfg.BranchBaselineDays,
-		Retention: &jobs.Retention{Repo: d.store, Objects: d.objects, Logger: log, DefaultDays: cfg.RetentionDays, Grace: cfg.SweepGrace},
-		Sweeper:   &jobs.Sweeper{Objects: d.objects, Repo: d.store, Logger: log, Grace: cfg.SweepGrace},
-		Rows:      d.store, Objects: d.objects, Logger: log, Observe: observe,
+		Retention: &maintenance.Retention{Repo: d.store, Objects: d.objects, Logger: log, DefaultDays: cfg.RetentionDays, Grace: cfg.SweepGrace},
+		Sweeper:   &maintenance.Sweeper{Objects: d.objects, Repo: d.store, Logger: log, Grace: cfg.SweepGrace},
+		Missing:   &maintenance.MissingCheck{Rows: d.store, Objects: d.objects, Logger: log},
+		Logger:    log, Observe: observe,
 		// SNAPQ_SWEEP_DRY_RUN holds for on-demand passes too.
 		ForceDryRun: cfg.SweepDryRun}
 }

@@ -22,14 +22,15 @@ import (
 	"github.com/snapq/snapq/capture"
 	"github.com/snapq/snapq/cmd/internal/env"
 	"github.com/snapq/snapq/cmd/internal/harden"
+	"github.com/snapq/snapq/discover"
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/events"
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/maintenance"
 	"github.com/snapq/snapq/notify"
 	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/regression"
-	"github.com/snapq/snapq/sitemap"
 	"github.com/snapq/snapq/store"
 	"github.com/snapq/snapq/webhook"
 )
@@ -238,7 +239,7 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 	}
 	// Scheduled runs of discovering suites read their sitemaps (or crawl their pages)
 	// through the egress guard.
-	discoverer := &sitemap.Reader{Client: d.guard.HTTPClient(0)}
+	discoverer := &discover.Reader{Client: d.guard.HTTPClient(0)}
 	runner := &regression.SuiteRunner{Regression: &regression.Service{Repo: st, Queue: tasks, Logger: regLog, MaxInFlight: inFlight,
 		Dispatch: d.dispatch, Sitemaps: discoverer, Pages: discoverer, Budget: ratelimit.NewBudget(d.rdb, cfg.Budget)}}
 	// Webhook deliveries go through the same egress guard as Chromium.
@@ -263,11 +264,12 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 	// Maintenance passes the api replicas schedule (one per SNAPQ_SWEEP_INTERVAL,
 	// claimed in Postgres); their settings come in the payload.
 	maintLog := log.With("component", "maintenance")
-	sweep := &jobs.SweepTask{Slots: st, Maintenance: &jobs.Maintenance{
+	sweep := &maintenance.SweepTask{Slots: st, Maintenance: &maintenance.Maintenance{
 		Baselines: &regression.BranchExpiry{Repo: st},
-		Retention: &jobs.Retention{Repo: st, Objects: d.objects, Logger: maintLog},
-		Sweeper:   &jobs.Sweeper{Objects: d.objects, Repo: st, Logger: maintLog},
-		Rows:      st, Objects: d.objects, Logger: maintLog, Observe: metrics.sweeps.Observe}}
+		Retention: &maintenance.Retention{Repo: st, Objects: d.objects, Logger: maintLog},
+		Sweeper:   &maintenance.Sweeper{Objects: d.objects, Repo: st, Logger: maintLog},
+		Missing:   &maintenance.MissingCheck{Rows: st, Objects: d.objects, Logger: maintLog},
+		Logger:    maintLog, Observe: metrics.sweeps.Observe}}
 	queue.Register(mux, sweep.Run)
 	return mux
 }

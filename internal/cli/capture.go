@@ -28,6 +28,12 @@ type captureFlags struct {
 	labels   []string
 	wait     bool
 	out      string
+	// --sync (capture_sync.go)
+	sync    bool
+	as      string
+	output  string
+	waitMS  int
+	segment int
 }
 
 func (a *app) captureCommand() *cobra.Command {
@@ -82,10 +88,14 @@ The exit code is 1 when any job failed, and the failed jobs are named.`,
 	fl.StringArrayVar(&f.labels, "label", nil, "label the batch: key=value (repeatable)")
 	fl.BoolVar(&f.wait, "wait", false, "wait until every job is done, showing progress")
 	fl.StringVar(&f.out, "out", "", "download every artifact into this directory (implies --wait)")
+	syncFlags(fl, &f)
 	return cmd
 }
 
 func (a *app) capture(ctx context.Context, args []string, f captureFlags) error {
+	if f.sync {
+		return a.captureSync(ctx, args, f)
+	}
 	req, err := a.buildBatch(ctx, args, f)
 	if err != nil {
 		return err
@@ -152,33 +162,11 @@ func (a *app) buildBatch(ctx context.Context, args []string, f captureFlags) (cl
 	if len(req.Targets) == 0 && req.Sitemap == "" && req.Crawl == nil {
 		return req, usagef("nothing to capture: give a FILE of URLs, - for standard input, --url, --sitemap or --crawl")
 	}
-	opts := map[string]any{}
-	if f.options != "" {
-		raw, err := os.ReadFile(f.options)
-		if err != nil {
-			return req, usageError{err}
-		}
-		dec := json.NewDecoder(strings.NewReader(string(raw)))
-		dec.UseNumber()
-		if err := dec.Decode(&opts); err != nil {
-			return req, usagef("--options %s: want a JSON object: %v", f.options, err)
-		}
+	raw, err := captureOptions(f)
+	if err != nil {
+		return req, err
 	}
-	for _, s := range f.sets {
-		if err := setOption(opts, s); err != nil {
-			return req, usageError{err}
-		}
-	}
-	if len(opts) > 0 {
-		raw, err := json.Marshal(opts)
-		if err != nil {
-			return req, usageError{err}
-		}
-		if err := checkOptions(raw); err != nil {
-			return req, usageError{err}
-		}
-		req.RawOptions = raw
-	}
+	req.RawOptions = raw
 	for _, l := range f.labels {
 		k, v, ok := strings.Cut(l, "=")
 		if !ok || k == "" {
@@ -195,6 +183,38 @@ func (a *app) buildBatch(ctx context.Context, args []string, f captureFlags) (cl
 	_, _ = rand.Read(b[:])
 	req.IdempotencyKey = "snapq-cli-" + hex.EncodeToString(b[:])
 	return req, nil
+}
+
+// captureOptions builds the options of --options and --set (nil: none).
+func captureOptions(f captureFlags) (json.RawMessage, error) {
+	opts := map[string]any{}
+	if f.options != "" {
+		raw, err := os.ReadFile(f.options)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		dec := json.NewDecoder(strings.NewReader(string(raw)))
+		dec.UseNumber()
+		if err := dec.Decode(&opts); err != nil {
+			return nil, usagef("--options %s: want a JSON object: %v", f.options, err)
+		}
+	}
+	for _, s := range f.sets {
+		if err := setOption(opts, s); err != nil {
+			return nil, usageError{err}
+		}
+	}
+	if len(opts) == 0 {
+		return nil, nil
+	}
+	raw, err := json.Marshal(opts)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if err := checkOptions(raw); err != nil {
+		return nil, usageError{err}
+	}
+	return raw, nil
 }
 
 // finishBatch waits for the batch with progress, downloads its artifacts into

@@ -134,7 +134,7 @@ func TestSitemapBombsWithinBudget(t *testing.T) {
 }
 
 // A suite whose discovery crawls with same_origin off, from a page linking to 300 pages of
-// another host, sends that host at most 20 requests (jobs.MaxLinkCrawlHostFetches).
+// another host, sends that host at most 20 requests (discover.MaxLinkCrawlHostFetches).
 // On the same stack, one key holds at most its share of event streams
 // (SNAPQ_SSE_MAX_STREAMS_PER_KEY=2): the third is 429 concurrency_limit with Retry-After,
 // another key's is served.

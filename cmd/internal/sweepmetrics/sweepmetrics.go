@@ -1,4 +1,4 @@
-// Package sweepmetrics counts maintenance passes (jobs.Maintenance) in
+// Package sweepmetrics counts maintenance passes (maintenance.Maintenance) in
 // Prometheus: the api runs them on demand, workers on schedule, and both
 // export the same series.
 package sweepmetrics
@@ -8,7 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/maintenance"
 )
 
 // Metrics are the maintenance pass's series.
@@ -55,8 +55,8 @@ func (m *Metrics) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.passes, m.objects, m.bytes, m.batches, m.missing, m.found, m.last}
 }
 
-// Observe records one pass (jobs.Maintenance.Observe).
-func (m *Metrics) Observe(r jobs.SweepReport) {
+// Observe records one pass (maintenance.Maintenance.Observe).
+func (m *Metrics) Observe(r maintenance.SweepReport) {
 	m.passes.WithLabelValues(strconv.FormatBool(r.DryRun)).Inc()
 	m.missing.Set(float64(r.Missing.Missing))
 	m.found.Add(float64(r.Missing.Missing))

@@ -1,4 +1,4 @@
-package sitemap
+package discover
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 )
 
 // FetchPage GETs one page through the Reader's client (the egress guard's) for a suite's
-// discovery by crawl (jobs.CrawlLinks): it does not follow redirects (the caller decides
+// discovery by crawl (CrawlLinks): it does not follow redirects (the caller decides
 // which to follow, each a new request so each destination is checked again) and reads at
 // most maxBytes of the body (a longer page is cut there). The caller bounds the time.
 func (r *Reader) FetchPage(ctx context.Context, rawURL string, maxBytes int64) (status int, location, contentType string, body []byte, err error) {

@@ -1,4 +1,4 @@
-package jobs
+package discover
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/snapq/snapq/jobs"
 )
 
 func TestExtractLinks(t *testing.T) {
@@ -29,8 +31,8 @@ func TestExtractLinks(t *testing.T) {
 func TestExtractLinksHostile(t *testing.T) {
 	t.Parallel()
 	many := strings.Repeat(`<a href="/p">p</a>`, 20000)
-	if got := ExtractLinks([]byte(many), "http://s.test/", MaxCrawlLinks); len(got) != MaxCrawlLinks {
-		t.Errorf("20000 links: %d kept, want %d", len(got), MaxCrawlLinks)
+	if got := ExtractLinks([]byte(many), "http://s.test/", jobs.MaxCrawlLinks); len(got) != jobs.MaxCrawlLinks {
+		t.Errorf("20000 links: %d kept, want %d", len(got), jobs.MaxCrawlLinks)
 	}
 	deep := strings.Repeat("<div>", 200000) + `<a href="/deep">d</a>` + strings.Repeat("</div>", 200000)
 	start := time.Now()
@@ -113,7 +115,7 @@ func TestCrawlLinksBFS(t *testing.T) {
 		"/redir":     {status: 301, location: "/b/1"},
 		"/out":       {status: 302, location: "http://other.test/"},
 	}}
-	c := &Crawl{URL: "http://s.test/", MaxDepth: 2, MaxPages: 100, SameOrigin: true, Exclude: []string{"/private*"}}
+	c := &jobs.Crawl{URL: "http://s.test/", MaxDepth: 2, MaxPages: 100, SameOrigin: true, Exclude: []string{"/private*"}}
 	got, st, err := CrawlLinks(context.Background(), site, c)
 	if err != nil {
 		t.Fatal(err)
@@ -150,13 +152,13 @@ func TestCrawlLinksStartPage(t *testing.T) {
 		"/":      linksPage(),
 	}}
 	for path, code := range map[string]string{"/missing": "crawl_unreachable", "/pdf": "crawl_not_html", "/loop": "crawl_unreachable"} {
-		_, _, err := CrawlLinks(context.Background(), site, &Crawl{URL: "http://s.test" + path, MaxDepth: 2, MaxPages: 10, SameOrigin: true})
-		var ve *ValidationError
+		_, _, err := CrawlLinks(context.Background(), site, &jobs.Crawl{URL: "http://s.test" + path, MaxDepth: 2, MaxPages: 10, SameOrigin: true})
+		var ve *jobs.ValidationError
 		if !errors.As(err, &ve) || ve.Fields[0].Field != "url" || ve.Fields[0].Code != code {
 			t.Errorf("start %s: %v, want %s on url", path, err, code)
 		}
 	}
-	if got, _, err := CrawlLinks(context.Background(), site, &Crawl{URL: "http://s.test/moved", MaxDepth: 2, MaxPages: 10, SameOrigin: true}); err != nil || !reflect.DeepEqual(got, []string{"http://s.test/"}) {
+	if got, _, err := CrawlLinks(context.Background(), site, &jobs.Crawl{URL: "http://s.test/moved", MaxDepth: 2, MaxPages: 10, SameOrigin: true}); err != nil || !reflect.DeepEqual(got, []string{"http://s.test/"}) {
 		t.Errorf("a start page that redirects: %q %v, want its target", got, err)
 	}
 	// http://s.test/away redirects to https://www.s.test/, whose links are then followed.
@@ -166,7 +168,7 @@ func TestCrawlLinksStartPage(t *testing.T) {
 		"https://www.s.test/in":    linksPage(),
 		"http://s.test/old-origin": linksPage(),
 	}}
-	if got, _, err := CrawlLinks(context.Background(), moved, &Crawl{URL: "http://s.test/away", MaxDepth: 2, MaxPages: 10, SameOrigin: true}); err != nil ||
+	if got, _, err := CrawlLinks(context.Background(), moved, &jobs.Crawl{URL: "http://s.test/away", MaxDepth: 2, MaxPages: 10, SameOrigin: true}); err != nil ||
 		!reflect.DeepEqual(got, []string{"https://www.s.test/", "https://www.s.test/in"}) {
 		t.Errorf("a start page redirected to another origin: %q %v", got, err)
 	}
@@ -177,7 +179,7 @@ func TestCrawlLinksStartPage(t *testing.T) {
 func TestCrawlLinksBounds(t *testing.T) {
 	t.Parallel()
 	endless := &endlessSite{}
-	got, st, err := CrawlLinks(context.Background(), endless, &Crawl{URL: "http://s.test/", MaxDepth: 5, MaxPages: 100, SameOrigin: true})
+	got, st, err := CrawlLinks(context.Background(), endless, &jobs.Crawl{URL: "http://s.test/", MaxDepth: 5, MaxPages: 100, SameOrigin: true})
 	if err != nil || len(got) != 100 || st.Fetches != 100 {
 		t.Errorf("endless site: %d pages, %+v, %v", len(got), st, err)
 	}
@@ -223,7 +225,7 @@ type hostCounter struct {
 }
 
 func (h *hostCounter) FetchPage(_ context.Context, rawURL string, _ int64) (int, string, string, []byte, error) {
-	host := TargetHost(rawURL)
+	host := jobs.TargetHost(rawURL)
 	h.mu.Lock()
 	h.hosts[host]++
 	h.mu.Unlock()
@@ -248,7 +250,7 @@ func (h *hostCounter) FetchPage(_ context.Context, rawURL string, _ int64) (int,
 func TestCrawlLinksCapsRequestsPerHost(t *testing.T) {
 	t.Parallel()
 	h := &hostCounter{hosts: map[string]int{}}
-	_, st, err := CrawlLinks(context.Background(), h, &Crawl{URL: "http://start.test/", MaxDepth: 2, MaxPages: 100, SameOrigin: false})
+	_, st, err := CrawlLinks(context.Background(), h, &jobs.Crawl{URL: "http://start.test/", MaxDepth: 2, MaxPages: 100, SameOrigin: false})
 	if err != nil {
 		t.Fatal(err)
 	}

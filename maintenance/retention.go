@@ -1,4 +1,4 @@
-package jobs
+package maintenance
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/snapq/snapq/artifacts"
+	"github.com/snapq/snapq/jobs"
 )
 
 // Retention: batches (with their jobs, artifacts and objects) older than a
@@ -205,7 +206,7 @@ func (r *Retention) Run(ctx context.Context, dryRun bool) (RetentionReport, erro
 		rep.Expired = append(rep.Expired, e)
 		errs = append(errs, r.deleteObjects(ctx, del.Objects, cutoff, dryRun, &rep)...)
 	}
-	Log(r.Logger).Info("retention pass", "batches", rep.Batches, "runs", rep.Runs, "protected", rep.Protected,
+	jobs.Log(r.Logger).Info("retention pass", "batches", rep.Batches, "runs", rep.Runs, "protected", rep.Protected,
 		"objects", rep.Objects, "bytes", rep.Bytes, "deferred", rep.Deferred, "dry_run", dryRun)
 	return rep, errors.Join(errs...)
 }
@@ -215,7 +216,7 @@ func (r *Retention) Run(ctx context.Context, dryRun bool) (RetentionReport, erro
 // which went), content touched since cutoff apart.
 func (r *Retention) deleteObjects(ctx context.Context, objects []StoredObject, cutoff time.Time, dryRun bool, rep *RetentionReport) []error {
 	var errs []error
-	statter, _ := r.Objects.(objectStatter)
+	statter, _ := r.Objects.(ObjectStatter)
 	marked := map[string]bool{}
 	var gone []artifacts.Object
 	for _, o := range objects {

@@ -1,4 +1,4 @@
-package jobs_test
+package maintenance_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/snapq/snapq/artifacts"
-	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/maintenance"
 )
 
 func intp(n int) *int { return &n }
@@ -21,44 +21,44 @@ func TestSelectExpired(t *testing.T) {
 	day := 24 * time.Hour
 	tests := []struct {
 		name   string
-		c      jobs.RetentionCandidate
+		c      maintenance.RetentionCandidate
 		def    int
 		reason string // "": kept or not expired
 		kept   bool   // expired but active or protected
 	}{
-		{name: "older than the default", c: jobs.RetentionCandidate{CreatedAt: now.Add(-2 * day)}, def: 1, reason: "age"},
-		{name: "exactly the default's age", c: jobs.RetentionCandidate{CreatedAt: now.Add(-day)}, def: 1, reason: "age"},
-		{name: "younger than the default", c: jobs.RetentionCandidate{CreatedAt: now.Add(-day + time.Second)}, def: 1},
-		{name: "default 0 keeps forever", c: jobs.RetentionCandidate{CreatedAt: now.Add(-1000 * day)}, def: 0},
-		{name: "the key's days beat the default", c: jobs.RetentionCandidate{CreatedAt: now.Add(-2 * day), KeyDays: intp(3)}, def: 1},
-		{name: "the key's 0 keeps forever", c: jobs.RetentionCandidate{CreatedAt: now.Add(-900 * day), KeyDays: intp(0)}, def: 1},
-		{name: "the key's shorter days", c: jobs.RetentionCandidate{CreatedAt: now.Add(-2 * day), KeyDays: intp(1)}, def: 30, reason: "age"},
-		{name: "the suite's days beat the key's", c: jobs.RetentionCandidate{CreatedAt: now.Add(-2 * day), KeyDays: intp(1),
+		{name: "older than the default", c: maintenance.RetentionCandidate{CreatedAt: now.Add(-2 * day)}, def: 1, reason: "age"},
+		{name: "exactly the default's age", c: maintenance.RetentionCandidate{CreatedAt: now.Add(-day)}, def: 1, reason: "age"},
+		{name: "younger than the default", c: maintenance.RetentionCandidate{CreatedAt: now.Add(-day + time.Second)}, def: 1},
+		{name: "default 0 keeps forever", c: maintenance.RetentionCandidate{CreatedAt: now.Add(-1000 * day)}, def: 0},
+		{name: "the key's days beat the default", c: maintenance.RetentionCandidate{CreatedAt: now.Add(-2 * day), KeyDays: intp(3)}, def: 1},
+		{name: "the key's 0 keeps forever", c: maintenance.RetentionCandidate{CreatedAt: now.Add(-900 * day), KeyDays: intp(0)}, def: 1},
+		{name: "the key's shorter days", c: maintenance.RetentionCandidate{CreatedAt: now.Add(-2 * day), KeyDays: intp(1)}, def: 30, reason: "age"},
+		{name: "the suite's days beat the key's", c: maintenance.RetentionCandidate{CreatedAt: now.Add(-2 * day), KeyDays: intp(1),
 			SuiteID: "s", SuiteDays: intp(7), RunRank: 9}, def: 1},
-		{name: "a suite without days falls back to the key", c: jobs.RetentionCandidate{CreatedAt: now.Add(-2 * day), KeyDays: intp(1),
+		{name: "a suite without days falls back to the key", c: maintenance.RetentionCandidate{CreatedAt: now.Add(-2 * day), KeyDays: intp(1),
 			SuiteID: "s", RunRank: 1}, def: 0, reason: "age"},
-		{name: "suite days on a plain batch are ignored", c: jobs.RetentionCandidate{CreatedAt: now.Add(-2 * day),
+		{name: "suite days on a plain batch are ignored", c: maintenance.RetentionCandidate{CreatedAt: now.Add(-2 * day),
 			SuiteDays: intp(7)}, def: 1, reason: "age"},
-		{name: "beyond keep_runs, however young", c: jobs.RetentionCandidate{CreatedAt: now.Add(-time.Minute), SuiteID: "s",
+		{name: "beyond keep_runs, however young", c: maintenance.RetentionCandidate{CreatedAt: now.Add(-time.Minute), SuiteID: "s",
 			KeepRuns: 3, RunRank: 4}, def: 0, reason: "keep_runs"},
-		{name: "within keep_runs", c: jobs.RetentionCandidate{CreatedAt: now.Add(-time.Minute), SuiteID: "s",
+		{name: "within keep_runs", c: maintenance.RetentionCandidate{CreatedAt: now.Add(-time.Minute), SuiteID: "s",
 			KeepRuns: 3, RunRank: 3}, def: 0},
-		{name: "keep_runs does not keep an old run", c: jobs.RetentionCandidate{CreatedAt: now.Add(-10 * day), SuiteID: "s",
+		{name: "keep_runs does not keep an old run", c: maintenance.RetentionCandidate{CreatedAt: now.Add(-10 * day), SuiteID: "s",
 			SuiteDays: intp(5), KeepRuns: 3, RunRank: 1}, def: 0, reason: "age"},
-		{name: "active", c: jobs.RetentionCandidate{CreatedAt: now.Add(-2 * day), Active: true}, def: 1, kept: true},
-		{name: "protected by a baseline", c: jobs.RetentionCandidate{CreatedAt: now.Add(-2 * day), Protected: true}, def: 1, kept: true},
-		{name: "protected beyond keep_runs", c: jobs.RetentionCandidate{CreatedAt: now, SuiteID: "s", KeepRuns: 1, RunRank: 2,
+		{name: "active", c: maintenance.RetentionCandidate{CreatedAt: now.Add(-2 * day), Active: true}, def: 1, kept: true},
+		{name: "protected by a baseline", c: maintenance.RetentionCandidate{CreatedAt: now.Add(-2 * day), Protected: true}, def: 1, kept: true},
+		{name: "protected beyond keep_runs", c: maintenance.RetentionCandidate{CreatedAt: now, SuiteID: "s", KeepRuns: 1, RunRank: 2,
 			Protected: true}, def: 0, kept: true},
-		{name: "not expired and active: not counted", c: jobs.RetentionCandidate{CreatedAt: now, Active: true}, def: 1},
+		{name: "not expired and active: not counted", c: maintenance.RetentionCandidate{CreatedAt: now, Active: true}, def: 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			tc.c.BatchID = "b"
-			got, kept := jobs.SelectExpired([]jobs.RetentionCandidate{tc.c}, tc.def, now)
-			var want []jobs.Expiry
+			got, kept := maintenance.SelectExpired([]maintenance.RetentionCandidate{tc.c}, tc.def, now)
+			var want []maintenance.Expiry
 			if tc.reason != "" {
-				want = []jobs.Expiry{{BatchID: "b", Reason: tc.reason}}
+				want = []maintenance.Expiry{{BatchID: "b", Reason: tc.reason}}
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("expired (-want +got):\n%s", diff)
@@ -72,22 +72,22 @@ func TestSelectExpired(t *testing.T) {
 
 // retentionDB deletes batches from an in-memory set of rows: batch -> keys.
 type retentionDB struct {
-	cands   []jobs.RetentionCandidate
-	rows    map[string][]jobs.StoredObject
+	cands   []maintenance.RetentionCandidate
+	rows    map[string][]maintenance.StoredObject
 	shared  map[string]bool // keys other (kept) rows name
 	deleted []string
 	nowKept map[string]bool // became active since the selection
 }
 
-func (d *retentionDB) RetentionCandidates(context.Context, time.Time, int, int) ([]jobs.RetentionCandidate, error) {
+func (d *retentionDB) RetentionCandidates(context.Context, time.Time, int, int) ([]maintenance.RetentionCandidate, error) {
 	return d.cands, nil
 }
 
-func (d *retentionDB) DeleteBatchRows(_ context.Context, id string, dryRun bool) (jobs.BatchDeletion, error) {
+func (d *retentionDB) DeleteBatchRows(_ context.Context, id string, dryRun bool) (maintenance.BatchDeletion, error) {
 	if d.nowKept[id] {
-		return jobs.BatchDeletion{}, nil
+		return maintenance.BatchDeletion{}, nil
 	}
-	var out jobs.BatchDeletion
+	var out maintenance.BatchDeletion
 	out.Deleted = true
 	for _, o := range d.rows[id] {
 		if !d.shared[o.Key] {
@@ -120,14 +120,14 @@ func TestRetentionRun(t *testing.T) {
 	attempt := "batches/" + sweepBatch + "/jobs/" + sweepJob(1) + "/page.png"
 	setup := func() (*retentionDB, *statBucket) {
 		db := &retentionDB{
-			cands: []jobs.RetentionCandidate{
+			cands: []maintenance.RetentionCandidate{
 				{BatchID: "expired", CreatedAt: old},
 				{BatchID: "run", CreatedAt: now, SuiteID: "s", KeepRuns: 1, RunRank: 2},
 				{BatchID: "baseline", CreatedAt: old, Protected: true},
 				{BatchID: "young", CreatedAt: now},
 				{BatchID: "racing", CreatedAt: old},
 			},
-			rows: map[string][]jobs.StoredObject{
+			rows: map[string][]maintenance.StoredObject{
 				"expired": {{Key: sum('a'), Bytes: 10}, {Key: sum('b'), Bytes: 20}, {Key: attempt, Bytes: 5}, {Key: sum('f'), Bytes: 1}},
 				"run":     {{Key: sum('c'), Bytes: 40}},
 			},
@@ -143,7 +143,7 @@ func TestRetentionRun(t *testing.T) {
 		t.Parallel()
 		db, b := setup()
 		before := b.keys()
-		r := &jobs.Retention{Repo: db, Objects: b, DefaultDays: 1, Grace: time.Hour, Now: func() time.Time { return now }}
+		r := &maintenance.Retention{Repo: db, Objects: b, DefaultDays: 1, Grace: time.Hour, Now: func() time.Time { return now }}
 		rep, err := r.Run(context.Background(), true)
 		if err != nil {
 			t.Fatal(err)
@@ -159,7 +159,7 @@ func TestRetentionRun(t *testing.T) {
 	t.Run("deletes expired rows and the objects no row names", func(t *testing.T) {
 		t.Parallel()
 		db, b := setup()
-		r := &jobs.Retention{Repo: db, Objects: b, DefaultDays: 1, Grace: time.Hour, Now: func() time.Time { return now }}
+		r := &maintenance.Retention{Repo: db, Objects: b, DefaultDays: 1, Grace: time.Hour, Now: func() time.Time { return now }}
 		rep, err := r.Run(context.Background(), false)
 		if err != nil {
 			t.Fatal(err)
@@ -171,8 +171,8 @@ func TestRetentionRun(t *testing.T) {
 		if diff := cmp.Diff([]string{sum('b'), sum('d'), sum('f')}, b.keys()); diff != "" {
 			t.Errorf("bucket after (-want +got):\n%s", diff)
 		}
-		want := jobs.RetentionReport{Batches: 2, Runs: 1, Protected: 2, Objects: 3, Bytes: 55, Deferred: 1,
-			Expired: []jobs.Expiry{{BatchID: "expired", Reason: "age"}, {BatchID: "run", Reason: "keep_runs"}},
+		want := maintenance.RetentionReport{Batches: 2, Runs: 1, Protected: 2, Objects: 3, Bytes: 55, Deferred: 1,
+			Expired: []maintenance.Expiry{{BatchID: "expired", Reason: "age"}, {BatchID: "run", Reason: "keep_runs"}},
 			Keys:    []string{sum('a'), attempt, sum('c')}}
 		if diff := cmp.Diff(want, rep); diff != "" {
 			t.Errorf("report (-want +got):\n%s", diff)
@@ -200,18 +200,18 @@ func (k keyRows) ObjectKeysAfter(_ context.Context, after string, limit int) ([]
 func TestMaintenanceReportsMissingObjects(t *testing.T) {
 	t.Parallel()
 	b := &statBucket{sweepBucket{objs: map[string]time.Time{"a": {}, "c": {}}}}
-	m := &jobs.Maintenance{Rows: keyRows{"a", "b", "c", "d"}, Objects: b, MaxMissing: 3}
-	var observed []jobs.SweepReport
-	m.Observe = func(r jobs.SweepReport) { observed = append(observed, r) }
+	m := &maintenance.Maintenance{Missing: &maintenance.MissingCheck{Rows: keyRows{"a", "b", "c", "d"}, Objects: b, MaxKeys: 3}}
+	var observed []maintenance.SweepReport
+	m.Observe = func(r maintenance.SweepReport) { observed = append(observed, r) }
 	rep, err := m.Pass(context.Background(), true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (jobs.MissingReport{Checked: 3, Missing: 1, Keys: []string{"b"}}); !cmp.Equal(want, rep.Missing) {
+	if want := (maintenance.MissingReport{Checked: 3, Missing: 1, Keys: []string{"b"}}); !cmp.Equal(want, rep.Missing) {
 		t.Errorf("first pass %+v, want %+v", rep.Missing, want)
 	}
 	rep, _ = m.Pass(context.Background(), true)
-	if want := (jobs.MissingReport{Checked: 1, Missing: 1, Keys: []string{"d"}, Wrapped: true}); !cmp.Equal(want, rep.Missing) {
+	if want := (maintenance.MissingReport{Checked: 1, Missing: 1, Keys: []string{"d"}, Wrapped: true}); !cmp.Equal(want, rep.Missing) {
 		t.Errorf("second pass carries on: %+v, want %+v", rep.Missing, want)
 	}
 	if len(observed) != 2 {
@@ -228,7 +228,7 @@ func (failingStat) Stat(context.Context, string) (artifacts.Object, error) {
 
 func TestMaintenanceMissingCheckCallsNothingMissingOnErrors(t *testing.T) {
 	t.Parallel()
-	m := &jobs.Maintenance{Rows: keyRows{"a", "b"}, Objects: failingStat{}}
+	m := &maintenance.Maintenance{Missing: &maintenance.MissingCheck{Rows: keyRows{"a", "b"}, Objects: failingStat{}}}
 	rep, err := m.Pass(context.Background(), false)
 	if err == nil || rep.Missing.Missing != 0 || len(rep.Errors) != 1 {
 		t.Errorf("missing %d, errors %v (%v); want 0 missing and the stat failure reported", rep.Missing.Missing, rep.Errors, err)

@@ -1,4 +1,4 @@
-package jobs
+package maintenance
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/snapq/snapq/artifacts"
+	"github.com/snapq/snapq/jobs"
 )
 
 // Sweeper defaults; cmd/ documents SNAPQ_SWEEP_INTERVAL.
@@ -27,12 +28,6 @@ const (
 
 // sweepPrefix is where job artifacts live: batches/<batch>/jobs/<job>/<name>.
 const sweepPrefix = "batches/"
-
-// objectStatter reads one object's description (artifacts.Store): the sweep
-// looks at a content object again right before deleting it.
-type objectStatter interface {
-	Stat(ctx context.Context, key string) (artifacts.Object, error)
-}
 
 // ObjectLister lists and deletes stored objects. artifacts.Store implements it.
 type ObjectLister interface {
@@ -157,8 +152,8 @@ type SweepResult struct {
 
 // Step is the Sweeper as a reconciler step: it sweeps when Interval has
 // passed since its last sweep and otherwise does nothing.
-func (s *Sweeper) Step() ReconcileStep {
-	return ReconcileStep{Name: "sweep", Run: func(ctx context.Context) (int, error) {
+func (s *Sweeper) Step() jobs.ReconcileStep {
+	return jobs.ReconcileStep{Name: "sweep", Run: func(ctx context.Context) (int, error) {
 		s.mu.Lock()
 		interval := s.Interval
 		if interval <= 0 {
@@ -204,7 +199,7 @@ func (s *Sweeper) SweepOnce(ctx context.Context, dryRun bool) (SweepResult, erro
 		res.Keys = []string{}
 	}
 	res.Keys = res.Keys[:min(len(res.Keys), MaxReportKeys)]
-	Log(s.Logger).Info("orphan sweep", "listed", res.Listed, "deleted", res.Deleted, "bytes", res.Bytes,
+	jobs.Log(s.Logger).Info("orphan sweep", "listed", res.Listed, "deleted", res.Deleted, "bytes", res.Bytes,
 		"wrapped", res.Wrapped, "dry_run", dryRun)
 	return res, errors.Join(err, cerr)
 }
@@ -276,7 +271,7 @@ func (s *Sweeper) sweepContentPage(ctx context.Context, page []artifacts.Object,
 	if err != nil {
 		return nil, fmt.Errorf("referenced keys: %w", err)
 	}
-	statter, _ := s.Objects.(objectStatter)
+	statter, _ := s.Objects.(ObjectStatter)
 	var gone []artifacts.Object
 	var errs []error
 	for _, o := range old {
@@ -363,7 +358,7 @@ func (s *Sweeper) now() time.Time {
 }
 
 func finalStatus(status string) bool {
-	return status == StatusSucceeded || status == StatusFailed || status == StatusCanceled
+	return status == jobs.StatusSucceeded || status == jobs.StatusFailed || status == jobs.StatusCanceled
 }
 
 // sweepJobID returns the job id of a key batches/<batch>/jobs/<job>/<name>,
@@ -371,7 +366,7 @@ func finalStatus(status string) bool {
 func sweepJobID(key string) (string, bool) {
 	parts := strings.SplitN(key, "/", 5)
 	if len(parts) != 5 || parts[0] != "batches" || parts[2] != "jobs" || parts[4] == "" ||
-		!ValidID(parts[1]) || !ValidID(parts[3]) {
+		!jobs.ValidID(parts[1]) || !jobs.ValidID(parts[3]) {
 		return "", false
 	}
 	return parts[3], true

@@ -1,15 +1,4 @@
-// Package sitemap reads the page list of a site from its sitemaps: a urlset, a sitemap
-// index (followed to a bounded depth), either of them gzip-compressed, or a robots.txt whose
-// "Sitemap:" lines name them. Every fetch goes through the http.Client the caller gives —
-// in snapq the egress guard's (egress.Proxy.HTTPClient), so a sitemap is read under the same
-// destination policy as a page; this package never dials anything itself.
-//
-// Reading is bounded: the number of files, bytes per file (counted after gzip: the
-// inflation cap) and in all, index depth, URLs looked at, and time (Limits). Each file is
-// parsed as a stream while it arrives, so reading stops as soon as the caller has its
-// pages or a bound is reached: a gzip bomb costs its first 10 MiB, not its whole size. A malformed file is an *Error of ProblemMalformed naming
-// the file and what is wrong with it.
-package sitemap
+package discover
 
 import (
 	"bufio"
@@ -24,6 +13,18 @@ import (
 	"strings"
 	"time"
 )
+
+// Reader reads the page list of a site from its sitemaps: a urlset, a sitemap
+// index (followed to a bounded depth), either of them gzip-compressed, or a robots.txt whose
+// "Sitemap:" lines name them. Every fetch goes through the http.Client the caller gives —
+// in snapq the egress guard's (egress.Proxy.HTTPClient), so a sitemap is read under the same
+// destination policy as a page; this package never dials anything itself.
+//
+// Reading is bounded: the number of files, bytes per file (counted after gzip: the
+// inflation cap) and in all, index depth, URLs looked at, and time (Limits). Each file is
+// parsed as a stream while it arrives, so reading stops as soon as the caller has its
+// pages or a bound is reached: a gzip bomb costs its first 10 MiB, not its whole size. A malformed file is an *Error of ProblemMalformed naming
+// the file and what is wrong with it.
 
 // Problems an *Error reports; stable strings, used as API error codes.
 const (

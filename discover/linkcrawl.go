@@ -1,4 +1,4 @@
-package jobs
+package discover
 
 import (
 	"bytes"
@@ -11,12 +11,14 @@ import (
 	"time"
 
 	"golang.org/x/net/html"
+
+	"github.com/snapq/snapq/jobs"
 )
 
 // A suite's discovery by crawl (regression: discover.crawl) reads pages server-side, before
 // a run's captures exist: plain HTTP GETs through a PageFetcher (the egress guard's client),
 // breadth first from the start page to MaxDepth, following the <a href> links of HTML
-// pages the way a crawl batch's frontier does (Crawl.Frontier: normalised, same origin,
+// pages the way a crawl batch's frontier does (jobs.Crawl.Frontier: normalised, same origin,
 // include/exclude). No script runs: links a page adds with JavaScript are not seen.
 
 // Bounds of one discovery by crawl.
@@ -38,7 +40,7 @@ const (
 
 // PageFetcher GETs one URL without following redirects and returns its status, its
 // Location (for a redirect), its Content-Type and at most maxBytes of its body.
-// sitemap.Reader implements it over the egress guard's client.
+// Reader implements it over the egress guard's client.
 type PageFetcher interface {
 	FetchPage(ctx context.Context, rawURL string, maxBytes int64) (status int, location, contentType string, body []byte, err error)
 }
@@ -62,7 +64,7 @@ func (st *LinkCrawlStats) admit(u string) error {
 	if st.perHost == nil {
 		st.perHost, st.failures = map[string]int{}, map[string]int{}
 	}
-	h := TargetHost(u)
+	h := jobs.TargetHost(u)
 	if st.failures[h] >= MaxLinkCrawlHostFailures || (st.home != "" && h != st.home && st.perHost[h] >= MaxLinkCrawlHostFetches) {
 		st.HostCapped++
 		return fmt.Errorf("%s: %w", u, errHostCapped)
@@ -74,7 +76,7 @@ func (st *LinkCrawlStats) admit(u string) error {
 // failed notes a failed request to u's host.
 func (st *LinkCrawlStats) failed(u string, status int, err error) {
 	if err != nil || status == 429 || status >= 500 {
-		st.failures[TargetHost(u)]++
+		st.failures[jobs.TargetHost(u)]++
 	}
 }
 
@@ -84,19 +86,19 @@ func (st *LinkCrawlStats) failed(u string, status int, err error) {
 // followed anywhere (the crawl keeps to the origin it lands on); others only within that
 // origin (when c.SameOrigin), and the page is the redirect's target. A linked
 // page that fails, is not HTML or leaves the origin is not a page (Stats counts it).
-// Errors are ValidationErrors on the field "url": crawl_unreachable when the start page
+// Errors are jobs.ValidationErrors on the field "url": crawl_unreachable when the start page
 // cannot be read (or the crawl took longer than LinkCrawlTimeout), crawl_not_html when it
 // is not an HTML page.
-func CrawlLinks(ctx context.Context, f PageFetcher, c *Crawl) ([]string, LinkCrawlStats, error) {
+func CrawlLinks(ctx context.Context, f PageFetcher, c *jobs.Crawl) ([]string, LinkCrawlStats, error) {
 	ctx, cancel := context.WithTimeout(ctx, LinkCrawlTimeout)
 	defer cancel()
 	var st LinkCrawlStats
-	origin := originOf(dedupeKey(c.URL))
+	origin := jobs.Origin(c.URL)
 	type item struct {
 		url   string
 		depth int
 	}
-	seen := map[string]bool{dedupeKey(c.URL): true}
+	seen := map[string]bool{jobs.CrawlKey(c.URL): true}
 	queue := []item{{c.URL, 0}}
 	var pages []string
 	for len(queue) > 0 && len(pages) < c.MaxPages {
@@ -106,31 +108,23 @@ func CrawlLinks(ctx context.Context, f PageFetcher, c *Crawl) ([]string, LinkCra
 		// crawl then keeps to where it landed.
 		final, body, err := fetchHTML(ctx, f, it.url, origin, c.SameOrigin && it.depth > 0, &st)
 		if err == nil && it.depth == 0 {
-			st.home = TargetHost(final) // other hosts get MaxLinkCrawlHostFetches
+			st.home = jobs.TargetHost(final) // other hosts get MaxLinkCrawlHostFetches
 			cc := *c
 			cc.URL = final
-			c, origin = &cc, originOf(dedupeKey(final))
+			c, origin = &cc, jobs.Origin(final)
 		}
 		if ctx.Err() != nil {
-			return nil, st, ValidationErrors(FieldErrors{{Code: "crawl_unreachable", Field: "url",
+			return nil, st, jobs.ValidationErrors(jobs.FieldErrors{{Code: "crawl_unreachable", Field: "url",
 				Message: fmt.Sprintf("reading the pages took longer than %s (%d requests)", LinkCrawlTimeout, st.Fetches)}})
 		}
 		if err != nil {
 			if it.depth == 0 {
-				code := "crawl_unreachable"
-				if errors.Is(err, errNotHTML) {
-					code = "crawl_not_html"
-				}
-				return nil, st, ValidationErrors(FieldErrors{{Code: code, Field: "url", Message: err.Error()}})
+				return nil, st, startFailed(err)
 			}
-			if errors.Is(err, errNotHTML) {
-				st.NotHTML++
-			} else if !errors.Is(err, errHostCapped) {
-				st.Failed++
-			}
+			st.count(err)
 			continue
 		}
-		if k := dedupeKey(final); final != it.url {
+		if k := jobs.CrawlKey(final); final != it.url {
 			if seen[k] && it.depth > 0 {
 				continue // redirected to a page already found
 			}
@@ -140,7 +134,7 @@ func CrawlLinks(ctx context.Context, f PageFetcher, c *Crawl) ([]string, LinkCra
 		if it.depth >= c.MaxDepth {
 			continue
 		}
-		for _, p := range c.Frontier(it.depth, ExtractLinks(body, final, MaxCrawlLinks)) {
+		for _, p := range c.Frontier(it.depth, ExtractLinks(body, final, jobs.MaxCrawlLinks)) {
 			if seen[p.Key] {
 				continue
 			}
@@ -153,6 +147,25 @@ func CrawlLinks(ctx context.Context, f PageFetcher, c *Crawl) ([]string, LinkCra
 }
 
 var errNotHTML = errors.New("not an HTML page")
+
+// startFailed is the error of a crawl whose start page could not be read.
+func startFailed(err error) error {
+	code := "crawl_unreachable"
+	if errors.Is(err, errNotHTML) {
+		code = "crawl_not_html"
+	}
+	return jobs.ValidationErrors(jobs.FieldErrors{{Code: code, Field: "url", Message: err.Error()}})
+}
+
+// count notes a linked page that is not a page of the crawl: not HTML, or failed (a
+// request its host's cap refused is counted as HostCapped already).
+func (st *LinkCrawlStats) count(err error) {
+	if errors.Is(err, errNotHTML) {
+		st.NotHTML++
+	} else if !errors.Is(err, errHostCapped) {
+		st.Failed++
+	}
+}
 
 // fetchHTML GETs u, following redirects that stay loadable (and in origin when
 // sameOrigin), and returns the final normalised URL and the HTML body.
@@ -176,11 +189,11 @@ func fetchHTML(ctx context.Context, f PageFetcher, u, origin string, sameOrigin 
 			if hop >= maxLinkCrawlRedirects {
 				return "", nil, fmt.Errorf("%s: more than %d redirects", u, maxLinkCrawlRedirects)
 			}
-			next, _, err := CheckBrowserURL(resolveRef(u, loc))
+			next, _, err := jobs.CheckBrowserURL(resolveRef(u, loc))
 			if err != nil {
 				return "", nil, fmt.Errorf("%s redirects to %s: %v", u, loc, err)
 			}
-			if sameOrigin && originOf(dedupeKey(next)) != origin {
+			if sameOrigin && jobs.Origin(next) != origin {
 				return "", nil, fmt.Errorf("%s redirects out of %s", u, origin)
 			}
 			u = next
@@ -208,7 +221,7 @@ func isHTMLType(ctype string) bool {
 // ExtractLinks returns the href of a page's <a> (and <area>) elements, resolved against
 // pageURL (or the page's first <base href>), at most max, in document order. It tokenises
 // (no tree is built, so nesting costs nothing) and skips fragments-only, javascript: and
-// mailto:-like links; CheckBrowserURL and the frontier decide the rest.
+// mailto:-like links; jobs.CheckBrowserURL and the frontier decide the rest.
 func ExtractLinks(body []byte, pageURL string, max int) []string {
 	base, err := url.Parse(pageURL)
 	if err != nil {

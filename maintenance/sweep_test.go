@@ -1,7 +1,9 @@
-package jobs_test
+package maintenance_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -15,11 +17,12 @@ import (
 
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/maintenance"
 )
 
 var (
-	_ jobs.ObjectLister = (*sweepBucket)(nil)
-	_ jobs.SweepStore   = (*sweepDB)(nil)
+	_ maintenance.ObjectLister = (*sweepBucket)(nil)
+	_ maintenance.SweepStore   = (*sweepDB)(nil)
 )
 
 // sweepBucket is an in-memory bucket with List's paging contract.
@@ -97,7 +100,7 @@ func (d *sweepDB) ReferencedKeys(_ context.Context, keys []string) (map[string]b
 
 // ignoreKeys leaves SweepResult.Keys (the report's list) out of comparisons
 // of counts; TestSweepResultKeys checks it.
-var ignoreKeys = cmpopts.IgnoreFields(jobs.SweepResult{}, "Keys")
+var ignoreKeys = cmpopts.IgnoreFields(maintenance.SweepResult{}, "Keys")
 
 const sweepBatch = "0190a000-0000-7000-8000-000000000000"
 
@@ -154,12 +157,12 @@ func TestSweeperDeletesOnlyOrphans(t *testing.T) {
 	want = append(want, "elsewhere/old.png")
 	sort.Strings(want)
 
-	sw := &jobs.Sweeper{Objects: bucket, Repo: db, Now: func() time.Time { return now }}
+	sw := &maintenance.Sweeper{Objects: bucket, Repo: db, Now: func() time.Time { return now }}
 	res, err := sw.Sweep(context.Background())
 	if err != nil {
 		t.Fatalf("Sweep: %v", err)
 	}
-	if diff := cmp.Diff(jobs.SweepResult{Listed: len(tests), Deleted: 4, Wrapped: true}, res, ignoreKeys); diff != "" {
+	if diff := cmp.Diff(maintenance.SweepResult{Listed: len(tests), Deleted: 4, Wrapped: true}, res, ignoreKeys); diff != "" {
 		t.Errorf("Sweep result (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(want, bucket.keys()); diff != "" {
@@ -175,9 +178,9 @@ func TestSweeperBoundsEachSweep(t *testing.T) {
 	for i := range n {
 		bucket.objs[sweepKey(sweepJob(i), "shot.png")] = now.Add(-2 * time.Hour) // jobs gone: all orphans
 	}
-	sw := &jobs.Sweeper{Objects: bucket, Repo: &sweepDB{}, MaxObjects: 1200}
+	sw := &maintenance.Sweeper{Objects: bucket, Repo: &sweepDB{}, MaxObjects: 1200}
 
-	var got []jobs.SweepResult
+	var got []maintenance.SweepResult
 	for range 3 {
 		res, err := sw.Sweep(context.Background())
 		if err != nil {
@@ -185,7 +188,7 @@ func TestSweeperBoundsEachSweep(t *testing.T) {
 		}
 		got = append(got, res)
 	}
-	want := []jobs.SweepResult{
+	want := []maintenance.SweepResult{
 		{Listed: 1200, Deleted: 1200},
 		{Listed: 1200, Deleted: 1200},
 		{Listed: 100, Deleted: 100, Wrapped: true},
@@ -202,7 +205,7 @@ func TestSweeperStepRunsOncePerInterval(t *testing.T) {
 	t.Parallel()
 	now := time.Now()
 	bucket := &sweepBucket{objs: map[string]time.Time{}}
-	sw := &jobs.Sweeper{Objects: bucket, Repo: &sweepDB{}, Interval: 10 * time.Minute,
+	sw := &maintenance.Sweeper{Objects: bucket, Repo: &sweepDB{}, Interval: 10 * time.Minute,
 		Now: func() time.Time { return now }}
 	step := sw.Step()
 	add := func() { bucket.objs[sweepKey(sweepJob(len(bucket.objs)), "a.png")] = now.Add(-2 * time.Hour) }
@@ -232,7 +235,7 @@ func TestSweeperErrors(t *testing.T) {
 	t.Run("list fails", func(t *testing.T) {
 		t.Parallel()
 		bucket := &sweepBucket{objs: map[string]time.Time{a: old}, failList: true}
-		sw := &jobs.Sweeper{Objects: bucket, Repo: &sweepDB{}}
+		sw := &maintenance.Sweeper{Objects: bucket, Repo: &sweepDB{}}
 		res, err := sw.Sweep(context.Background())
 		if err == nil || res.Deleted != 0 {
 			t.Errorf("Sweep = %+v, %v; want nothing deleted and an error", res, err)
@@ -241,7 +244,7 @@ func TestSweeperErrors(t *testing.T) {
 	t.Run("one delete fails, the others go on", func(t *testing.T) {
 		t.Parallel()
 		bucket := &sweepBucket{objs: map[string]time.Time{a: old, b: old}, failDelete: a}
-		sw := &jobs.Sweeper{Objects: bucket, Repo: &sweepDB{}}
+		sw := &maintenance.Sweeper{Objects: bucket, Repo: &sweepDB{}}
 		res, err := sw.Sweep(context.Background())
 		if err == nil || !strings.Contains(err.Error(), a) {
 			t.Errorf("Sweep error = %v; want one naming %s", err, a)
@@ -266,12 +269,12 @@ func TestSweeperContentObjects(t *testing.T) {
 			artifacts.ContentPrefix + "not-a-sha": old, // not ours to judge
 		}}
 		db := &sweepDB{rows: map[string]bool{key("named"): true}}
-		sw := &jobs.Sweeper{Objects: bucket, Repo: db, Now: func() time.Time { return now }, DryRun: dry}
+		sw := &maintenance.Sweeper{Objects: bucket, Repo: db, Now: func() time.Time { return now }, DryRun: dry}
 		res, err := sw.Sweep(context.Background())
 		if err != nil {
 			t.Fatalf("Sweep: %v", err)
 		}
-		if diff := cmp.Diff(jobs.SweepResult{Listed: 4, Deleted: 1, Wrapped: true, DryRun: dry}, res, ignoreKeys); diff != "" {
+		if diff := cmp.Diff(maintenance.SweepResult{Listed: 4, Deleted: 1, Wrapped: true, DryRun: dry}, res, ignoreKeys); diff != "" {
 			t.Errorf("dry run %v: result (-want +got):\n%s", dry, diff)
 		}
 		want := []string{artifacts.ContentPrefix + "not-a-sha", key("fresh"), key("named"), key("orphan")}
@@ -291,7 +294,7 @@ func TestSweepResultKeys(t *testing.T) {
 	orphan := sweepKey(sweepJob(7), "a.png")
 	bucket := &sweepBucket{objs: map[string]time.Time{orphan: old, sweepKey(sweepJob(8), "b.png"): old}}
 	db := &sweepDB{status: map[string]string{}, rows: map[string]bool{sweepKey(sweepJob(8), "b.png"): true}}
-	s := &jobs.Sweeper{Objects: bucket, Repo: db}
+	s := &maintenance.Sweeper{Objects: bucket, Repo: db}
 	res, err := s.SweepOnce(context.Background(), true)
 	if err != nil {
 		t.Fatal(err)
@@ -299,4 +302,9 @@ func TestSweepResultKeys(t *testing.T) {
 	if diff := cmp.Diff([]string{orphan}, res.Keys); diff != "" || !res.DryRun || len(bucket.objs) != 2 {
 		t.Errorf("dry run keys (-want +got):\n%s; dry_run %v, %d objects left", diff, res.DryRun, len(bucket.objs))
 	}
+}
+
+func sha(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
 }

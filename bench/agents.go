@@ -1,0 +1,245 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// -agents measures the synchronous door (docs/agents.md), in one run:
+//
+//	(1) POST /v1/capture of a short local page (one screenshot), and the same
+//	    page through the Browserless-compatible /screenshot, against a bare
+//	    go-rod capture of that page (bench/floor.go), interleaved call by call:
+//	    "bench: agents: sync/floor p50 = R".
+//	(2) the same sync calls while another API key's 1,000-page batch is queued
+//	    and running: "bench: agents: loaded/idle p95 = R" (aim: at most 2).
+//
+// The stack reserves SNAPQ_INTERACTIVE_TABS=1 of -concurrency tabs for the
+// interactive lane, as docs/agents.md suggests (a quarter).
+
+type agentsOptions struct {
+	on    bool
+	calls int
+	batch int
+}
+
+func (a *agentsOptions) flags() {
+	flag.BoolVar(&a.on, "agents", false, "only measure synchronous capture latency: idle against a bare go-rod capture, and behind another key's batch (agents.go)")
+	flag.IntVar(&a.calls, "agents-calls", 20, "synchronous calls per series")
+	flag.IntVar(&a.batch, "agents-batch", 1000, "pages of the other key's batch")
+}
+
+func agentsBench(o options) error {
+	ctx := context.Background()
+	sites, stopSites, err := serveSites(strings.Split(o.addrs, ",")[:1])
+	if err != nil {
+		return err
+	}
+	defer stopSites()
+	o.allow = allowCIDRs(strings.Split(o.addrs, ",")[0])
+	o.env = append(o.env, "SNAPQ_AUTH=on", "SNAPQ_INTERACTIVE_TABS="+strconv.Itoa(max(1, o.concurrency/4)))
+	st, err := startStack(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer st.close()
+	agent, err := st.key("agent")
+	if err != nil {
+		return err
+	}
+	other, err := st.key("batch")
+	if err != nil {
+		return err
+	}
+	floor, err := newFloor(ctx, o.chrome, 1)
+	if err != nil {
+		return err
+	}
+	defer floor.close()
+	page := sites[0] + "/short"
+	fmt.Printf("bench: agents: %s, %d calls per series, worker concurrency %d (1 interactive tab); wall times on a shared machine are inflated, the ratios are the result\n", page, o.agents.calls, o.concurrency)
+	for i := range 3 { // warm both paths
+		if _, err := floor.time(ctx, page+"?warm="+strconv.Itoa(i)); err != nil {
+			return err
+		}
+		if _, err := st.syncCall(agent, "/v1/capture", page+"?warm="+strconv.Itoa(i)); err != nil {
+			return err
+		}
+	}
+	idle, err := agentsIdle(ctx, st, floor, agent, page, o.agents.calls)
+	if err != nil {
+		return err
+	}
+	return agentsLoaded(st, agent, other, sites[0], page, o.agents, idle)
+}
+
+// agentsIdle runs the idle series, interleaved, prints them and returns the sync latencies.
+func agentsIdle(ctx context.Context, st *stack, f *floor, key, page string, n int) ([]time.Duration, error) {
+	var fl, sy, bl []time.Duration
+	for i := range n {
+		u := page + "?i=" + strconv.Itoa(i)
+		d, err := f.time(ctx, u)
+		if err != nil {
+			return nil, err
+		}
+		fl = append(fl, d)
+		if d, err = st.syncCall(key, "/v1/capture", u); err != nil {
+			return nil, err
+		}
+		sy = append(sy, d)
+		if d, err = st.syncCall(key, "/compat/browserless/screenshot", u); err != nil {
+			return nil, err
+		}
+		bl = append(bl, d)
+	}
+	for _, s := range []struct {
+		name string
+		ds   []time.Duration
+	}{{"bare go-rod", fl}, {"POST /v1/capture", sy}, {"browserless /screenshot", bl}} {
+		fmt.Printf("bench: agents: idle %-24s p50 %6s  p95 %6s\n", s.name, pctOf(s.ds, 50), pctOf(s.ds, 95))
+	}
+	fmt.Printf("bench: agents: sync/floor p50 = %.2f (p95 %.2f); compat/floor p50 = %.2f\n",
+		ratio(pctOf(sy, 50), pctOf(fl, 50)), ratio(pctOf(sy, 95), pctOf(fl, 95)), ratio(pctOf(bl, 50), pctOf(fl, 50)))
+	return sy, nil
+}
+
+// agentsLoaded queues another key's batch and runs the sync series behind it.
+func agentsLoaded(st *stack, agent, other, site, page string, a agentsOptions, idle []time.Duration) error {
+	urls := make([]string, a.batch)
+	for i := range urls {
+		urls[i] = site + "/short?batch=" + strconv.Itoa(i)
+	}
+	var b struct {
+		ID string `json:"id"`
+	}
+	if code, raw, err := st.post(other, "/v1/batches", map[string]any{"urls": urls}, &b); err != nil || code != http.StatusAccepted {
+		return fmt.Errorf("submit the other key's batch: %d %s %v", code, raw, err)
+	}
+	defer st.post(other, "/v1/batches/"+b.ID+"/cancel", nil, nil) //nolint:errcheck // best effort at the end
+	var loaded []time.Duration
+	late := 0
+	for i := range a.calls {
+		d, err := st.syncCall(agent, "/v1/capture", page+"?loaded="+strconv.Itoa(i))
+		var nd errNotDone
+		if errors.As(err, &nd) { // counted at the wait: the series' p95 is then a lower bound
+			late++
+			d, err = time.Duration(nd), nil
+		}
+		if err != nil {
+			return err
+		}
+		loaded = append(loaded, d)
+	}
+	if late > 0 {
+		fmt.Printf("bench: agents: %d of %d loaded calls were not done within wait_ms (counted as their wait: see .data/bench/logs/worker.log)\n", late, a.calls)
+	}
+	var cur struct {
+		Counts map[string]int `json:"counts"`
+	}
+	st.get(other, "/v1/batches/"+b.ID, &cur)
+	fmt.Printf("bench: agents: behind a %d-page batch of another key (its counts at the end: %v)\n", a.batch, cur.Counts)
+	fmt.Printf("bench: agents: idle   POST /v1/capture p50 %6s  p95 %6s\n", pctOf(idle, 50), pctOf(idle, 95))
+	fmt.Printf("bench: agents: loaded POST /v1/capture p50 %6s  p95 %6s\n", pctOf(loaded, 50), pctOf(loaded, 95))
+	fmt.Printf("bench: agents: loaded/idle p95 = %.2f\n", ratio(pctOf(loaded, 95), pctOf(idle, 95)))
+	return nil
+}
+
+// errNotDone is a sync call answered 202 (not done within wait_ms) after this long.
+type errNotDone time.Duration
+
+func (e errNotDone) Error() string { return fmt.Sprintf("not done within %s", time.Duration(e)) }
+
+// key creates an API key with the api binary.
+func (s *stack) key(name string) (string, error) {
+	cmd := exec.Command(filepath.Join(s.procs.BinDir, "api"), "keys", "create", "--name", name)
+	cmd.Env = s.procs.Env
+	out, err := cmd.Output()
+	return strings.TrimSpace(string(out)), err
+}
+
+// time captures one page on the bare go-rod floor.
+func (f *floor) time(ctx context.Context, url string) (time.Duration, error) {
+	start := time.Now()
+	err := f.one(ctx, f.pages[0], url)
+	return time.Since(start), err
+}
+
+// syncCall posts one screenshot capture of url to path (POST /v1/capture or
+// the compat /screenshot) and returns its latency; anything but the image is an error.
+func (s *stack) syncCall(key, path, url string) (time.Duration, error) {
+	body := map[string]any{"url": url, "wait_ms": 120000}
+	if strings.HasPrefix(path, "/compat/") {
+		body = map[string]any{"url": url}
+	}
+	raw, _ := json.Marshal(body)
+	req, _ := http.NewRequest("POST", s.api+path, bytes.NewReader(raw))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "image/png")
+	req.Header.Set("Authorization", "Bearer "+key)
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	d := time.Since(start)
+	if resp.StatusCode == http.StatusAccepted {
+		return 0, errNotDone(d)
+	}
+	if resp.StatusCode != http.StatusOK || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		return 0, fmt.Errorf("%s %s: status %d, %.200s", path, url, resp.StatusCode, b)
+	}
+	return d, nil
+}
+
+func (s *stack) post(key, path string, body, out any) (int, []byte, error) {
+	raw, _ := json.Marshal(body)
+	req, _ := http.NewRequest("POST", s.api+path, bytes.NewReader(raw))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil {
+		_ = json.Unmarshal(b, out)
+	}
+	return resp.StatusCode, b, nil
+}
+
+func (s *stack) get(key, path string, out any) {
+	req, _ := http.NewRequest("GET", s.api+path, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		_ = json.NewDecoder(resp.Body).Decode(out)
+		resp.Body.Close()
+	}
+}
+
+// pctOf is the p-th percentile (nearest rank) of ds.
+func pctOf(ds []time.Duration, p int) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	if len(s) == 0 {
+		return 0
+	}
+	i := (p*len(s)+99)/100 - 1
+	return s[max(0, min(i, len(s)-1))].Round(time.Millisecond)
+}
+
+func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }

@@ -98,8 +98,8 @@ func TestDeepCaptureVirtualisedStream(t *testing.T) {
 	for i := range want {
 		want[i] = fmt.Sprintf("%03d", i+1)
 	}
-	for _, path := range []string{"/", "/shell"} {
-		t.Run(strings.Trim(path, "/")+"document", func(t *testing.T) {
+	for name, path := range map[string]string{"document": "/", "app-shell": "/shell"} {
+		t.Run(name, func(t *testing.T) {
 			// Without the option: what is rendered at the top, posts 1 to 20 (the documented
 			// partial result).
 			plain, md := captureStream(t, site+path, DeepCapture{})
@@ -114,9 +114,13 @@ func TestDeepCaptureVirtualisedStream(t *testing.T) {
 				t.Errorf("deep capture: %d posts %v, want 001..200 once each in order", len(got), got)
 			}
 			r := res.DeepCapture
-			if r == nil || r.Items != streamPosts || r.Stopped != DeepStoppedEnd || r.Bounded || r.Steps < 10 {
+			if r == nil {
+				t.Fatal("no deep capture report")
+			}
+			if r.Items != streamPosts || r.Stopped != DeepStoppedEnd || r.Bounded || r.Steps < 10 {
 				t.Errorf("report %+v, want 200 items, stopped at the end", r)
 			}
+			t.Logf("deep capture report %+v, timings %v", *r, res.Timings)
 			if res.Segments.Total == 0 || len(res.Images) == 0 {
 				t.Errorf("no screenshots: %+v", res.Segments)
 			}

@@ -142,23 +142,9 @@ func (b *Browser) Capture(ctx context.Context, req Request) (*Result, error) {
 	}
 	defer b.release(inst)
 
-	// Opening a tab is a few CDP calls, bounded like one: a browser that does not answer them
-	// within CallTimeout is wedged (after a renderer is killed, Page.enable on a new target can
-	// go unanswered and hold rod's target lock) and is replaced below, not waited on until the
-	// task's deadline by every job after this one.
-	openCtx, cancelOpen := context.WithTimeout(ctx, b.cfg.CallTimeout)
-	t, err := inst.takeTab(openCtx)
-	cancelOpen()
+	t, err := b.openTab(ctx, inst)
 	if err != nil {
-		if cause := context.Cause(inst.ctx); cause != nil {
-			// The browser went away (shut down, crashed, recycled) while the tab opened: the
-			// job fails for that reason, not for the broken connection it left behind.
-			err = fmt.Errorf("%w: %w", cause, err)
-		} else if ctx.Err() == nil {
-			// A browser that cannot open a tab is not worth keeping.
-			inst.cancel(fmt.Errorf("%w: open tab: %w", errBrowserGone, err))
-		}
-		return nil, classify(ctx, ctx, phaseSlot, fmt.Errorf("open tab: %w", err))
+		return nil, err
 	}
 	ok := false
 	defer func() { inst.putTab(t, ok) }()
@@ -181,6 +167,28 @@ func (b *Browser) Capture(ctx context.Context, req Request) (*Result, error) {
 	ok = true
 	res.Timings["total"] = time.Since(start).Milliseconds()
 	return res, nil
+}
+
+// openTab takes a tab of inst. Opening a tab is a few CDP calls, bounded like one: a browser
+// that does not answer them within CallTimeout is wedged (after a renderer is killed,
+// Page.enable on a new target can go unanswered and hold rod's target lock) and is replaced,
+// not waited on until the task's deadline by every job after this one.
+func (b *Browser) openTab(ctx context.Context, inst *instance) (*tab, error) {
+	openCtx, cancelOpen := context.WithTimeout(ctx, b.cfg.CallTimeout)
+	t, err := inst.takeTab(openCtx)
+	cancelOpen()
+	if err == nil {
+		return t, nil
+	}
+	if cause := context.Cause(inst.ctx); cause != nil {
+		// The browser went away (shut down, crashed, recycled) while the tab opened: the
+		// job fails for that reason, not for the broken connection it left behind.
+		err = fmt.Errorf("%w: %w", cause, err)
+	} else if ctx.Err() == nil {
+		// A browser that cannot open a tab is not worth keeping.
+		inst.cancel(fmt.Errorf("%w: open tab: %w", errBrowserGone, err))
+	}
+	return nil, classify(ctx, ctx, phaseSlot, fmt.Errorf("open tab: %w", err))
 }
 
 // takeSlot waits for the capture's lane token (lane.go) and a slot; the

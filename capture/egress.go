@@ -164,29 +164,47 @@ func checkRemoteEgress(ctx context.Context, rb *rod.Browser, cfg Config) (err er
 	}
 	defer probe.close()
 
+	page, dispose, err := probePage(ctx, rb, proxy)
+	if err != nil {
+		return err
+	}
+	defer dispose()
+	if err := probeNavigation(page, probe, proxy); err != nil {
+		return err
+	}
+	return probeWebRTC(page, probe)
+}
+
+// probePage opens a page in a new browser context proxied through proxy; dispose removes the
+// context.
+func probePage(ctx context.Context, rb *rod.Browser, proxy *refuseProxy) (page *rod.Page, dispose func(), err error) {
 	rb = rb.Context(ctx)
 	bc, err := proto.TargetCreateBrowserContext{DisposeOnDetach: true,
 		ProxyServer: proxy.URL(), ProxyBypassList: proxyBypassList}.Call(rb)
 	if err != nil {
-		return fmt.Errorf("%w: create a proxied browser context: %w", errRemoteEgress, err)
+		return nil, nil, fmt.Errorf("%w: create a proxied browser context: %w", errRemoteEgress, err)
 	}
-	defer func() {
+	dispose = func() {
 		cctx, cancel := context.WithTimeout(context.Background(), cleanTimeout)
 		defer cancel()
 		_ = proto.TargetDisposeBrowserContext{BrowserContextID: bc.BrowserContextID}.Call(rb.Context(cctx))
-	}()
+	}
 	target, err := proto.TargetCreateTarget{URL: "about:blank", BrowserContextID: bc.BrowserContextID}.Call(rb)
 	if err != nil {
-		return fmt.Errorf("create probe target: %w", err)
+		dispose()
+		return nil, nil, fmt.Errorf("create probe target: %w", err)
 	}
-	page, err := rb.PageFromTarget(target.TargetID)
+	page, err = rb.PageFromTarget(target.TargetID)
 	if err != nil {
-		return fmt.Errorf("attach to probe target: %w", err)
+		dispose()
+		return nil, nil, fmt.Errorf("attach to probe target: %w", err)
 	}
-	page = page.Context(ctx)
+	return page.Context(ctx), dispose, nil
+}
 
-	// The proxy answers the navigation with its 403 page, which commits; the probe must
-	// see nothing.
+// probeNavigation navigates the probe page to the loopback probe: the proxy answers it with
+// its 403 page, which commits; the probe must see nothing, the proxy the request.
+func probeNavigation(page *rod.Page, probe *loopbackProbe, proxy *refuseProxy) error {
 	if _, err := (proto.PageNavigate{URL: "http://" + probe.addr + "/"}).Call(page); err != nil {
 		return fmt.Errorf("probe navigation: %w", err)
 	}
@@ -197,6 +215,12 @@ func checkRemoteEgress(ctx context.Context, rb *rod.Browser, cfg Config) (err er
 		return fmt.Errorf("%w: the browser did not reach the egress proxy at %s (set SNAPQ_EGRESS_PROXY_LISTEN and "+
 			"SNAPQ_EGRESS_PROXY_ADVERTISE to an address it can reach)", errRemoteEgress, proxy.URL())
 	}
+	return nil
+}
+
+// probeWebRTC gathers ICE candidates towards the loopback probe: WebRTC must not reach it
+// around the proxy.
+func probeWebRTC(page *rod.Page, probe *loopbackProbe) error {
 	js := fmt.Sprintf(`new Promise(done => {
   if (typeof RTCPeerConnection !== "function") return done("no webrtc");
   const pc = new RTCPeerConnection({iceServers: [{urls: "stun:%[1]s"},

@@ -61,65 +61,15 @@ func (t *tab) applyEmulation(p *rod.Page, req Request, res *Result) error {
 		return t.setCookies(p, e, res)
 	}
 	t.emulated = "?" // unknown until every override below is applied
-	step := func(typ, target string, active bool, call func() error) error {
+	for _, st := range emulationSteps(p, e) {
 		start := time.Now()
-		err := call()
-		if active || err != nil {
-			logStep(res, typ, target, start, err, "")
+		err := st.call()
+		if st.active || err != nil {
+			logStep(res, st.typ, st.target, start, err, "")
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", typ, err)
+			return fmt.Errorf("%s: %w", st.typ, err)
 		}
-		return nil
-	}
-	// An empty user agent or accept-language removes the override.
-	if err := step("emulate.user_agent", e.UserAgent, e.UserAgent != "" || e.Locale != "", func() error {
-		return proto.EmulationSetUserAgentOverride{UserAgent: e.UserAgent, AcceptLanguage: e.Locale}.Call(p)
-	}); err != nil {
-		return err
-	}
-	headers := proto.NetworkHeaders{}
-	for k, v := range e.Headers {
-		headers[k] = gson.New(v)
-	}
-	names := slices.Sorted(maps.Keys(e.Headers))
-	if err := step("emulate.headers", strings.Join(names, ","), len(headers) > 0, func() error {
-		return proto.NetworkSetExtraHTTPHeaders{Headers: headers}.Call(p)
-	}); err != nil {
-		return err
-	}
-	if err := step("emulate.locale", e.Locale, e.Locale != "", func() error {
-		return proto.EmulationSetLocaleOverride{Locale: e.Locale}.Call(p)
-	}); err != nil {
-		return err
-	}
-	if err := step("emulate.timezone", e.Timezone, e.Timezone != "", func() error {
-		return proto.EmulationSetTimezoneOverride{TimezoneID: e.Timezone}.Call(p)
-	}); err != nil {
-		return err
-	}
-	motion := ""
-	if e.ReducedMotion {
-		motion = "reduce"
-	}
-	media := strings.Trim(e.Media+" "+e.ColorScheme+" "+motion, " ")
-	if err := step("emulate.media", media, media != "", func() error {
-		// Features must be listed to be reset: an empty value removes that override.
-		return proto.EmulationSetEmulatedMedia{Media: e.Media, Features: []*proto.EmulationMediaFeature{
-			{Name: "prefers-color-scheme", Value: e.ColorScheme},
-			{Name: "prefers-reduced-motion", Value: motion},
-		}}.Call(p)
-	}); err != nil {
-		return err
-	}
-	if err := step("emulate.touch", "", e.Touch, func() error {
-		n := maxTouchPoints
-		if !e.Touch {
-			return proto.EmulationSetTouchEmulationEnabled{Enabled: false}.Call(p)
-		}
-		return proto.EmulationSetTouchEmulationEnabled{Enabled: true, MaxTouchPoints: &n}.Call(p)
-	}); err != nil {
-		return err
 	}
 	if err := t.setCookies(p, e, res); err != nil {
 		return err
@@ -129,6 +79,57 @@ func (t *tab) applyEmulation(p *rod.Page, req Request, res *Result) error {
 		logStep(res, "emulate.mobile", "", time.Now(), nil, "")
 	}
 	return nil
+}
+
+// emulationStep is one override: its log type and target, whether it sets something
+// (active: then it is logged), and the call that sets or removes it.
+type emulationStep struct {
+	typ, target string
+	active      bool
+	call        func() error
+}
+
+// emulationSteps are the overrides of e in order, each of which removes its override when
+// e does not ask for it.
+func emulationSteps(p *rod.Page, e Emulate) []emulationStep {
+	headers := proto.NetworkHeaders{}
+	for k, v := range e.Headers {
+		headers[k] = gson.New(v)
+	}
+	motion := ""
+	if e.ReducedMotion {
+		motion = "reduce"
+	}
+	media := strings.Trim(e.Media+" "+e.ColorScheme+" "+motion, " ")
+	return []emulationStep{
+		// An empty user agent or accept-language removes the override.
+		{"emulate.user_agent", e.UserAgent, e.UserAgent != "" || e.Locale != "", func() error {
+			return proto.EmulationSetUserAgentOverride{UserAgent: e.UserAgent, AcceptLanguage: e.Locale}.Call(p)
+		}},
+		{"emulate.headers", strings.Join(slices.Sorted(maps.Keys(e.Headers)), ","), len(headers) > 0, func() error {
+			return proto.NetworkSetExtraHTTPHeaders{Headers: headers}.Call(p)
+		}},
+		{"emulate.locale", e.Locale, e.Locale != "", func() error {
+			return proto.EmulationSetLocaleOverride{Locale: e.Locale}.Call(p)
+		}},
+		{"emulate.timezone", e.Timezone, e.Timezone != "", func() error {
+			return proto.EmulationSetTimezoneOverride{TimezoneID: e.Timezone}.Call(p)
+		}},
+		{"emulate.media", media, media != "", func() error {
+			// Features must be listed to be reset: an empty value removes that override.
+			return proto.EmulationSetEmulatedMedia{Media: e.Media, Features: []*proto.EmulationMediaFeature{
+				{Name: "prefers-color-scheme", Value: e.ColorScheme},
+				{Name: "prefers-reduced-motion", Value: motion},
+			}}.Call(p)
+		}},
+		{"emulate.touch", "", e.Touch, func() error {
+			n := maxTouchPoints
+			if !e.Touch {
+				return proto.EmulationSetTouchEmulationEnabled{Enabled: false}.Call(p)
+			}
+			return proto.EmulationSetTouchEmulationEnabled{Enabled: true, MaxTouchPoints: &n}.Call(p)
+		}},
+	}
 }
 
 // noEmulation is the key of a tab without overrides, as a new tab starts.

@@ -334,16 +334,7 @@ func (inst *instance) close(cause error) {
 		alive := inst.alive()
 		inst.cancel(cause)
 		if inst.rb != nil && alive {
-			ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-			rb := inst.rb.Context(ctx)
-			if inst.proc != nil {
-				_ = proto.BrowserClose{}.Call(rb)
-			} else {
-				for _, t := range tabs {
-					_ = proto.TargetDisposeBrowserContext{BrowserContextID: t.contextID}.Call(rb)
-				}
-			}
-			cancel()
+			inst.closeBrowser(tabs)
 		}
 		if inst.ws != nil {
 			_ = inst.ws.Close()
@@ -353,17 +344,7 @@ func (inst *instance) close(cause error) {
 			sock = socketDir(inst.dir) // before the launcher's Cleanup removes the profile
 		}
 		if inst.proc != nil && inst.proc.PID() != 0 {
-			exited := make(chan struct{})
-			go func() {
-				inst.proc.Cleanup() // waits for the process to exit
-				close(exited)
-			}()
-			select {
-			case <-exited:
-			case <-time.After(shutdownTimeout):
-				killProcess(inst.proc.PID())
-				<-exited
-			}
+			inst.waitExit()
 		}
 		if sock != "" {
 			_ = os.RemoveAll(sock)
@@ -386,4 +367,34 @@ func (inst *instance) close(cause error) {
 		}
 		inst.log.Info("browser closed", "reason", strings.TrimSpace(cause.Error()))
 	})
+}
+
+// closeBrowser closes a launched browser, or the contexts of tabs in a remote one.
+func (inst *instance) closeBrowser(tabs []*tab) {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	rb := inst.rb.Context(ctx)
+	if inst.proc != nil {
+		_ = proto.BrowserClose{}.Call(rb)
+		return
+	}
+	for _, t := range tabs {
+		_ = proto.TargetDisposeBrowserContext{BrowserContextID: t.contextID}.Call(rb)
+	}
+}
+
+// waitExit waits for the launched browser's process to exit, killing it after
+// shutdownTimeout.
+func (inst *instance) waitExit() {
+	exited := make(chan struct{})
+	go func() {
+		inst.proc.Cleanup() // waits for the process to exit
+		close(exited)
+	}()
+	select {
+	case <-exited:
+	case <-time.After(shutdownTimeout):
+		killProcess(inst.proc.PID())
+		<-exited
+	}
 }

@@ -44,6 +44,12 @@ func normalizeRequest(req Request) (Request, error) {
 	if strings.TrimSpace(req.URL) == "" {
 		return req, newError(CodeInvalidURL, false, nil, "empty URL")
 	}
+	req.applyDefaults()
+	return req, req.checkKnown()
+}
+
+// applyDefaults fills in what the request leaves out.
+func (req *Request) applyDefaults() {
 	if req.Name == "" {
 		req.Name = "capture"
 	}
@@ -75,35 +81,40 @@ func normalizeRequest(req Request) (Request, error) {
 	if req.Wait.SelectorTimeout <= 0 {
 		req.Wait.SelectorTimeout = DefaultSelectorTimeout
 	}
+}
+
+// checkKnown is an internal error when the request names a mode, format, wait condition,
+// output or paper this package does not know (the caller validated them).
+func (req *Request) checkKnown() error {
 	switch req.Screenshot.Mode {
 	case ModeSegments, ModeFull, ModeViewport:
 	default:
-		return req, newError(CodeInternal, false, nil, "unknown screenshot mode %q", req.Screenshot.Mode)
+		return newError(CodeInternal, false, nil, "unknown screenshot mode %q", req.Screenshot.Mode)
 	}
 	switch req.Screenshot.Format {
 	case FormatPNG, FormatJPEG, FormatWebP:
 	default:
-		return req, newError(CodeInternal, false, nil, "unknown image format %q", req.Screenshot.Format)
+		return newError(CodeInternal, false, nil, "unknown image format %q", req.Screenshot.Format)
 	}
 	switch req.Wait.Until {
 	case UntilLoad, UntilDOMContentLoaded, UntilNetworkIdle:
 	default:
-		return req, newError(CodeInternal, false, nil, "unknown wait condition %q", req.Wait.Until)
+		return newError(CodeInternal, false, nil, "unknown wait condition %q", req.Wait.Until)
 	}
 	for _, o := range req.Outputs {
 		switch o {
 		case OutputScreenshot, OutputHTML, OutputText, OutputLinks, OutputMetadata, OutputPDF, OutputMarkdown:
 		default:
-			return req, newError(CodeInternal, false, nil, "unknown output %q", o)
+			return newError(CodeInternal, false, nil, "unknown output %q", o)
 		}
 	}
 	if _, ok := paperMM[req.PDF.Paper]; !ok && req.PDF.Paper != "" {
-		return req, newError(CodeInternal, false, nil, "unknown paper %q", req.PDF.Paper)
+		return newError(CodeInternal, false, nil, "unknown paper %q", req.PDF.Paper)
 	}
 	if s := req.PDF.Scale; s != 0 && (s < 0.1 || s > 2) {
-		return req, newError(CodeInternal, false, nil, "PDF scale %g is outside 0.1..2", s)
+		return newError(CodeInternal, false, nil, "PDF scale %g is outside 0.1..2", s)
 	}
-	return req, nil
+	return nil
 }
 
 // measureJS reads the title (cut in the page, then to MaxMessageBytes by inspect) and height.

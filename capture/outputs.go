@@ -170,6 +170,36 @@ const domJS = `((want) => {
 // pageOutputs produces the html, text, links, metadata and markdown outputs the request asks
 // for, from the page as it is now. Markdown is converted in Go from the same html and text.
 func (t *tab) pageOutputs(p *rod.Page, req Request, res *Result) ([]File, error) {
+	got, ok, err := readDOM(p, req)
+	if err != nil || !ok {
+		return nil, err
+	}
+	st, _ := t.state()
+	var files []File
+	for _, o := range req.Outputs {
+		f, ok, err := got.file(o, req, res, st)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			files = append(files, f)
+		}
+	}
+	return files, nil
+}
+
+// domRead is what domJS read of the page.
+type domRead struct {
+	HTML     string   `json:"html"`
+	Text     string   `json:"text"`
+	Links    []Link   `json:"links"`
+	Metadata Metadata `json:"metadata"`
+}
+
+// readDOM reads what the request's outputs need of the page in one call; ok is false when
+// they need nothing of it.
+func readDOM(p *rod.Page, req Request) (domRead, bool, error) {
+	var got domRead
 	want := map[string]bool{}
 	for _, o := range []string{OutputHTML, OutputText, OutputLinks, OutputMetadata} {
 		want[o] = req.wants(o)
@@ -178,65 +208,53 @@ func (t *tab) pageOutputs(p *rod.Page, req Request, res *Result) ([]File, error)
 		want[OutputHTML], want[OutputText] = true, true
 	}
 	if !want[OutputHTML] && !want[OutputText] && !want[OutputLinks] && !want[OutputMetadata] {
-		return nil, nil
+		return got, false, nil
 	}
 	arg, err := json.Marshal(want)
 	if err != nil {
-		return nil, err
-	}
-	var got struct {
-		HTML     string   `json:"html"`
-		Text     string   `json:"text"`
-		Links    []Link   `json:"links"`
-		Metadata Metadata `json:"metadata"`
+		return got, false, err
 	}
 	if err := evalJSON(p, domJS+"("+string(arg)+")", &got); err != nil {
-		return nil, fmt.Errorf("read the page: %w", err)
+		return got, false, fmt.Errorf("read the page: %w", err)
 	}
-	st, _ := t.state()
-	var files []File
-	for _, o := range req.Outputs {
-		switch o {
-		case OutputHTML:
-			files = append(files, File{Kind: o, Name: req.Name + ".html", ContentType: "text/html; charset=utf-8",
-				Data: []byte(got.HTML)})
-		case OutputText:
-			files = append(files, File{Kind: o, Name: req.Name + ".txt", ContentType: "text/plain; charset=utf-8",
-				Data: []byte(got.Text), Chars: utf8.RuneCountInString(got.Text)})
-		case OutputLinks:
-			if got.Links == nil {
-				got.Links = []Link{}
-			}
-			data, err := json.Marshal(got.Links)
-			if err != nil {
-				return nil, err
-			}
-			files = append(files, File{Kind: o, Name: req.Name + "-links.json", ContentType: "application/json", Data: data})
-		case OutputMetadata:
-			m := got.Metadata
-			if m.OpenGraph == nil {
-				m.OpenGraph = map[string]string{}
-			}
-			m.Status, m.ContentType, m.FinalURL = res.HTTPStatus, st.contentType, res.FinalURL
-			m.RedirectChain = st.redirects
-			if m.RedirectChain == nil {
-				m.RedirectChain = []string{}
-			}
-			data, err := json.Marshal(m)
-			if err != nil {
-				return nil, err
-			}
-			files = append(files, File{Kind: o, Name: req.Name + "-metadata.json", ContentType: "application/json", Data: data})
-		case OutputMarkdown:
-			md, err := markdown.Convert(got.HTML, res.FinalURL, utf8.RuneCountInString(got.Text), req.MarkdownMaxChars)
-			if err != nil {
-				return nil, err
-			}
-			files = append(files, File{Kind: o, Name: req.Name + ".md", ContentType: "text/markdown; charset=utf-8",
-				Data: []byte(md.Text), Chars: utf8.RuneCountInString(md.Text), Truncated: md.Truncated})
+	return got, true, nil
+}
+
+// file is output o made of what was read (ok false: o is not a page output).
+func (got domRead) file(o string, req Request, res *Result, st pageState) (File, bool, error) {
+	switch o {
+	case OutputHTML:
+		return File{Kind: o, Name: req.Name + ".html", ContentType: "text/html; charset=utf-8", Data: []byte(got.HTML)}, true, nil
+	case OutputText:
+		return File{Kind: o, Name: req.Name + ".txt", ContentType: "text/plain; charset=utf-8",
+			Data: []byte(got.Text), Chars: utf8.RuneCountInString(got.Text)}, true, nil
+	case OutputLinks:
+		if got.Links == nil {
+			got.Links = []Link{}
 		}
+		data, err := json.Marshal(got.Links)
+		return File{Kind: o, Name: req.Name + "-links.json", ContentType: "application/json", Data: data}, err == nil, err
+	case OutputMetadata:
+		m := got.Metadata
+		if m.OpenGraph == nil {
+			m.OpenGraph = map[string]string{}
+		}
+		m.Status, m.ContentType, m.FinalURL = res.HTTPStatus, st.contentType, res.FinalURL
+		m.RedirectChain = st.redirects
+		if m.RedirectChain == nil {
+			m.RedirectChain = []string{}
+		}
+		data, err := json.Marshal(m)
+		return File{Kind: o, Name: req.Name + "-metadata.json", ContentType: "application/json", Data: data}, err == nil, err
+	case OutputMarkdown:
+		md, err := markdown.Convert(got.HTML, res.FinalURL, utf8.RuneCountInString(got.Text), req.MarkdownMaxChars)
+		if err != nil {
+			return File{}, false, err
+		}
+		return File{Kind: o, Name: req.Name + ".md", ContentType: "text/markdown; charset=utf-8",
+			Data: []byte(md.Text), Chars: utf8.RuneCountInString(md.Text), Truncated: md.Truncated}, true, nil
 	}
-	return files, nil
+	return File{}, false, nil
 }
 
 // printPDF prints the page with Chromium (print media), bounded by callTimeout.

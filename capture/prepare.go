@@ -179,79 +179,103 @@ const disableAnimationsCSS = `*, *::before, *::after {
 // editPage applies req.Prepare: one injected style (hide, animations, css), removals, then the
 // script.
 func editPage(p *rod.Page, pr Prepare, res *Result) error {
-	inject := func(typ, target, css string) error {
-		start := time.Now()
-		err := evalJSON(p, `(() => {
-			const s = document.createElement("style");
-			s.setAttribute("data-snapq", "");
-			s.textContent = `+jsString(css)+`;
-			(document.head || document.documentElement).appendChild(s);
-			return true;
-		})()`, new(bool))
-		logStep(res, typ, target, start, err, "")
-		if err != nil {
-			return fmt.Errorf("%s: %w", typ, err)
-		}
-		return nil
-	}
 	if err := dismissConsent(p, pr.Consent, res); err != nil {
 		return err
 	}
 	for _, sel := range pr.HideSelectors {
 		// One rule per selector, so an invalid one does not void the others.
-		if err := inject("edit.hide", sel, sel+" { visibility: hidden !important; }"); err != nil {
+		if err := injectStyle(p, res, "edit.hide", sel, sel+" { visibility: hidden !important; }"); err != nil {
 			return err
 		}
 	}
 	for _, sel := range pr.RemoveSelectors {
-		start := time.Now()
-		var n int
-		err := evalJSON(p, `(() => { let els; try { els = document.querySelectorAll(`+jsString(sel)+`); } catch (e) { return -1; }
-			els.forEach(e => e.remove()); return els.length; })()`, &n)
-		if err == nil && n < 0 {
-			err = newError(CodeInvalidSelector, false, nil, "%q is not a valid CSS selector", sel)
-		}
-		logStep(res, "edit.remove", sel, start, err, fmt.Sprintf("%d removed", n))
-		if err != nil {
+		if err := removeElements(p, res, sel); err != nil {
 			return err
 		}
 	}
 	if pr.DisableAnimations {
-		if err := inject("edit.disable_animations", "", disableAnimationsCSS); err != nil {
+		if err := disableAnimations(p, res); err != nil {
 			return err
-		}
-		start := time.Now()
-		err := evalJSON(p, `(() => { document.querySelectorAll("video").forEach(v => v.pause());
-			if (document.getAnimations) document.getAnimations().forEach(a => { try { a.finish(); } catch (e) { a.cancel(); } });
-			return true; })()`, new(bool))
-		logStep(res, "edit.pause_media", "", start, err, "")
-		if err != nil {
-			return fmt.Errorf("pause media: %w", err)
 		}
 	}
 	if pr.CSS != "" {
-		if err := inject("edit.css", "", pr.CSS); err != nil {
+		if err := injectStyle(p, res, "edit.css", "", pr.CSS); err != nil {
 			return err
 		}
 	}
 	if pr.Script != "" {
-		start := time.Now()
-		var out any
-		// The script is the body of an async function when it is not a single expression.
-		js := `(async () => { return await (0, eval)(` + jsString(pr.Script) + `); })()`
-		err := evalJSON(p, js, &out)
-		excerpt := ""
-		if err == nil && out != nil {
-			b, _ := json.Marshal(out)
-			excerpt = string(b) // cut by the log (MaxLogExcerpt)
-		}
-		logStep(res, "edit.script", "", start, err, excerpt)
-		if err != nil && p.GetContext().Err() != nil {
-			return err // the job ended: not the script's failure
-		}
-		if err != nil && pr.ScriptRequired {
-			return newError(CodeScriptFailed, false, err, "the prepare script failed: %v", err)
-		}
+		return runPrepareScript(p, pr, res)
+	}
+	return nil
+}
+
+// injectStyle adds a style element of css to the page, logged as typ on target.
+func injectStyle(p *rod.Page, res *Result, typ, target, css string) error {
+	start := time.Now()
+	err := evalJSON(p, `(() => {
+		const s = document.createElement("style");
+		s.setAttribute("data-snapq", "");
+		s.textContent = `+jsString(css)+`;
+		(document.head || document.documentElement).appendChild(s);
+		return true;
+	})()`, new(bool))
+	logStep(res, typ, target, start, err, "")
+	if err != nil {
+		return fmt.Errorf("%s: %w", typ, err)
+	}
+	return nil
+}
+
+// removeElements removes the elements matching sel; an invalid selector is
+// CodeInvalidSelector.
+func removeElements(p *rod.Page, res *Result, sel string) error {
+	start := time.Now()
+	var n int
+	err := evalJSON(p, `(() => { let els; try { els = document.querySelectorAll(`+jsString(sel)+`); } catch (e) { return -1; }
+		els.forEach(e => e.remove()); return els.length; })()`, &n)
+	if err == nil && n < 0 {
+		err = newError(CodeInvalidSelector, false, nil, "%q is not a valid CSS selector", sel)
+	}
+	logStep(res, "edit.remove", sel, start, err, fmt.Sprintf("%d removed", n))
+	return err
+}
+
+// disableAnimations stops animations, transitions and the caret, pauses videos and finishes
+// the running animations.
+func disableAnimations(p *rod.Page, res *Result) error {
+	if err := injectStyle(p, res, "edit.disable_animations", "", disableAnimationsCSS); err != nil {
+		return err
+	}
+	start := time.Now()
+	err := evalJSON(p, `(() => { document.querySelectorAll("video").forEach(v => v.pause());
+		if (document.getAnimations) document.getAnimations().forEach(a => { try { a.finish(); } catch (e) { a.cancel(); } });
+		return true; })()`, new(bool))
+	logStep(res, "edit.pause_media", "", start, err, "")
+	if err != nil {
+		return fmt.Errorf("pause media: %w", err)
+	}
+	return nil
+}
+
+// runPrepareScript runs the prepare script; its failure fails the job only when
+// ScriptRequired.
+func runPrepareScript(p *rod.Page, pr Prepare, res *Result) error {
+	start := time.Now()
+	var out any
+	// The script is the body of an async function when it is not a single expression.
+	js := `(async () => { return await (0, eval)(` + jsString(pr.Script) + `); })()`
+	err := evalJSON(p, js, &out)
+	excerpt := ""
+	if err == nil && out != nil {
+		b, _ := json.Marshal(out)
+		excerpt = string(b) // cut by the log (MaxLogExcerpt)
+	}
+	logStep(res, "edit.script", "", start, err, excerpt)
+	if err != nil && p.GetContext().Err() != nil {
+		return err // the job ended: not the script's failure
+	}
+	if err != nil && pr.ScriptRequired {
+		return newError(CodeScriptFailed, false, err, "the prepare script failed: %v", err)
 	}
 	return nil
 }

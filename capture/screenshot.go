@@ -87,39 +87,16 @@ func shoot(ctx context.Context, p *rod.Page, req Request, pageHeight int, b *bud
 // with CodeTooLargeCapture, except segments, which stop at the budget like at max_segments.
 func shootArea(ctx context.Context, p *rod.Page, req Request, a area, b *budget, callTimeout time.Duration) (shots, error) {
 	vp, sc := req.Viewport, req.Screenshot
-	pageHeight := a.Height
-	c := capturer{ctx: ctx, p: p, format: sc.Format, quality: sc.Quality, dsf: vp.DeviceScaleFactor,
-		width: a.Width, x: a.X, y: a.Y, timeout: callTimeout}
-	devW := devicePx(a.Width, c.dsf)
+	sh := shooter{req: req, a: a, b: b, c: capturer{ctx: ctx, p: p, format: sc.Format, quality: sc.Quality, dsf: vp.DeviceScaleFactor,
+		width: a.Width, x: a.X, y: a.Y, timeout: callTimeout}}
+	sh.devW = devicePx(a.Width, sh.c.dsf)
 	what := "page"
 	if a.element {
 		what = "element"
 	}
-	if err := b.checkWidth(what, devW); err != nil {
+	if err := b.checkWidth(what, sh.devW); err != nil {
 		return shots{}, err
 	}
-	name := func(i int, total int) string {
-		if total == 1 {
-			return req.Name + "." + extension(sc.Format)
-		}
-		return fmt.Sprintf("%s-%03d.%s", req.Name, i, extension(sc.Format))
-	}
-	// one captures a single image of cssHeight and counts it.
-	one := func(clip *Rect, cssHeight int) (shots, error) {
-		if err := b.fits(devW, devicePx(cssHeight, c.dsf)); err != nil {
-			return shots{}, err
-		}
-		img, err := c.direct(clip, cssHeight)
-		if err != nil {
-			return shots{}, err
-		}
-		img.Name, img.Index = name(1, 1), 1
-		if err := b.take(img); err != nil {
-			return shots{}, err
-		}
-		return shots{images: []Image{img}, segments: Segments{Total: 1, Captured: 1}}, nil
-	}
-
 	switch sc.Mode {
 	case ModeViewport:
 		var clip *Rect
@@ -128,80 +105,134 @@ func shootArea(ctx context.Context, p *rod.Page, req Request, a area, b *budget,
 			h = min(a.Height, vp.Height)
 			clip = &Rect{Y: 0, Height: h}
 		}
-		return one(clip, h)
-
+		return sh.one(clip, h)
 	case ModeFull:
-		h := max(pageHeight, vp.Height)
-		if a.element {
-			h = a.Height
-		}
-		if dh := devicePx(h, c.dsf); dh > maxHeight(sc.Format) {
-			return shots{}, newError(CodeTooTall, false, nil,
-				"the page is %d device px tall, over the %d px limit of one %s image; use mode %q",
-				dh, maxHeight(sc.Format), sc.Format, ModeSegments)
-		}
-		return one(&Rect{Y: 0, Height: h}, h)
+		return sh.full()
 	}
+	return sh.segments()
+}
 
-	plan := PlanSegments(pageHeight, vp.Height, sc.MaxSegments)
-	if a.element && pageHeight < vp.Height {
-		plan.Rects[0].Height = pageHeight // an element is as tall as it is, not one screen
+// shooter is one shootArea call: the capturer of the area, the request and the job's budget.
+type shooter struct {
+	c    capturer
+	req  Request
+	a    area
+	b    *budget
+	devW int // the area's width in device px
+}
+
+// name is the file name of image i of total.
+func (sh *shooter) name(i int, total int) string {
+	ext := extension(sh.req.Screenshot.Format)
+	if total == 1 {
+		return sh.req.Name + "." + ext
 	}
-	plan, berr := b.keepFitting(plan, devW, c.dsf)
+	return fmt.Sprintf("%s-%03d.%s", sh.req.Name, i, ext)
+}
+
+// one captures a single image of cssHeight and counts it.
+func (sh *shooter) one(clip *Rect, cssHeight int) (shots, error) {
+	if err := sh.b.fits(sh.devW, devicePx(cssHeight, sh.c.dsf)); err != nil {
+		return shots{}, err
+	}
+	img, err := sh.c.direct(clip, cssHeight)
+	if err != nil {
+		return shots{}, err
+	}
+	img.Name, img.Index = sh.name(1, 1), 1
+	if err := sh.b.take(img); err != nil {
+		return shots{}, err
+	}
+	return shots{images: []Image{img}, segments: Segments{Total: 1, Captured: 1}}, nil
+}
+
+// full captures the whole area as one image, or fails with CodeTooTall past the format's
+// height limit.
+func (sh *shooter) full() (shots, error) {
+	sc := sh.req.Screenshot
+	h := max(sh.a.Height, sh.req.Viewport.Height)
+	if sh.a.element {
+		h = sh.a.Height
+	}
+	if dh := devicePx(h, sh.c.dsf); dh > maxHeight(sc.Format) {
+		return shots{}, newError(CodeTooTall, false, nil,
+			"the page is %d device px tall, over the %d px limit of one %s image; use mode %q",
+			dh, maxHeight(sc.Format), sc.Format, ModeSegments)
+	}
+	return sh.one(&Rect{Y: 0, Height: h}, h)
+}
+
+// segments captures the area in viewport-height pieces, up to max_segments and the budget.
+func (sh *shooter) segments() (shots, error) {
+	vp, sc := sh.req.Viewport, sh.req.Screenshot
+	plan := PlanSegments(sh.a.Height, vp.Height, sc.MaxSegments)
+	if sh.a.element && sh.a.Height < vp.Height {
+		plan.Rects[0].Height = sh.a.Height // an element is as tall as it is, not one screen
+	}
+	plan, berr := sh.b.keepFitting(plan, sh.devW, sh.c.dsf)
 	if berr != nil {
 		return shots{}, berr
 	}
 	out := shots{segments: Segments{Total: plan.Total, Captured: plan.Captured, Truncated: plan.Truncated}}
 	if sc.Format == FormatWebP || plan.Captured == 1 {
-		// Go cannot encode WebP, so each piece is its own clip call (each at most one
-		// viewport, far below WebP's limit); a single piece needs no cutting either.
-		if dh := devicePx(vp.Height, c.dsf); dh > maxHeight(sc.Format) {
-			return shots{}, newError(CodeTooTall, false, nil,
-				"the viewport is %d device px tall, over the %d px limit of one %s image", dh, maxHeight(sc.Format), sc.Format)
-		}
-		for i, r := range plan.Rects {
-			img, err := c.direct(&r, r.Height)
-			if err != nil {
-				return shots{}, err
-			}
-			img.Y, img.YCSS = devicePx(r.Y, c.dsf), r.Y
-			if sc.Format == FormatPNG { // one piece: decoding one viewport is cheap
-				if dec, err := png.Decode(bytes.NewReader(img.Data)); err == nil {
-					img.RowSigs, img.RowExact = snapdiff.RowHashes(dec)
-				}
-			}
-			img.Name, img.Index = name(i+1, plan.Total), i+1
-			if !out.keep(img, b) {
-				break
-			}
-		}
-		return out.fitted()
+		return sh.segmentsDirect(plan, out)
 	}
+	return sh.segmentsCut(plan, out)
+}
 
-	// PNG and JPEG: capture the needed region once (in chunks of at most captureChunkHeight
-	// device px, aligned to pieces) and cut it in Go. One clip call per piece re-renders the
-	// whole document each time (2.4–3.6× a full capture on 24–35k px pages); this was ~1.56×.
-	// A band is also at most one image's pixels (a piece always is: keepFitting checked it).
+// segmentsDirect captures each piece by its own clip call: Go cannot encode WebP (each piece
+// is at most one viewport, far below WebP's limit), and a single piece needs no cutting.
+func (sh *shooter) segmentsDirect(plan Plan, out shots) (shots, error) {
+	vp, sc := sh.req.Viewport, sh.req.Screenshot
+	if dh := devicePx(vp.Height, sh.c.dsf); dh > maxHeight(sc.Format) {
+		return shots{}, newError(CodeTooTall, false, nil,
+			"the viewport is %d device px tall, over the %d px limit of one %s image", dh, maxHeight(sc.Format), sc.Format)
+	}
+	for i, r := range plan.Rects {
+		img, err := sh.c.direct(&r, r.Height)
+		if err != nil {
+			return shots{}, err
+		}
+		img.Y, img.YCSS = devicePx(r.Y, sh.c.dsf), r.Y
+		if sc.Format == FormatPNG { // one piece: decoding one viewport is cheap
+			if dec, err := png.Decode(bytes.NewReader(img.Data)); err == nil {
+				img.RowSigs, img.RowExact = snapdiff.RowHashes(dec)
+			}
+		}
+		img.Name, img.Index = sh.name(i+1, plan.Total), i+1
+		if !out.keep(img, sh.b) {
+			break
+		}
+	}
+	return out.fitted()
+}
+
+// segmentsCut captures the needed region of a PNG or JPEG once (in chunks of at most
+// captureChunkHeight device px, aligned to pieces) and cuts it in Go. One clip call per
+// piece re-renders the whole document each time (2.4–3.6× a full capture on 24–35k px
+// pages); this was ~1.56×. A band is also at most one image's pixels (a piece always is:
+// keepFitting checked it).
+func (sh *shooter) segmentsCut(plan Plan, out shots) (shots, error) {
 	for start := 0; start < len(plan.Rects); {
 		end := start + 1 // exclusive
 		top := plan.Rects[start].Y
 		for end < len(plan.Rects) {
 			r := plan.Rects[end]
-			bandH := devicePx(r.Y+r.Height, c.dsf) - devicePx(top, c.dsf)
-			if bandH > captureChunkHeight || int64(devW)*int64(bandH) > b.lim.ImagePixels {
+			bandH := devicePx(r.Y+r.Height, sh.c.dsf) - devicePx(top, sh.c.dsf)
+			if bandH > captureChunkHeight || int64(sh.devW)*int64(bandH) > sh.b.lim.ImagePixels {
 				break
 			}
 			end++
 		}
-		imgs, enc, err := c.cut(plan.Rects[start:end])
+		imgs, enc, err := sh.c.cut(plan.Rects[start:end])
 		if err != nil {
 			return shots{}, err
 		}
 		out.encode += enc
 		for i := range imgs {
 			imgs[i].Index = start + i + 1
-			imgs[i].Name = name(start+i+1, plan.Total)
-			if !out.keep(imgs[i], b) {
+			imgs[i].Name = sh.name(start+i+1, plan.Total)
+			if !out.keep(imgs[i], sh.b) {
 				return out.fitted()
 			}
 		}
@@ -310,42 +341,50 @@ func (c capturer) cut(rects []Rect) ([]Image, time.Duration, error) {
 		y1 := min(devicePx(r.Y+r.Height, c.dsf)-devicePx(top, c.dsf), h)
 		cuts[i] = pngcut.Range{Y0: y0, Y1: y1}
 	}
+	var imgs []Image
 	if c.format == FormatPNG {
 		// Cut the PNG rows directly (no image.Image, no filter search); other layouts than
 		// Chromium's 8-bit RGB(A) fall back to decoding below.
 		hs := newRowHasher(w, cuts)
 		pieces, err := pngcut.CutRows(data, cuts, hs.row)
 		if err == nil {
-			imgs := make([]Image, len(pieces))
+			imgs = make([]Image, len(pieces))
 			for i, p := range pieces {
 				imgs[i] = Image{ContentType: contentType(FormatPNG), Data: p, Width: w, Height: cuts[i].Y1 - cuts[i].Y0,
 					RowSigs: hs.sigs[i], RowExact: hs.exact[i]}
 			}
-			c.place(imgs, rects)
-			return imgs, time.Since(start), nil
-		}
-		if !errors.Is(err, pngcut.ErrUnsupported) {
+		} else if !errors.Is(err, pngcut.ErrUnsupported) {
 			return nil, 0, newError(CodeInternal, true, err, "cut the captured region")
 		}
 	}
+	if imgs == nil {
+		if imgs, err = c.decodeAndCut(data, cuts); err != nil {
+			return nil, 0, err
+		}
+	}
+	c.place(imgs, rects)
+	return imgs, time.Since(start), nil
+}
 
+// decodeAndCut decodes the captured region and encodes each piece of it.
+func (c capturer) decodeAndCut(data []byte, cuts []pngcut.Range) ([]Image, error) {
 	src, err := png.Decode(bytes.NewReader(data))
 	if err != nil {
-		return nil, 0, newError(CodeInternal, true, err, "decode the captured region")
+		return nil, newError(CodeInternal, true, err, "decode the captured region")
 	}
 	sub, ok := src.(interface {
 		SubImage(image.Rectangle) image.Image
 	})
 	if !ok {
-		return nil, 0, newError(CodeInternal, true, nil, "decoded image %T cannot be cut", src)
+		return nil, newError(CodeInternal, true, nil, "decoded image %T cannot be cut", src)
 	}
 	b := src.Bounds()
-	imgs := make([]Image, 0, len(rects))
+	imgs := make([]Image, 0, len(cuts))
 	for _, r := range cuts {
 		piece := sub.SubImage(image.Rect(b.Min.X, b.Min.Y+r.Y0, b.Max.X, b.Min.Y+r.Y1))
 		enc, err := encode(piece, c.format, c.quality)
 		if err != nil {
-			return nil, 0, newError(CodeInternal, true, err, "encode segment")
+			return nil, newError(CodeInternal, true, err, "encode segment")
 		}
 		img := Image{ContentType: contentType(c.format), Data: enc, Width: b.Dx(), Height: r.Y1 - r.Y0}
 		if c.format == FormatPNG { // lossless: the decoded piece has the stored pixels
@@ -353,8 +392,7 @@ func (c capturer) cut(rects []Rect) ([]Image, time.Duration, error) {
 		}
 		imgs = append(imgs, img)
 	}
-	c.place(imgs, rects)
-	return imgs, time.Since(start), nil
+	return imgs, nil
 }
 
 // place records where each of imgs (one per rect) starts in the captured area.

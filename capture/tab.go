@@ -192,22 +192,9 @@ func (t *tab) handle(msg *rod.Message) {
 	switch msg.Method {
 	case "Network.requestWillBeSent":
 		var e proto.NetworkRequestWillBeSent
-		if !msg.Load(&e) {
-			return
+		if msg.Load(&e) {
+			t.requestWillBeSent(&e)
 		}
-		if e.Type == proto.NetworkResourceTypeDocument && e.FrameID == t.page.FrameID && e.Request != nil {
-			t.documentRequested(&e)
-		}
-		switch e.Type {
-		case proto.NetworkResourceTypeEventSource, proto.NetworkResourceTypeWebSocket, proto.NetworkResourceTypeMedia:
-			return // long-lived by design; they never "finish"
-		}
-		t.mu.Lock()
-		if t.st.inflight != nil {
-			t.st.inflight[e.RequestID] = struct{}{}
-			t.st.lastNet = time.Now()
-		}
-		t.mu.Unlock()
 	case "Network.loadingFinished":
 		var e proto.NetworkLoadingFinished
 		if msg.Load(&e) {
@@ -221,51 +208,18 @@ func (t *tab) handle(msg *rod.Message) {
 		}
 	case "Network.responseReceived":
 		var e proto.NetworkResponseReceived
-		if !msg.Load(&e) || e.Response == nil {
-			return
+		if msg.Load(&e) && e.Response != nil {
+			t.responseReceived(&e)
 		}
-		t.mu.Lock()
-		t.addOrigin(e.Response.URL)
-		if e.Type == proto.NetworkResourceTypeDocument && e.FrameID == t.page.FrameID {
-			t.st.sawDocument = true
-			t.st.docResponded = t.st.docResponded || e.RequestID == t.st.docRequestID
-			t.st.status = e.Response.Status
-			t.st.docURL = e.Response.URL
-			t.st.contentType = e.Response.MIMEType
-			t.st.egress = ""
-			if t.egress != nil {
-				for k, v := range e.Response.Headers {
-					if strings.EqualFold(k, egressHeader) {
-						t.st.egress = v.Str()
-					}
-				}
-			}
-		}
-		t.mu.Unlock()
 	case "Page.frameNavigated":
 		var e proto.PageFrameNavigated
-		if !msg.Load(&e) || e.Frame == nil {
-			return
+		if msg.Load(&e) && e.Frame != nil {
+			t.frameNavigated(&e)
 		}
-		t.mu.Lock()
-		t.addOrigin(e.Frame.SecurityOrigin)
-		t.addOrigin(e.Frame.URL)
-		if e.Frame.ParentID == "" {
-			t.st.frameURL = e.Frame.URL
-			t.st.blank = e.Frame.URL == "about:blank"
-		}
-		t.mu.Unlock()
 	case "Page.javascriptDialogOpening":
 		var e proto.PageJavascriptDialogOpening
 		if msg.Load(&e) {
-			// A dialog blocks the renderer's JavaScript (and so every wait): dismiss it,
-			// or accept a beforeunload so navigating away works.
-			accept := e.Type == proto.PageDialogTypeBeforeunload
-			go func() {
-				ctx, cancel := context.WithTimeout(t.ctx, cleanTimeout)
-				defer cancel()
-				_ = proto.PageHandleJavaScriptDialog{Accept: accept}.Call(t.page.Context(ctx))
-			}()
+			t.dialogOpening(&e)
 		}
 	case "Fetch.requestPaused":
 		var e proto.FetchRequestPaused
@@ -277,6 +231,71 @@ func (t *tab) handle(msg *rod.Message) {
 	case "Inspector.detached":
 		t.fail(errTargetClosed)
 	}
+}
+
+// requestWillBeSent counts a request in flight (except long-lived ones) and records a
+// main-frame document request.
+func (t *tab) requestWillBeSent(e *proto.NetworkRequestWillBeSent) {
+	if e.Type == proto.NetworkResourceTypeDocument && e.FrameID == t.page.FrameID && e.Request != nil {
+		t.documentRequested(e)
+	}
+	switch e.Type {
+	case proto.NetworkResourceTypeEventSource, proto.NetworkResourceTypeWebSocket, proto.NetworkResourceTypeMedia:
+		return // long-lived by design; they never "finish"
+	}
+	t.mu.Lock()
+	if t.st.inflight != nil {
+		t.st.inflight[e.RequestID] = struct{}{}
+		t.st.lastNet = time.Now()
+	}
+	t.mu.Unlock()
+}
+
+// responseReceived records the response's origin and, of the main document, its status,
+// URL, content type and egress header.
+func (t *tab) responseReceived(e *proto.NetworkResponseReceived) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.addOrigin(e.Response.URL)
+	if e.Type != proto.NetworkResourceTypeDocument || e.FrameID != t.page.FrameID {
+		return
+	}
+	t.st.sawDocument = true
+	t.st.docResponded = t.st.docResponded || e.RequestID == t.st.docRequestID
+	t.st.status = e.Response.Status
+	t.st.docURL = e.Response.URL
+	t.st.contentType = e.Response.MIMEType
+	t.st.egress = ""
+	if t.egress != nil {
+		for k, v := range e.Response.Headers {
+			if strings.EqualFold(k, egressHeader) {
+				t.st.egress = v.Str()
+			}
+		}
+	}
+}
+
+// frameNavigated records the frame's origins and, of the main frame, its URL.
+func (t *tab) frameNavigated(e *proto.PageFrameNavigated) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.addOrigin(e.Frame.SecurityOrigin)
+	t.addOrigin(e.Frame.URL)
+	if e.Frame.ParentID == "" {
+		t.st.frameURL = e.Frame.URL
+		t.st.blank = e.Frame.URL == "about:blank"
+	}
+}
+
+// dialogOpening answers a dialog, which blocks the renderer's JavaScript (and so every
+// wait): it is dismissed, or a beforeunload accepted so navigating away works.
+func (t *tab) dialogOpening(e *proto.PageJavascriptDialogOpening) {
+	accept := e.Type == proto.PageDialogTypeBeforeunload
+	go func() {
+		ctx, cancel := context.WithTimeout(t.ctx, cleanTimeout)
+		defer cancel()
+		_ = proto.PageHandleJavaScriptDialog{Accept: accept}.Call(t.page.Context(ctx))
+	}()
 }
 
 // documentRequested records a main-frame document request: a new navigation, or the next
@@ -364,6 +383,30 @@ func (t *tab) reset() error {
 	if err := t.clearBlock(p); err != nil {
 		return err
 	}
+	if err := t.leavePage(ctx, p); err != nil {
+		return err
+	}
+	// Removed here, not when the job ends: a renderer still busy with a hostile page (an
+	// endless document) would hold the job for cleanTimeout, and a script left behind would
+	// seed the next job.
+	for _, id := range t.scripts {
+		if err := (proto.PageRemoveScriptToEvaluateOnNewDocument{Identifier: id}).Call(p); err != nil {
+			return fmt.Errorf("remove the last job's document script: %w", err)
+		}
+	}
+	t.scripts = nil
+
+	if t.egress != nil {
+		t.egress.Reset()
+	}
+	if err := t.clearStorage(ctx, p); err != nil {
+		return err
+	}
+	return t.closeStrayTargets(ctx)
+}
+
+// leavePage navigates to about:blank and waits until the event loop has seen it commit.
+func (t *tab) leavePage(ctx context.Context, p *rod.Page) error {
 	t.mu.Lock()
 	t.st.blank = false
 	t.mu.Unlock()
@@ -384,19 +427,12 @@ func (t *tab) reset() error {
 	if err != nil {
 		return fmt.Errorf("wait for about:blank to commit: %w", err)
 	}
-	// Removed here, not when the job ends: a renderer still busy with a hostile page (an
-	// endless document) would hold the job for cleanTimeout, and a script left behind would
-	// seed the next job.
-	for _, id := range t.scripts {
-		if err := (proto.PageRemoveScriptToEvaluateOnNewDocument{Identifier: id}).Call(p); err != nil {
-			return fmt.Errorf("remove the last job's document script: %w", err)
-		}
-	}
-	t.scripts = nil
+	return nil
+}
 
-	if t.egress != nil {
-		t.egress.Reset()
-	}
+// clearStorage clears the context's cookies, its private cache and the storage of every
+// origin the job touched.
+func (t *tab) clearStorage(ctx context.Context, p *rod.Page) error {
 	t.mu.Lock()
 	origins := make([]string, 0, len(t.origins))
 	for o := range t.origins {
@@ -418,8 +454,12 @@ func (t *tab) reset() error {
 			return fmt.Errorf("clear storage of %s: %w", o, err)
 		}
 	}
+	return nil
+}
 
-	// Pages the job opened (popups are blocked, but window.open from a gesture is not).
+// closeStrayTargets closes the pages the job opened (popups are blocked, but window.open from
+// a gesture is not).
+func (t *tab) closeStrayTargets(ctx context.Context) error {
 	targets, err := proto.TargetGetTargets{}.Call(t.inst.rb.Context(ctx))
 	if err != nil {
 		return fmt.Errorf("list targets: %w", err)

@@ -148,54 +148,69 @@ func (c *Client) WaitRun(ctx context.Context, id string, onEvent func(RunEvent))
 			onEvent(e)
 		}
 	}
-	var cur Run
-	var final *Run
-	handle := func(ev Event) (bool, error) {
-		out := RunEvent{ID: ev.ID, Type: ev.Type}
-		switch ev.Type {
-		case "snapshot", "done":
-			cur = Run{}
-			if err := json.Unmarshal(ev.Data, &cur); err != nil {
-				return false, fmt.Errorf("run %s: %s event: %w", id, ev.Type, err)
-			}
-		case "run":
-			var r struct {
-				Status string    `json:"status"`
-				Counts RunCounts `json:"counts"`
-			}
-			if err := json.Unmarshal(ev.Data, &r); err != nil {
-				return false, fmt.Errorf("run %s: run event: %w", id, err)
-			}
-			cur.ID, cur.Status, cur.Counts = id, r.Status, r.Counts
-		case "comparison":
-			var cmp ComparisonEvent
-			if err := json.Unmarshal(ev.Data, &cmp); err != nil {
-				return false, fmt.Errorf("run %s: comparison event: %w", id, err)
-			}
-			cmp.Raw = ev.Data
-			out.Comparison = &cmp
-		default:
-			return false, nil
-		}
-		out.Run = cur
-		emit(out)
-		if ev.Type == "done" {
-			r := cur
-			final = &r
-			return true, nil
-		}
-		return false, nil
-	}
-	err := c.follow(ctx, "/v1/runs/"+escape(id)+"/events", handle, cur.Finished)
+	f := &runFollower{id: id, emit: emit}
+	err := c.follow(ctx, "/v1/runs/"+escape(id)+"/events", f.handle, f.cur.Finished)
 	if err == nil {
-		if final.Comparisons == nil { // a done event without them: read the run whole
+		if f.final.Comparisons == nil { // a done event without them: read the run whole
 			return c.GetRun(ctx, id)
 		}
-		return final, nil
+		return f.final, nil
 	}
 	if !errors.Is(err, errNoStream) {
 		return nil, err
 	}
+	return c.pollRun(ctx, id, emit)
+}
+
+// runFollower follows a run's event stream: cur is the run as the events say, final the
+// run of its done event.
+type runFollower struct {
+	id    string
+	emit  func(RunEvent)
+	cur   Run
+	final *Run
+}
+
+// handle applies one event; true at the done event.
+func (f *runFollower) handle(ev Event) (bool, error) {
+	out := RunEvent{ID: ev.ID, Type: ev.Type}
+	switch ev.Type {
+	case "snapshot", "done":
+		f.cur = Run{}
+		if err := json.Unmarshal(ev.Data, &f.cur); err != nil {
+			return false, fmt.Errorf("run %s: %s event: %w", f.id, ev.Type, err)
+		}
+	case "run":
+		var r struct {
+			Status string    `json:"status"`
+			Counts RunCounts `json:"counts"`
+		}
+		if err := json.Unmarshal(ev.Data, &r); err != nil {
+			return false, fmt.Errorf("run %s: run event: %w", f.id, err)
+		}
+		f.cur.ID, f.cur.Status, f.cur.Counts = f.id, r.Status, r.Counts
+	case "comparison":
+		var cmp ComparisonEvent
+		if err := json.Unmarshal(ev.Data, &cmp); err != nil {
+			return false, fmt.Errorf("run %s: comparison event: %w", f.id, err)
+		}
+		cmp.Raw = ev.Data
+		out.Comparison = &cmp
+	default:
+		return false, nil
+	}
+	out.Run = f.cur
+	f.emit(out)
+	if ev.Type == "done" {
+		r := f.cur
+		f.final = &r
+		return true, nil
+	}
+	return false, nil
+}
+
+// pollRun polls the run until it is finished, where the server has no event stream.
+func (c *Client) pollRun(ctx context.Context, id string, emit func(RunEvent)) (*Run, error) {
 	var last *Run
 	for {
 		r, err := c.GetRun(ctx, id)

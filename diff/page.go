@@ -395,66 +395,19 @@ func (r *PageResult) count() {
 	for i := range r.SegmentsA {
 		r.SegmentsA[i].Y0, r.SegmentsA[i].Y1 = r.offA[i], r.offA[i+1]
 	}
-	shiftsB := make([]map[int]int, len(r.b))
-	shiftsA := make([]map[int]int, len(r.a))
-	pairedA := make([]map[int]int, len(r.a))
-	pairedB := make([]map[int]int, len(r.b))
-	tally := func(ms []map[int]int, i, key, n int) {
-		if ms[i] == nil {
-			ms[i] = map[int]int{}
-		}
-		ms[i][key] += n
+	t := pageTally{
+		shiftsB: make([]map[int]int, len(r.b)), shiftsA: make([]map[int]int, len(r.a)),
+		pairedA: make([]map[int]int, len(r.a)), pairedB: make([]map[int]int, len(r.b)),
+		bounds: make([]image.Rectangle, len(r.b)),
 	}
-	bounds := make([]image.Rectangle, len(r.b))
 	for _, p := range r.pieces {
-		if p.segB < 0 {
-			// The second page is empty: removed rows are counted nowhere.
-			r.SegmentsA[p.segA].Removed += p.n
-			continue
-		}
-		s := &r.Segments[p.segB]
-		top := r.offB[p.segB]
-		var d, aa, masked int
-		var box image.Rectangle
-		switch p.kind {
-		case HunkEqual, HunkChanged:
-			if r.sameBytes(p) {
-				masked = r.maskedPair(p)
-			} else if res := r.comparePiece(p, false); res != nil {
-				d, aa, masked = res.DiffPixels, res.AAPixels, res.MaskedPixels
-				box = res.Bounds.Add(image.Pt(0, p.b-top))
-			}
-			tally(pairedA, p.segA, p.segB, p.n)
-			tally(pairedB, p.segB, p.segA, p.n)
-			if p.kind == HunkEqual {
-				tally(shiftsB, p.segB, p.b-p.a, p.n)
-				tally(shiftsA, p.segA, p.b-p.a, p.n)
-			}
-		case HunkInserted:
-			masked = maskedIn(r.opts.MaskB, p.b, p.n, r.Width)
-			d = r.Width*p.n - masked
-			box = image.Rect(0, p.b-top, r.Width, p.b-top+p.n)
-			s.Inserted += p.n
-		case HunkRemoved:
-			m := maskedIn(r.opts.MaskA, p.a, p.n, r.Width)
-			d = r.Width*p.n - m
-			y := min(p.b-top, s.Y1-s.Y0-1)
-			box = image.Rect(0, y, r.Width, y+1)
-			s.Removed += p.n
-			r.SegmentsA[p.segA].Removed += p.n
-		}
-		s.DiffPixels += d
-		s.AAPixels += aa
-		s.MaskedPixels += masked
-		if d > 0 {
-			bounds[p.segB] = bounds[p.segB].Union(box)
-		}
+		r.countPiece(p, &t)
 	}
 	for i := range r.Segments {
 		s := &r.Segments[i]
-		s.Shift = mostRows(shiftsB[i], 0)
-		s.From = mostRows(pairedB[i], -1)
-		s.Bounds = bounds[i]
+		s.Shift = mostRows(t.shiftsB[i], 0)
+		s.From = mostRows(t.pairedB[i], -1)
+		s.Bounds = t.bounds[i]
 		if area := r.Width * (s.Y1 - s.Y0); area > 0 {
 			s.Ratio = min(1, float64(s.DiffPixels)/float64(area))
 		} else if s.DiffPixels > 0 {
@@ -462,8 +415,69 @@ func (r *PageResult) count() {
 		}
 	}
 	for i := range r.SegmentsA {
-		r.SegmentsA[i].Shift = mostRows(shiftsA[i], 0)
-		r.SegmentsA[i].Segment = mostRows(pairedA[i], -1)
+		r.SegmentsA[i].Shift = mostRows(t.shiftsA[i], 0)
+		r.SegmentsA[i].Segment = mostRows(t.pairedA[i], -1)
+	}
+}
+
+// pageTally is what count gathers per segment besides the sums: rows by shift and by the
+// other page's segment they pair with (on each side), and the bounds of the differences.
+type pageTally struct {
+	shiftsA, shiftsB, pairedA, pairedB []map[int]int
+	bounds                             []image.Rectangle
+}
+
+// add adds n rows under key to segment i's map of ms.
+func (pageTally) add(ms []map[int]int, i, key, n int) {
+	if ms[i] == nil {
+		ms[i] = map[int]int{}
+	}
+	ms[i][key] += n
+}
+
+// countPiece diffs one piece and adds it to its segments.
+func (r *PageResult) countPiece(p piece, t *pageTally) {
+	if p.segB < 0 {
+		// The second page is empty: removed rows are counted nowhere.
+		r.SegmentsA[p.segA].Removed += p.n
+		return
+	}
+	s := &r.Segments[p.segB]
+	top := r.offB[p.segB]
+	var d, aa, masked int
+	var box image.Rectangle
+	switch p.kind {
+	case HunkEqual, HunkChanged:
+		if r.sameBytes(p) {
+			masked = r.maskedPair(p)
+		} else if res := r.comparePiece(p, false); res != nil {
+			d, aa, masked = res.DiffPixels, res.AAPixels, res.MaskedPixels
+			box = res.Bounds.Add(image.Pt(0, p.b-top))
+		}
+		t.add(t.pairedA, p.segA, p.segB, p.n)
+		t.add(t.pairedB, p.segB, p.segA, p.n)
+		if p.kind == HunkEqual {
+			t.add(t.shiftsB, p.segB, p.b-p.a, p.n)
+			t.add(t.shiftsA, p.segA, p.b-p.a, p.n)
+		}
+	case HunkInserted:
+		masked = maskedIn(r.opts.MaskB, p.b, p.n, r.Width)
+		d = r.Width*p.n - masked
+		box = image.Rect(0, p.b-top, r.Width, p.b-top+p.n)
+		s.Inserted += p.n
+	case HunkRemoved:
+		m := maskedIn(r.opts.MaskA, p.a, p.n, r.Width)
+		d = r.Width*p.n - m
+		y := min(p.b-top, s.Y1-s.Y0-1)
+		box = image.Rect(0, y, r.Width, y+1)
+		s.Removed += p.n
+		r.SegmentsA[p.segA].Removed += p.n
+	}
+	s.DiffPixels += d
+	s.AAPixels += aa
+	s.MaskedPixels += masked
+	if d > 0 {
+		t.bounds[p.segB] = t.bounds[p.segB].Union(box)
 	}
 }
 

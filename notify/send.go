@@ -226,32 +226,54 @@ func (ml *Mailer) Send(ctx context.Context, to []string, subject, text string) e
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)
 	}
+	cl, err := ml.session(conn, host)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	return ml.transaction(cl, to, subject, text)
+}
+
+// session greets the SMTP server on conn, secures the connection as SNAPQ_SMTP_TLS says and
+// authenticates.
+func (ml *Mailer) session(conn net.Conn, host string) (_ *smtp.Client, err error) {
+	c := ml.Config
 	tlsCfg := &tls.Config{ServerName: host, RootCAs: c.RootCAs, MinVersion: tls.VersionTLS12}
 	if c.TLS == SMTPTLS {
 		conn = tls.Client(conn, tlsCfg)
 	}
 	cl, err := smtp.NewClient(conn, host)
 	if err != nil {
-		return smtpErr("greeting", err)
+		return nil, smtpErr("greeting", err)
 	}
-	defer cl.Close()
+	defer func() {
+		if err != nil {
+			_ = cl.Close()
+		}
+	}()
 	if err := cl.Hello("snapq"); err != nil {
-		return smtpErr("EHLO", err)
+		return nil, smtpErr("EHLO", err)
 	}
 	if c.TLS != SMTPTLS {
 		if ok, _ := cl.Extension("STARTTLS"); ok {
 			if err := cl.StartTLS(tlsCfg); err != nil {
-				return smtpErr("STARTTLS", err)
+				return nil, smtpErr("STARTTLS", err)
 			}
 		} else if c.TLS == SMTPStartTLS {
-			return permanent(fmt.Errorf("SMTP server %s does not offer STARTTLS (SNAPQ_SMTP_TLS=starttls)", c.Addr))
+			return nil, permanent(fmt.Errorf("SMTP server %s does not offer STARTTLS (SNAPQ_SMTP_TLS=starttls)", c.Addr))
 		}
 	}
 	if c.Username != "" {
 		if err := cl.Auth(smtp.PlainAuth("", c.Username, c.Password, host)); err != nil {
-			return smtpErr("AUTH", err)
+			return nil, smtpErr("AUTH", err)
 		}
 	}
+	return cl, nil
+}
+
+// transaction sends one message to every recipient.
+func (ml *Mailer) transaction(cl *smtp.Client, to []string, subject, text string) error {
+	c := ml.Config
 	if err := cl.Mail(c.From); err != nil {
 		return smtpErr("MAIL FROM", err)
 	}

@@ -11,189 +11,256 @@ import (
 	"github.com/snapq/snapq/jobs"
 )
 
-// compareAligned compares the capture's page with the baseline page as a
-// whole (diff.ComparePages): each current segment gets a comparison whose
-// content is matched wherever it moved, and each baseline segment past the
-// current page's end one saying whether its content went. ok is false when
-// the page cannot be compared this way (no baselines, baselines with gaps,
-// an image that cannot be read, widths that differ): the caller then
-// compares segment by segment, which reports those cases.
-func (c *Comparer) compareAligned(ctx context.Context, run *Run, target string, job *jobs.Job, shots []*jobs.Artifact, bases []*Baseline,
-	taken map[string]bool, scale float64, rules *ruleSet) ([]*Comparison, []*jobs.Artifact, bool) {
-	var page []*Baseline // active baselines 1..K with an image, in order
-	for _, b := range bases {
-		if b.Artifact != nil {
-			page = append(page, b)
-		}
-	}
-	if len(page) == 0 {
+// alignedPage is the aligned comparison of a capture's final page with the
+// baseline page as a whole (diff.ComparePages): each current segment gets a
+// comparison whose content is matched wherever it moved, and each baseline
+// segment past the current page's end one saying whether its content went.
+type alignedPage struct {
+	*comparison
+	page    []*Baseline      // the active baselines 1..K with an image, in order
+	curTree *capture.BoxTree // the capture's box tree, nil when it recorded none
+	opts    diff.PageOptions // the masks of both pages
+	res     *diff.PageResult
+	ex      *alignedExplain // nil without curTree
+	cs      []*Comparison
+	diffs   []*jobs.Artifact
+}
+
+// aligned runs the aligned comparison's phases. ok is false when the page
+// cannot be compared this way (no baselines, baselines with gaps, an image
+// that cannot be read, widths that differ): the caller then compares segment
+// by segment, which reports those cases.
+func (k *comparison) aligned() (cs []*Comparison, diffs []*jobs.Artifact, ok bool) {
+	a := &alignedPage{comparison: k}
+	if !a.baselines() {
 		return nil, nil, false
 	}
-	sortBaselines(page)
-	for i, b := range page {
-		if b.Segment != i+1 {
-			return nil, nil, false
-		}
-	}
-	if cs, ok := unchangedPage(run, shots, page); ok {
+	if cs, ok := unchangedPage(k.run, k.shots, a.page); ok {
 		return cs, nil, true
 	}
-	// The suite's rules (ruleSetFor) apply when the capture recorded its box tree.
-	var curTree *capture.BoxTree
-	if job.Result != nil && job.Result.Elements != nil {
-		curTree = job.Result.Elements
+	a.masks()
+	if !a.diffPages() {
+		return nil, nil, false
 	}
-	// The ignored elements' boxes (the suite's selectors and ignore_element
-	// rules) of the job that captured each baseline segment, kept to the
-	// segment's rows (another job laid out another page).
-	seen := map[string]*jobs.Result{}
-	var maskA []image.Rectangle
+	if k.c.Decoded != nil {
+		defer func() { k.c.Decoded(a.res.Decoded()) }() // with the diff images' decodes
+	}
+	if a.curTree != nil {
+		a.ex = newAlignedExplain(a.res, a.curTree, k.rules, k.scale)
+	}
+	for i := range a.res.Segments {
+		a.segment(i)
+	}
+	for j := len(k.shots); j < len(a.page); j++ {
+		a.cs = append(a.cs, a.gone(j))
+	}
+	return a.cs, a.diffs, true
+}
+
+// baselines keeps the active baselines with an image, in order; false
+// unless they are segments 1..K without a gap.
+func (a *alignedPage) baselines() bool {
+	for _, b := range a.bases {
+		if b.Artifact != nil {
+			a.page = append(a.page, b)
+		}
+	}
+	if len(a.page) == 0 {
+		return false
+	}
+	sortBaselines(a.page)
+	for i, b := range a.page {
+		if b.Segment != i+1 {
+			return false
+		}
+	}
+	return true
+}
+
+// masks sets what each page ignores. The suite's rectangles are anchored to
+// the baseline's content; the current capture's selector boxes are where
+// those elements are now. The suite's rules (ruleSetFor) apply when the
+// capture recorded its box tree.
+func (a *alignedPage) masks() {
+	if a.job.Result != nil && a.job.Result.Elements != nil {
+		a.curTree = a.job.Result.Elements
+	}
+	maskA := append(a.baselineMask(), maskFor(a.run.Spec.Ignore.Rects, a.scale, 0)...)
+	maskB := maskFor(append(ignoreRects(nil, a.job.Result), ignoreBoxes(a.rules, a.curTree)...), a.scale, 0)
+	// A page capped at max_segments (now or when the baseline's last segment
+	// was taken) ends at the cap, not at its end.
+	open := a.job.Result != nil && a.job.Result.Segments.Truncated
+	if r := a.c.baselineResult(a.ctx, a.page[len(a.page)-1], a.seen); r != nil && r.Segments.Truncated {
+		open = true
+	}
+	a.opts = diff.PageOptions{Options: diffOptions(a.run.Spec), MaskA: maskA, MaskB: maskB, OpenEnded: open}
+}
+
+// baselineMask is the ignored elements' boxes (the suite's selectors and
+// ignore_element rules) of the job that captured each baseline segment, kept
+// to the segment's rows (another job laid out another page).
+func (a *alignedPage) baselineMask() []image.Rectangle {
+	var mask []image.Rectangle
 	offA := 0
-	for _, b := range page {
+	for _, b := range a.page {
 		h := b.Artifact.Height
 		rows := image.Rect(0, offA, 1<<30, offA+h)
-		rects := ignoreRects(nil, c.baselineResult(ctx, b, seen))
-		if r := c.baselineResult(ctx, b, seen); r != nil && len(rules.list()) > 0 {
-			rects = append(rects, ignoreBoxes(rules, r.Elements)...)
+		r := a.c.baselineResult(a.ctx, b, a.seen)
+		rects := ignoreRects(nil, r)
+		if r != nil && len(a.rules.list()) > 0 {
+			rects = append(rects, ignoreBoxes(a.rules, r.Elements)...)
 		}
-		for _, m := range maskFor(rects, scale, 0) {
+		for _, m := range maskFor(rects, a.scale, 0) {
 			if m = m.Intersect(rows); !m.Empty() {
-				maskA = append(maskA, m)
+				mask = append(mask, m)
 			}
 		}
 		offA += h
 	}
-	// The suite's rectangles are anchored to the baseline's content; the
-	// current capture's selector boxes are where those elements are now.
-	maskA = append(maskA, maskFor(run.Spec.Ignore.Rects, scale, 0)...)
-	maskB := maskFor(append(ignoreRects(nil, job.Result), ignoreBoxes(rules, curTree)...), scale, 0)
-	// A page capped at max_segments (now or when the baseline's last segment
-	// was taken) ends at the cap, not at its end.
-	open := job.Result != nil && job.Result.Segments.Truncated
-	if r := c.baselineResult(ctx, page[len(page)-1], seen); r != nil && r.Segments.Truncated {
-		open = true
-	}
-	opts := diff.PageOptions{Options: diffOptions(run.Spec), MaskA: maskA, MaskB: maskB, OpenEnded: open}
-	baseArts := make([]*jobs.Artifact, len(page))
-	for i, b := range page {
+	return mask
+}
+
+// diffPages aligns and diffs the two pages, from the segments' manifests
+// when they have them, decoded otherwise; false when neither can.
+func (a *alignedPage) diffPages() bool {
+	baseArts := make([]*jobs.Artifact, len(a.page))
+	for i, b := range a.page {
 		baseArts[i] = b.Artifact
 	}
-	var res *diff.PageResult
 	var err error
-	segsA, segsB, ok := c.manifests(ctx, baseArts, shots)
+	segsA, segsB, ok := a.c.manifests(a.ctx, baseArts, a.shots)
 	if ok {
-		res, err = diff.ComparePageSegments(segsA, segsB, opts)
+		a.res, err = diff.ComparePageSegments(segsA, segsB, a.opts)
 		if err != nil {
-			c.logger().Info("aligned comparison from the manifests not possible; decoding the segments", "job_id", job.ID, "err", err)
+			a.c.logger().Info("aligned comparison from the manifests not possible; decoding the segments", "job_id", a.job.ID, "err", err)
 		}
 	}
 	if !ok || err != nil {
-		if res, err = c.comparePagesDecoded(ctx, baseArts, shots, opts); err != nil {
-			c.logger().Info("aligned comparison not possible; comparing segment by segment", "job_id", job.ID, "err", err)
-			return nil, nil, false
+		if a.res, err = a.c.comparePagesDecoded(a.ctx, baseArts, a.shots, a.opts); err != nil {
+			a.c.logger().Info("aligned comparison not possible; comparing segment by segment", "job_id", a.job.ID, "err", err)
+			return false
 		}
 	}
-	c.logger().Debug("aligned comparison", "job_id", job.ID, "from_manifests", ok, "decoded_segments", res.Decoded(),
-		"segments", len(page)+len(shots))
-	if c.Decoded != nil {
-		defer func() { c.Decoded(res.Decoded()) }() // with the diff images' decodes
-	}
+	a.c.logger().Debug("aligned comparison", "job_id", a.job.ID, "from_manifests", ok, "decoded_segments", a.res.Decoded(),
+		"segments", len(a.page)+len(a.shots))
+	return true
+}
 
-	var ex *alignedExplain
-	if curTree != nil {
-		ex = newAlignedExplain(res, curTree, rules, scale)
+// segment compares current segment i: explain, judge, upload.
+func (a *alignedPage) segment(i int) {
+	s := a.res.Segments[i]
+	cmp := &Comparison{Segment: i + 1, CurrentArtifact: a.shots[i], Threshold: a.run.Spec.Threshold,
+		DiffMode: DiffAligned, ShiftedPx: s.Shift, Hunks: hunksIn(a.res, i), DiffPixels: int64(s.DiffPixels), DiffRatio: s.Ratio}
+	base := (*Baseline)(nil)
+	if i < len(a.page) {
+		base = a.page[i]
+	} else if s.From >= 0 {
+		base = a.page[s.From] // the baseline segment its content comes from
 	}
-	var cs []*Comparison
-	var diffs []*jobs.Artifact
-	for i, s := range res.Segments {
-		seg := i + 1
-		cmp := &Comparison{Segment: seg, CurrentArtifact: shots[i], Threshold: run.Spec.Threshold,
-			DiffMode: DiffAligned, ShiftedPx: s.Shift, Hunks: hunksIn(res, i), DiffPixels: int64(s.DiffPixels), DiffRatio: s.Ratio}
-		base := (*Baseline)(nil)
-		if i < len(page) {
-			base = page[i]
-		} else if s.From >= 0 {
-			base = page[s.From] // the baseline segment its content comes from
+	paired := s.Y1 - s.Y0 - s.Inserted
+	isNew := base == nil || (i >= len(a.page) && paired == 0)
+	var img *image.NRGBA
+	var imgErr error
+	if !isNew && s.DiffPixels > 0 {
+		img, imgErr = a.explain(i, cmp, &s)
+	}
+	judgeAligned(cmp, s, isNew)
+	if base != nil && cmp.Status != CompareNew {
+		cmp.BaselineID, cmp.BaselineArtifact = base.ID, base.Artifact
+	}
+	if cmp.Status != CompareNew && s.DiffPixels > 0 {
+		a.upload(i, cmp, s, img, imgErr)
+	}
+	a.cs = append(a.cs, cmp)
+}
+
+// explain renders segment i's diff image and explains it by the elements
+// (alignedchanges.go); what the rules suppress no longer counts in s and
+// cmp.
+func (a *alignedPage) explain(i int, cmp *Comparison, s *diff.SegmentResult) (*image.NRGBA, error) {
+	img, err := a.res.RenderSegmentDiff(i)
+	if err != nil || a.ex == nil {
+		return img, err
+	}
+	var n int
+	cmp.Changes, n = a.ex.segment(i, img, a.c.alignedBaseTree(a.ctx, a.page, *s, i, a.seen))
+	if n > 0 {
+		s.DiffPixels = max(0, s.DiffPixels-n)
+		if area := a.res.Width * (s.Y1 - s.Y0); area > 0 {
+			s.Ratio = min(1, float64(s.DiffPixels)/float64(area))
 		}
-		paired := s.Y1 - s.Y0 - s.Inserted
-		isNew := base == nil || (i >= len(page) && paired == 0)
-		var img *image.NRGBA
-		var imgErr error
-		if !isNew && s.DiffPixels > 0 {
-			img, imgErr = res.RenderSegmentDiff(i)
-			if imgErr == nil && ex != nil {
-				// Explained by the elements (alignedchanges.go); what the rules
-				// suppress does not count.
-				var n int
-				cmp.Changes, n = ex.segment(i, img, c.alignedBaseTree(ctx, page, s, i, seen))
-				if n > 0 {
-					s.DiffPixels = max(0, s.DiffPixels-n)
-					if area := res.Width * (s.Y1 - s.Y0); area > 0 {
-						s.Ratio = min(1, float64(s.DiffPixels)/float64(area))
-					}
-					cmp.DiffPixels, cmp.DiffRatio = int64(s.DiffPixels), s.Ratio
-				}
-			}
-		}
+		cmp.DiffPixels, cmp.DiffRatio = int64(s.DiffPixels), s.Ratio
+	}
+	return img, nil
+}
+
+// judgeAligned sets the status and message of an aligned segment's
+// comparison.
+func judgeAligned(cmp *Comparison, s diff.SegmentResult, isNew bool) {
+	switch {
+	case isNew:
+		cmp.Status, cmp.Message = CompareNew, "no approved baseline yet"
+		cmp.DiffPixels, cmp.DiffRatio = 0, 0
+	case s.Ratio <= cmp.Threshold:
+		cmp.Status = ComparePassed
 		switch {
-		case isNew:
-			cmp.Status, cmp.Message = CompareNew, "no approved baseline yet"
-			cmp.DiffPixels, cmp.DiffRatio = 0, 0
-		case s.Ratio <= cmp.Threshold:
-			cmp.Status = ComparePassed
-			switch {
-			case s.Inserted > 0 || s.Removed > 0: // within the threshold
-				cmp.Message = describe(cmp.Hunks, s, cmp.Threshold)
-			case s.Shift != 0:
-				cmp.Message = fmt.Sprintf("unchanged, shifted %+d px", s.Shift)
-			}
-		default:
-			cmp.Status = CompareFailed
+		case s.Inserted > 0 || s.Removed > 0: // within the threshold
 			cmp.Message = describe(cmp.Hunks, s, cmp.Threshold)
+		case s.Shift != 0:
+			cmp.Message = fmt.Sprintf("unchanged, shifted %+d px", s.Shift)
 		}
-		if base != nil && cmp.Status != CompareNew {
-			cmp.BaselineID, cmp.BaselineArtifact = base.ID, base.Artifact
-		}
-		if cmp.Status != CompareNew && s.DiffPixels > 0 {
-			err := imgErr
-			var d *jobs.Artifact
-			if err == nil {
-				// The baseline's pixels are compared in place only where the
-				// segment's content did not move; otherwise the marks and the
-				// current pixels make the key.
-				var curImg, baseImg image.Image
-				if curImg, err = res.SegmentImage(true, i); err == nil && s.Shift == 0 && s.Inserted == 0 && s.Removed == 0 && i < len(page) {
-					baseImg, err = res.SegmentImage(false, i)
-				}
-				if err == nil {
-					cmp.GroupKey = GroupKey(img, curImg, baseImg)
-					d, err = c.uploadDiff(ctx, job, cmp, img, diffName(job.Name, seg, taken))
-				}
-			}
-			if err != nil {
-				cmp.Status, cmp.Message = CompareError, err.Error()
-			} else {
-				diffs = append(diffs, d)
-			}
-		}
-		cs = append(cs, cmp)
+	default:
+		cmp.Status = CompareFailed
+		cmp.Message = describe(cmp.Hunks, s, cmp.Threshold)
 	}
-	for j := len(shots); j < len(page); j++ {
-		m := res.SegmentsA[j]
-		cmp := &Comparison{Segment: j + 1, Threshold: run.Spec.Threshold, DiffMode: DiffAligned,
-			BaselineID: page[j].ID, BaselineArtifact: page[j].Artifact, ShiftedPx: m.Shift}
-		if m.Removed > 0 || m.Segment < 0 {
-			cmp.Status, cmp.Message = CompareMissing, "the page no longer has this segment"
-			if m.Removed > 0 && m.Removed < m.Y1-m.Y0 {
-				cmp.Message = fmt.Sprintf("the page no longer has this segment (%d of its %d px rows removed)", m.Removed, m.Y1-m.Y0)
-			}
-		} else {
-			cmp.Status = ComparePassed
-			cmp.Message = fmt.Sprintf("unchanged, shifted %+d px into segment %d", m.Shift, m.Segment+1)
-		}
-		cs = append(cs, cmp)
+}
+
+// upload stores segment i's diff image img (or records err, the failure to
+// render it, as the comparison's error).
+func (a *alignedPage) upload(i int, cmp *Comparison, s diff.SegmentResult, img *image.NRGBA, err error) {
+	var d *jobs.Artifact
+	if err == nil {
+		d, err = a.uploadSegment(i, cmp, s, img)
 	}
-	return cs, diffs, true
+	if err != nil {
+		cmp.Status, cmp.Message = CompareError, err.Error()
+		return
+	}
+	a.diffs = append(a.diffs, d)
+}
+
+// uploadSegment groups and uploads segment i's diff image. The baseline's
+// pixels are compared in place only where the segment's content did not
+// move; otherwise the marks and the current pixels make the group key.
+func (a *alignedPage) uploadSegment(i int, cmp *Comparison, s diff.SegmentResult, img *image.NRGBA) (*jobs.Artifact, error) {
+	var baseImg image.Image
+	curImg, err := a.res.SegmentImage(true, i)
+	if err == nil && s.Shift == 0 && s.Inserted == 0 && s.Removed == 0 && i < len(a.page) {
+		baseImg, err = a.res.SegmentImage(false, i)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cmp.GroupKey = GroupKey(img, curImg, baseImg)
+	return a.c.uploadDiff(a.ctx, a.job, cmp, img, diffName(a.job.Name, i+1, a.taken))
+}
+
+// gone is the comparison of baseline segment j past the current page's end:
+// missing when its content went, passed when it moved into the page.
+func (a *alignedPage) gone(j int) *Comparison {
+	m := a.res.SegmentsA[j]
+	cmp := &Comparison{Segment: j + 1, Threshold: a.run.Spec.Threshold, DiffMode: DiffAligned,
+		BaselineID: a.page[j].ID, BaselineArtifact: a.page[j].Artifact, ShiftedPx: m.Shift}
+	if m.Removed > 0 || m.Segment < 0 {
+		cmp.Status, cmp.Message = CompareMissing, "the page no longer has this segment"
+		if m.Removed > 0 && m.Removed < m.Y1-m.Y0 {
+			cmp.Message = fmt.Sprintf("the page no longer has this segment (%d of its %d px rows removed)", m.Removed, m.Y1-m.Y0)
+		}
+	} else {
+		cmp.Status = ComparePassed
+		cmp.Message = fmt.Sprintf("unchanged, shifted %+d px into segment %d", m.Shift, m.Segment+1)
+	}
+	return cmp
 }
 
 // alignedBaseTree is the box tree of the job that captured the baseline

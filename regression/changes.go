@@ -162,11 +162,28 @@ func attribute(base, cur *capture.BoxTree, clusters []image.Rectangle, scale flo
 	}
 	f := frame{scale, offsetY}
 	bp, cp := pairTree(base), pairTree(cur)
-	type cand struct {
-		b, c int
-		fp   image.Rectangle
+	cands := candidates(base, cur, bp, cp, f)
+	below := changedTextBelow(cands, bp, cur)
+	var out []Change
+	for _, cl := range clusters {
+		out = append(out, explainCluster(cl, cands, below, f, bp, cp))
 	}
-	var cands []cand
+	return foldChanges(out, cur)
+}
+
+// candidate is an element pair that may explain a cluster: the indexes of
+// its baseline (b) and current (c) elements, -1 for none, and its footprint
+// (both boxes) in the segment.
+type candidate struct {
+	b, c int
+	fp   image.Rectangle
+}
+
+// candidates pairs the two trees' elements: every current element with its
+// baseline element (by key, else by path) or none, then every baseline
+// element left unpaired.
+func candidates(base, cur *capture.BoxTree, bp, cp *pairing, f frame) []candidate {
+	var cands []candidate
 	byPath := pairByPath(bp, cp)
 	pairedBase := map[int]bool{}
 	for _, b := range byPath {
@@ -184,18 +201,23 @@ func attribute(base, cur *capture.BoxTree, clusters []image.Rectangle, scale flo
 			} else {
 				b = -1
 			}
-			cands = append(cands, cand{b, i, fp})
+			cands = append(cands, candidate{b, i, fp})
 		}
 	}
 	if base != nil {
 		for i, e := range base.Elements {
 			if _, ok := cp.byKey[bp.keys[i]]; !ok && !pairedBase[i] {
-				cands = append(cands, cand{i, -1, f.rect(&e)})
+				cands = append(cands, candidate{i, -1, f.rect(&e)})
 			}
 		}
 	}
-	// The footprints of the changed texts below each current element: an
-	// ancestor's text changes with them, and explains only a cluster there.
+	return cands
+}
+
+// changedTextBelow is, by current element, the footprints of the changed
+// texts below it: an ancestor's text changes with them, and explains only a
+// cluster there.
+func changedTextBelow(cands []candidate, bp *pairing, cur *capture.BoxTree) map[int][]image.Rectangle {
 	below := map[int][]image.Rectangle{}
 	for _, c := range cands {
 		if c.c < 0 {
@@ -209,30 +231,31 @@ func attribute(base, cur *capture.BoxTree, clusters []image.Rectangle, scale flo
 			below[p] = append(below[p], c.fp)
 		}
 	}
-	var out []Change
-	for _, cl := range clusters {
-		var hits []cand
-		for _, c := range cands {
-			if in := cl.Intersect(c.fp); area(in) >= int(minCoverage*float64(area(cl))) && !in.Empty() {
-				hits = append(hits, c)
-			}
+	return below
+}
+
+// explainCluster is the change of one cluster: explained by the smallest
+// candidate covering it whose difference shows there, unattributed without
+// one.
+func explainCluster(cl image.Rectangle, cands []candidate, below map[int][]image.Rectangle, f frame, bp, cp *pairing) Change {
+	var hits []candidate
+	for _, c := range cands {
+		if in := cl.Intersect(c.fp); area(in) >= int(minCoverage*float64(area(cl))) && !in.Empty() {
+			hits = append(hits, c)
 		}
-		sort.SliceStable(hits, func(i, j int) bool { return area(hits[i].fp) < area(hits[j].fp) })
-		ch := Change{Kind: ChangeUnattributed, Box: rectOf(cl), node: -1}
-		for _, h := range hits {
-			kind, props, dx, dy := classify(bp.elem(h.b), cp.elem(h.c))
-			if kind == ChangeText && h.b >= 0 && h.c >= 0 && len(below[h.c]) > 0 && !overlapsAny(cl, below[h.c]) {
-				continue // its text changed elsewhere, in a descendant
-			}
-			if kind == "" {
-				continue
-			}
-			ch = explained(kind, props, dx, dy, cl, f, bp, cp, h.b, h.c)
-			break
-		}
-		out = append(out, ch)
 	}
-	return foldChanges(out, cur)
+	sort.SliceStable(hits, func(i, j int) bool { return area(hits[i].fp) < area(hits[j].fp) })
+	for _, h := range hits {
+		kind, props, dx, dy := classify(bp.elem(h.b), cp.elem(h.c))
+		if kind == ChangeText && h.b >= 0 && h.c >= 0 && len(below[h.c]) > 0 && !overlapsAny(cl, below[h.c]) {
+			continue // its text changed elsewhere, in a descendant
+		}
+		if kind == "" {
+			continue
+		}
+		return explained(kind, props, dx, dy, cl, f, bp, cp, h.b, h.c)
+	}
+	return Change{Kind: ChangeUnattributed, Box: rectOf(cl), node: -1}
 }
 
 // explained builds the change of a cluster explained by an element pair.

@@ -31,55 +31,11 @@ func clusterDiff(img *image.NRGBA) []image.Rectangle {
 	if img == nil {
 		return nil
 	}
-	b := img.Bounds()
-	gw, gh := (b.Dx()+clusterCell-1)/clusterCell, (b.Dy()+clusterCell-1)/clusterCell
-	if gw == 0 || gh == 0 {
+	g, ok := binDiff(img)
+	if !ok {
 		return nil
 	}
-	grid := make([]byte, gw*gh) // 0 empty, 1 differs, 2 visited
-	any := false
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		row := (y - b.Min.Y) / clusterCell * gw
-		for x := b.Min.X; x < b.Max.X; x++ {
-			if diffRed(img, x, y) {
-				grid[row+(x-b.Min.X)/clusterCell] = 1
-				any = true
-			}
-		}
-	}
-	if !any {
-		return nil
-	}
-	var boxes []image.Rectangle
-	var stack []int
-	for start, v := range grid {
-		if v != 1 {
-			continue
-		}
-		grid[start] = 2
-		stack = append(stack[:0], start)
-		x0, y0, x1, y1 := gw, gh, -1, -1
-		for len(stack) > 0 {
-			c := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			cx, cy := c%gw, c/gw
-			x0, y0, x1, y1 = min(x0, cx), min(y0, cy), max(x1, cx), max(y1, cy)
-			for dy := -1; dy <= 1; dy++ {
-				for dx := -1; dx <= 1; dx++ {
-					nx, ny := cx+dx, cy+dy
-					if nx < 0 || ny < 0 || nx >= gw || ny >= gh {
-						continue
-					}
-					if n := ny*gw + nx; grid[n] == 1 {
-						grid[n] = 2
-						stack = append(stack, n)
-					}
-				}
-			}
-		}
-		r := image.Rect(x0*clusterCell, y0*clusterCell, (x1+1)*clusterCell, (y1+1)*clusterCell).Add(b.Min).Intersect(b)
-		boxes = append(boxes, tighten(img, r))
-	}
+	boxes := g.components(img)
 	if len(boxes) > 4*maxClusters { // noise everywhere: one box, not a quadratic merge
 		all := image.Rectangle{}
 		for _, r := range boxes {
@@ -99,6 +55,78 @@ func clusterDiff(img *image.NRGBA) []image.Rectangle {
 		boxes = boxes[:maxClusters]
 	}
 	return boxes
+}
+
+// cellGrid is a diff image binned into cells of clusterCell pixels: 0 empty,
+// 1 differs, 2 visited.
+type cellGrid struct {
+	cells  []byte
+	gw, gh int
+}
+
+// binDiff bins img's differing pixels; false when none differs.
+func binDiff(img *image.NRGBA) (cellGrid, bool) {
+	b := img.Bounds()
+	gw, gh := (b.Dx()+clusterCell-1)/clusterCell, (b.Dy()+clusterCell-1)/clusterCell
+	if gw == 0 || gh == 0 {
+		return cellGrid{}, false
+	}
+	g := cellGrid{cells: make([]byte, gw*gh), gw: gw, gh: gh}
+	any := false
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		row := (y - b.Min.Y) / clusterCell * gw
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if diffRed(img, x, y) {
+				g.cells[row+(x-b.Min.X)/clusterCell] = 1
+				any = true
+			}
+		}
+	}
+	return g, any
+}
+
+// components are the bounding boxes (image pixels of img, tightened to its
+// differing pixels) of the grid's 8-connected components of differing cells.
+func (g cellGrid) components(img *image.NRGBA) []image.Rectangle {
+	b := img.Bounds()
+	var boxes []image.Rectangle
+	var stack []int
+	for start, v := range g.cells {
+		if v != 1 {
+			continue
+		}
+		g.cells[start] = 2
+		stack = append(stack[:0], start)
+		x0, y0, x1, y1 := g.gw, g.gh, -1, -1
+		for len(stack) > 0 {
+			c := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			cx, cy := c%g.gw, c/g.gw
+			x0, y0, x1, y1 = min(x0, cx), min(y0, cy), max(x1, cx), max(y1, cy)
+			stack = g.visitNeighbours(cx, cy, stack)
+		}
+		r := image.Rect(x0*clusterCell, y0*clusterCell, (x1+1)*clusterCell, (y1+1)*clusterCell).Add(b.Min).Intersect(b)
+		boxes = append(boxes, tighten(img, r))
+	}
+	return boxes
+}
+
+// visitNeighbours marks the unvisited differing cells around (cx, cy)
+// visited and pushes them on stack.
+func (g cellGrid) visitNeighbours(cx, cy int, stack []int) []int {
+	for dy := -1; dy <= 1; dy++ {
+		for dx := -1; dx <= 1; dx++ {
+			nx, ny := cx+dx, cy+dy
+			if nx < 0 || ny < 0 || nx >= g.gw || ny >= g.gh {
+				continue
+			}
+			if n := ny*g.gw + nx; g.cells[n] == 1 {
+				g.cells[n] = 2
+				stack = append(stack, n)
+			}
+		}
+	}
+	return stack
 }
 
 // tighten shrinks r to the differing pixels inside it.

@@ -89,62 +89,96 @@ func (c *Comparer) Run(ctx context.Context, p jobs.ComparePayload) error {
 // Compare compares one capture job of a run and records the outcome. Running
 // it again for the same job replaces the earlier outcome.
 func (c *Comparer) Compare(ctx context.Context, jobID string) error {
-	run, key, err := c.Repo.CaptureOf(ctx, jobID)
-	if errors.Is(err, jobs.ErrNotFound) {
-		return fmt.Errorf("job %s is not a run capture: %w", jobID, jobs.ErrNoRetry)
-	}
+	run, key, job, err := c.loadCapture(ctx, jobID)
 	if err != nil {
-		return fmt.Errorf("load capture %s: %w", jobID, err)
-	}
-	job, err := c.Repo.GetJob(ctx, jobID)
-	if err != nil {
-		return fmt.Errorf("load job %s: %w", jobID, err)
-	}
-	if !job.Terminal() {
-		return fmt.Errorf("job %s is %s; compared once final", jobID, job.Status)
+		return err
 	}
 	log := c.logger().With("run_id", run.ID, "job_id", jobID, "target", key.Target, "viewport", key.Viewport)
 	var cs []*Comparison
 	var diffs []*jobs.Artifact
-	// The target's own sensitivity and bands (triage.go) replace the suite's.
-	trun := run.forTarget(key.Target)
-	set := trun.Spec.SettingsFor(key.Target)
 	if key.ReferenceJobID != "" {
 		// An environment pair: either capture's task compares the pair,
 		// recorded under the run's own capture, once both are final.
 		var done bool
-		if cs, diffs, done, err = c.comparePair(ctx, trun, key); err != nil {
+		if cs, diffs, done, err = c.comparePairOf(ctx, run, key); err != nil {
 			return err
 		} else if !done {
 			log.Info("pair capture final; the other capture's comparison will compare the pair")
 			return nil
 		}
 		jobID = key.JobID
-		for _, cmp := range cs {
-			set.applyBands(cmp)
-		}
-	} else {
-		bases, err := c.Repo.ActiveBaselines(ctx, run.SuiteID, run.BaselineBranches(), key)
-		if err != nil {
-			return fmt.Errorf("load baselines: %w", err)
-		}
-		if q := suspect(job); job.Status == jobs.StatusSucceeded && q != nil {
-			// A capture that cannot be trusted is never compared: noise must not become a
-			// failure, nor a baseline.
-			msg := "the capture is suspect: " + strings.Join(q.Reasons, ", ")
-			cs = []*Comparison{{Segment: 1, Status: CompareError, Message: msg}}
-		} else {
-			if cs, diffs, err = c.compareCheckpoints(ctx, trun, key, job, bases); err != nil {
-				return err
-			}
-			for _, cmp := range cs {
-				set.applyBands(cmp)
-			}
-			if err := c.rememberApprovals(ctx, run, key, cs); err != nil {
-				return err
-			}
-		}
+	} else if cs, diffs, err = c.compareWithBaselines(ctx, run, key, job); err != nil {
+		return err
 	}
+	return c.record(ctx, run, key, jobID, cs, diffs, log)
+}
+
+// loadCapture loads the run, the capture key and the job of a run's final
+// capture job.
+func (c *Comparer) loadCapture(ctx context.Context, jobID string) (*Run, CaptureKey, *jobs.Job, error) {
+	run, key, err := c.Repo.CaptureOf(ctx, jobID)
+	if errors.Is(err, jobs.ErrNotFound) {
+		return nil, key, nil, fmt.Errorf("job %s is not a run capture: %w", jobID, jobs.ErrNoRetry)
+	}
+	if err != nil {
+		return nil, key, nil, fmt.Errorf("load capture %s: %w", jobID, err)
+	}
+	job, err := c.Repo.GetJob(ctx, jobID)
+	if err != nil {
+		return nil, key, nil, fmt.Errorf("load job %s: %w", jobID, err)
+	}
+	if !job.Terminal() {
+		return nil, key, nil, fmt.Errorf("job %s is %s; compared once final", jobID, job.Status)
+	}
+	return run, key, job, nil
+}
+
+// comparePairOf compares an environment pair (comparePair) with the
+// target's own sensitivity and bands (triage.go).
+func (c *Comparer) comparePairOf(ctx context.Context, run *Run, key CaptureKey) ([]*Comparison, []*jobs.Artifact, bool, error) {
+	trun := run.forTarget(key.Target)
+	cs, diffs, done, err := c.comparePair(ctx, trun, key)
+	if err != nil || !done {
+		return cs, diffs, done, err
+	}
+	set := trun.Spec.SettingsFor(key.Target)
+	for _, cmp := range cs {
+		set.applyBands(cmp)
+	}
+	return cs, diffs, true, nil
+}
+
+// compareWithBaselines compares a capture with its active baselines, with
+// the target's own sensitivity and bands (triage.go), and remembers the
+// approvals the comparisons carry over. A capture that cannot be trusted is
+// never compared: noise must not become a failure, nor a baseline.
+func (c *Comparer) compareWithBaselines(ctx context.Context, run *Run, key CaptureKey, job *jobs.Job) ([]*Comparison, []*jobs.Artifact, error) {
+	bases, err := c.Repo.ActiveBaselines(ctx, run.SuiteID, run.BaselineBranches(), key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load baselines: %w", err)
+	}
+	if q := suspect(job); job.Status == jobs.StatusSucceeded && q != nil {
+		msg := "the capture is suspect: " + strings.Join(q.Reasons, ", ")
+		return []*Comparison{{Segment: 1, Status: CompareError, Message: msg}}, nil, nil
+	}
+	trun := run.forTarget(key.Target)
+	cs, diffs, err := c.compareCheckpoints(ctx, trun, key, job, bases)
+	if err != nil {
+		return nil, nil, err
+	}
+	set := trun.Spec.SettingsFor(key.Target)
+	for _, cmp := range cs {
+		set.applyBands(cmp)
+	}
+	if err := c.rememberApprovals(ctx, run, key, cs); err != nil {
+		return nil, nil, err
+	}
+	return cs, diffs, nil
+}
+
+// record names a capture's comparisons and records them; when they settled
+// the run, the RunFinished hooks run.
+func (c *Comparer) record(ctx context.Context, run *Run, key CaptureKey, jobID string, cs []*Comparison, diffs []*jobs.Artifact, log *slog.Logger) error {
 	for _, cmp := range cs {
 		cmp.ID, cmp.RunID, cmp.JobID, cmp.Target, cmp.Viewport = jobs.NewID(), run.ID, jobID, key.Target, key.Viewport
 		if cmp.Threshold == 0 {
@@ -174,7 +208,6 @@ func (c *Comparer) Compare(ctx context.Context, jobID string) error {
 // it kept are compared and the others are errors naming the failed step; the
 // baselines of a checkpoint the target no longer has are missing.
 func (c *Comparer) compareCheckpoints(ctx context.Context, run *Run, key CaptureKey, job *jobs.Job, bases []*Baseline) ([]*Comparison, []*jobs.Artifact, error) {
-	cps := run.Spec.checkpoints(key.Target, job)
 	succeeded := job.Status == jobs.StatusSucceeded
 	var arts []*jobs.Artifact
 	if succeeded || job.Options.KeepCheckpoints {
@@ -183,18 +216,7 @@ func (c *Comparer) compareCheckpoints(ctx context.Context, run *Run, key Capture
 			return nil, nil, fmt.Errorf("list artifacts of job %s: %w", job.ID, err)
 		}
 	}
-	shots := map[string][]*jobs.Artifact{}
-	taken := map[string]bool{} // the capture's artifact names; a diff image must not reuse one
-	for _, a := range arts {
-		if a.Kind == jobs.KindScreenshot {
-			if cp, ok := checkpointOf(job.Name, a.Name); ok {
-				shots[cp] = append(shots[cp], a)
-			}
-		}
-		if a.Kind != KindDiff {
-			taken[a.Name] = true
-		}
-	}
+	shots, taken := checkpointShots(job.Name, arts)
 	byCP := map[string][]*Baseline{}
 	for _, b := range bases {
 		byCP[b.Checkpoint] = append(byCP[b.Checkpoint], b)
@@ -207,7 +229,7 @@ func (c *Comparer) compareCheckpoints(ctx context.Context, run *Run, key Capture
 	var cs []*Comparison
 	var diffs []*jobs.Artifact
 	listed := map[string]bool{}
-	for _, cp := range cps {
+	for _, cp := range run.Spec.checkpoints(key.Target, job) {
 		listed[cp.name] = true
 		got := shots[cp.name]
 		sort.Slice(got, func(i, j int) bool { return got[i].Seq < got[j].Seq })
@@ -218,11 +240,9 @@ func (c *Comparer) compareCheckpoints(ctx context.Context, run *Run, key Capture
 		case len(got) == 0:
 			out = []*Comparison{{Segment: 1, Status: CompareError, Message: fmt.Sprintf("the screenshot action %d (%s) took no image", cp.step, cp.name)}}
 		default:
+			k := &comparison{c: c, ctx: ctx, run: run, target: key.Target, job: job, cp: cp, shots: got, bases: byCP[cp.name], taken: taken}
 			var ds []*jobs.Artifact
-			var err error
-			if out, ds, err = c.compareSegments(ctx, run, key.Target, job, cp, got, byCP[cp.name], taken); err != nil {
-				return nil, nil, err
-			}
+			out, ds = k.compare()
 			diffs = append(diffs, ds...)
 		}
 		for _, o := range out {
@@ -231,102 +251,50 @@ func (c *Comparer) compareCheckpoints(ctx context.Context, run *Run, key Capture
 		cs = append(cs, out...)
 	}
 	if succeeded {
-		var gone []*Baseline
-		for name, bs := range byCP {
-			if !listed[name] {
-				gone = append(gone, bs...)
-			}
-		}
-		sort.Slice(gone, func(i, j int) bool {
-			if gone[i].Checkpoint != gone[j].Checkpoint {
-				return gone[i].Checkpoint < gone[j].Checkpoint
-			}
-			return gone[i].Segment < gone[j].Segment
-		})
-		for _, b := range gone {
-			cs = append(cs, &Comparison{Checkpoint: b.Checkpoint, Segment: b.Segment, Status: CompareMissing, DiffMode: DiffPixel,
-				Message: "the target no longer has this checkpoint", BaselineID: b.ID, BaselineArtifact: b.Artifact})
-		}
+		cs = append(cs, goneCheckpoints(byCP, listed)...)
 	}
 	return cs, diffs, nil
 }
 
-// compareSegments pairs the images of one checkpoint with its baselines by
-// segment index. Only the final screenshot is compared aligned and masked by
-// the ignored elements' boxes (measured for it); a screenshot action's
-// checkpoint is masked by the suite's rectangles only.
-func (c *Comparer) compareSegments(ctx context.Context, run *Run, target string, job *jobs.Job, cp checkpoint, shots []*jobs.Artifact,
-	bases []*Baseline, taken map[string]bool) ([]*Comparison, []*jobs.Artifact, error) {
-	bySeg := map[int]*Baseline{}
-	last := len(shots)
-	for _, b := range bases {
-		bySeg[b.Segment] = b
-		last = max(last, b.Segment)
-	}
-	scale := job.Options.Viewport.DeviceScaleFactor
-	if scale <= 0 {
-		scale = 1
-	}
-	rules := c.ruleSetFor(ctx, run, target, job, cp) // loaded once for all the segments
-	if cp.final() && run.Spec.Diff.ModeFor(job.Options.Screenshot.Mode) == DiffAligned && len(shots) > 0 {
-		if cs, diffs, ok := c.compareAligned(ctx, run, target, job, shots, bases, taken, scale, rules); ok {
-			return rulesVerdict(cs, rules), diffs, nil
+// checkpointShots sorts a capture's screenshots by checkpoint, and lists its
+// artifact names (taken; a diff image must not reuse one).
+func checkpointShots(jobName string, arts []*jobs.Artifact) (map[string][]*jobs.Artifact, map[string]bool) {
+	shots := map[string][]*jobs.Artifact{}
+	taken := map[string]bool{}
+	for _, a := range arts {
+		if a.Kind == jobs.KindScreenshot {
+			if cp, ok := checkpointOf(jobName, a.Name); ok {
+				shots[cp] = append(shots[cp], a)
+			}
+		}
+		if a.Kind != KindDiff {
+			taken[a.Name] = true
 		}
 	}
+	return shots, taken
+}
+
+// goneCheckpoints are the missing comparisons of the baselines of the
+// checkpoints the target no longer lists, by checkpoint and segment.
+func goneCheckpoints(byCP map[string][]*Baseline, listed map[string]bool) []*Comparison {
+	var gone []*Baseline
+	for name, bs := range byCP {
+		if !listed[name] {
+			gone = append(gone, bs...)
+		}
+	}
+	sort.Slice(gone, func(i, j int) bool {
+		if gone[i].Checkpoint != gone[j].Checkpoint {
+			return gone[i].Checkpoint < gone[j].Checkpoint
+		}
+		return gone[i].Segment < gone[j].Segment
+	})
 	var cs []*Comparison
-	var diffs []*jobs.Artifact
-	offsetY := 0 // top of the current segment in image pixels
-	seen := map[string]*jobs.Result{}
-	for seg := 1; seg <= last; seg++ {
-		var cur *jobs.Artifact
-		if seg <= len(shots) {
-			cur = shots[seg-1]
-		}
-		base := bySeg[seg]
-		if cur == nil && base == nil {
-			continue // a gap in the baselines past the page's end
-		}
-		cmp := &Comparison{Segment: seg, CurrentArtifact: cur, Threshold: run.Spec.Threshold, DiffMode: DiffPixel,
-			Checkpoint: cp.name, Step: cp.stepRef()}
-		if base != nil {
-			cmp.BaselineID, cmp.BaselineArtifact = base.ID, base.Artifact
-		}
-		switch {
-		case cur == nil && run.CompareTo != "":
-			cmp.Status, cmp.Message = CompareMissing, "the reference origin's page has this segment, this origin's does not"
-		case cur == nil:
-			cmp.Status, cmp.Message = CompareMissing, "the page no longer has this segment"
-		case base == nil && run.CompareTo != "":
-			cmp.Status, cmp.Message = CompareNew, "this origin's page has this segment, the reference origin's does not"
-		case base == nil:
-			cmp.Status, cmp.Message = CompareNew, "no approved baseline yet"
-		default:
-			// The ignored elements' boxes where they are now and where they were
-			// when the baseline was captured.
-			rects := run.Spec.Ignore.Rects
-			name := checkpointDiffName(job.Name, cp.name, seg)
-			if cp.final() {
-				rects = ignoreRects(ignoreRects(rects, job.Result), c.baselineResult(ctx, base, seen))
-				name = diffName(job.Name, seg, taken)
-			}
-			mask := maskFor(rects, scale, offsetY)
-			var ex *explain
-			if cp.final() {
-				ex = c.explainer(job, c.baselineResult(ctx, base, seen), scale, offsetY, rules)
-			}
-			d, err := c.diffOne(ctx, job, cmp, mask, run.Spec, name, ex)
-			if err != nil {
-				cmp.Status, cmp.Message = CompareError, err.Error()
-			} else if d != nil {
-				diffs = append(diffs, d)
-			}
-		}
-		if cur != nil {
-			offsetY += cur.Height
-		}
-		cs = append(cs, cmp)
+	for _, b := range gone {
+		cs = append(cs, &Comparison{Checkpoint: b.Checkpoint, Segment: b.Segment, Status: CompareMissing, DiffMode: DiffPixel,
+			Message: "the target no longer has this checkpoint", BaselineID: b.ID, BaselineArtifact: b.Artifact})
 	}
-	return rulesVerdict(cs, rules), diffs, nil
+	return cs
 }
 
 // rulesVerdict makes every compared segment of cs an error when the rules

@@ -147,41 +147,7 @@ func validateChannels(in []Channel, errs *jobs.FieldErrors) []Channel {
 			errs.Add("invalid_option", p+".id", "the same channel is listed twice")
 		}
 		ids[c.ID] = true
-		switch c.Kind {
-		case ChannelSlack, ChannelDiscord, ChannelTeams, ChannelWebhook:
-			if err := checkChannelURL(c.URL); err != nil {
-				errs.Add("invalid_url", p+".url", err.Error())
-			}
-			if len(c.To) > 0 {
-				errs.Add("invalid_option", p+".to", "only an email channel has recipients")
-			}
-		case ChannelEmail:
-			if c.URL != "" {
-				errs.Add("invalid_option", p+".url", "an email channel has recipients (to), not a url; the SMTP server is the workers' SNAPQ_SMTP_ADDR")
-			}
-			if len(c.To) == 0 || len(c.To) > MaxRecipients {
-				errs.Add("invalid_option", p+".to", fmt.Sprintf("give 1-%d recipients", MaxRecipients))
-			}
-			for j, to := range c.To {
-				if a, err := mail.ParseAddress(to); err != nil || a.Name != "" || strings.ContainsAny(to, "\r\n") {
-					errs.Add("invalid_option", fmt.Sprintf("%s.to[%d]", p, j), "must be a plain email address such as ops@example.com")
-				}
-			}
-		default:
-			errs.Add("invalid_option", p+".kind", fmt.Sprintf("must be one of %s, got %q", strings.Join(ChannelKinds, ", "), c.Kind))
-		}
-		if c.Kind == ChannelWebhook {
-			w := jobs.WebhookInput{URL: c.URL, Secret: c.Secret}
-			var werrs jobs.FieldErrors
-			jobs.ValidateWebhook(&w, &werrs)
-			for _, e := range werrs {
-				if e.Field == "webhook.secret" {
-					errs.Add(e.Code, p+".secret", e.Message)
-				}
-			}
-		} else if c.Secret != "" {
-			errs.Add("invalid_option", p+".secret", "only a webhook channel has a signing secret")
-		}
+		validateChannelKind(c, p, errs)
 		for j, on := range c.On {
 			if !slices.Contains(NotifyReasons, on) {
 				errs.Add("invalid_option", fmt.Sprintf("%s.on[%d]", p, j), fmt.Sprintf("must be one of %s, got %q", strings.Join(NotifyReasons, ", "), on))
@@ -193,6 +159,47 @@ func validateChannels(in []Channel, errs *jobs.FieldErrors) []Channel {
 		out = append(out, c)
 	}
 	return out
+}
+
+// validateChannelKind checks channel p by its kind: a url (and no
+// recipients) or recipients (and no url), and a signing secret only for a
+// webhook.
+func validateChannelKind(c Channel, p string, errs *jobs.FieldErrors) {
+	switch c.Kind {
+	case ChannelSlack, ChannelDiscord, ChannelTeams, ChannelWebhook:
+		if err := checkChannelURL(c.URL); err != nil {
+			errs.Add("invalid_url", p+".url", err.Error())
+		}
+		if len(c.To) > 0 {
+			errs.Add("invalid_option", p+".to", "only an email channel has recipients")
+		}
+	case ChannelEmail:
+		if c.URL != "" {
+			errs.Add("invalid_option", p+".url", "an email channel has recipients (to), not a url; the SMTP server is the workers' SNAPQ_SMTP_ADDR")
+		}
+		if len(c.To) == 0 || len(c.To) > MaxRecipients {
+			errs.Add("invalid_option", p+".to", fmt.Sprintf("give 1-%d recipients", MaxRecipients))
+		}
+		for j, to := range c.To {
+			if a, err := mail.ParseAddress(to); err != nil || a.Name != "" || strings.ContainsAny(to, "\r\n") {
+				errs.Add("invalid_option", fmt.Sprintf("%s.to[%d]", p, j), "must be a plain email address such as ops@example.com")
+			}
+		}
+	default:
+		errs.Add("invalid_option", p+".kind", fmt.Sprintf("must be one of %s, got %q", strings.Join(ChannelKinds, ", "), c.Kind))
+	}
+	if c.Kind == ChannelWebhook {
+		w := jobs.WebhookInput{URL: c.URL, Secret: c.Secret}
+		var werrs jobs.FieldErrors
+		jobs.ValidateWebhook(&w, &werrs)
+		for _, e := range werrs {
+			if e.Field == "webhook.secret" {
+				errs.Add(e.Code, p+".secret", e.Message)
+			}
+		}
+	} else if c.Secret != "" {
+		errs.Add("invalid_option", p+".secret", "only a webhook channel has a signing secret")
+	}
 }
 
 // checkChannelURL accepts an absolute http(s) URL without user info. Where

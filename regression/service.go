@@ -216,15 +216,8 @@ func (g *Service) StartRun(ctx context.Context, s *Suite, trigger string, schedu
 		opts.BaseBranch = spec.MainBranch
 	}
 	now := time.Now().UTC()
-	r := &Run{ID: jobs.NewID(), SuiteID: s.ID, Trigger: trigger, ScheduledFor: scheduledFor, Status: RunRunning,
-		Spec: spec, Branch: opts.Branch, BaseBranch: opts.BaseBranch, Commit: opts.Commit, BaseURL: opts.BaseURL,
-		PullRequest: opts.PullRequest, DashboardURL: opts.DashboardURL, CompareTo: opts.CompareTo, CreatedAt: now}
-	b := &jobs.Batch{ID: jobs.NewID(), OwnerKeyID: s.OwnerKeyID, Total: len(newJobs) + len(refJobs), CreatedAt: now,
-		Labels: map[string]string{"snapq.suite": s.ID, "snapq.run": r.ID}}
-	if s.Webhook != nil {
-		b.Webhook = &jobs.Webhook{URL: s.Webhook.URL, Secret: s.Webhook.Secret, Event: EventRunCompleted}
-	}
-	r.BatchID = b.ID
+	r, b := newRun(s, spec, trigger, scheduledFor, opts, now)
+	b.Total = len(newJobs) + len(refJobs)
 	if spec.Discover != nil {
 		if r.Removed, err = g.removedComparisons(ctx, r, s.ID, keys); err != nil {
 			return nil, err
@@ -232,8 +225,36 @@ func (g *Service) StartRun(ctx context.Context, s *Suite, trigger string, schedu
 	}
 	shared := spec.SharedOptions()
 	b.JobOptions = &shared
-	// A pair's two captures are next to each other, so they are dispatched
-	// (and taken) together.
+	js := runJobs(b, newJobs, refJobs, keys, now)
+	if err := g.Repo.CreateRun(ctx, r, b, js, keys, g.maxInFlight()); err != nil {
+		return nil, err
+	}
+	jobs.EnqueueOrKick(ctx, g.Dispatch, g.Queue, js, g.logger())
+	r.Counts = RunCounts{Pending: len(keys)}
+	if g.Report != nil && s.VCS != nil && r.Commit != "" {
+		g.Report(ctx, r)
+	}
+	return r, nil
+}
+
+// newRun is a new run of suite s with spec, and its batch (without jobs).
+func newRun(s *Suite, spec SuiteSpec, trigger string, scheduledFor *time.Time, opts RunOptions, now time.Time) (*Run, *jobs.Batch) {
+	r := &Run{ID: jobs.NewID(), SuiteID: s.ID, Trigger: trigger, ScheduledFor: scheduledFor, Status: RunRunning,
+		Spec: spec, Branch: opts.Branch, BaseBranch: opts.BaseBranch, Commit: opts.Commit, BaseURL: opts.BaseURL,
+		PullRequest: opts.PullRequest, DashboardURL: opts.DashboardURL, CompareTo: opts.CompareTo, CreatedAt: now}
+	b := &jobs.Batch{ID: jobs.NewID(), OwnerKeyID: s.OwnerKeyID, CreatedAt: now,
+		Labels: map[string]string{"snapq.suite": s.ID, "snapq.run": r.ID}}
+	if s.Webhook != nil {
+		b.Webhook = &jobs.Webhook{URL: s.Webhook.URL, Secret: s.Webhook.Secret, Event: EventRunCompleted}
+	}
+	r.BatchID = b.ID
+	return r, b
+}
+
+// runJobs are the run's capture jobs in batch b, each key given its job
+// (and, in a pair run, its reference job). A pair's two captures are next to
+// each other, so they are dispatched (and taken) together.
+func runJobs(b *jobs.Batch, newJobs, refJobs []jobs.NewJob, keys []CaptureKey, now time.Time) []*jobs.Job {
 	js := make([]*jobs.Job, 0, len(newJobs)+len(refJobs))
 	add := func(nj jobs.NewJob) *jobs.Job {
 		j := &jobs.Job{ID: jobs.NewID(), BatchID: b.ID, Seq: len(js), URL: nj.URL, Name: nj.Name, Options: nj.Options,
@@ -247,15 +268,7 @@ func (g *Service) StartRun(ctx context.Context, s *Suite, trigger string, schedu
 			keys[i].ReferenceJobID = add(refJobs[i]).ID
 		}
 	}
-	if err := g.Repo.CreateRun(ctx, r, b, js, keys, g.maxInFlight()); err != nil {
-		return nil, err
-	}
-	jobs.EnqueueOrKick(ctx, g.Dispatch, g.Queue, js, g.logger())
-	r.Counts = RunCounts{Pending: len(keys)}
-	if g.Report != nil && s.VCS != nil && r.Commit != "" {
-		g.Report(ctx, r)
-	}
-	return r, nil
+	return js
 }
 
 func (g *Service) logger() *slog.Logger { return jobs.Log(g.Logger) }

@@ -218,16 +218,32 @@ func (s *Store) insertBatch(ctx context.Context, tx pgx.Tx, b *jobs.Batch, js []
 	if err := s.insertBatchWebhook(ctx, tx, b); err != nil {
 		return err
 	}
-	if b.IdempotencyKey != "" {
-		tag, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (owner, key, request_hash, batch_id)
-			VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, b.OwnerKeyID, b.IdempotencyKey, b.RequestHash, b.ID)
-		if err != nil {
-			return fmt.Errorf("claim idempotency key: %w", err)
-		}
-		if tag.RowsAffected() == 0 {
-			return jobs.ErrIdempotencyTaken
-		}
+	if err := claimIdempotencyKey(ctx, tx, b); err != nil {
+		return err
 	}
+	return insertJobs(ctx, tx, b, js, shared, sharedJSON)
+}
+
+// claimIdempotencyKey records the batch's idempotency key, if it has one;
+// jobs.ErrIdempotencyTaken when another request holds it.
+func claimIdempotencyKey(ctx context.Context, tx pgx.Tx, b *jobs.Batch) error {
+	if b.IdempotencyKey == "" {
+		return nil
+	}
+	tag, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (owner, key, request_hash, batch_id)
+		VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, b.OwnerKeyID, b.IdempotencyKey, b.RequestHash, b.ID)
+	if err != nil {
+		return fmt.Errorf("claim idempotency key: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return jobs.ErrIdempotencyTaken
+	}
+	return nil
+}
+
+// insertJobs copies the batch's jobs in, each with only its override of
+// the shared options (sharedJSON is shared's JSON).
+func insertJobs(ctx context.Context, tx pgx.Tx, b *jobs.Batch, js []*jobs.Job, shared *jobs.Options, sharedJSON []byte) error {
 	rows := make([][]any, len(js))
 	for i, j := range js {
 		override, err := jobs.OptionsOverride(shared, sharedJSON, &j.Options)
@@ -249,7 +265,7 @@ func (s *Store) insertBatch(ctx context.Context, tx pgx.Tx, b *jobs.Batch, js []
 			jobs.OptionsHash(j.Options), // the result cache's (cache.go)
 			depth, parent, foundOn, key, b.Interactive}
 	}
-	_, err = tx.CopyFrom(ctx, pgx.Identifier{"jobs"},
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"jobs"},
 		[]string{"id", "batch_id", "seq", "url", "name", "options", "status", "created_at", "updated_at", "options_hash",
 			"depth", "parent_id", "found_on", "url_key", "interactive"},
 		pgx.CopyFromRows(rows))

@@ -522,31 +522,11 @@ func (s *Store) RecordComparisons(ctx context.Context, runID, jobID string, cs [
 		if _, err := tx.Exec(ctx, `DELETE FROM artifacts WHERE job_id = $1 AND kind = $2`, jobID, regression.KindDiff); err != nil {
 			return err
 		}
-		if err := checkTombstones(ctx, tx, diffs); err != nil {
+		if err := insertDiffArtifacts(ctx, tx, diffs); err != nil {
 			return err
 		}
-		for _, a := range diffs {
-			if _, err := tx.Exec(ctx, `INSERT INTO artifacts (id, job_id, kind, name, seq, object_key, content_type,
-				bytes, width, height, sha256, crc32) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULLIF($12::bigint, 0))`,
-				a.ID, a.JobID, a.Kind, a.Name, a.Seq, a.ObjectKey, a.ContentType, a.Bytes, a.Width, a.Height, a.SHA256, int64(a.CRC32)); err != nil {
-				return artifactInsertError("diff artifact", a.Name, err)
-			}
-			if err := insertThumbnail(ctx, tx, a); err != nil {
-				return err
-			}
-		}
-		for _, c := range cs {
-			if _, err := tx.Exec(ctx, `INSERT INTO comparisons (id, run_id, job_id, target, viewport, segment, status,
-				diff_pixels, diff_ratio, threshold, message, baseline_id, baseline_artifact_id, current_artifact_id,
-				diff_artifact_id, diff_mode, shifted_px, hunks, checkpoint, step, failed_step, group_key, matches_previous,
-				auto_approved, changes) VALUES ($1, $2, $3, $4, $5,
-				$6, $7, $8, $9, $10, $11, NULLIF($12, '')::uuid, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`, c.ID, runID,
-				jobID, c.Target, c.Viewport, c.Segment, c.Status, c.DiffPixels, c.DiffRatio, c.Threshold, c.Message,
-				c.BaselineID, artID(c.BaselineArtifact), artID(c.CurrentArtifact), artID(c.DiffArtifact),
-				diffMode(c.DiffMode), c.ShiftedPx, hunksOf(c), c.Checkpoint, c.Step, c.FailedStep, c.GroupKey, c.MatchesPrevious,
-				c.AutoApproved, changesOf(c)); err != nil {
-				return fmt.Errorf("insert comparison: %w", err)
-			}
+		if err := insertComparisons(ctx, tx, runID, jobID, cs); err != nil {
+			return err
 		}
 		if _, err := tx.Exec(ctx, `UPDATE run_captures SET compared_at = now() WHERE job_id = $1`, jobID); err != nil {
 			return err
@@ -554,24 +534,68 @@ func (s *Store) RecordComparisons(ctx context.Context, runID, jobID string, cs [
 		if status != regression.RunRunning {
 			return nil
 		}
-		r, err := s.getRunWhere(ctx, tx, `r.id = $1`, runID)
-		if err != nil {
-			return err
-		}
-		if r.Counts.Pending > 0 {
-			return nil
-		}
-		if _, err := tx.Exec(ctx, `UPDATE runs SET status = $2, finished_at = now() WHERE id = $1`,
-			runID, regression.RunStatusOf(r.Counts)); err != nil {
-			return fmt.Errorf("finish run %s: %w", runID, err)
-		}
-		finished = true
-		return createDelivery(ctx, tx, batchID, regression.EventRunCompleted)
+		var err error
+		finished, err = s.settleRun(ctx, tx, runID, batchID)
+		return err
 	})
 	if err == nil {
 		s.publishComparisons(ctx, runID, cs)
 	}
 	return finished, err
+}
+
+// insertDiffArtifacts writes a capture's diff images and their thumbnails.
+func insertDiffArtifacts(ctx context.Context, tx pgx.Tx, diffs []*jobs.Artifact) error {
+	if err := checkTombstones(ctx, tx, diffs); err != nil {
+		return err
+	}
+	for _, a := range diffs {
+		if _, err := tx.Exec(ctx, `INSERT INTO artifacts (id, job_id, kind, name, seq, object_key, content_type,
+			bytes, width, height, sha256, crc32) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULLIF($12::bigint, 0))`,
+			a.ID, a.JobID, a.Kind, a.Name, a.Seq, a.ObjectKey, a.ContentType, a.Bytes, a.Width, a.Height, a.SHA256, int64(a.CRC32)); err != nil {
+			return artifactInsertError("diff artifact", a.Name, err)
+		}
+		if err := insertThumbnail(ctx, tx, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// insertComparisons writes a capture's comparisons.
+func insertComparisons(ctx context.Context, tx pgx.Tx, runID, jobID string, cs []*regression.Comparison) error {
+	for _, c := range cs {
+		if _, err := tx.Exec(ctx, `INSERT INTO comparisons (id, run_id, job_id, target, viewport, segment, status,
+			diff_pixels, diff_ratio, threshold, message, baseline_id, baseline_artifact_id, current_artifact_id,
+			diff_artifact_id, diff_mode, shifted_px, hunks, checkpoint, step, failed_step, group_key, matches_previous,
+			auto_approved, changes) VALUES ($1, $2, $3, $4, $5,
+			$6, $7, $8, $9, $10, $11, NULLIF($12, '')::uuid, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`, c.ID, runID,
+			jobID, c.Target, c.Viewport, c.Segment, c.Status, c.DiffPixels, c.DiffRatio, c.Threshold, c.Message,
+			c.BaselineID, artID(c.BaselineArtifact), artID(c.CurrentArtifact), artID(c.DiffArtifact),
+			diffMode(c.DiffMode), c.ShiftedPx, hunksOf(c), c.Checkpoint, c.Step, c.FailedStep, c.GroupKey, c.MatchesPrevious,
+			c.AutoApproved, changesOf(c)); err != nil {
+			return fmt.Errorf("insert comparison: %w", err)
+		}
+	}
+	return nil
+}
+
+// settleRun finishes a running run with nothing left to compare, with its
+// status by its counts and its run.completed webhook delivery; true when it
+// did.
+func (s *Store) settleRun(ctx context.Context, tx pgx.Tx, runID, batchID string) (bool, error) {
+	r, err := s.getRunWhere(ctx, tx, `r.id = $1`, runID)
+	if err != nil {
+		return false, err
+	}
+	if r.Counts.Pending > 0 {
+		return false, nil
+	}
+	if _, err := tx.Exec(ctx, `UPDATE runs SET status = $2, finished_at = now() WHERE id = $1`,
+		runID, regression.RunStatusOf(r.Counts)); err != nil {
+		return false, fmt.Errorf("finish run %s: %w", runID, err)
+	}
+	return true, createDelivery(ctx, tx, batchID, regression.EventRunCompleted)
 }
 
 // diffMode is the stored mode: pixel unless the comparison says aligned.
@@ -610,94 +634,11 @@ func (s *Store) UncomparedCaptures(ctx context.Context, before time.Time, limit 
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
-// Approve implements jobs.SuiteRepository.
+// Approve implements regression.Reader: regression.Approve's rules in one
+// transaction (approvalTx).
 func (s *Store) Approve(ctx context.Context, runID string, a regression.Approval, by string) (*regression.Run, error) {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		run, err := s.getRunWhere(ctx, tx, `r.id = $1 FOR UPDATE`, runID)
-		if err != nil {
-			return err
-		}
-		suiteID, status := run.SuiteID, run.Status
-		if run.CompareTo != "" {
-			return regression.ErrPairRunNotApprovable
-		}
-		// A branch run's approvals are the branch's baselines only.
-		branch := run.BaselineBranches()[0]
-		// Versions are numbered per suite under this lock.
-		if _, err := tx.Exec(ctx, `SELECT 1 FROM suites WHERE id = $1 FOR UPDATE`, suiteID); err != nil {
-			return err
-		}
-		if len(a.Comparisons) > 0 {
-			var known int
-			if err := tx.QueryRow(ctx, `SELECT count(*) FROM comparisons WHERE run_id = $1 AND id = ANY($2::uuid[])`,
-				runID, a.Comparisons).Scan(&known); err != nil {
-				return err
-			}
-			if known != len(a.Comparisons) {
-				return &jobs.ValidationError{Fields: []jobs.FieldError{{Code: "unknown_comparison", Field: "comparisons",
-					Message: fmt.Sprintf("%d of the %d ids are not comparisons of this run", len(a.Comparisons)-known, len(a.Comparisons))}}}
-			}
-		}
-		// In aligned mode the baseline is one page cut into segments: approving
-		// a change of a capture also approves the capture's segments whose
-		// content only moved (and removes baseline segments past its end), so
-		// the baseline segments stay one consistent page (of the same checkpoint).
-		rows, err := tx.Query(ctx, `WITH picked AS (
-				SELECT id, job_id, checkpoint FROM comparisons WHERE run_id = $1 AND approved_at IS NULL
-				AND status IN ('failed', 'new', 'missing')
-				AND ($2 OR target = ANY($3::text[]) OR id = ANY($4::uuid[]) OR status = ANY($5::text[])))
-			SELECT id, target, viewport, segment, status, coalesce(current_artifact_id::text, ''), checkpoint
-			FROM comparisons WHERE id IN (SELECT id FROM picked)
-			OR (run_id = $1 AND approved_at IS NULL AND diff_mode = 'aligned' AND status = 'passed'
-				AND (shifted_px <> 0 OR current_artifact_id IS NULL) AND (job_id, checkpoint) IN (SELECT job_id, checkpoint FROM picked))`,
-			runID, a.All, nonNil(a.Targets), nonNil(a.Comparisons), nonNil(a.Statuses))
-		if err != nil {
-			return err
-		}
-		type pick struct {
-			id, target, viewport, status, art, checkpoint string
-			segment                                       int
-		}
-		picks, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pick, error) {
-			var p pick
-			err := r.Scan(&p.id, &p.target, &p.viewport, &p.segment, &p.status, &p.art, &p.checkpoint)
-			return p, err
-		})
-		if err != nil {
-			return err
-		}
-		// One round trip for every pick's baseline version (a run of
-		// thousands approves in one request), then one update.
-		var batch pgx.Batch
-		ids := make([]string, len(picks))
-		for i, p := range picks {
-			ids[i] = p.id
-			var art *string
-			if p.status != regression.CompareMissing && p.art != "" { // a passed one without an image: moved off the page's end
-				art = &p.art
-			}
-			batch.Queue(`INSERT INTO baselines (id, suite_id, target, viewport, segment, version,
-				artifact_id, run_id, approved_by, branch, checkpoint)
-				SELECT $1::uuid, $2::uuid, $3::text, $4::text, $5::int, coalesce(max(version), 0) + 1, $6::uuid, $7::uuid,
-					$8::text, $9::text, $10::text
-				FROM baselines
-				WHERE suite_id = $2 AND branch = $9 AND target = $3 AND checkpoint = $10 AND viewport = $4 AND segment = $5`,
-				uuid.Must(uuid.NewV7()).String(), suiteID, p.target, p.viewport, p.segment, art, runID, by, branch, p.checkpoint)
-		}
-		if len(picks) > 0 {
-			if err := tx.SendBatch(ctx, &batch).Close(); err != nil {
-				return fmt.Errorf("insert baseline: %w", err)
-			}
-			if _, err := tx.Exec(ctx, `UPDATE comparisons SET approved_at = now(), rejected_at = NULL, rejected_by = ''
-				WHERE id = ANY($1::uuid[])`, ids); err != nil {
-				return err
-			}
-		}
-		if status == regression.RunFailed || status == regression.RunNeedsReview {
-			_, err = tx.Exec(ctx, `UPDATE runs SET status = 'approved' WHERE id = $1 AND NOT EXISTS (
-				SELECT 1 FROM comparisons WHERE run_id = $1 AND approved_at IS NULL AND status IN ('failed', 'new', 'missing'))`, runID)
-		}
-		return err
+		return regression.Approve(ctx, approvalTx{s: s, tx: tx}, runID, a, by)
 	})
 	if err != nil {
 		return nil, err

@@ -99,6 +99,17 @@ func (h *Handler) Deliver(ctx context.Context, id string, lastAttempt bool) erro
 		h.record(ctx, log, d.ID, Attempt{Status: DeliveryFailed, Error: "webhook secret: " + err.Error()})
 		return fmt.Errorf("webhook secret of batch %s: %w", d.BatchID, jobs.ErrNoRetry)
 	}
+	body, err := h.eventBody(ctx, d, b)
+	if err != nil {
+		return err
+	}
+	status, perr := h.post(ctx, wh.URL, key, d.ID, body)
+	return h.outcome(ctx, log, d.ID, status, perr, lastAttempt)
+}
+
+// eventBody is the delivery's event: its stored data, the event's builder's (Events), or the
+// batch's view, at when it happened.
+func (h *Handler) eventBody(ctx context.Context, d *Delivery, b *jobs.Batch) ([]byte, error) {
 	at := d.CreatedAt
 	if b.FinishedAt != nil {
 		at = *b.FinishedAt
@@ -108,8 +119,9 @@ func (h *Handler) Deliver(ctx context.Context, id string, lastAttempt bool) erro
 		data, at = json.RawMessage(d.Data), d.CreatedAt
 	} else if build, ok := h.Events[d.Event]; ok {
 		var when *time.Time
+		var err error
 		if data, when, err = build(ctx, d.BatchID); err != nil {
-			return fmt.Errorf("build %s event of batch %s: %w", d.Event, d.BatchID, err)
+			return nil, fmt.Errorf("build %s event of batch %s: %w", d.Event, d.BatchID, err)
 		}
 		if when != nil {
 			at = *when
@@ -117,20 +129,24 @@ func (h *Handler) Deliver(ctx context.Context, id string, lastAttempt bool) erro
 	}
 	body, err := json.Marshal(Event{Type: d.Event, Timestamp: at.UTC(), Data: data})
 	if err != nil {
-		return fmt.Errorf("encode webhook event: %w", err)
+		return nil, fmt.Errorf("encode webhook event: %w", err)
 	}
+	return body, nil
+}
 
-	status, perr := h.post(ctx, wh.URL, key, d.ID, body)
+// outcome records an attempt's outcome and tells the queue what to do: done, retry (perr),
+// or give up (refused by the egress policy, or the last attempt).
+func (h *Handler) outcome(ctx context.Context, log *slog.Logger, id string, status int, perr error, lastAttempt bool) error {
 	switch {
 	case perr == nil:
-		if err := h.record(ctx, log, d.ID, Attempt{Status: DeliveryDelivered, HTTPStatus: status}); err != nil {
+		if err := h.record(ctx, log, id, Attempt{Status: DeliveryDelivered, HTTPStatus: status}); err != nil {
 			return err
 		}
 		log.Info("webhook delivered", "http_status", status)
 		return nil
 	case errors.Is(perr, errWebhookBlocked):
 		log.Warn("webhook refused by the egress policy", "err", perr)
-		if err := h.record(ctx, log, d.ID, Attempt{Status: DeliveryFailed, HTTPStatus: status, Error: perr.Error()}); err != nil {
+		if err := h.record(ctx, log, id, Attempt{Status: DeliveryFailed, HTTPStatus: status, Error: perr.Error()}); err != nil {
 			return err
 		}
 		return fmt.Errorf("%w: %w", perr, jobs.ErrNoRetry)
@@ -140,7 +156,7 @@ func (h *Handler) Deliver(ctx context.Context, id string, lastAttempt bool) erro
 			next = DeliveryFailed
 		}
 		log.Warn("webhook attempt failed", "http_status", status, "err", perr, "final", lastAttempt)
-		if err := h.record(ctx, log, d.ID, Attempt{Status: next, HTTPStatus: status, Error: perr.Error()}); err != nil {
+		if err := h.record(ctx, log, id, Attempt{Status: next, HTTPStatus: status, Error: perr.Error()}); err != nil {
 			return err
 		}
 		if lastAttempt {

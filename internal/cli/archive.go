@@ -41,6 +41,34 @@ func (a *app) downloadArchive(ctx context.Context, b *client.Batch, jobs []clien
 		return nil, fmt.Errorf("archive: %w", err)
 	}
 	defer zr.Close()
+	am, err := archiveManifest(zr, b.ID)
+	if err != nil {
+		return nil, err
+	}
+	m := a.newManifest(b, jobs, out, "archive")
+	dests, err := placeArchive(m, jobs, am)
+	if err != nil {
+		return nil, err
+	}
+	for _, zf := range zr.File[1:] {
+		d, ok := dests[zf.Name]
+		if !ok {
+			return nil, fmt.Errorf("archive: %s is not in its manifest", zf.Name)
+		}
+		delete(dests, zf.Name)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := unzipFile(zf, d.file, filepath.Join(out, filepath.FromSlash(d.path))); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// archiveManifest reads the archive's manifest.json, its first file, and
+// checks it lists one file per other entry of batch batchID.
+func archiveManifest(zr *zip.ReadCloser, batchID string) (*client.ArchiveManifest, error) {
 	if len(zr.File) == 0 || zr.File[0].Name != "manifest.json" {
 		return nil, errors.New("archive: manifest.json is not its first file")
 	}
@@ -48,20 +76,27 @@ func (a *app) downloadArchive(ctx context.Context, b *client.Batch, jobs []clien
 	if err := readJSON(zr.File[0], &am); err != nil {
 		return nil, fmt.Errorf("archive: manifest.json: %w", err)
 	}
-	if am.BatchID != b.ID || len(am.Files) != len(zr.File)-1 {
+	if am.BatchID != batchID || len(am.Files) != len(zr.File)-1 {
 		return nil, fmt.Errorf("archive: manifest of batch %s lists %d files for %d entries", am.BatchID, len(am.Files), len(zr.File)-1)
 	}
+	return &am, nil
+}
 
-	m := a.newManifest(b, jobs, out, "archive")
+// archiveDest is where an archive entry is unzipped, and what it must be.
+type archiveDest struct {
+	file client.ArchiveFile
+	path string
+}
+
+// placeArchive gives each file of the archive's manifest its path (under its
+// job's folder, by its artifact name), adds it to m, and returns the
+// destinations by entry name.
+func placeArchive(m *Manifest, jobs []client.Job, am *client.ArchiveManifest) (map[string]archiveDest, error) {
 	byJob := make(map[string]int, len(jobs))
 	for i, j := range jobs {
 		byJob[j.ID] = i
 	}
-	type dest struct {
-		file client.ArchiveFile
-		path string
-	}
-	dests := make(map[string]dest, len(am.Files))
+	dests := make(map[string]archiveDest, len(am.Files))
 	names := make(map[string]*uniquename.Set) // per job: its files' names
 	for k, f := range am.Files {
 		i, ok := byJob[f.JobID]
@@ -78,22 +113,9 @@ func (a *app) downloadArchive(ctx context.Context, b *client.Batch, jobs []clien
 		if _, dup := dests[f.Path]; dup {
 			return nil, fmt.Errorf("archive: %s is listed twice", f.Path)
 		}
-		dests[f.Path] = dest{file: f, path: path}
+		dests[f.Path] = archiveDest{file: f, path: path}
 	}
-	for _, zf := range zr.File[1:] {
-		d, ok := dests[zf.Name]
-		if !ok {
-			return nil, fmt.Errorf("archive: %s is not in its manifest", zf.Name)
-		}
-		delete(dests, zf.Name)
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if err := unzipFile(zf, d.file, filepath.Join(out, filepath.FromSlash(d.path))); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
+	return dests, nil
 }
 
 // unzipFile writes one archive entry to path through a temporary file,

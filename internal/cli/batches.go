@@ -12,6 +12,12 @@ import (
 
 func (a *app) batchesCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "batches", Short: "List, show, follow and cancel batches"}
+	cmd.AddCommand(a.batchesLsCommand(), a.batchesGetCommand(), a.batchesWatchCommand(), a.batchesCancelCommand())
+	return cmd
+}
+
+// batchesLsCommand is `snapq batches ls`.
+func (a *app) batchesLsCommand() *cobra.Command {
 	var status string
 	var limit int
 	ls := &cobra.Command{
@@ -43,8 +49,12 @@ func (a *app) batchesCommand() *cobra.Command {
 	}
 	ls.Flags().StringVar(&status, "status", "", "only batches in this status: queued, running, completed")
 	ls.Flags().IntVar(&limit, "limit", 20, "list at most this many (0: all)")
+	return ls
+}
 
-	get := &cobra.Command{
+// batchesGetCommand is `snapq batches get`.
+func (a *app) batchesGetCommand() *cobra.Command {
+	return &cobra.Command{
 		Use:     "get ID",
 		Short:   "Show a batch and its jobs",
 		Example: "  snapq batches get 0f1e2d3c-…\n  snapq batches get 0f1e2d3c-… --json | jq '.jobs[] | select(.status==\"failed\")'",
@@ -74,7 +84,10 @@ func (a *app) batchesCommand() *cobra.Command {
 			return nil
 		},
 	}
+}
 
+// batchesWatchCommand is `snapq batches watch`.
+func (a *app) batchesWatchCommand() *cobra.Command {
 	var out string
 	watch := &cobra.Command{
 		Use:     "watch ID",
@@ -86,8 +99,12 @@ func (a *app) batchesCommand() *cobra.Command {
 		},
 	}
 	watch.Flags().StringVar(&out, "out", "", "then download every artifact into this directory")
+	return watch
+}
 
-	cancel := &cobra.Command{
+// batchesCancelCommand is `snapq batches cancel`.
+func (a *app) batchesCancelCommand() *cobra.Command {
+	return &cobra.Command{
 		Use:     "cancel ID",
 		Short:   "Cancel a batch's unfinished jobs",
 		Example: "  snapq batches cancel 0f1e2d3c-…",
@@ -104,8 +121,6 @@ func (a *app) batchesCommand() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(ls, get, watch, cancel)
-	return cmd
 }
 
 func (a *app) jobsCommand() *cobra.Command {

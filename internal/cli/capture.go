@@ -122,60 +122,28 @@ func (a *app) capture(ctx context.Context, args []string, f captureFlags) error 
 func (a *app) buildBatch(ctx context.Context, args []string, f captureFlags) (client.BatchRequest, error) {
 	var req client.BatchRequest
 	if len(args) == 1 {
-		src := args[0]
-		r, name := a.stdin, "standard input"
-		if src != "-" {
-			file, err := os.Open(src)
-			if err != nil {
-				return req, usageError{err}
-			}
-			defer file.Close()
-			r, name = file, src
-		}
-		ts, err := readTargets(r, name)
+		ts, err := a.fileTargets(args[0])
 		if err != nil {
-			return req, usageError{err}
+			return req, err
 		}
 		req.Targets = ts
 	}
 	for _, u := range f.urls {
 		req.Targets = append(req.Targets, client.Target{URL: u})
 	}
-	switch {
-	case f.crawl != "" && (len(req.Targets) > 0 || f.sitemap != "" || f.limit != 0):
-		return req, usagef("--crawl takes the place of a FILE, --url, --sitemap and --limit: give one")
-	case f.crawl == "" && (f.maxPages != 0 || f.maxDepth != -1):
-		return req, usagef("--max-pages and --max-depth go with --crawl")
-	case f.crawl != "":
-		req.Crawl = &client.Crawl{URL: f.crawl, MaxPages: f.maxPages, Include: f.include, Exclude: f.exclude}
-		if f.maxDepth >= 0 {
-			req.Crawl.MaxDepth = &f.maxDepth
-		}
-	case f.sitemap != "" && len(req.Targets) > 0:
-		return req, usagef("--sitemap takes the place of a FILE and --url: give one or the other")
-	case f.sitemap == "" && (f.limit != 0 || len(f.include) > 0 || len(f.exclude) > 0):
-		return req, usagef("--limit, --include and --exclude go with --sitemap")
-	case f.sitemap != "":
-		// The server reads the sitemap, through its egress guard (docs/api/batches.md: A batch from a sitemap).
-		req.Sitemap, req.Limit, req.Include, req.Exclude = f.sitemap, f.limit, f.include, f.exclude
+	if err := f.sources(&req); err != nil {
+		return req, err
 	}
 	if len(req.Targets) == 0 && req.Sitemap == "" && req.Crawl == nil {
 		return req, usagef("nothing to capture: give a FILE of URLs, - for standard input, --url, --sitemap or --crawl")
 	}
-	raw, err := captureOptions(f)
+	raw, err := f.rawOptions()
 	if err != nil {
 		return req, err
 	}
 	req.RawOptions = raw
-	for _, l := range f.labels {
-		k, v, ok := strings.Cut(l, "=")
-		if !ok || k == "" {
-			return req, usagef("--label %q: want key=value", l)
-		}
-		if req.Labels == nil {
-			req.Labels = map[string]string{}
-		}
-		req.Labels[k] = v
+	if req.Labels, err = f.labelMap(); err != nil {
+		return req, err
 	}
 	// One key per invocation: a submission retried after a 429 or a dropped
 	// answer creates the batch once.
@@ -185,8 +153,51 @@ func (a *app) buildBatch(ctx context.Context, args []string, f captureFlags) (cl
 	return req, nil
 }
 
-// captureOptions builds the options of --options and --set (nil: none).
-func captureOptions(f captureFlags) (json.RawMessage, error) {
+// fileTargets reads the targets of FILE (- for standard input).
+func (a *app) fileTargets(src string) ([]client.Target, error) {
+	r, name := a.stdin, "standard input"
+	if src != "-" {
+		file, err := os.Open(src)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		defer file.Close()
+		r, name = file, src
+	}
+	ts, err := readTargets(r, name)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return ts, nil
+}
+
+// sources sets the crawl or the sitemap of the batch, each the only source
+// of its targets, with the flags that go with it.
+func (f captureFlags) sources(req *client.BatchRequest) error {
+	switch {
+	case f.crawl != "" && (len(req.Targets) > 0 || f.sitemap != "" || f.limit != 0):
+		return usagef("--crawl takes the place of a FILE, --url, --sitemap and --limit: give one")
+	case f.crawl == "" && (f.maxPages != 0 || f.maxDepth != -1):
+		return usagef("--max-pages and --max-depth go with --crawl")
+	case f.crawl != "":
+		req.Crawl = &client.Crawl{URL: f.crawl, MaxPages: f.maxPages, Include: f.include, Exclude: f.exclude}
+		if f.maxDepth >= 0 {
+			req.Crawl.MaxDepth = &f.maxDepth
+		}
+	case f.sitemap != "" && len(req.Targets) > 0:
+		return usagef("--sitemap takes the place of a FILE and --url: give one or the other")
+	case f.sitemap == "" && (f.limit != 0 || len(f.include) > 0 || len(f.exclude) > 0):
+		return usagef("--limit, --include and --exclude go with --sitemap")
+	case f.sitemap != "":
+		// The server reads the sitemap, through its egress guard (docs/api/batches.md: A batch from a sitemap).
+		req.Sitemap, req.Limit, req.Include, req.Exclude = f.sitemap, f.limit, f.include, f.exclude
+	}
+	return nil
+}
+
+// rawOptions are the capture options of --options and --set, checked; nil
+// when there are none.
+func (f captureFlags) rawOptions() (json.RawMessage, error) {
 	opts := map[string]any{}
 	if f.options != "" {
 		raw, err := os.ReadFile(f.options)
@@ -215,6 +226,23 @@ func captureOptions(f captureFlags) (json.RawMessage, error) {
 		return nil, usageError{err}
 	}
 	return raw, nil
+}
+
+// labelMap is the batch's labels of --label key=value; nil when there are
+// none.
+func (f captureFlags) labelMap() (map[string]string, error) {
+	var labels map[string]string
+	for _, l := range f.labels {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			return nil, usagef("--label %q: want key=value", l)
+		}
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[k] = v
+	}
+	return labels, nil
 }
 
 // finishBatch waits for the batch with progress, downloads its artifacts into

@@ -51,7 +51,7 @@ func (a *app) captureSync(ctx context.Context, args []string, f captureFlags) er
 	if err != nil {
 		return err
 	}
-	raw, err := captureOptions(f)
+	raw, err := f.rawOptions()
 	if err != nil {
 		return err
 	}

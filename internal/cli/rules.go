@@ -15,7 +15,13 @@ import (
 // dynamic_text rules.
 func (a *app) rulesCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "rules", Short: "List, preview, add and remove a suite's rules (ignore an element, dynamic text)"}
-	ls := &cobra.Command{
+	cmd.AddCommand(a.rulesLsCommand(), a.rulesAddCommand(), a.rulesPreviewCommand(), a.rulesRmCommand())
+	return cmd
+}
+
+// rulesLsCommand is `snapq suites rules ls`.
+func (a *app) rulesLsCommand() *cobra.Command {
+	return &cobra.Command{
 		Use:     "ls NAME|ID",
 		Short:   "List a suite's rules and how many changes each suppressed in the last runs",
 		Example: "  snapq suites rules ls homepage",
@@ -47,20 +53,40 @@ func (a *app) rulesCommand() *cobra.Command {
 			return nil
 		},
 	}
-	var in client.RuleInput
-	var expires string
-	input := func(args []string) (string, client.RuleInput, error) {
-		r := in
-		r.Kind, r.Selector = args[1], args[2]
-		if expires != "" {
-			t, err := time.Parse(time.RFC3339, expires)
-			if err != nil {
-				return "", r, fmt.Errorf("--expires: %w", err)
-			}
-			r.ExpiresAt = &t
+}
+
+// ruleFlags are the flags of `rules add` and `rules preview`: the rule
+// besides its kind and selector.
+type ruleFlags struct {
+	in      client.RuleInput
+	expires string
+}
+
+// register adds the flags to c.
+func (f *ruleFlags) register(c *cobra.Command) {
+	c.Flags().StringVar(&f.in.Pattern, "pattern", "", "dynamic_text: the RE2 pattern of the text that may change")
+	c.Flags().StringVar(&f.in.Target, "target", "", "the target the rule applies to (default the whole suite)")
+	c.Flags().StringVar(&f.expires, "expires", "", "when the rule stops applying (RFC 3339)")
+}
+
+// input is the suite and the rule of the arguments NAME|ID KIND SELECTOR and
+// the flags.
+func (f *ruleFlags) input(args []string) (string, client.RuleInput, error) {
+	r := f.in
+	r.Kind, r.Selector = args[1], args[2]
+	if f.expires != "" {
+		t, err := time.Parse(time.RFC3339, f.expires)
+		if err != nil {
+			return "", r, fmt.Errorf("--expires: %w", err)
 		}
-		return args[0], r, nil
+		r.ExpiresAt = &t
 	}
+	return args[0], r, nil
+}
+
+// rulesAddCommand is `snapq suites rules add`.
+func (a *app) rulesAddCommand() *cobra.Command {
+	var f ruleFlags
 	add := &cobra.Command{
 		Use:   "add NAME|ID KIND SELECTOR",
 		Short: "Add a rule: ignore_element, or dynamic_text with --pattern",
@@ -68,7 +94,7 @@ func (a *app) rulesCommand() *cobra.Command {
   snapq suites rules add homepage ignore_element '[data-testid="ad"]' --target home --expires 2027-01-01T00:00:00Z`,
 		Args: exactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			suite, r, err := input(args)
+			suite, r, err := f.input(args)
 			if err != nil {
 				return err
 			}
@@ -87,13 +113,20 @@ func (a *app) rulesCommand() *cobra.Command {
 			return nil
 		},
 	}
+	f.register(add)
+	return add
+}
+
+// rulesPreviewCommand is `snapq suites rules preview`.
+func (a *app) rulesPreviewCommand() *cobra.Command {
+	var f ruleFlags
 	preview := &cobra.Command{
 		Use:     "preview NAME|ID KIND SELECTOR",
 		Short:   "Count the changes of the last runs a rule would suppress (nothing is stored)",
 		Example: `  snapq suites rules preview homepage dynamic_text "header .clock" --pattern '\d{1,2}:\d{2}'`,
 		Args:    exactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			suite, r, err := input(args)
+			suite, r, err := f.input(args)
 			if err != nil {
 				return err
 			}
@@ -112,12 +145,13 @@ func (a *app) rulesCommand() *cobra.Command {
 			return nil
 		},
 	}
-	for _, c := range []*cobra.Command{add, preview} {
-		c.Flags().StringVar(&in.Pattern, "pattern", "", "dynamic_text: the RE2 pattern of the text that may change")
-		c.Flags().StringVar(&in.Target, "target", "", "the target the rule applies to (default the whole suite)")
-		c.Flags().StringVar(&expires, "expires", "", "when the rule stops applying (RFC 3339)")
-	}
-	rm := &cobra.Command{
+	f.register(preview)
+	return preview
+}
+
+// rulesRmCommand is `snapq suites rules rm`.
+func (a *app) rulesRmCommand() *cobra.Command {
+	return &cobra.Command{
 		Use:     "rm RULE_ID",
 		Short:   "Remove a rule",
 		Example: "  snapq suites rules rm 0193…",
@@ -126,8 +160,6 @@ func (a *app) rulesCommand() *cobra.Command {
 			return a.c.DeleteRule(cmd.Context(), args[0])
 		},
 	}
-	cmd.AddCommand(ls, add, preview, rm)
-	return cmd
 }
 
 // changesCommand is `snapq suites changes COMPARISON_ID`.

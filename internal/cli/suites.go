@@ -13,7 +13,14 @@ import (
 
 func (a *app) suitesCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "suites", Short: "List and show visual-regression suites, run them, approve runs"}
-	ls := &cobra.Command{
+	cmd.AddCommand(a.suitesLsCommand(), a.suitesGetCommand(), a.suitesRunCommand(), a.suitesApproveCommand(),
+		a.suitesMergeCommand(), a.suitesFlakyCommand(), a.rulesCommand(), a.changesCommand())
+	return cmd
+}
+
+// suitesLsCommand is `snapq suites ls`.
+func (a *app) suitesLsCommand() *cobra.Command {
+	return &cobra.Command{
 		Use:     "ls",
 		Short:   "List your suites",
 		Example: "  snapq suites ls",
@@ -44,7 +51,11 @@ func (a *app) suitesCommand() *cobra.Command {
 			return nil
 		},
 	}
-	get := &cobra.Command{
+}
+
+// suitesGetCommand is `snapq suites get`.
+func (a *app) suitesGetCommand() *cobra.Command {
+	return &cobra.Command{
 		Use:     "get ID",
 		Short:   "Show a suite, its targets and recent runs",
 		Example: "  snapq suites get 7a2b…",
@@ -90,6 +101,10 @@ func (a *app) suitesCommand() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// suitesRunCommand is `snapq suites run`, the CI gate with --wait.
+func (a *app) suitesRunCommand() *cobra.Command {
 	var wait bool
 	var junitPath, markdownPath string
 	var opts client.RunOptions
@@ -141,7 +156,11 @@ With --wait it follows the run and prints a summary and the review link; the exi
 	run.Flags().StringVar(&opts.BaseURL, "base-url", "", "capture every target on this origin instead (e.g. a deploy preview)")
 	run.Flags().StringVar(&opts.CompareToBaseURL, "compare-to", "", "an environment pair: capture every target on this origin too and diff the two (no baselines), e.g. production vs staging")
 	run.Flags().IntVar(&opts.PullRequest, "pull-request", 0, "the pull (merge) request whose snapq comment the run edits (with the suite's vcs)")
+	return run
+}
 
+// suitesMergeCommand is `snapq suites merge`.
+func (a *app) suitesMergeCommand() *cobra.Command {
 	var mergeBase string
 	merge := &cobra.Command{
 		Use:     "merge NAME|ID BRANCH",
@@ -165,7 +184,11 @@ With --wait it follows the run and prints a summary and the review link; the exi
 		},
 	}
 	merge.Flags().StringVar(&mergeBase, "base-branch", "", "where to promote them (default: the suite's main branch)")
+	return merge
+}
 
+// suitesApproveCommand is `snapq suites approve`.
+func (a *app) suitesApproveCommand() *cobra.Command {
 	var all bool
 	var targets, comparisons, approveStatus []string
 	approve := &cobra.Command{
@@ -200,6 +223,11 @@ With --wait it follows the run and prints a summary and the review link; the exi
 	approve.Flags().StringArrayVar(&targets, "target", nil, "approve the captures of this target (repeatable)")
 	approve.Flags().StringArrayVar(&comparisons, "comparison", nil, "approve this comparison (repeatable)")
 	approve.Flags().StringArrayVar(&approveStatus, "status", nil, "approve every open comparison in this status: failed, new or missing (repeatable)")
+	return approve
+}
+
+// suitesFlakyCommand is `snapq suites flaky`.
+func (a *app) suitesFlakyCommand() *cobra.Command {
 	var flakyOpts client.FlakinessOptions
 	flaky := &cobra.Command{
 		Use:   "flaky NAME|ID",
@@ -233,8 +261,7 @@ run's outcome, oldest first: . passed, A approved, F failed, N new, M missing, E
 	flaky.Flags().IntVar(&flakyOpts.Runs, "runs", 0, "how many of the newest finished runs to read (2-200; default 20)")
 	flaky.Flags().IntVar(&flakyOpts.Limit, "limit", 0, "at most this many targets, the flakiest (default all)")
 	flaky.Flags().StringVar(&flakyOpts.Branch, "branch", "", "the branch whose runs to read (default the suite's main branch)")
-	cmd.AddCommand(ls, get, run, approve, merge, flaky, a.rulesCommand(), a.changesCommand())
-	return cmd
+	return flaky
 }
 
 func (a *app) runsCommand() *cobra.Command {

@@ -366,6 +366,9 @@ func (j *job) outputs() *Error {
 	} else {
 		j.verdict(false)
 	}
+	if err := deepCapture(j.ctx, j.p, j.req, j.res); err != nil { // deep.go, after the screenshots
+		return j.fail(phaseCapture, err)
+	}
 	files, err := j.t.pageOutputs(j.p, j.req, j.res) // outputs.go
 	if err != nil {
 		return j.fail(phaseCapture, err)

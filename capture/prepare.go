@@ -47,6 +47,8 @@ type Prepare struct {
 	// Consent is what to do with cookie/consent banners (consent.go): ConsentHide,
 	// ConsentAccept, or ConsentOff ("" too). It runs first, before the other edits.
 	Consent string `json:"consent,omitempty"`
+	// DeepCapture walks a virtualised list after the screenshots (deep.go).
+	DeepCapture DeepCapture `json:"deep_capture,omitzero"`
 }
 
 // jsString returns s as a JavaScript string literal.

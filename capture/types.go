@@ -195,6 +195,8 @@ type Result struct {
 	// Consent lists the consent banners Prepare.Consent found and what it did (nil when
 	// the step did not run).
 	Consent []ConsentFound
+	// DeepCapture is what Prepare.DeepCapture's walk did (nil when it did not run).
+	DeepCapture *DeepCaptureReport
 	// Quality is the verdict on how far the capture can be trusted (quality.go).
 	Quality *Quality
 	// logged counts the entries ever added to Log (some may have been dropped).

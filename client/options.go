@@ -118,6 +118,17 @@ type PrepareOptions struct {
 	DisableAnimations *bool     `json:"disable_animations,omitempty"`
 	// Consent: hide | accept | off, what to do with cookie/consent banners.
 	Consent *string `json:"consent,omitempty"`
+	// DeepCapture walks a virtualised list into the html, text and markdown outputs.
+	DeepCapture *DeepCaptureOptions `json:"deep_capture,omitempty"`
+}
+
+// DeepCaptureOptions bound prepare.deep_capture (docs/api/capture.md, "Virtualised pages").
+type DeepCaptureOptions struct {
+	Enabled   *bool `json:"enabled,omitempty"`
+	MaxItems  *int  `json:"max_items,omitempty"`
+	MaxBytes  *int  `json:"max_bytes,omitempty"`
+	MaxMS     *int  `json:"max_ms,omitempty"`
+	IdleSteps *int  `json:"idle_steps,omitempty"`
 }
 
 // ScrollOptions scroll the page to trigger lazy loading.

@@ -565,6 +565,7 @@ func newResult(res *capture.Result) *Result {
 		SkippedOutputs:  res.Skipped,
 		Quality:         res.Quality,
 		Consent:         res.Consent,
+		DeepCapture:     res.DeepCapture,
 	}
 }
 

@@ -56,6 +56,17 @@ type PrepareInput struct {
 	DisableAnimations *bool     `json:"disable_animations,omitempty"`
 	// Consent: hide | accept | off (capture/consent.go).
 	Consent *string `json:"consent,omitempty"`
+	// DeepCapture walks a virtualised list into the text outputs (capture/deep.go).
+	DeepCapture *DeepCaptureInput `json:"deep_capture,omitempty"`
+}
+
+// DeepCaptureInput is the wire form of prepare.deep_capture.
+type DeepCaptureInput struct {
+	Enabled   *bool    `json:"enabled,omitempty"`
+	MaxItems  *float64 `json:"max_items,omitempty"`
+	MaxBytes  *float64 `json:"max_bytes,omitempty"`
+	MaxMS     *float64 `json:"max_ms,omitempty"`
+	IdleSteps *float64 `json:"idle_steps,omitempty"`
 }
 
 // ScrollInput is the wire form of Scroll.
@@ -136,6 +147,9 @@ func (o *Options) applyPage(in *OptionsInput, prefix string, v *validator) {
 			o.Prepare.DisableAnimations = *pr.DisableAnimations
 		}
 		v.enum(&o.Prepare.Consent, pr.Consent, p+".consent", capture.ConsentModes...)
+		if d := pr.DeepCapture; d != nil {
+			v.deepCapture(&o.Prepare.DeepCapture, d, p+".deep_capture")
+		}
 	}
 	if s := in.Scroll; s != nil {
 		p := prefix + ".scroll"
@@ -322,6 +336,17 @@ func (v *validator) selectors(dst *[]string, src *[]string, field string) {
 	if len(v.errs) == n {
 		*dst = slices.Clone(*src)
 	}
+}
+
+// deepCapture copies prepare.deep_capture within capture's caps.
+func (v *validator) deepCapture(dst *capture.DeepCapture, d *DeepCaptureInput, p string) {
+	if d.Enabled != nil {
+		dst.Enabled = *d.Enabled
+	}
+	v.intIn(&dst.MaxItems, d.MaxItems, p+".max_items", 1, capture.MaxDeepItems)
+	v.intIn(&dst.MaxBytes, d.MaxBytes, p+".max_bytes", 1<<10, capture.MaxDeepBytes)
+	v.intIn(&dst.MaxMS, d.MaxMS, p+".max_ms", 100, int(capture.MaxDeepMax/time.Millisecond))
+	v.intIn(&dst.IdleSteps, d.IdleSteps, p+".idle_steps", 1, capture.MaxDeepIdleSteps)
 }
 
 func (v *validator) text(dst *string, src *string, field string, maxLen int) {

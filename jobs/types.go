@@ -174,6 +174,9 @@ type Result struct {
 	Quality *capture.Quality `json:"quality,omitempty"`
 	// Consent lists the consent banners prepare.consent found and what it did.
 	Consent []capture.ConsentFound `json:"consent,omitempty"`
+	// DeepCapture is what prepare.deep_capture's walk did: items merged, scroll steps,
+	// bytes, why it stopped and whether at a bound.
+	DeepCapture *capture.DeepCaptureReport `json:"deep_capture,omitempty"`
 	// Manifest describes the segments of a PNG segments capture, for aligned
 	// comparisons; absent for other captures and in jobs finished before it
 	// existed.

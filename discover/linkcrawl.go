@@ -189,7 +189,7 @@ func fetchHTML(ctx context.Context, f PageFetcher, u, origin string, sameOrigin 
 			if hop >= maxLinkCrawlRedirects {
 				return "", nil, fmt.Errorf("%s: more than %d redirects", u, maxLinkCrawlRedirects)
 			}
-			next, _, err := jobs.CheckBrowserURL(resolveRef(u, loc))
+			next, _, err := jobs.CheckBrowserURL(resolve(u, loc))
 			if err != nil {
 				return "", nil, fmt.Errorf("%s redirects to %s: %v", u, loc, err)
 			}
@@ -275,16 +275,4 @@ func ExtractLinks(body []byte, pageURL string, max int) []string {
 		out = append(out, abs.String())
 	}
 	return out
-}
-
-func resolveRef(base, ref string) string {
-	b, err := url.Parse(base)
-	if err != nil {
-		return ref
-	}
-	r, err := url.Parse(ref)
-	if err != nil {
-		return ref
-	}
-	return b.ResolveReference(r).String()
 }

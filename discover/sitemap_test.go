@@ -153,9 +153,6 @@ func TestReadGzipBombStopsAtInflationCap(t *testing.T) {
 	if n > DefaultMaxEntries {
 		t.Fatalf("%d entries looked at, past the cap", n)
 	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Fatalf("bomb took %s", d)
-	}
 	t.Logf("bomb refused after %d entries in %s: %v", n, time.Since(start).Round(time.Millisecond), err)
 }
 

@@ -135,29 +135,8 @@ func loadWorkerConfig() (workerConfig, error) {
 	c.Webhook.MaxRetry = r.Int("SNAPQ_WEBHOOK_MAX_RETRY", c.Webhook.MaxRetry)
 	c.Webhook.Timeout = r.Duration("SNAPQ_WEBHOOK_TIMEOUT", c.Webhook.Timeout)
 
-	c.Capture = capture.DefaultConfig()
-	c.Capture.ChromeBin = r.String("SNAPQ_CHROME_BIN", c.Capture.ChromeBin)
-	c.Capture.RemoteURL = r.String("SNAPQ_CHROME_URL", "")
-	c.Capture.Tabs = c.Concurrency
-	c.Capture.InteractiveTabs = c.InteractiveTabs
-	c.Capture.BrowserRecycleAfter = r.Int("SNAPQ_BROWSER_RECYCLE_AFTER", c.Capture.BrowserRecycleAfter)
-	c.Capture.TabRecycleAfter = r.Int("SNAPQ_TAB_RECYCLE_AFTER", c.Capture.TabRecycleAfter)
-	c.Capture.CallTimeout = r.Duration("SNAPQ_CAPTURE_CALL_TIMEOUT", c.Capture.CallTimeout)
-	c.Capture.NoSandbox = r.Bool("SNAPQ_CHROME_NO_SANDBOX", false)
-	c.Capture.ChromeUser = r.String("SNAPQ_CHROME_USER", c.Capture.ChromeUser)
-	c.Capture.SiteIsolation = r.Bool("SNAPQ_CHROME_SITE_ISOLATION", c.Capture.SiteIsolation)
-
-	allow, allowErr := egress.ParseCIDRs(r.String("SNAPQ_EGRESS_ALLOW_CIDRS", ""))
-	if allowErr != nil {
-		allowErr = fmt.Errorf("SNAPQ_EGRESS_ALLOW_CIDRS: %w", allowErr)
-	}
-	c.EgressAllow = allow
-	c.Egress = egress.DefaultConfig()
-	c.Egress.Policy = egress.NewPolicy(allow)
-	// Where the per-job proxies listen, and the host a remote browser dials for them.
-	c.Egress.Listen = r.String("SNAPQ_EGRESS_PROXY_LISTEN", egress.DefaultListen)
-	c.Egress.Advertise = r.String("SNAPQ_EGRESS_PROXY_ADVERTISE", "")
-	c.Capture.EgressListen, c.Capture.EgressAdvertise = c.Egress.Listen, c.Egress.Advertise
+	c.readCapture(&r)
+	allowErr := c.readEgress(&r)
 
 	c.ContentAddressed = r.Bool("SNAPQ_CONTENT_ADDRESSED", true)
 	c.Thumbnails = r.Bool("SNAPQ_THUMBNAILS", true)
@@ -169,6 +148,48 @@ func loadWorkerConfig() (workerConfig, error) {
 	c.MetricsAddr = r.String("SNAPQ_METRICS_ADDR", "")
 	c.PprofAddr = r.String("SNAPQ_PPROF_ADDR", "")
 
+	fairErr := c.readFairness(&r)
+	if err := c.validate(fairErr, r.Err(), allowErr, mailErr); err != nil {
+		return workerConfig{}, err
+	}
+	return c, nil
+}
+
+// readCapture reads the browser's variables (SNAPQ_CHROME_*, SNAPQ_*_RECYCLE_AFTER,
+// SNAPQ_CAPTURE_CALL_TIMEOUT); its tabs are the worker's concurrency.
+func (c *workerConfig) readCapture(r *env.Reader) {
+	c.Capture = capture.DefaultConfig()
+	c.Capture.ChromeBin = r.String("SNAPQ_CHROME_BIN", c.Capture.ChromeBin)
+	c.Capture.RemoteURL = r.String("SNAPQ_CHROME_URL", "")
+	c.Capture.Tabs = c.Concurrency
+	c.Capture.InteractiveTabs = c.InteractiveTabs
+	c.Capture.BrowserRecycleAfter = r.Int("SNAPQ_BROWSER_RECYCLE_AFTER", c.Capture.BrowserRecycleAfter)
+	c.Capture.TabRecycleAfter = r.Int("SNAPQ_TAB_RECYCLE_AFTER", c.Capture.TabRecycleAfter)
+	c.Capture.CallTimeout = r.Duration("SNAPQ_CAPTURE_CALL_TIMEOUT", c.Capture.CallTimeout)
+	c.Capture.NoSandbox = r.Bool("SNAPQ_CHROME_NO_SANDBOX", false)
+	c.Capture.ChromeUser = r.String("SNAPQ_CHROME_USER", c.Capture.ChromeUser)
+	c.Capture.SiteIsolation = r.Bool("SNAPQ_CHROME_SITE_ISOLATION", c.Capture.SiteIsolation)
+}
+
+// readEgress reads SNAPQ_EGRESS_ALLOW_CIDRS and where the per-job proxies listen, and is
+// the error of the CIDR list.
+func (c *workerConfig) readEgress(r *env.Reader) error {
+	allow, allowErr := egress.ParseCIDRs(r.String("SNAPQ_EGRESS_ALLOW_CIDRS", ""))
+	if allowErr != nil {
+		allowErr = fmt.Errorf("SNAPQ_EGRESS_ALLOW_CIDRS: %w", allowErr)
+	}
+	c.EgressAllow = allow
+	c.Egress = egress.DefaultConfig()
+	c.Egress.Policy = egress.NewPolicy(allow)
+	// Where the per-job proxies listen, and the host a remote browser dials for them.
+	c.Egress.Listen = r.String("SNAPQ_EGRESS_PROXY_LISTEN", egress.DefaultListen)
+	c.Egress.Advertise = r.String("SNAPQ_EGRESS_PROXY_ADVERTISE", "")
+	c.Capture.EgressListen, c.Capture.EgressAdvertise = c.Egress.Listen, c.Egress.Advertise
+	return allowErr
+}
+
+// readFairness reads SNAPQ_DISPATCH_DEPTH and SNAPQ_HOST_CONCURRENCY and checks their range.
+func (c *workerConfig) readFairness(r *env.Reader) error {
 	c.DispatchDepth = r.Int("SNAPQ_DISPATCH_DEPTH", 0)
 	c.HostConcurrency = r.Int("SNAPQ_HOST_CONCURRENCY", jobs.DefaultHostConcurrency)
 	var fairErr error
@@ -178,7 +199,13 @@ func loadWorkerConfig() (workerConfig, error) {
 	if c.HostConcurrency < 0 || c.HostConcurrency > jobs.HardMaxHostConcurrency {
 		fairErr = errors.Join(fairErr, fmt.Errorf("SNAPQ_HOST_CONCURRENCY=%d: want 0 (no cap) to %d", c.HostConcurrency, jobs.HardMaxHostConcurrency))
 	}
+	return fairErr
+}
 
+// validate checks the concurrency, the sessions, storage, the browser, the proxies, the
+// webhooks and mail, and joins their errors with the readers' (read), each bad variable
+// named once.
+func (c *workerConfig) validate(read ...error) error {
 	concErr := c.validateConcurrency()
 	cc := c.Capture
 	// The proxies' listen address is Egress's to report (one line per variable).
@@ -192,11 +219,8 @@ func loadWorkerConfig() (workerConfig, error) {
 	if egressErr != nil {
 		egressErr = fmt.Errorf("SNAPQ_EGRESS_PROXY_LISTEN=%s, SNAPQ_EGRESS_PROXY_ADVERTISE=%s: %w", c.Egress.Listen, c.Egress.Advertise, egressErr)
 	}
-	if err := errors.Join(concErr, c.validateSessions(), fairErr, r.Err(), allowErr, mailErr, c.S3.Validate(),
-		cc.Validate(), egressErr, c.Webhook.Validate(), c.SMTP.Validate()); err != nil {
-		return workerConfig{}, err
-	}
-	return c, nil
+	errs := append([]error{concErr, c.validateSessions()}, read...)
+	return errors.Join(append(errs, c.S3.Validate(), cc.Validate(), egressErr, c.Webhook.Validate(), c.SMTP.Validate())...)
 }
 
 // readSessions reads SNAPQ_SESSION_TABS, SNAPQ_SESSION_REPLY_BYTES and

@@ -143,7 +143,7 @@ func lockDeletable(ctx context.Context, tx pgx.Tx, id string) error {
 	}
 	var status string
 	if _, err := pgx.ForEachRow(rows, []any{&status}, func() error {
-		active = active || status == jobs.StatusQueued || status == jobs.StatusRunning
+		active = active || jobs.JobStatus(status) == jobs.StatusQueued || jobs.JobStatus(status) == jobs.StatusRunning
 		return nil
 	}); err != nil {
 		return fmt.Errorf("lock jobs: %w", err)

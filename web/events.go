@@ -132,7 +132,7 @@ func (s *Server) batchEvents(c *gin.Context) error {
 			if e.Type != events.TypeBatch {
 				return false
 			}
-			var d struct{ Status string }
+			var d struct{ Status jobs.BatchStatus }
 			return json.Unmarshal(e.Data, &d) == nil && d.Status == jobs.BatchCompleted
 		},
 	})
@@ -161,7 +161,7 @@ func (s *Server) runEvents(c *gin.Context) error {
 			if e.Type != events.TypeRun {
 				return false
 			}
-			var d struct{ Status string }
+			var d struct{ Status regression.RunStatus }
 			return json.Unmarshal(e.Data, &d) == nil && d.Status != "" && d.Status != regression.RunRunning
 		},
 	})

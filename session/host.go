@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/snapq/snapq/artifacts"
@@ -35,7 +36,11 @@ type Host struct {
 
 	wg   sync.WaitGroup
 	open chan struct{} // one token per held session
+	held atomic.Int64  // sessions whose tab is open
 }
+
+// Held is how many sessions this worker holds a tab for now.
+func (h *Host) Held() int { return int(h.held.Load()) }
 
 // Serve takes sessions until ctx ends, then closes every held session with
 // ReasonShutdown and returns when they are closed.
@@ -113,6 +118,8 @@ func (h *Host) serve(ctx context.Context, id string) {
 	if l == nil {
 		return // not opening any more (ended while it waited)
 	}
+	h.held.Add(1)
+	defer h.held.Add(-1)
 	defer l.tab.Close()
 	h.Feed.Publish(bg, Stream(id), false, events.Event{Type: EventSession,
 		Data: SessionEvent{SessionID: id, Status: StatusOpen, At: time.Now().UTC()}})

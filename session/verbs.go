@@ -36,6 +36,8 @@ type Tab interface {
 	CloseTab(ctx context.Context, i int) error
 	PageCount(ctx context.Context) int
 	Location(ctx context.Context) (url, title string)
+	// Sensitive reports whether the field (TARGET, or "" for the focused one) holds a secret.
+	Sensitive(ctx context.Context, target string) bool
 }
 
 var _ Tab = (*capture.Session)(nil)

@@ -292,6 +292,10 @@ func (s *stack) checkFeed(id string, commands int) {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	// What was filled into the password field is masked; the user name is not.
+	if bytes.Contains(raw, []byte("s3cret-pass")) || !bytes.Contains(raw, []byte(`"ada"`)) || !bytes.Contains(raw, []byte(`"[masked]"`)) {
+		t.Errorf("the feed shows the password, or hides the user name:\n%s", raw)
+	}
 	var types []string
 	rows := map[string]int{}
 	sc := bufio.NewScanner(bytes.NewReader(raw))
@@ -354,7 +358,8 @@ func TestSessionCLI(t *testing.T) {
 		t.Errorf("close: %+v", r)
 	}
 	ev := <-events
-	if ev.code != 0 || !strings.Contains(ev.stdout, "fill #u ada: ok") || !strings.Contains(ev.stdout, "click e999999: error stale_ref") ||
+	if ev.code != 0 || !strings.Contains(ev.stdout, "fill #u ada: ok") || !strings.Contains(ev.stdout, "fill #p [masked]: ok") ||
+		strings.Contains(ev.stdout, "s3cret-pass") || !strings.Contains(ev.stdout, "click e999999: error stale_ref") ||
 		!strings.Contains(ev.stdout, "session closed closed_by_client") {
 		t.Errorf("events:\n%s\n%s", ev.stdout, ev.stderr)
 	}

@@ -142,14 +142,17 @@ func TestSessionMCP(t *testing.T) {
 	m.browse(true, "fill", user, "ada")
 	m.browse(true, "fill", pass, "s3cret-pass")
 	m.browse(true, "check", refOf(t, snap, "checkbox"))
-	r = m.browse(true, "click", refOf(t, snap, "button", "Sign in"))
-	if u, _ := r.StructuredContent["url"].(string); !strings.HasSuffix(u, "/account") || r.StructuredContent["session_id"] != id {
-		t.Fatalf("after sign-in: %v", r.StructuredContent)
+	if r := m.browse(true, "click", refOf(t, snap, "button", "Sign in")); r.StructuredContent["session_id"] != id {
+		t.Fatalf("after sign-in: %v, want session %s", r.StructuredContent, id)
 	}
 	if r := m.browse(false, "click", user); r.errorCode() != "stale_ref" || !strings.Contains(r.text(), "stale_ref") {
 		t.Errorf("old ref after the navigation: %+v", r)
 	}
-	snap = m.browse(true, "snapshot").text()
+	r = m.browse(true, "snapshot")
+	snap = r.text()
+	if u, _ := r.StructuredContent["url"].(string); !strings.HasSuffix(u, "/account") || !strings.Contains(snap, `heading "Welcome, Ada"`) {
+		t.Fatalf("after sign-in: %v", r.StructuredContent)
+	}
 	if r := m.browse(true, "click", refOf(t, snap, "button", "Open help")); !strings.Contains(r.text(), "2 tabs") {
 		t.Errorf("the popup was not announced: %q", r.text())
 	}

@@ -186,7 +186,7 @@ func TestSessionMCP(t *testing.T) {
 	if got.Status != "closed" || got.CloseReason != "closed_by_client" || got.Commands < 20 {
 		t.Errorf("the MCP session's browser session after the client left: %s %s, %d commands", got.Status, got.CloseReason, got.Commands)
 	}
-	s.checkFeed(id, got.Commands)
+	s.checkFeed(id, got.Commands, key)
 }
 
 // checkMCPSegments: the screenshot of the tall report is 2+ segments, the first inline (a

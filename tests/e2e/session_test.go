@@ -279,13 +279,16 @@ func checkSegments(t *testing.T, r *client.SessionReply) {
 
 // checkFeed replays the session's whole feed after its end (Last-Event-ID 0-0): the open,
 // each command as running then ok or error, the close, then done.
-func (s *stack) checkFeed(id string, commands int) {
+func (s *stack) checkFeed(id string, commands int, key ...string) {
 	t := s.t
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", s.api+"/v1/sessions/"+id+"/events", nil)
 	req.Header.Set("Last-Event-ID", "0-0")
+	if len(key) > 0 {
+		req.Header.Set("Authorization", "Bearer "+key[0])
+	}
 	resp, err := s.client.Do(req)
 	if err != nil {
 		t.Fatal(err)

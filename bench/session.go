@@ -169,6 +169,7 @@ func batchBeside(ctx context.Context, o options, st *stack, page string) error {
 		if err := second(); err != nil {
 			return err
 		}
+		fmt.Printf("bench: round %d: batch without sessions %.1fs total, with sessions %.1fs total\n", r, without.Seconds(), with.Seconds())
 	}
 	n := len(corpus) * o.rounds
 	fmt.Printf("bench: batch without sessions %.2f pages/s, with %d sessions open and clicking %.2f pages/s, ratio with/without %.2f (%d pages each)\n",

@@ -31,13 +31,16 @@ type Store struct {
 }
 
 // Open connects to Postgres (SNAPQ_DATABASE_URL) and checks the connection.
-func Open(ctx context.Context, databaseURL string) (*Store, error) {
+func Open(ctx context.Context, databaseURL string, opts ...Option) (*Store, error) {
 	if databaseURL == "" {
 		return nil, errors.New("database url is empty: set SNAPQ_DATABASE_URL, e.g. postgres://postgres@127.0.0.1:5432/snapq?sslmode=disable")
 	}
 	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("parse SNAPQ_DATABASE_URL: %w", err)
+	}
+	for _, o := range opts {
+		o(cfg)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

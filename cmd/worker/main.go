@@ -192,11 +192,12 @@ func serveSessions(ctx context.Context, cfg workerConfig, d *deps, log *slog.Log
 	return done
 }
 
-// openDeps connects to Postgres and S3, starts Chromium behind the egress
-// guard and opens the task queue; on error it closes what it had opened.
-func openDeps(ctx context.Context, cfg workerConfig, log *slog.Logger) (_ *deps, err error) {
+// openDeps connects to Postgres (with opts) and S3, starts Chromium behind
+// the egress guard and opens the task queue; on error it closes what it had
+// opened.
+func openDeps(ctx context.Context, cfg workerConfig, log *slog.Logger, opts ...store.Option) (_ *deps, err error) {
 	d := &deps{}
-	if d.store, err = store.Open(ctx, cfg.DatabaseURL); err != nil {
+	if d.store, err = store.Open(ctx, cfg.DatabaseURL, opts...); err != nil {
 		return nil, err
 	}
 	d.store.SetSealer(cfg.Sealer) // suites' vcs tokens and notify channels

@@ -101,7 +101,7 @@ func startCountingWorker(t *testing.T) *countingWorker {
 	for k, v := range map[string]string{"SNAPQ_DATABASE_URL": dbURL, "SNAPQ_REDIS_URL": rdb.URL(),
 		"SNAPQ_S3_ENDPOINT": s3.Endpoint, "SNAPQ_S3_ACCESS_KEY": s3.AccessKey, "SNAPQ_S3_SECRET_KEY": s3.SecretKey,
 		"SNAPQ_S3_BUCKET": bucket, "SNAPQ_S3_USE_SSL": "false", "SNAPQ_SESSION_TABS": "0",
-		"SNAPQ_CHROME_BIN": testenv.Getenv("SNAPQ_CHROME_BIN", "/usr/bin/chromium"),
+		"SNAPQ_CHROME_BIN":         testenv.Getenv("SNAPQ_CHROME_BIN", "/usr/bin/chromium"),
 		"SNAPQ_EGRESS_ALLOW_CIDRS": "127.0.0.1/32", "SNAPQ_WORKER_CONCURRENCY": "2", "SNAPQ_LOG_LEVEL": "warn"} {
 		t.Setenv(k, v)
 	}

@@ -280,7 +280,7 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 	sessions := &authprofile.Sessions{Repo: st, Sealer: cfg.Sealer, Renderer: d.browser, Lock: ratelimit.NewFlight(d.rdb),
 		Logger: log.With("component", "auth"), OnFailure: authFailed(st, tasks, log)}
 	h := &jobs.Handler{Repo: st, Renderer: d.browser, Store: d.objects, Logger: log,
-		AfterFinal: []func(context.Context, *jobs.Job){announce.AfterFinal, regression.CompareWhenFinal(st, tasks, regLog),
+		AfterFinal: []func(context.Context, *jobs.Job, jobs.Settled){announce.AfterFinal, regression.CompareWhenFinal(st, tasks, regLog),
 			d.dispatch.AfterFinal},
 		Hosts: d.hosts, HostConcurrency: cfg.HostConcurrency, Uploads: metrics.upload,
 		Auth: sessions, Cache: st, Captured: metrics.captured, MaxInFlight: cfg.MaxJobsInFlight}

@@ -159,7 +159,7 @@ func (w *countingWorker) runBatch(t *testing.T, n int, hook string) []*jobs.Job 
 	}
 	body := `{"urls": [` + strings.Join(urls, ",") + `]`
 	if hook != "" {
-		body += `, "webhook": {"url": "` + hook + `"}`
+		body += `, "webhook": {"url": "` + hook + `", "secret": "0123456789abcdef0123"}`
 	}
 	b, js, _, err := w.svc.Submit(ctx, jobs.Submission{Body: []byte(body + `}`)})
 	if err != nil {

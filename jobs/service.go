@@ -86,23 +86,8 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (b *Batch, jobs []
 			return b, jobs, err == nil, err
 		}
 	}
-	body, crawl, err := s.expandCrawl(sub.Body)
+	newJobs, req, crawl, err := s.parse(ctx, sub)
 	if err != nil {
-		return nil, nil, false, err
-	}
-	body, err = s.expandSitemap(ctx, body, sub.Owner)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	newJobs, req, err := ParseBatchRequest(body, s.MaxTargets)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	hostErrs := HostConcurrencyErrors(s.MaxHostConcurrency, req.Options, "options")
-	for i, t := range req.Targets {
-		hostErrs = append(hostErrs, HostConcurrencyErrors(s.MaxHostConcurrency, t.Options, fmt.Sprintf("targets[%d].options", i))...)
-	}
-	if err := ValidationErrors(hostErrs); err != nil {
 		return nil, nil, false, err
 	}
 	limiter, atomic := s.Repo.(InFlightLimiter)
@@ -154,6 +139,32 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (b *Batch, jobs []
 	// The batch is committed: from here on, it must not fail the request.
 	EnqueueOrKick(ctx, s.Dispatch, s.Queue, jobs, s.logger())
 	return b, jobs, false, nil
+}
+
+// parse decodes the batch body once, expands a crawl's start or a sitemap's
+// pages into its urls, and validates it.
+func (s *Service) parse(ctx context.Context, sub Submission) ([]NewJob, *BatchRequest, *Crawl, error) {
+	req := &BatchRequest{}
+	errs, ok := DecodeStrict(sub.Body, req, "")
+	crawl, err := s.expandCrawl(req, errs, ok)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := s.expandSitemap(ctx, req, ok, sub.Owner); err != nil {
+		return nil, nil, nil, err
+	}
+	newJobs, err := validateBatch(req, errs, ok, s.MaxTargets)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	hostErrs := HostConcurrencyErrors(s.MaxHostConcurrency, req.Options, "options")
+	for i, t := range req.Targets {
+		hostErrs = append(hostErrs, HostConcurrencyErrors(s.MaxHostConcurrency, t.Options, fmt.Sprintf("targets[%d].options", i))...)
+	}
+	if err := ValidationErrors(hostErrs); err != nil {
+		return nil, nil, nil, err
+	}
+	return newJobs, req, crawl, nil
 }
 
 // replay returns the batch an Idempotency-Key already created, ErrNotFound

@@ -364,6 +364,7 @@ func newServer(cfg workerConfig, log *slog.Logger) *queue.Server {
 		Logger:         env.AsynqLogger{L: log},
 		LogLevel:       asynq.WarnLevel,
 		Log:            log,
+		Polling:        cfg.Polling,
 	})
 }
 
@@ -399,6 +400,7 @@ func newLaneServer(cfg workerConfig, log *slog.Logger) *queue.Server {
 		Logger:         env.AsynqLogger{L: log},
 		LogLevel:       asynq.WarnLevel,
 		Log:            log.With("lane", "interactive"),
+		Polling:        cfg.Polling,
 	})
 }
 

@@ -91,13 +91,9 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (b *Batch, jobs []
 		return nil, nil, false, err
 	}
 	limiter, atomic := s.Repo.(InFlightLimiter)
-	if s.MaxInFlight > 0 && sub.Owner != "" && !atomic {
-		n, err := s.Repo.CountUnfinished(ctx, sub.Owner)
-		if err != nil {
+	if !atomic {
+		if err := CheckInFlight(ctx, s.Repo, sub.Owner, len(newJobs), s.MaxInFlight); err != nil {
 			return nil, nil, false, err
-		}
-		if n+len(newJobs) > s.MaxInFlight {
-			return nil, nil, false, TooManyInFlight(n, len(newJobs), s.MaxInFlight)
 		}
 	}
 	now := time.Now().UTC()

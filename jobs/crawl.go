@@ -105,33 +105,26 @@ func parseCrawl(req *BatchRequest, maxTargets int) (*Crawl, error) {
 	return c, nil
 }
 
-// expandCrawl turns a crawl body into the same body with "urls": [start] and returns the
-// crawl's settings; a body without "crawl" is returned as it is, with a nil Crawl.
-func (s *Service) expandCrawl(body []byte) ([]byte, *Crawl, error) {
-	var req BatchRequest
-	errs, ok := DecodeStrict(body, &req, "")
+// expandCrawl turns a decoded crawl body (DecodeStrict's errs and ok) into the same
+// body with "urls": [start] and returns the crawl's settings; a body without "crawl" is
+// left as it is, with a nil Crawl.
+func (s *Service) expandCrawl(req *BatchRequest, errs FieldErrors, ok bool) (*Crawl, error) {
 	if !ok || !req.crawlGiven() {
-		return body, nil, nil
+		return nil, nil
 	}
 	if len(errs) > 0 { // unknown fields, which dropping "crawl" would hide
-		return nil, nil, ValidationErrors(errs)
+		return nil, ValidationErrors(errs)
 	}
 	maxTargets := s.MaxTargets
 	if maxTargets <= 0 {
 		maxTargets = MaxTargets
 	}
-	c, err := parseCrawl(&req, maxTargets)
+	c, err := parseCrawl(req, maxTargets)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(body, &raw); err != nil {
-		return nil, nil, err // DecodeStrict accepted it
-	}
-	delete(raw, "crawl")
-	raw["urls"], _ = json.Marshal([]string{c.URL})
-	out, err := json.Marshal(raw)
-	return out, c, err
+	req.Crawl, req.URLs = nil, []string{c.URL}
+	return c, nil
 }
 
 // Frontier returns the pages a captured page of the crawl adds, in the order its links

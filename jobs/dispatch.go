@@ -18,6 +18,7 @@ import (
 // Dispatch is one job the store marked dispatched: the caller enqueues it.
 type Dispatch struct {
 	ID      string
+	URL     string
 	Owner   string
 	Options Options
 	// Interactive: the job rides the interactive lane (its own queue).
@@ -36,7 +37,7 @@ type LaneStore interface {
 // with their reserved tabs. queue.AsynqQueue implements it; a Queue without
 // it takes interactive jobs on its ordinary queue.
 type LaneQueue interface {
-	EnqueueInteractive(ctx context.Context, jobID string, timeout time.Duration) error
+	EnqueueInteractive(ctx context.Context, p CapturePayload) error
 }
 
 // MinInteractiveDepth is the interactive lane's dispatch depth when no
@@ -113,7 +114,7 @@ func (d *Dispatcher) Kick() {
 }
 
 // AfterFinal is a Handler hook: a finished job frees room.
-func (d *Dispatcher) AfterFinal(context.Context, *Job) { d.Kick() }
+func (d *Dispatcher) AfterFinal(context.Context, *Job, Settled) { d.Kick() }
 
 // Run makes a pass on every kick and every Interval until ctx ends.
 func (d *Dispatcher) Run(ctx context.Context) {
@@ -166,10 +167,11 @@ func (d *Dispatcher) Once(ctx context.Context) (int, error) {
 
 // enqueue puts j on its lane's queue.
 func (d *Dispatcher) enqueue(ctx context.Context, j Dispatch) error {
+	p := CaptureTask(j.ID, j.URL, j.Options)
 	if lq, ok := d.Queue.(LaneQueue); ok && j.Interactive {
-		return lq.EnqueueInteractive(ctx, j.ID, j.Options.JobTimeout())
+		return lq.EnqueueInteractive(ctx, p)
 	}
-	return d.Queue.Enqueue(ctx, j.ID, j.Options.JobTimeout())
+	return d.Queue.Enqueue(ctx, p)
 }
 
 // interactiveDepth is the interactive lane's depth: the slots the workers
@@ -220,7 +222,7 @@ func EnqueueOrKick(ctx context.Context, k Kicker, q Queue, jobs []*Job, log *slo
 		return
 	}
 	for _, j := range jobs {
-		if err := q.Enqueue(context.WithoutCancel(ctx), j.ID, j.Options.JobTimeout()); err != nil {
+		if err := q.Enqueue(context.WithoutCancel(ctx), CaptureTask(j.ID, j.URL, j.Options)); err != nil {
 			Log(log).Warn("enqueue failed; the reconciler will retry", "job_id", j.ID, "err", err)
 		}
 	}

@@ -24,14 +24,13 @@ import (
 // contracts documented on the interfaces (and honoured by store.Store), so a
 // test reads the outcome a user would see: rows, tasks and objects.
 var (
-	_ jobs.BatchStore       = (*memStore)(nil)
-	_ jobs.JobStore         = (*memStore)(nil)
-	_ jobs.ReconcileStore   = (*memStore)(nil)
-	_ jobs.Queue            = (*memQueue)(nil)
-	_ jobs.Renderer         = (*fakeRenderer)(nil)
-	_ jobs.CheckpointFailer = (*memStore)(nil)
-	_ jobs.ArtifactStore    = (*memBucket)(nil)
-	_ jobs.ObjectLister     = (*memBucket)(nil)
+	_ jobs.BatchStore     = (*memStore)(nil)
+	_ jobs.JobStore       = (*memStore)(nil)
+	_ jobs.ReconcileStore = (*memStore)(nil)
+	_ jobs.Queue          = (*memQueue)(nil)
+	_ jobs.Renderer       = (*fakeRenderer)(nil)
+	_ jobs.ArtifactStore  = (*memBucket)(nil)
+	_ jobs.ObjectLister   = (*memBucket)(nil)
 )
 
 // env is one test's world: the fakes and the domain types wired to them.
@@ -59,7 +58,7 @@ func setup(t *testing.T) *env {
 		store: st, queue: q, renderer: r, bucket: b, finals: finals,
 		svc: &jobs.Service{Repo: st, Queue: q, Logger: log},
 		rec: &jobs.Reconciler{Repo: st, Queue: q, Logger: log},
-		h:   &jobs.Handler{Repo: st, Renderer: r, Store: b, Logger: log, AfterFinal: []func(context.Context, *jobs.Job){finals.record}},
+		h:   &jobs.Handler{Repo: st, Renderer: r, Store: b, Logger: log, AfterFinal: []func(context.Context, *jobs.Job, jobs.Settled){finals.record}},
 	}
 }
 
@@ -70,7 +69,7 @@ type hookLog struct {
 	calls []string // "<job id> <stored status>"
 }
 
-func (l *hookLog) record(ctx context.Context, j *jobs.Job) {
+func (l *hookLog) record(ctx context.Context, j *jobs.Job, _ jobs.Settled) {
 	status := "ctx done"
 	if ctx.Err() == nil {
 		status = string(l.store.status(j.ID))
@@ -339,34 +338,37 @@ func (m *memStore) CompleteJob(ctx context.Context, id string, attempt int, resu
 }
 
 func (m *memStore) FailJob(ctx context.Context, id string, attempt int, e jobs.JobError, result *jobs.Result, final bool) error {
+	_, err := m.FailAttempt(ctx, id, attempt, e, result, final, nil)
+	return err
+}
+
+// CompleteAttempt implements jobs.JobStore; it tells nothing but Current.
+func (m *memStore) CompleteAttempt(ctx context.Context, id string, attempt int, result *jobs.Result, arts []*jobs.Artifact) (jobs.Settled, error) {
+	ok, err := m.CompleteJob(ctx, id, attempt, result, arts)
+	return jobs.Settled{Current: ok}, err
+}
+
+// FailAttempt implements jobs.JobStore; it tells nothing but Current.
+func (m *memStore) FailAttempt(ctx context.Context, id string, attempt int, e jobs.JobError, result *jobs.Result, final bool,
+	kept []*jobs.Artifact) (jobs.Settled, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return jobs.Settled{}, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	j, ok := m.byID[id]
 	if !ok || j.Attempts != attempt || (j.Status != jobs.StatusQueued && j.Status != jobs.StatusRunning) {
-		return nil // another attempt owns the job, or it is final already
+		return jobs.Settled{}, nil // another attempt owns the job, or it is final already
 	}
 	now := time.Now()
 	j.Status, j.ErrorCode, j.ErrorMessage, j.Result, j.UpdatedAt = jobs.StatusQueued, e.Code, e.Message, result, now
 	if final {
 		j.Status, j.FinishedAt = jobs.StatusFailed, &now
+		if kept != nil {
+			m.artifacts[id] = slices.Clone(kept)
+		}
 	}
-	return nil
-}
-
-// FailJobWithArtifacts implements jobs.CheckpointFailer.
-func (m *memStore) FailJobWithArtifacts(ctx context.Context, id string, attempt int, e jobs.JobError, result *jobs.Result, arts []*jobs.Artifact) error {
-	if err := m.FailJob(ctx, id, attempt, e, result, true); err != nil {
-		return err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if j := m.byID[id]; j != nil && j.Status == jobs.StatusFailed && j.Attempts == attempt {
-		m.artifacts[id] = slices.Clone(arts)
-	}
-	return nil
+	return jobs.Settled{Current: true}, nil
 }
 
 func (m *memStore) Unfinished(ctx context.Context, before time.Time, limit int) ([]jobs.JobRef, error) {
@@ -431,7 +433,8 @@ type task struct {
 	Timeout time.Duration
 }
 
-func (q *memQueue) Enqueue(ctx context.Context, jobID string, timeout time.Duration) error {
+func (q *memQueue) Enqueue(ctx context.Context, p jobs.CapturePayload) error {
+	jobID, timeout := p.JobID, p.Timeout()
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -51,9 +51,10 @@ type Handler struct {
 	Logger  *slog.Logger
 	// AfterFinal runs, in order, once a job reached its final status in this
 	// worker: features built on jobs announce it at once (a batch's webhook, a
-	// run capture's comparison). A hook's failure is its own to log; the
-	// api's reconciler catches up on whatever a hook missed.
-	AfterFinal []func(ctx context.Context, job *Job)
+	// run capture's comparison), from what the store reported with the
+	// status (settled) when it is Known. A hook's failure is its own to log;
+	// the api's reconciler catches up on whatever a hook missed.
+	AfterFinal []func(ctx context.Context, job *Job, settled Settled)
 	// Hosts, when set, caps the captures of one target host running at once
 	// across workers (hostcap.go): a job's host_concurrency, or
 	// HostConcurrency (0: no cap) for jobs without one.
@@ -78,97 +79,150 @@ type Handler struct {
 
 // Capture is the asynq handler of KindCapture (see Register).
 func (h *Handler) Capture(ctx context.Context, p CapturePayload) error {
-	return h.Process(ctx, p.JobID, LastAttempt(ctx))
+	return h.process(ctx, p, LastAttempt(ctx))
 }
 
 // Process runs one attempt of a job. lastAttempt says whether the queue will
 // retry a transient failure.
 func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) error {
-	release, err := h.hostSlot(ctx, jobID, lastAttempt)
+	return h.process(ctx, CapturePayload{JobID: jobID}, lastAttempt)
+}
+
+// attempt is one attempt of a job in this worker, from its start to its
+// outcome.
+type attempt struct {
+	job   *Job
+	log   *slog.Logger
+	begin time.Time
+	// last: the queue will not retry a transient failure.
+	last bool
+	// releaseHost gives the host's slot back (idempotent).
+	releaseHost func()
+	// cached: the outputs were reused from the result cache (cache.go).
+	cached bool
+	// links are the links a crawl page found (crawl.go).
+	links []string
+}
+
+// process runs one attempt of the job of p: the host's slot, the start, the
+// outputs, the outcome.
+func (h *Handler) process(ctx context.Context, p CapturePayload, lastAttempt bool) error {
+	release, err := h.hostSlot(ctx, p, lastAttempt)
 	if err != nil {
 		return err
 	}
 	defer release()
+	a, err := h.start(ctx, p.JobID, lastAttempt, release)
+	if a == nil {
+		return err
+	}
+	result, arts, jerr := h.produce(ctx, a)
+	if jerr != nil {
+		return h.failed(ctx, a, jerr, arts)
+	}
+	return h.succeed(ctx, a, result, arts)
+}
+
+// start starts the job's attempt; nil without an error when the job is
+// already final (a duplicate delivery, or canceled).
+func (h *Handler) start(ctx context.Context, jobID string, lastAttempt bool, releaseHost func()) (*attempt, error) {
 	job, started, err := h.Repo.StartJob(ctx, jobID)
 	if errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("job %s: %w", jobID, ErrNoRetry)
+		return nil, fmt.Errorf("job %s: %w", jobID, ErrNoRetry)
 	}
 	if err != nil {
-		return fmt.Errorf("start job %s: %w", jobID, err)
+		return nil, fmt.Errorf("start job %s: %w", jobID, err)
 	}
 	if !started {
-		return nil // already final (a duplicate delivery, or canceled)
+		return nil, nil
 	}
 	log := h.logger().With("job_id", job.ID, "batch_id", job.BatchID, "url", job.URL, "attempt", job.Attempts)
-	begin := time.Now()
+	return &attempt{job: job, log: log, begin: time.Now(), last: lastAttempt, releaseHost: releaseHost}, nil
+}
 
+// produce makes the attempt's outputs: reused from the result cache, or
+// rendered and uploaded (run). A failed attempt may return the checkpoints
+// it kept.
+func (h *Handler) produce(ctx context.Context, a *attempt) (*Result, []*Artifact, *jobError) {
 	var result *Result
 	var arts []*Artifact
-	var links []string    // a crawl page's (crawl.go)
-	if job.Crawl == nil { // a crawl page's links come from its own load
-		result, arts = h.fromCache(ctx, job)
-	}
-	cached := result != nil
 	var jerr *jobError
-	if cached {
-		release()
-		log.Info("capture reused from the result cache", "cached_from", result.CachedFrom)
+	if a.job.Crawl == nil { // a crawl page's links come from its own load
+		result, arts = h.fromCache(ctx, a.job)
+	}
+	if a.cached = result != nil; a.cached {
+		a.releaseHost()
+		a.log.Info("capture reused from the result cache", "cached_from", result.CachedFrom)
 	} else {
-		result, arts, jerr = h.run(ctx, job, release, &links)
+		result, arts, jerr = h.run(ctx, a)
 	}
 	if h.Captured != nil && jerr == nil {
-		h.Captured(cached)
+		h.Captured(a.cached)
 	}
-	if jerr != nil && jerr.Code == capture.CodeBrowserUnavailable && !lastAttempt {
-		// No browser could take it: back to the queue, which retries it without
-		// counting a failure (ErrBrowserUnavailable).
-		if err := h.record(ctx, log, job, begin, jerr, false); err != nil {
+	return result, arts, jerr
+}
+
+// failed settles a failed attempt: back to the queue without a failure
+// counted when no browser could take it, otherwise a failure, final on the
+// queue's last attempt or when retrying cannot help.
+func (h *Handler) failed(ctx context.Context, a *attempt, jerr *jobError, kept []*Artifact) error {
+	if jerr.Code == capture.CodeBrowserUnavailable && !a.last {
+		// The queue retries it without counting a failure (ErrBrowserUnavailable).
+		if _, err := h.record(ctx, a, jerr, false); err != nil {
 			return err
 		}
-		return fmt.Errorf("job %s: %s: %w", job.ID, jerr.Message, ErrBrowserUnavailable)
+		return fmt.Errorf("job %s: %s: %w", a.job.ID, jerr.Message, ErrBrowserUnavailable)
 	}
-	if jerr != nil {
-		// A canceled task context (not its deadline) is the worker handing the
-		// task back to the queue as it stops: whatever the capture made of
-		// the interruption, the job is not done with.
-		interrupted := errors.Is(ctx.Err(), context.Canceled)
-		return h.fail(ctx, log, job, begin, jerr, (lastAttempt || !jerr.retryable) && !interrupted, arts...)
-	}
-	result.TimingsMS["total"] = time.Since(begin).Milliseconds()
+	// A canceled task context (not its deadline) is the worker handing the
+	// task back to the queue as it stops: whatever the capture made of the
+	// interruption, the job is not done with.
+	interrupted := errors.Is(ctx.Err(), context.Canceled)
+	return h.fail(ctx, a, jerr, (a.last || !jerr.retryable) && !interrupted, kept...)
+}
+
+// succeed commits a finished attempt's result and artifacts, then runs the
+// after-final hooks.
+func (h *Handler) succeed(ctx context.Context, a *attempt, result *Result, arts []*Artifact) error {
+	result.TimingsMS["total"] = time.Since(a.begin).Milliseconds()
 	cctx, cancel := Bookkeeping(ctx)
 	defer cancel()
-	var ok bool
-	if cs, crawls := h.Repo.(CrawlStore); crawls && job.Crawl != nil {
-		var added int
-		ok, added, err = cs.CompleteCrawlJob(cctx, job.ID, job.Attempts, result, arts, links, h.MaxInFlight)
-		if ok {
-			log.Info("crawl page done", "depth", job.Crawl.Depth, "links", len(links), "added", added)
-		}
-	} else {
-		ok, err = h.Repo.CompleteJob(cctx, job.ID, job.Attempts, result, arts)
-	}
+	settled, err := h.commit(cctx, a, result, arts)
 	if errors.Is(err, ErrArtifactNameTaken) {
 		// run checks the names; this is the store's word for a clash it missed.
-		if !cached { // a hit's objects are its source's
-			h.deleteObjects(cctx, log, arts)
+		if !a.cached { // a hit's objects are its source's
+			h.deleteObjects(cctx, a.log, arts)
 		}
-		return h.fail(ctx, log, job, begin, &jobError{JobError{Code: CodeArtifactNameConflict, Message: err.Error()}, false, nil}, true)
+		return h.fail(ctx, a, &jobError{JobError{Code: CodeArtifactNameConflict, Message: err.Error()}, false, nil}, true)
 	}
 	if err != nil {
-		return fmt.Errorf("complete job %s: %w", job.ID, err)
+		return fmt.Errorf("complete job %s: %w", a.job.ID, err)
 	}
-	if !ok {
-		log.Warn("job was taken over by another attempt; result discarded")
-		if !cached { // a hit's objects are its source's
-			h.deleteObjects(cctx, log, arts)
+	if !settled.Current {
+		a.log.Warn("job was taken over by another attempt; result discarded")
+		if !a.cached {
+			h.deleteObjects(cctx, a.log, arts)
 		}
 		return nil
 	}
-	h.deleteOtherAttempts(cctx, log, job)
-	h.afterFinal(ctx, job)
-	log.Info("job succeeded", "http_status", result.HTTPStatus, "artifacts", len(arts), "partial", result.Partial,
+	h.deleteOtherAttempts(cctx, a.log, a.job)
+	h.afterFinal(ctx, a.job, settled)
+	a.log.Info("job succeeded", "http_status", result.HTTPStatus, "artifacts", len(arts), "partial", result.Partial,
 		"segments", result.Segments.Captured, "ms", result.TimingsMS["total"])
 	return nil
+}
+
+// commit writes the attempt's success: a crawl page's with the pages its
+// links add to the batch (crawl.go).
+func (h *Handler) commit(ctx context.Context, a *attempt, result *Result, arts []*Artifact) (Settled, error) {
+	cs, crawls := h.Repo.(CrawlStore)
+	if !crawls || a.job.Crawl == nil {
+		return h.Repo.CompleteAttempt(ctx, a.job.ID, a.job.Attempts, result, arts)
+	}
+	ok, added, err := cs.CompleteCrawlJob(ctx, a.job.ID, a.job.Attempts, result, arts, a.links, h.MaxInFlight)
+	if ok {
+		a.log.Info("crawl page done", "depth", a.job.Crawl.Depth, "links", len(a.links), "added", added)
+	}
+	return Settled{Current: ok}, err
 }
 
 // AttemptKey is where an attempt of job stores the artifact name:
@@ -255,55 +309,59 @@ func (h *Handler) deleteOtherAttempts(ctx context.Context, log *slog.Logger, job
 	}
 }
 
-// fail records a failed attempt, with what it found before failing (begin is
-// when it started); final marks the job failed and tells the queue not to
-// retry. The message is capped: a vendor's error text can be long too.
+// fail records a failed attempt, with what it found before failing; final
+// marks the job failed and tells the queue not to retry. The message is
+// capped: a vendor's error text can be long too.
 //
 // kept are the uploaded checkpoints of a failed journey (keepCheckpoints),
 // stored with the job when the failure is final and deleted otherwise.
-func (h *Handler) fail(ctx context.Context, log *slog.Logger, job *Job, begin time.Time, jerr *jobError, final bool, kept ...*Artifact) error {
-	if err := h.record(ctx, log, job, begin, jerr, final, kept...); err != nil {
+func (h *Handler) fail(ctx context.Context, a *attempt, jerr *jobError, final bool, kept ...*Artifact) error {
+	settled, err := h.record(ctx, a, jerr, final, kept...)
+	if err != nil {
 		return err
 	}
 	if final {
-		h.afterFinal(ctx, job)
+		if settled.Current {
+			h.afterFinal(ctx, a.job, settled)
+		}
 		return fmt.Errorf("%s: %s: %w", jerr.Code, jerr.Message, ErrNoRetry)
 	}
 	return fmt.Errorf("%s: %s", jerr.Code, jerr.Message)
 }
 
 // record writes a failed attempt down (fail without the queue's answer).
-func (h *Handler) record(ctx context.Context, log *slog.Logger, job *Job, begin time.Time, jerr *jobError, final bool, kept ...*Artifact) error {
+func (h *Handler) record(ctx context.Context, a *attempt, jerr *jobError, final bool, kept ...*Artifact) (Settled, error) {
 	jerr.Message = capture.CapMessage(jerr.Message)
-	log.Warn("job attempt failed", "code", jerr.Code, "err", jerr.Message, "final", final)
+	a.log.Warn("job attempt failed", "code", jerr.Code, "err", jerr.Message, "final", final)
 	if jerr.result != nil {
-		jerr.result.TimingsMS["total"] = time.Since(begin).Milliseconds()
+		jerr.result.TimingsMS["total"] = time.Since(a.begin).Milliseconds()
 	}
 	// Record the failure even if the task's ctx is done (shutdown,
 	// timeout): the row must not stay "running".
 	rctx, cancel := Bookkeeping(ctx)
 	defer cancel()
-	if cf, ok := h.Repo.(CheckpointFailer); ok && final && len(kept) > 0 {
-		if err := cf.FailJobWithArtifacts(rctx, job.ID, job.Attempts, jerr.JobError, jerr.result, kept); err != nil {
-			h.deleteObjects(rctx, log, kept)
-			return fmt.Errorf("record failure of job %s: %w", job.ID, err)
-		}
-		return nil
+	var store []*Artifact // nil: the job's artifact rows stay as they are
+	if final && len(kept) > 0 {
+		store = kept
+	} else {
+		h.deleteObjects(rctx, a.log, kept) // kept only with a final failure
 	}
-	h.deleteObjects(rctx, log, kept) // kept only with a final failure
-	if err := h.Repo.FailJob(rctx, job.ID, job.Attempts, jerr.JobError, jerr.result, final); err != nil {
-		return fmt.Errorf("record failure of job %s: %w", job.ID, err)
+	settled, err := h.Repo.FailAttempt(rctx, a.job.ID, a.job.Attempts, jerr.JobError, jerr.result, final, store)
+	if err != nil {
+		h.deleteObjects(rctx, a.log, store)
+		return settled, fmt.Errorf("record failure of job %s: %w", a.job.ID, err)
 	}
-	return nil
+	return settled, nil
 }
 
-// afterFinal runs the AfterFinal hooks; they get a bookkeeping context so a
-// shutdown does not skip them.
-func (h *Handler) afterFinal(ctx context.Context, job *Job) {
+// afterFinal runs the AfterFinal hooks with what the store reported with
+// the job's final status; they get a bookkeeping context so a shutdown does
+// not skip them.
+func (h *Handler) afterFinal(ctx context.Context, job *Job, settled Settled) {
 	ctx, cancel := Bookkeeping(ctx)
 	defer cancel()
 	for _, hook := range h.AfterFinal {
-		hook(ctx, job)
+		hook(ctx, job, settled)
 	}
 }
 
@@ -315,103 +373,121 @@ type jobError struct {
 	result *Result
 }
 
-// CheckpointFailer is a Repository that can store artifacts with a failed
-// job (store.Store): the checkpoints a suite journey reached before a step
-// failed (Options.KeepCheckpoints).
-type CheckpointFailer interface {
-	// FailJobWithArtifacts is FailJob with final=true that also replaces the
-	// job's artifact rows with arts, in the same transaction.
-	FailJobWithArtifacts(ctx context.Context, id string, attempt int, e JobError, result *Result, arts []*Artifact) error
-}
-
-// run captures the page, gives the host's slot back (releaseHost) and
-// uploads the artifacts.
-//
-// links receives the links a crawl page found (crawlLinks).
-func (h *Handler) run(ctx context.Context, job *Job, releaseHost func(), links *[]string) (*Result, []*Artifact, *jobError) {
-	// The capture's own budget (timeout_ms) starts when a tab is free; ctx (the
-	// task's deadline) bounds the wait for one.
-	req := job.Options.CaptureRequest(job.URL, job.Name)
-	crawlRequest(job, &req)
-	var (
-		res *capture.Result
-		err error
-	)
-	if job.Options.AuthProfile != "" {
-		var aerr *jobError
-		res, err, aerr = h.authCapture(ctx, job, req)
-		if aerr != nil {
-			releaseHost()
-			return nil, nil, aerr
-		}
-	} else {
-		res, err = h.Renderer.Capture(ctx, req)
+// run captures the page, gives the host's slot back and uploads the
+// artifacts; a crawl page's links go to a.links (crawlLinks).
+func (h *Handler) run(ctx context.Context, a *attempt) (*Result, []*Artifact, *jobError) {
+	res, kept, jerr := h.render(ctx, a)
+	if jerr != nil {
+		return nil, kept, jerr
 	}
-	releaseHost() // the page work is done; uploads do not touch the host
-	if err != nil {
-		var ce *capture.Error
-		if errors.As(err, &ce) {
-			var partial *Result
-			var kept []*Artifact
-			if ce.Result != nil {
-				partial = newResult(ce.Result)
-				kept = h.keepCheckpoints(ctx, job, ce.Result)
-			}
-			return nil, kept, &jobError{JobError{Code: ce.Code, Message: ce.Message}, ce.Retryable, partial}
-		}
-		if ctx.Err() != nil {
-			return nil, nil, &jobError{JobError{Code: capture.CodeNavigationTimeout, Message: "the job was interrupted: " + ctx.Err().Error()}, true, nil}
-		}
-		return nil, nil, &jobError{JobError{Code: CodeInternal, Message: err.Error()}, true, nil}
-	}
-	*links = crawlLinks(job, res)
+	a.links = crawlLinks(a.job, res)
 	if name, ok := repeatedName(res); ok {
 		return nil, nil, &jobError{JobError{Code: CodeArtifactNameConflict,
 			Message: fmt.Sprintf("the capture gave two artifacts the name %q; nothing was stored", name)}, false, nil}
 	}
 	upStart := time.Now()
+	arts, jerr := h.upload(ctx, a.job, res)
+	if jerr != nil {
+		return nil, nil, jerr
+	}
+	result := newResult(res)
+	result.Manifest = manifest(res.Images, arts)
+	for _, f := range res.Files {
+		switch f.Kind {
+		case capture.OutputText:
+			result.TextChars = f.Chars
+		case capture.OutputMarkdown:
+			result.MarkdownChars, result.MarkdownTruncated = f.Chars, f.Truncated
+		}
+	}
+	result.TimingsMS["upload"] = time.Since(upStart).Milliseconds()
+	return result, arts, nil
+}
+
+// render loads and captures the page and gives the host's slot back:
+// uploads do not touch the host. A failed capture returns the checkpoints it
+// kept, uploaded.
+func (h *Handler) render(ctx context.Context, a *attempt) (*capture.Result, []*Artifact, *jobError) {
+	res, err, aerr := h.capturePage(ctx, a.job)
+	a.releaseHost()
+	if aerr != nil {
+		return nil, nil, aerr
+	}
+	if err == nil {
+		return res, nil, nil
+	}
+	var ce *capture.Error
+	if errors.As(err, &ce) {
+		var partial *Result
+		var kept []*Artifact
+		if ce.Result != nil {
+			partial = newResult(ce.Result)
+			kept = h.keepCheckpoints(ctx, a.job, ce.Result)
+		}
+		return nil, kept, &jobError{JobError{Code: ce.Code, Message: ce.Message}, ce.Retryable, partial}
+	}
+	if ctx.Err() != nil {
+		return nil, nil, &jobError{JobError{Code: capture.CodeNavigationTimeout, Message: "the job was interrupted: " + ctx.Err().Error()}, true, nil}
+	}
+	return nil, nil, &jobError{JobError{Code: CodeInternal, Message: err.Error()}, true, nil}
+}
+
+// capturePage runs the job's capture, logged in first when the job names an
+// auth profile (aerr: the login failed). The capture's own budget
+// (timeout_ms) starts when a tab is free; ctx (the task's deadline) bounds
+// the wait for one.
+func (h *Handler) capturePage(ctx context.Context, job *Job) (res *capture.Result, err error, aerr *jobError) {
+	req := job.Options.CaptureRequest(job.URL, job.Name)
+	crawlRequest(job, &req)
+	if job.Options.AuthProfile != "" {
+		return h.authCapture(ctx, job, req)
+	}
+	res, err = h.Renderer.Capture(ctx, req)
+	return res, err, nil
+}
+
+// upload stores the capture's images (with the first one's thumbnail) and
+// files; on a failed upload it deletes what it had stored (uploadFailed).
+func (h *Handler) upload(ctx context.Context, job *Job, res *capture.Result) ([]*Artifact, *jobError) {
 	arts := make([]*Artifact, 0, len(res.Images)+len(res.Files))
 	for _, img := range res.Images {
 		a, err := h.putImage(ctx, job, img)
 		if err != nil {
 			h.uploadFailed(ctx, job, arts, err)
-			return nil, nil, uploadError(ctx, img.Name, err)
+			return nil, uploadError(ctx, img.Name, err)
 		}
 		arts = append(arts, a)
 	}
 	if len(arts) > 0 && !h.SkipThumbnails {
 		arts[0].Thumbnail = h.thumbnail(ctx, job, res.Images[0].Name, res.Images[0].Data)
 	}
-	textChars, mdChars, mdTruncated := 0, 0, false
 	for i, f := range res.Files {
-		key := AttemptKey(job, f.Name)
-		var opts artifacts.PutOptions
-		if servedAsDownload(f, res) {
-			// Captured HTML, a PDF target's own file and a download are the target's
-			// content: a browser must never render them from the bucket's origin.
-			opts.ContentDisposition = `attachment; filename="` + f.Name + `"`
-		}
-		obj, err := h.put(ctx, key, f.Data, f.ContentType, opts)
+		a, err := h.putFile(ctx, job, res, f, len(res.Images)+i+1)
 		if err != nil {
 			h.uploadFailed(ctx, job, arts, err)
-			return nil, nil, uploadError(ctx, f.Name, err)
+			return nil, uploadError(ctx, f.Name, err)
 		}
-		arts = append(arts, &Artifact{ID: NewID(), JobID: job.ID, Kind: f.Kind, Name: f.Name, Seq: len(res.Images) + i + 1,
-			ObjectKey: obj.Key, ContentType: f.ContentType, Bytes: obj.Bytes, SHA256: obj.SHA256, CRC32: crc32.ChecksumIEEE(f.Data),
-			Reused: obj.Reused})
-		switch f.Kind {
-		case capture.OutputText:
-			textChars = f.Chars
-		case capture.OutputMarkdown:
-			mdChars, mdTruncated = f.Chars, f.Truncated
-		}
+		arts = append(arts, a)
 	}
-	result := newResult(res)
-	result.Manifest = manifest(res.Images, arts)
-	result.TextChars = textChars
-	result.MarkdownChars, result.MarkdownTruncated = mdChars, mdTruncated
-	result.TimingsMS["upload"] = time.Since(upStart).Milliseconds()
-	return result, arts, nil
+	return arts, nil
+}
+
+// putFile stores one file of the capture (seq is its place among the
+// artifacts) and returns its artifact.
+func (h *Handler) putFile(ctx context.Context, job *Job, res *capture.Result, f capture.File, seq int) (*Artifact, error) {
+	var opts artifacts.PutOptions
+	if servedAsDownload(f, res) {
+		// Captured HTML, a PDF target's own file and a download are the target's
+		// content: a browser must never render them from the bucket's origin.
+		opts.ContentDisposition = `attachment; filename="` + f.Name + `"`
+	}
+	obj, err := h.put(ctx, AttemptKey(job, f.Name), f.Data, f.ContentType, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Artifact{ID: NewID(), JobID: job.ID, Kind: f.Kind, Name: f.Name, Seq: seq,
+		ObjectKey: obj.Key, ContentType: f.ContentType, Bytes: obj.Bytes, SHA256: obj.SHA256, CRC32: crc32.ChecksumIEEE(f.Data),
+		Reused: obj.Reused}, nil
 }
 
 // putImage stores one image of the capture and returns its artifact.
@@ -607,25 +683,24 @@ func (h *Handler) logger() *slog.Logger { return Log(h.Logger) }
 // a host at its cap costs no attempt: after HostWait the task goes back to
 // the queue (ErrHostBusy, which the worker does not count as a failure). On
 // the queue's last attempt that hand-back would end the task, so it waits up
-// to the job's timeout instead. release is idempotent.
-func (h *Handler) hostSlot(ctx context.Context, jobID string, lastAttempt bool) (release func(), err error) {
+// to the job's timeout instead. The host, cap and timeout come with the
+// task (CaptureTask); a payload without them makes it read the job. release
+// is idempotent.
+func (h *Handler) hostSlot(ctx context.Context, p CapturePayload, lastAttempt bool) (release func(), err error) {
 	noop := func() {}
 	if h.Hosts == nil {
 		return noop, nil
 	}
-	job, err := h.Repo.GetJob(ctx, jobID)
-	if errors.Is(err, ErrNotFound) {
-		return nil, fmt.Errorf("job %s: %w", jobID, ErrNoRetry)
+	if p.Host == "" {
+		if p, err = h.payloadOf(ctx, p.JobID); err != nil || p.Host == "" {
+			return noop, err
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read job %s: %w", jobID, err)
-	}
-	limit := job.Options.HostConcurrency
+	limit := p.HostConcurrency
 	if limit == 0 {
 		limit = h.HostConcurrency
 	}
-	host := TargetHost(job.URL)
-	if job.Terminal() || limit <= 0 || host == "" {
+	if limit <= 0 {
 		return noop, nil
 	}
 	wait := h.HostWait
@@ -633,16 +708,32 @@ func (h *Handler) hostSlot(ctx context.Context, jobID string, lastAttempt bool) 
 		wait = DefaultHostWait
 	}
 	if lastAttempt {
-		wait = max(wait, job.Options.JobTimeout())
+		wait = max(wait, p.Timeout())
 	}
-	release, ok, err := h.Hosts.Acquire(ctx, host, limit, wait)
+	release, ok, err := h.Hosts.Acquire(ctx, p.Host, limit, wait)
 	if err != nil {
 		// Redis trouble: the task's retry is the queue's, as for any transient error.
-		return nil, fmt.Errorf("job %s: %w", jobID, err)
+		return nil, fmt.Errorf("job %s: %w", p.JobID, err)
 	}
 	if !ok {
-		h.logger().Debug("host at its cap; task handed back", "job_id", jobID, "host", host, "limit", limit)
-		return nil, fmt.Errorf("job %s: %s (%d): %w", jobID, host, limit, ErrHostBusy)
+		h.logger().Debug("host at its cap; task handed back", "job_id", p.JobID, "host", p.Host, "limit", limit)
+		return nil, fmt.Errorf("job %s: %s (%d): %w", p.JobID, p.Host, limit, ErrHostBusy)
 	}
 	return release, nil
+}
+
+// payloadOf reads job id for what its task's payload did not carry; a final
+// job needs no host slot (an empty Host).
+func (h *Handler) payloadOf(ctx context.Context, id string) (CapturePayload, error) {
+	job, err := h.Repo.GetJob(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return CapturePayload{}, fmt.Errorf("job %s: %w", id, ErrNoRetry)
+	}
+	if err != nil {
+		return CapturePayload{}, fmt.Errorf("read job %s: %w", id, err)
+	}
+	if job.Terminal() {
+		return CapturePayload{JobID: id}, nil
+	}
+	return CaptureTask(id, job.URL, job.Options), nil
 }

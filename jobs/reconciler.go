@@ -118,7 +118,7 @@ func (r *Reconciler) one(ctx context.Context, ref JobRef) (bool, error) {
 				return false, err
 			}
 		}
-		return true, r.Queue.Enqueue(ctx, ref.ID, job.Options.JobTimeout())
+		return true, r.Queue.Enqueue(ctx, CaptureTask(ref.ID, job.URL, job.Options))
 	case "archived", "completed":
 		// The queue gave up (or finished) without the job reaching a final
 		// status, e.g. the worker died on the last attempt.

@@ -31,25 +31,48 @@ type BatchStore interface {
 	CancelBatch(ctx context.Context, id string) ([]string, error)
 }
 
-// JobStore is what Handler needs: one job's attempt started and settled.
-// Each method's error wraps ErrUnavailable when the store could not be
-// reached (the task then waits for it without using a retry).
+// JobStore is what Handler needs: one job's attempt started and settled,
+// each in as few round trips as the store can (a captured page costs at
+// most 4). Each method's error wraps ErrUnavailable when the store could not
+// be reached (the task then waits for it without using a retry).
 type JobStore interface {
-	// GetJob reads a job (the host cap needs its URL before it starts).
+	// GetJob reads a job (the host cap needs its URL before it starts, when
+	// the task's payload does not carry its host).
 	GetJob(ctx context.Context, id string) (*Job, error)
 	// StartJob moves a queued (or abandoned running) job to running, counts
 	// the attempt and clears the result an earlier attempt left. A job that is already final is returned unchanged
 	// with started=false.
 	StartJob(ctx context.Context, id string) (job *Job, started bool, err error)
-	// CompleteJob stores the result and artifacts and marks the job
-	// succeeded, but only if attempt is still the job's current attempt.
-	// ok=false means another attempt owns the job now.
-	CompleteJob(ctx context.Context, id string, attempt int, result *Result, arts []*Artifact) (ok bool, err error)
-	// FailJob records a failure of attempt. final=true marks the job failed;
-	// otherwise it goes back to queued to wait for its retry. result is what
-	// the attempt found before it failed (its log, ending with the failed
-	// step); it replaces the job's result, nil clearing it.
-	FailJob(ctx context.Context, id string, attempt int, e JobError, result *Result, final bool) error
+	// CompleteAttempt stores the result and artifacts and marks the job
+	// succeeded, but only if attempt is still the job's current attempt
+	// (Settled.Current=false: another attempt owns the job now, nothing was
+	// written).
+	CompleteAttempt(ctx context.Context, id string, attempt int, result *Result, arts []*Artifact) (Settled, error)
+	// FailAttempt records a failure of attempt. final=true marks the job
+	// failed; otherwise it goes back to queued to wait for its retry. result
+	// is what the attempt found before it failed (its log, ending with the
+	// failed step); it replaces the job's result, nil clearing it. A non-nil
+	// kept (only with final) replaces the job's artifact rows: the
+	// checkpoints a failed journey reached (Options.KeepCheckpoints).
+	FailAttempt(ctx context.Context, id string, attempt int, e JobError, result *Result, final bool, kept []*Artifact) (Settled, error)
+}
+
+// Settled is what the store reports with an attempt's outcome, written in
+// the same transaction, so the after-final hooks need not read it again.
+type Settled struct {
+	// Current: the attempt was still the job's and its outcome was written.
+	Current bool
+	// Known: the store filled the fields below. Without it (a store or a
+	// path that does not tell) the hooks look for themselves.
+	Known bool
+	// BatchFinished: this outcome finished the job's batch.
+	BatchFinished bool
+	// Deliveries are the pending webhook deliveries the outcome created
+	// (the batch's completion), to enqueue now.
+	Deliveries []string
+	// RunCapture: the job is a capture of a regression run (its comparison
+	// is due once it is final).
+	RunCapture bool
 }
 
 // ReconcileStore is what Reconciler needs: the unfinished jobs and a way to
@@ -62,6 +85,7 @@ type ReconcileStore interface {
 	GetJob(ctx context.Context, id string) (*Job, error)
 	// Requeue puts a running job whose worker vanished back to queued.
 	Requeue(ctx context.Context, id string) error
+	// FailJob is JobStore's FailAttempt without checkpoints or settlement.
 	FailJob(ctx context.Context, id string, attempt int, e JobError, result *Result, final bool) error
 }
 
@@ -75,9 +99,10 @@ var ErrIdempotencyTaken = errors.New("idempotency key already claimed")
 
 // Queue carries jobs to workers. AsynqQueue implements it.
 type Queue interface {
-	// Enqueue submits the job's task; enqueuing a job whose task already
-	// exists is not an error (the task id is the job id).
-	Enqueue(ctx context.Context, jobID string, timeout time.Duration) error
+	// Enqueue submits a job's task (CaptureTask); enqueuing a job whose task
+	// already exists is not an error (the task id is the job id). Its time
+	// limit is the job's timeout (p.Timeout) and TaskSlack.
+	Enqueue(ctx context.Context, p CapturePayload) error
 	// TaskState reports the queue's view of a job's task: "" when the queue
 	// has no such task, otherwise asynq's state name and its last error.
 	TaskState(ctx context.Context, jobID string) (state, lastErr string, err error)

@@ -53,19 +53,28 @@ type NewJob struct {
 // ParseBatchRequest decodes and validates a batch body. Any problem rejects
 // the whole request with a *ValidationError naming every bad field.
 func ParseBatchRequest(body []byte, maxTargets int) ([]NewJob, *BatchRequest, error) {
-	if maxTargets <= 0 {
-		maxTargets = MaxTargets
-	}
 	var req BatchRequest
 	errs, ok := DecodeStrict(body, &req, "")
-	if !ok {
-		return nil, nil, ValidationErrors(errs)
-	}
-	jobs := req.validate(&errs, maxTargets)
-	if err := ValidationErrors(errs); err != nil {
+	jobs, err := validateBatch(&req, errs, ok, maxTargets)
+	if err != nil {
 		return nil, nil, err
 	}
 	return jobs, &req, nil
+}
+
+// validateBatch validates a decoded batch body (DecodeStrict's errs and ok).
+func validateBatch(req *BatchRequest, errs FieldErrors, ok bool, maxTargets int) ([]NewJob, error) {
+	if maxTargets <= 0 {
+		maxTargets = MaxTargets
+	}
+	if !ok {
+		return nil, ValidationErrors(errs)
+	}
+	jobs := req.validate(&errs, maxTargets)
+	if err := ValidationErrors(errs); err != nil {
+		return nil, err
+	}
+	return jobs, nil
 }
 
 func (r *BatchRequest) validate(errs *FieldErrors, maxTargets int) []NewJob {

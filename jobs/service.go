@@ -92,7 +92,7 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (b *Batch, jobs []
 	}
 	limiter, atomic := s.Repo.(InFlightLimiter)
 	if !atomic {
-		if err := s.checkInFlight(ctx, sub.Owner, len(newJobs)); err != nil {
+		if err := CheckInFlight(ctx, s.Repo, sub.Owner, len(newJobs), s.MaxInFlight); err != nil {
 			return nil, nil, false, err
 		}
 	}
@@ -118,18 +118,19 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (b *Batch, jobs []
 	return b, jobs, false, nil
 }
 
-// parse expands a crawl or a sitemap in the body, parses the batch and checks its host
-// concurrency against the service's cap.
+// parse decodes the batch body once, expands a crawl's start or a sitemap's
+// pages into its urls, and validates it.
 func (s *Service) parse(ctx context.Context, sub Submission) ([]NewJob, *BatchRequest, *Crawl, error) {
-	body, crawl, err := s.expandCrawl(sub.Body)
+	req := &BatchRequest{}
+	errs, ok := DecodeStrict(sub.Body, req, "")
+	crawl, err := s.expandCrawl(req, errs, ok)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	body, err = s.expandSitemap(ctx, body, sub.Owner)
-	if err != nil {
+	if err := s.expandSitemap(ctx, req, ok, sub.Owner); err != nil {
 		return nil, nil, nil, err
 	}
-	newJobs, req, err := ParseBatchRequest(body, s.MaxTargets)
+	newJobs, err := validateBatch(req, errs, ok, s.MaxTargets)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -141,22 +142,6 @@ func (s *Service) parse(ctx context.Context, sub Submission) ([]NewJob, *BatchRe
 		return nil, nil, nil, err
 	}
 	return newJobs, req, crawl, nil
-}
-
-// checkInFlight refuses n more jobs for owner past MaxInFlight unfinished ones, for a
-// repository that cannot count and create under one lock.
-func (s *Service) checkInFlight(ctx context.Context, owner string, n int) error {
-	if s.MaxInFlight <= 0 || owner == "" {
-		return nil
-	}
-	unfinished, err := s.Repo.CountUnfinished(ctx, owner)
-	if err != nil {
-		return err
-	}
-	if unfinished+n > s.MaxInFlight {
-		return TooManyInFlight(unfinished, n, s.MaxInFlight)
-	}
-	return nil
 }
 
 // newBatch is the batch and its queued jobs, not yet stored.

@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"regexp"
@@ -27,20 +26,19 @@ func (r *BatchRequest) sitemapGiven() bool {
 	return r.Sitemap != "" || r.Limit != nil || r.Include != nil || r.Exclude != nil
 }
 
-// expandSitemap turns a body that names a sitemap into the same body with "urls": the
-// unique (normalised) page URLs of the sitemap that pass include/exclude, at most limit.
-// A body without sitemap fields is returned as it is; any other problem of the body is
-// left to ParseBatchRequest.
-func (s *Service) expandSitemap(ctx context.Context, body []byte, owner string) ([]byte, error) {
-	var req BatchRequest
-	if _, ok := DecodeStrict(body, &req, ""); !ok || !req.sitemapGiven() {
-		return body, nil
+// expandSitemap turns a decoded body (ok: DecodeStrict filled it) that names a sitemap
+// into the same body with "urls": the unique (normalised) page URLs of the sitemap that
+// pass include/exclude, at most limit. A body without sitemap fields is left as it is;
+// any other problem of the body is left to validateBatch.
+func (s *Service) expandSitemap(ctx context.Context, req *BatchRequest, ok bool, owner string) error {
+	if !ok || !req.sitemapGiven() {
+		return nil
 	}
 	maxTargets := s.MaxTargets
 	if maxTargets <= 0 {
 		maxTargets = MaxTargets
 	}
-	f := req
+	f := *req
 	var errs FieldErrors
 	if f.Sitemap == "" {
 		errs.Add("required", "sitemap", "limit, include and exclude apply to a sitemap: give its URL")
@@ -69,23 +67,16 @@ func (s *Service) expandSitemap(ctx context.Context, body []byte, owner string) 
 		errs.Add("invalid_field", "sitemap", "this server does not read sitemaps")
 	}
 	if err := ValidationErrors(errs); err != nil {
-		return nil, err
+		return err
 	}
 
 	urls, err := s.readSitemap(ctx, owner, u, limit, include, exclude)
 	if err != nil {
-		return nil, err
+		return err
 	}
-
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(body, &raw); err != nil {
-		return nil, err // DecodeStrict accepted it
-	}
-	for _, k := range []string{"sitemap", "limit", "include", "exclude"} {
-		delete(raw, k)
-	}
-	raw["urls"], _ = json.Marshal(urls)
-	return json.Marshal(raw)
+	req.Sitemap, req.Limit, req.Include, req.Exclude = "", nil, nil, nil
+	req.URLs = urls
+	return nil
 }
 
 // readSitemap reads a batch's sitemap once the owner may add a job (the in-flight cap,

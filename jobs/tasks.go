@@ -40,10 +40,31 @@ type ScheduledTask struct {
 	Payload  Payload
 }
 
-// CapturePayload is the payload of a capture:page task.
+// CapturePayload is the payload of a capture:page task. Whoever enqueues
+// the job knows its URL and options, so the task carries what the worker
+// needs before the job starts: the target host and the job's host cap
+// (hostcap.go) and its timeout, and the worker takes the host's slot
+// without reading the job first. A payload without Host (one enqueued by an
+// older version) makes the worker read the job for them.
 type CapturePayload struct {
 	JobID string `json:"job_id"`
+	// Host is TargetHost of the job's URL.
+	Host string `json:"host,omitempty"`
+	// HostConcurrency is the job's host_concurrency option (0: the worker's
+	// default).
+	HostConcurrency int `json:"host_concurrency,omitempty"`
+	// TimeoutMS is the job's own timeout (Options.TimeoutMS).
+	TimeoutMS int64 `json:"timeout_ms,omitempty"`
 }
+
+// CaptureTask is the payload of job id's capture task: of the job at url
+// with the resolved options o.
+func CaptureTask(id, url string, o Options) CapturePayload {
+	return CapturePayload{JobID: id, Host: TargetHost(url), HostConcurrency: o.HostConcurrency, TimeoutMS: int64(o.TimeoutMS)}
+}
+
+// Timeout is the job's own timeout the payload carries.
+func (p CapturePayload) Timeout() time.Duration { return time.Duration(p.TimeoutMS) * time.Millisecond }
 
 // ComparePayload is the payload of a regression:compare task.
 type ComparePayload struct {

@@ -60,8 +60,8 @@ func (q *AsynqQueue) Submit(ctx context.Context, p jobs.Payload, timeout time.Du
 }
 
 // Enqueue implements jobs.Queue.
-func (q *AsynqQueue) Enqueue(ctx context.Context, jobID string, timeout time.Duration) error {
-	return q.Submit(ctx, jobs.CapturePayload{JobID: jobID}, timeout+jobs.TaskSlack)
+func (q *AsynqQueue) Enqueue(ctx context.Context, p jobs.CapturePayload) error {
+	return q.Submit(ctx, p, p.Timeout()+jobs.TaskSlack)
 }
 
 // EnqueueCompare submits the comparison of a run's capture job (task id

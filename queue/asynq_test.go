@@ -3,7 +3,6 @@ package queue
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/snapq/snapq/internal/testenv"
@@ -20,7 +19,7 @@ func TestTaskStateAfterRedisDataLoss(t *testing.T) {
 	defer q.Close()
 	ctx := context.Background()
 	before, after := jobs.NewID(), jobs.NewID()
-	if err := q.Enqueue(ctx, before, time.Minute); err != nil {
+	if err := q.Enqueue(ctx, jobs.CapturePayload{JobID: before, TimeoutMS: 60000}); err != nil {
 		t.Fatal(err)
 	}
 	rdb := rs.Client()
@@ -28,7 +27,7 @@ func TestTaskStateAfterRedisDataLoss(t *testing.T) {
 	if err := rdb.FlushAll(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.Enqueue(ctx, after, time.Minute); err != nil {
+	if err := q.Enqueue(ctx, jobs.CapturePayload{JobID: after, TimeoutMS: 60000}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/hibiken/asynq"
 
@@ -24,9 +23,8 @@ var _ jobs.LaneQueue = (*AsynqQueue)(nil)
 
 // EnqueueInteractive implements jobs.LaneQueue: the capture task of jobID on
 // the interactive queue.
-func (q *AsynqQueue) EnqueueInteractive(ctx context.Context, jobID string, timeout time.Duration) error {
-	p := jobs.CapturePayload{JobID: jobID}
-	task, opts, err := NewTask(p, timeout+jobs.TaskSlack, q.cfg)
+func (q *AsynqQueue) EnqueueInteractive(ctx context.Context, p jobs.CapturePayload) error {
+	task, opts, err := NewTask(p, p.Timeout()+jobs.TaskSlack, q.cfg)
 	if err != nil {
 		return err
 	}
@@ -36,7 +34,7 @@ func (q *AsynqQueue) EnqueueInteractive(ctx context.Context, jobID string, timeo
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("enqueue interactive %s: %w", jobID, err)
+		return fmt.Errorf("enqueue interactive %s: %w", p.JobID, err)
 	}
 	return nil
 }

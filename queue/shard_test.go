@@ -83,12 +83,12 @@ func TestShardedTaskState(t *testing.T) {
 	for range 20 {
 		id := jobs.NewID()
 		ids = append(ids, id)
-		if err := q.Enqueue(ctx, id, time.Minute); err != nil {
+		if err := q.Enqueue(ctx, jobs.CapturePayload{JobID: id, TimeoutMS: 60000}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	old := jobs.NewID()
-	if err := plain.Enqueue(ctx, old, time.Minute); err != nil {
+	if err := plain.Enqueue(ctx, jobs.CapturePayload{JobID: old, TimeoutMS: 60000}); err != nil {
 		t.Fatal(err)
 	}
 	total := 0
@@ -137,7 +137,7 @@ func TestShardedOnCluster(t *testing.T) {
 	for range 40 {
 		id := jobs.NewID()
 		ids[id] = true
-		if err := q.Enqueue(ctx, id, time.Minute); err != nil {
+		if err := q.Enqueue(ctx, jobs.CapturePayload{JobID: id, TimeoutMS: 60000}); err != nil {
 			t.Fatal(err)
 		}
 		if st, _, err := q.TaskState(ctx, id); err != nil || st != "pending" {

@@ -578,19 +578,31 @@ func compareGaveUp(ctx context.Context, repo Uncompared, jobID, lastErr string) 
 }
 
 // CompareWhenFinal is the job handler's after-final hook: when the job is a
-// run's capture, its comparison is enqueued at once.
-func CompareWhenFinal(repo Captures, q CompareQueue, log *slog.Logger) func(ctx context.Context, job *jobs.Job) {
+// run's capture (as the store told with its final status, or else as
+// CaptureOf finds), its comparison is enqueued at once.
+func CompareWhenFinal(repo Captures, q CompareQueue, log *slog.Logger) func(ctx context.Context, job *jobs.Job, settled jobs.Settled) {
 	log = jobs.Log(log)
-	return func(ctx context.Context, job *jobs.Job) {
+	return func(ctx context.Context, job *jobs.Job, settled jobs.Settled) {
+		if settled.Known {
+			if settled.RunCapture {
+				enqueueCompare(ctx, q, job.ID, log)
+			}
+			return
+		}
 		if _, _, err := repo.CaptureOf(ctx, job.ID); errors.Is(err, jobs.ErrNotFound) {
 			return
 		} else if err != nil {
 			log.Warn("look up run capture; the reconciler will compare it", "job_id", job.ID, "err", err)
 			return
 		}
-		if err := q.EnqueueCompare(ctx, job.ID); err != nil {
-			log.Warn("enqueue comparison; the reconciler will retry", "job_id", job.ID, "err", err)
-		}
+		enqueueCompare(ctx, q, job.ID, log)
+	}
+}
+
+// enqueueCompare enqueues the comparison of a run's final capture jobID.
+func enqueueCompare(ctx context.Context, q CompareQueue, jobID string, log *slog.Logger) {
+	if err := q.EnqueueCompare(ctx, jobID); err != nil {
+		log.Warn("enqueue comparison; the reconciler will retry", "job_id", jobID, "err", err)
 	}
 }
 

@@ -62,7 +62,7 @@ func (s *Store) dispatchLane(ctx context.Context, depth int, interactive bool) (
 		ps, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (picked, error) {
 			var p picked
 			var opts, shared []byte
-			if err := r.Scan(&p.d.ID, &p.d.Owner, &opts, &shared, &p.share); err != nil {
+			if err := r.Scan(&p.d.ID, &p.d.URL, &p.d.Owner, &opts, &shared, &p.share); err != nil {
 				return p, err
 			}
 			p.d.Interactive = interactive
@@ -137,7 +137,7 @@ WITH RECURSIVE owners AS (
 )
 UPDATE jobs j SET dispatched_at = now(), updated_at = now()
 FROM picked p WHERE j.id = p.id
-RETURNING j.id, j.owner, j.options, (SELECT b.job_options FROM batches b WHERE b.id = j.batch_id), p.share`
+RETURNING j.id, j.url, j.owner, j.options, (SELECT b.job_options FROM batches b WHERE b.id = j.batch_id), p.share`
 
 // lessShare orders dispatched jobs by share, then owner.
 func lessShare(a, b int64, ownerA, ownerB string) bool {

@@ -32,6 +32,28 @@ func (s *Store) publishJobs(ctx context.Context, batchID string, changes ...jobC
 	if s.events == nil || len(changes) == 0 {
 		return
 	}
+	ctx, cancel := jobs.Bookkeeping(ctx)
+	defer cancel()
+	b, err := s.GetBatch(ctx, batchID)
+	if err != nil {
+		b = nil
+	}
+	s.publish(ctx, batchID, b, changes)
+}
+
+// publishBatch is publishJobs with the batch as read in the change's own
+// transaction (nil: unknown, the counts are left out), so no round trip is
+// spent on it.
+func (s *Store) publishBatch(ctx context.Context, batchID string, b *jobs.Batch, changes ...jobChanged) {
+	if s.events == nil || len(changes) == 0 {
+		return
+	}
+	s.publish(ctx, batchID, b, changes)
+}
+
+// publish announces changes of batchID's jobs and, after them, the batch's
+// counts of b (nil: none).
+func (s *Store) publish(ctx context.Context, batchID string, b *jobs.Batch, changes []jobChanged) {
 	at := s.events.Time()
 	evs := make([]events.Event, 0, len(changes)+1)
 	for _, c := range changes {
@@ -42,9 +64,7 @@ func (s *Store) publishJobs(ctx context.Context, batchID string, changes ...jobC
 		evs = append(evs, events.Event{Type: events.TypeJob, Data: e})
 	}
 	final := false
-	ctx, cancel := jobs.Bookkeeping(ctx)
-	defer cancel()
-	if b, err := s.GetBatch(ctx, batchID); err == nil {
+	if b != nil {
 		final = b.Status() == jobs.BatchCompleted
 		evs = append(evs, events.Event{Type: events.TypeBatch, Data: events.Batch{BatchID: b.ID, Status: string(b.Status()), Counts: b.Counts}})
 	}

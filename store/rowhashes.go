@@ -6,23 +6,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/regression"
 )
 
 var _ regression.RowHashReader = (*Store)(nil)
-
-// insertRowHashes stores a's row hashes (a segment's manifest), if it has
-// them.
-func insertRowHashes(ctx context.Context, tx pgx.Tx, a *jobs.Artifact) error {
-	if a.RowHashes == nil {
-		return nil
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO segment_row_hashes (artifact_id, hashes) VALUES ($1, $2)`, a.ID, a.RowHashes); err != nil {
-		return fmt.Errorf("row hashes of %s: %w", a.Name, err)
-	}
-	return nil
-}
 
 // RowHashes returns the row hashes blobs recorded for the artifacts ids, by
 // artifact id; an artifact without them is left out

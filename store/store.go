@@ -31,13 +31,16 @@ type Store struct {
 }
 
 // Open connects to Postgres (SNAPQ_DATABASE_URL) and checks the connection.
-func Open(ctx context.Context, databaseURL string) (*Store, error) {
+func Open(ctx context.Context, databaseURL string, opts ...Option) (*Store, error) {
 	if databaseURL == "" {
 		return nil, errors.New("database url is empty: set SNAPQ_DATABASE_URL, e.g. postgres://postgres@127.0.0.1:5432/snapq?sslmode=disable")
 	}
 	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("parse SNAPQ_DATABASE_URL: %w", err)
+	}
+	for _, o := range opts {
+		o(cfg)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -521,76 +524,22 @@ func (s *Store) GetArtifact(ctx context.Context, id string) (*jobs.Artifact, err
 	return a, nil
 }
 
-// StartJob implements jobs.JobStore.
-func (s *Store) StartJob(ctx context.Context, id string) (*jobs.Job, bool, error) {
-	j, err := scanJob(s.pool.QueryRow(ctx, `UPDATE jobs SET status = 'running', attempts = attempts + 1, result = NULL,
-		started_at = coalesce(started_at, now()), updated_at = now()
-		WHERE id = $1 AND status IN ('queued', 'running') RETURNING `+jobColumns+`, `+sharedOptionsColumn, id), true, nil)
-	if errors.Is(err, pgx.ErrNoRows) {
-		j, err := s.GetJob(ctx, id)
-		return j, false, unavailable(err)
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("start job %s: %w", id, unavailable(err))
-	}
-	s.publishJobs(ctx, j.BatchID, jobChanged{id: j.ID, name: j.Name, url: j.URL, status: string(j.Status), attempt: j.Attempts})
-	return j, true, nil
-}
-
-// CompleteJob implements jobs.JobStore.
+// CompleteJob is CompleteAttempt without the settlement: ok=false means
+// another attempt owns the job now.
 func (s *Store) CompleteJob(ctx context.Context, id string, attempt int, result *jobs.Result, arts []*jobs.Artifact) (bool, error) {
-	res, err := json.Marshal(result)
-	if err != nil {
-		return false, err
-	}
-	ok := false
-	var batchID, name, url string
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, `UPDATE jobs SET status = 'succeeded', result = $3, error_code = NULL,
-			error_message = NULL, finished_at = now(), updated_at = now()
-			WHERE id = $1 AND status = 'running' AND attempts = $2 RETURNING batch_id, name, url`, id, attempt, res).
-			Scan(&batchID, &name, &url)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if err := replaceArtifacts(ctx, tx, id, arts); err != nil {
-			return err
-		}
-		ok = true
-		return finishBatch(ctx, tx, batchID)
-	})
-	if err != nil {
-		return false, fmt.Errorf("complete job %s: %w", id, unavailable(err))
-	}
-	if ok {
-		s.publishJobs(ctx, batchID, jobChanged{id: id, name: name, url: url, status: string(jobs.StatusSucceeded), attempt: attempt})
-	}
-	return ok, nil
+	settled, err := s.CompleteAttempt(ctx, id, attempt, result, arts)
+	return settled.Current, err
 }
 
-// replaceArtifacts replaces the artifact rows of job id with arts.
+// replaceArtifacts replaces the artifact rows of job id with arts, in tx.
 func replaceArtifacts(ctx context.Context, tx pgx.Tx, id string, arts []*jobs.Artifact) error {
-	if err := checkTombstones(ctx, tx, arts); err != nil {
+	b := &pgx.Batch{}
+	queueReplaceArtifacts(b, id, arts)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM artifacts WHERE job_id = $1`, id); err != nil {
-		return err
-	}
-	for _, a := range arts {
-		if _, err := tx.Exec(ctx, `INSERT INTO artifacts (id, job_id, kind, name, seq, object_key, content_type,
-			bytes, width, height, sha256, crc32) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULLIF($12::bigint, 0))`,
-			a.ID, id, a.Kind, a.Name, a.Seq, a.ObjectKey, a.ContentType, a.Bytes, a.Width, a.Height, a.SHA256, int64(a.CRC32)); err != nil {
-			return artifactInsertError("artifact", a.Name, err)
-		}
-		if err := insertThumbnail(ctx, tx, a); err != nil {
-			return err
-		}
-		if err := insertRowHashes(ctx, tx, a); err != nil {
-			return err
-		}
+	if tombstoneHook != nil {
+		tombstoneHook()
 	}
 	return nil
 }
@@ -608,64 +557,21 @@ func artifactInsertError(what, name string, err error) error {
 // pgerrUniqueViolation is Postgres's SQLSTATE unique_violation.
 const pgerrUniqueViolation = "23505"
 
-// FailJob implements jobs.JobStore.
+// FailJob implements jobs.ReconcileStore: FailAttempt without checkpoints or
+// the settlement.
 func (s *Store) FailJob(ctx context.Context, id string, attempt int, e jobs.JobError, result *jobs.Result, final bool) error {
-	return s.failJob(ctx, id, attempt, e, result, final, nil)
+	_, err := s.FailAttempt(ctx, id, attempt, e, result, final, nil)
+	return err
 }
 
-// FailJobWithArtifacts implements jobs.CheckpointFailer.
+// FailJobWithArtifacts is FailJob with final=true that also replaces the
+// job's artifact rows with arts, in the same transaction.
 func (s *Store) FailJobWithArtifacts(ctx context.Context, id string, attempt int, e jobs.JobError, result *jobs.Result, arts []*jobs.Artifact) error {
 	if arts == nil {
 		arts = []*jobs.Artifact{}
 	}
-	return s.failJob(ctx, id, attempt, e, result, true, arts)
-}
-
-var _ jobs.CheckpointFailer = (*Store)(nil)
-
-// failJob records a failed attempt; a non-nil arts replaces the job's
-// artifact rows in the same transaction.
-func (s *Store) failJob(ctx context.Context, id string, attempt int, e jobs.JobError, result *jobs.Result, final bool, arts []*jobs.Artifact) error {
-	status, finished := string(jobs.StatusQueued), "NULL"
-	if final {
-		status, finished = string(jobs.StatusFailed), "now()"
-	}
-	var res []byte // NULL without a result
-	if result != nil {
-		var err error
-		if res, err = json.Marshal(result); err != nil {
-			return fmt.Errorf("fail job %s: %w", id, err)
-		}
-	}
-	var batchID, name, url string
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, `UPDATE jobs SET status = $3, error_code = $4, error_message = $5, result = $6,
-			finished_at = `+finished+`, updated_at = now()
-			WHERE id = $1 AND attempts = $2 AND status IN ('queued', 'running') RETURNING batch_id, name, url`,
-			id, attempt, status, e.Code, e.Message, res).Scan(&batchID, &name, &url)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil // another attempt owns the job, or it is final already
-		}
-		if err != nil {
-			return fmt.Errorf("fail job %s: %w", id, err)
-		}
-		if arts != nil {
-			if err := replaceArtifacts(ctx, tx, id, arts); err != nil {
-				return err
-			}
-		}
-		return finishBatch(ctx, tx, batchID)
-	})
-	if err != nil {
-		return unavailable(err)
-	}
-	if batchID != "" {
-		if !final {
-			status = events.StatusRetrying // the job is queued again, for its next attempt
-		}
-		s.publishJobs(ctx, batchID, jobChanged{id: id, name: name, url: url, status: status, attempt: attempt, err: &e})
-	}
-	return nil
+	_, err := s.FailAttempt(ctx, id, attempt, e, result, true, arts)
+	return err
 }
 
 // CancelBatch implements jobs.BatchStore.

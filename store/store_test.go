@@ -44,7 +44,7 @@ func newBatch(t *testing.T, st *store.Store, n int) (*jobs.Batch, []*jobs.Job) {
 
 type nopQueue struct{}
 
-func (nopQueue) Enqueue(context.Context, string, time.Duration) error      { return nil }
+func (nopQueue) Enqueue(context.Context, jobs.CapturePayload) error        { return nil }
 func (nopQueue) TaskState(context.Context, string) (string, string, error) { return "", "", nil }
 func (nopQueue) Delete(context.Context, string) error                      { return nil }
 
@@ -219,7 +219,8 @@ type recordingQueue struct {
 	enqueued []string
 }
 
-func (q *recordingQueue) Enqueue(_ context.Context, id string, _ time.Duration) error {
+func (q *recordingQueue) Enqueue(_ context.Context, p jobs.CapturePayload) error {
+	id := p.JobID
 	q.enqueued = append(q.enqueued, id)
 	return nil
 }

@@ -111,44 +111,15 @@ var tombstoneHook func()
 
 // checkTombstones is the reuse side, in a commit's tx naming arts' objects:
 // it refuses a reused key marked within the window, and unmarks keys the
-// attempt uploaded afresh.
+// attempt uploaded afresh (queueTombstones).
 func checkTombstones(ctx context.Context, tx pgx.Tx, arts []*jobs.Artifact) error {
-	var reused, fresh []string
-	add := func(key string, r bool) {
-		if r {
-			reused = append(reused, key)
-		} else {
-			fresh = append(fresh, key)
-		}
-	}
-	for _, a := range arts {
-		add(a.ObjectKey, a.Reused)
-		if a.Thumbnail != nil {
-			add(a.Thumbnail.ObjectKey, a.Thumbnail.Reused)
-		}
-	}
-	if err := lockObjectKeys(ctx, tx, append(slices.Clone(reused), fresh...), false); err != nil {
+	b := &pgx.Batch{}
+	queueTombstones(b, arts)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return err
-	}
-	if len(fresh) > 0 {
-		if _, err := tx.Exec(ctx, `DELETE FROM object_tombstones WHERE object_key = ANY($1::text[])`, fresh); err != nil {
-			return fmt.Errorf("unmark uploaded objects: %w", err)
-		}
 	}
 	if tombstoneHook != nil {
 		tombstoneHook()
 	}
-	if len(reused) == 0 {
-		return nil
-	}
-	var gone string
-	err := tx.QueryRow(ctx, `SELECT object_key FROM object_tombstones WHERE object_key = ANY($1::text[])
-		AND coalesce(deleted_at, marked_at) > now() - `+tombstoneWindow+` LIMIT 1`, reused).Scan(&gone)
-	if err == pgx.ErrNoRows {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("object tombstones: %w", err)
-	}
-	return fmt.Errorf("%w: %s", jobs.ErrObjectGone, gone)
+	return nil
 }

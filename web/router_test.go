@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/snapq/snapq/jobs"
 )
@@ -65,7 +64,7 @@ func (f *fakeRepo) GetArtifact(context.Context, string) (*jobs.Artifact, error) 
 
 type fakeQueue struct{ enqueued int }
 
-func (q *fakeQueue) Enqueue(context.Context, string, time.Duration) error      { q.enqueued++; return nil }
+func (q *fakeQueue) Enqueue(context.Context, jobs.CapturePayload) error        { q.enqueued++; return nil }
 func (q *fakeQueue) TaskState(context.Context, string) (string, string, error) { return "", "", nil }
 func (q *fakeQueue) Delete(context.Context, string) error                      { return nil }
 

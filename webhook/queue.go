@@ -38,8 +38,20 @@ type Announcer struct {
 	Logger *slog.Logger
 }
 
-// AfterFinal is the job handler's after-final hook.
-func (a *Announcer) AfterFinal(ctx context.Context, job *jobs.Job) { a.Batch(ctx, job.BatchID) }
+// AfterFinal is the job handler's after-final hook: it enqueues the
+// deliveries the job's outcome created (settled, when the store told), or
+// else every pending delivery of the job's batch.
+func (a *Announcer) AfterFinal(ctx context.Context, job *jobs.Job, settled jobs.Settled) {
+	if !settled.Known {
+		a.Batch(ctx, job.BatchID)
+		return
+	}
+	for _, id := range settled.Deliveries {
+		if err := a.Queue.EnqueueWebhook(ctx, id); err != nil {
+			jobs.Log(a.Logger).Warn("enqueue webhook delivery; the reconciler will retry", "delivery_id", id, "err", err)
+		}
+	}
+}
 
 // Batch enqueues the batch's pending deliveries.
 func (a *Announcer) Batch(ctx context.Context, batchID string) {

@@ -193,11 +193,12 @@ func serveSessions(ctx context.Context, cfg workerConfig, d *deps, m *workerMetr
 	return done
 }
 
-// openDeps connects to Postgres and S3, starts Chromium behind the egress
-// guard and opens the task queue; on error it closes what it had opened.
-func openDeps(ctx context.Context, cfg workerConfig, log *slog.Logger) (_ *deps, err error) {
+// openDeps connects to Postgres (with opts) and S3, starts Chromium behind
+// the egress guard and opens the task queue; on error it closes what it had
+// opened.
+func openDeps(ctx context.Context, cfg workerConfig, log *slog.Logger, opts ...store.Option) (_ *deps, err error) {
 	d := &deps{}
-	if d.store, err = store.Open(ctx, cfg.DatabaseURL); err != nil {
+	if d.store, err = store.Open(ctx, cfg.DatabaseURL, opts...); err != nil {
 		return nil, err
 	}
 	d.store.SetSealer(cfg.Sealer) // suites' vcs tokens and notify channels
@@ -280,7 +281,7 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 	sessions := &authprofile.Sessions{Repo: st, Sealer: cfg.Sealer, Renderer: d.browser, Lock: ratelimit.NewFlight(d.rdb),
 		Logger: log.With("component", "auth"), OnFailure: authFailed(st, tasks, log)}
 	h := &jobs.Handler{Repo: st, Renderer: d.browser, Store: d.objects, Logger: log,
-		AfterFinal: []func(context.Context, *jobs.Job){announce.AfterFinal, regression.CompareWhenFinal(st, tasks, regLog),
+		AfterFinal: []func(context.Context, *jobs.Job, jobs.Settled){announce.AfterFinal, regression.CompareWhenFinal(st, tasks, regLog),
 			d.dispatch.AfterFinal},
 		Hosts: d.hosts, HostConcurrency: cfg.HostConcurrency, Uploads: metrics.upload,
 		Auth: sessions, Cache: st, Captured: metrics.captured, MaxInFlight: cfg.MaxJobsInFlight}

@@ -25,7 +25,7 @@ type ElementState struct {
 
 // Change is one explained difference of a comparison.
 type Change struct {
-	// Kind is text_changed, style_changed, moved, added, removed, image_changed or unattributed.
+	// Kind is text_changed, style_changed, moved, added, removed, image_changed, frame_changed or unattributed.
 	Kind       string        `json:"kind"`
 	Selector   string        `json:"selector,omitempty"`
 	Tag        string        `json:"tag,omitempty"`

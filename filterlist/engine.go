@@ -39,13 +39,15 @@ var shippedFiles = map[string]string{
 }
 
 // Engine matches requests and pages against the lists of each category.
+// One network engine holds every category's rules (list id = the
+// category's index in Categories + 1), so a request is looked up once.
 type Engine struct {
-	cats map[string]*category
+	network *urlfilter.NetworkEngine
+	cats    map[string]*category
 }
 
-// category is one category's compiled rules.
+// category is one category's element-hiding rules and its rule count.
 type category struct {
-	network  *urlfilter.NetworkEngine
 	cosmetic *cosmetic
 	rules    int
 }
@@ -55,30 +57,52 @@ type category struct {
 // snapq. A file that cannot be read, or is over 32 MiB, is an error.
 func Load(files map[string][]string) (*Engine, error) {
 	e := &Engine{cats: map[string]*category{}}
+	var lists []urlfilter.RuleList
 	for i, c := range Categories() {
-		var texts []string
-		if fs, ok := files[c]; ok {
-			for _, f := range fs {
-				t, err := readList(os.DirFS("/"), strings.TrimPrefix(path.Clean(f), "/"), f)
-				if err != nil {
-					return nil, err
-				}
-				texts = append(texts, t)
-			}
-		} else {
-			t, err := readList(shipped, shippedFiles[c], shippedFiles[c])
-			if err != nil {
-				return nil, err
-			}
-			texts = append(texts, t)
-		}
-		cat, err := compile(i+1, strings.Join(texts, "\n"))
+		text, err := categoryText(files, c)
 		if err != nil {
-			return nil, fmt.Errorf("filter lists of %s: %w", c, err)
+			return nil, err
 		}
-		e.cats[c] = cat
+		list := &urlfilter.StringRuleList{ID: i + 1, RulesText: text, IgnoreCosmetic: true}
+		lists = append(lists, list)
+		e.cats[c] = &category{cosmetic: parseCosmetic(text, i+1), rules: countNetwork(list)}
 	}
+	storage, err := urlfilter.NewRuleStorage(lists)
+	if err != nil {
+		return nil, fmt.Errorf("filter lists: %w", err)
+	}
+	e.network = urlfilter.NewNetworkEngine(storage)
 	return e, nil
+}
+
+// categoryText is the text of category c's lists: files[c], else the
+// lists shipped with snapq.
+func categoryText(files map[string][]string, c string) (string, error) {
+	fs, ok := files[c]
+	if !ok {
+		return readList(shipped, shippedFiles[c], shippedFiles[c])
+	}
+	var texts []string
+	for _, f := range fs {
+		t, err := readList(os.DirFS("/"), strings.TrimPrefix(path.Clean(f), "/"), f)
+		if err != nil {
+			return "", err
+		}
+		texts = append(texts, t)
+	}
+	return strings.Join(texts, "\n"), nil
+}
+
+// countNetwork is how many network rules list holds.
+func countNetwork(list urlfilter.RuleList) int {
+	n := 0
+	sc := list.NewScanner()
+	for sc.Scan() {
+		if r, _ := sc.Rule(); isNetwork(r) {
+			n++
+		}
+	}
+	return n
 }
 
 // readList reads one list file, unzipping a .gz one, at most maxListBytes.
@@ -107,18 +131,6 @@ func readList(fsys fs.FS, name, shown string) (string, error) {
 	return buf.String(), nil
 }
 
-// compile builds a category of the rules in text (list id id).
-func compile(id int, text string) (*category, error) {
-	storage, err := urlfilter.NewRuleStorage([]urlfilter.RuleList{
-		&urlfilter.StringRuleList{ID: id, RulesText: text, IgnoreCosmetic: true},
-	})
-	if err != nil {
-		return nil, err
-	}
-	net := urlfilter.NewNetworkEngine(storage)
-	return &category{network: net, cosmetic: parseCosmetic(text, id), rules: net.RulesCount}, nil
-}
-
 // Rules is how many network and element-hiding rules category c loaded.
 func (e *Engine) Rules(c string) (network, hiding int) {
 	cat, ok := e.cats[c]
@@ -138,19 +150,27 @@ func (e *Engine) Match(rawURL, pageURL, resourceType string, mainFrame bool, cat
 		return ""
 	}
 	req := urlfilter.NewRequest(rawURL, pageURL, requestType(resourceType, mainFrame))
-	for _, c := range Categories() {
-		if !contains(cats, c) {
+	all := Categories()
+	best, important, allowed := len(all), false, false
+	for _, r := range e.network.MatchAll(req) {
+		i := r.GetFilterListID() - 1
+		if i < 0 || i >= len(all) || !contains(cats, all[i]) {
 			continue
 		}
-		cat := e.cats[c]
-		if cat == nil {
-			continue
-		}
-		if r, ok := cat.network.Match(req); ok && r != nil && !r.Whitelist {
-			return c
+		switch {
+		case r.Whitelist:
+			allowed = true
+		case r.IsOptionEnabled(urlfilter.OptionImportant):
+			important = true
+			best = min(best, i)
+		default:
+			best = min(best, i)
 		}
 	}
-	return ""
+	if best == len(all) || (allowed && !important) {
+		return ""
+	}
+	return all[best]
 }
 
 // requestType maps a CDP resource type to urlfilter's.
@@ -187,4 +207,9 @@ func contains(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+func isNetwork(r urlfilter.Rule) bool {
+	_, ok := r.(*urlfilter.NetworkRule)
+	return ok
 }

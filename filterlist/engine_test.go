@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -101,5 +102,41 @@ func TestLoadFiles(t *testing.T) {
 	}
 	if _, err := Load(map[string][]string{Trackers: {filepath.Join(dir, "missing.txt")}}); err == nil {
 		t.Error("a missing list file loaded")
+	}
+}
+
+func TestParseSpec(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, in string
+		want     Spec
+		wantErr  string
+	}{
+		{"shipped", "", Spec{}, ""},
+		{"off", "off", Spec{Off: true}, ""},
+		{"files", "ads=/a.txt,/b.txt.gz; trackers=/c.txt", Spec{Files: map[string][]string{Ads: {"/a.txt", "/b.txt.gz"}, Trackers: {"/c.txt"}}}, ""},
+		{"unknown category", "social=/a.txt", Spec{}, "category one of"},
+		{"relative path", "ads=a.txt", Spec{}, "absolute"},
+		{"twice", "ads=/a;ads=/b", Spec{}, "twice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := ParseSpec(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got.Off != tt.want.Off || len(got.Files) != len(tt.want.Files) {
+				t.Fatalf("ParseSpec(%q) = %+v, %v; want %+v", tt.in, got, err, tt.want)
+			}
+			for c, fs := range tt.want.Files {
+				if !slices.Equal(got.Files[c], fs) {
+					t.Errorf("%s: %v, want %v", c, got.Files[c], fs)
+				}
+			}
+		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/snapq/snapq/capture"
 	"github.com/snapq/snapq/cmd/internal/env"
 	"github.com/snapq/snapq/egress"
+	"github.com/snapq/snapq/filterlist"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/notify"
 	"github.com/snapq/snapq/ratelimit"
@@ -80,6 +81,10 @@ type workerConfig struct {
 	// SNAPQ_EGRESS_PROXY_ADVERTISE. The Logger is left to the wiring.
 	EgressAllow []netip.Prefix
 	Egress      egress.Config
+	// FilterLists is SNAPQ_FILTER_LISTS: the filter lists behind block.ads,
+	// block.trackers and block.chat_widgets (empty: the shipped EasyList,
+	// EasyPrivacy and chat list; "off": none).
+	FilterLists filterlist.Spec
 
 	MetricsAddr string // SNAPQ_METRICS_ADDR; empty (default): metrics are not served
 	PprofAddr   string // SNAPQ_PPROF_ADDR; empty (default): no profiler
@@ -159,6 +164,12 @@ func loadWorkerConfig() (workerConfig, error) {
 	c.Egress.Advertise = r.String("SNAPQ_EGRESS_PROXY_ADVERTISE", "")
 	c.Capture.EgressListen, c.Capture.EgressAdvertise = c.Egress.Listen, c.Egress.Advertise
 
+	filters, filterErr := filterlist.ParseSpec(r.String("SNAPQ_FILTER_LISTS", ""))
+	if filterErr != nil {
+		filterErr = fmt.Errorf("SNAPQ_FILTER_LISTS: %w", filterErr)
+	}
+	c.FilterLists = filters
+
 	c.ContentAddressed = r.Bool("SNAPQ_CONTENT_ADDRESSED", true)
 	c.Thumbnails = r.Bool("SNAPQ_THUMBNAILS", true)
 
@@ -192,7 +203,7 @@ func loadWorkerConfig() (workerConfig, error) {
 	if egressErr != nil {
 		egressErr = fmt.Errorf("SNAPQ_EGRESS_PROXY_LISTEN=%s, SNAPQ_EGRESS_PROXY_ADVERTISE=%s: %w", c.Egress.Listen, c.Egress.Advertise, egressErr)
 	}
-	if err := errors.Join(concErr, c.validateSessions(), fairErr, r.Err(), allowErr, mailErr, c.S3.Validate(),
+	if err := errors.Join(concErr, c.validateSessions(), fairErr, r.Err(), allowErr, filterErr, mailErr, c.S3.Validate(),
 		cc.Validate(), egressErr, c.Webhook.Validate(), c.SMTP.Validate()); err != nil {
 		return workerConfig{}, err
 	}

@@ -82,8 +82,16 @@ type Region struct {
 
 // Suggestion is a rule for a volatile region and what it would have done.
 type Suggestion struct {
-	Rule    RuleInput `json:"rule"`
-	Preview Preview   `json:"preview"`
+	Rule    SuggestedRule `json:"rule"`
+	Preview Preview       `json:"preview"`
+}
+
+// SuggestedRule is the body of the POST /v1/suites/:id/rules that accepts
+// a suggestion.
+type SuggestedRule struct {
+	Kind     string `json:"kind"`
+	Selector string `json:"selector"`
+	Target   string `json:"target"`
 }
 
 // Volatility is the answer of GET /v1/suites/:id/volatility.
@@ -119,8 +127,8 @@ func LearnVolatility(ctx context.Context, st RuleStore, s *Suite, q VolatilityQu
 		if !r.Volatile || len(v.Suggestions) >= maxSuggestions {
 			continue
 		}
-		in := RuleInput{Kind: RuleIgnoreElement, Selector: r.Selector, Target: r.Target}
-		rule, err := NewRule(s, in, time.Now().UTC())
+		in := SuggestedRule{Kind: RuleIgnoreElement, Selector: r.Selector, Target: r.Target}
+		rule, err := NewRule(s, RuleInput{Kind: in.Kind, Selector: in.Selector, Target: in.Target}, time.Now().UTC())
 		if err != nil {
 			continue // a selector no rule can hold
 		}

@@ -64,7 +64,7 @@ func TestLearnVolatility(t *testing.T) {
 	if diff := cmp.Diff(wantRegions, v.Regions); diff != "" {
 		t.Errorf("regions (-want +got):\n%s", diff)
 	}
-	wantSugg := []Suggestion{{Rule: RuleInput{Kind: RuleIgnoreElement, Selector: "#clock", Target: "home"},
+	wantSugg := []Suggestion{{Rule: SuggestedRule{Kind: RuleIgnoreElement, Selector: "#clock", Target: "home"},
 		Preview: Preview{Runs: 10, Changes: 16 + 2 + 9, WouldSuppress: 16}}}
 	if diff := cmp.Diff(wantSugg, v.Suggestions); diff != "" {
 		t.Errorf("suggestions (-want +got):\n%s", diff)

@@ -17,6 +17,7 @@ import (
 	"github.com/snapq/snapq/filterlist"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/notify"
+	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/regression"
 	"github.com/snapq/snapq/session"
@@ -55,6 +56,10 @@ type workerConfig struct {
 
 	ShutdownTimeout time.Duration // SNAPQ_SHUTDOWN_TIMEOUT, default 30s
 	RetryBaseDelay  time.Duration // SNAPQ_RETRY_BASE_DELAY, default 10s
+	// Polling is SNAPQ_QUEUE_TASK_CHECK_INTERVAL and
+	// SNAPQ_QUEUE_DELAYED_TASK_CHECK_INTERVAL (queue.DefaultPolling: asynq's
+	// 1s and 5s), for tests and tuning.
+	Polling queue.Polling
 	// MaxRetry is for the capture jobs of scheduled runs (SNAPQ_MAX_RETRY,
 	// default 3).
 	MaxRetry int
@@ -131,6 +136,7 @@ func loadWorkerConfig() (workerConfig, error) {
 	c.SessionTabs, c.Sessions = readSessions(&r)
 	c.ShutdownTimeout = r.Duration("SNAPQ_SHUTDOWN_TIMEOUT", 30*time.Second)
 	c.RetryBaseDelay = r.Duration("SNAPQ_RETRY_BASE_DELAY", 10*time.Second)
+	c.Polling = readPolling(&r)
 	c.MaxRetry = r.Int("SNAPQ_MAX_RETRY", 3)
 	c.Shards = env.QueueShards(&r, c.Redis)
 	c.MaxJobsInFlight = r.Int("SNAPQ_MAX_JOBS_IN_FLIGHT", jobs.DefaultMaxInFlight)
@@ -203,7 +209,7 @@ func loadWorkerConfig() (workerConfig, error) {
 	if egressErr != nil {
 		egressErr = fmt.Errorf("SNAPQ_EGRESS_PROXY_LISTEN=%s, SNAPQ_EGRESS_PROXY_ADVERTISE=%s: %w", c.Egress.Listen, c.Egress.Advertise, egressErr)
 	}
-	if err := errors.Join(concErr, c.validateSessions(), fairErr, r.Err(), allowErr, filterErr, mailErr, c.S3.Validate(),
+	if err := errors.Join(concErr, c.validateSessions(), c.Polling.Validate(), fairErr, r.Err(), allowErr, filterErr, mailErr, c.S3.Validate(),
 		cc.Validate(), egressErr, c.Webhook.Validate(), c.SMTP.Validate()); err != nil {
 		return workerConfig{}, err
 	}
@@ -216,6 +222,15 @@ func readSessions(r *env.Reader) (int, session.RunConfig) {
 	return r.Int("SNAPQ_SESSION_TABS", DefaultSessionTabs), session.RunConfig{
 		ReplyBytes:     r.Int("SNAPQ_SESSION_REPLY_BYTES", session.DefaultReplyBytes),
 		CommandTimeout: r.Duration("SNAPQ_SESSION_COMMAND_TIMEOUT", session.DefaultCommandTimeout)}
+}
+
+// readPolling reads how often the asynq servers look for tasks (for tests and tuning).
+func readPolling(r *env.Reader) queue.Polling {
+	p := queue.DefaultPolling()
+	return queue.Polling{
+		TaskCheck:        r.Duration("SNAPQ_QUEUE_TASK_CHECK_INTERVAL", p.TaskCheck),
+		DelayedTaskCheck: r.Duration("SNAPQ_QUEUE_DELAYED_TASK_CHECK_INTERVAL", p.DelayedTaskCheck),
+	}
 }
 
 // DefaultSessionTabs is SNAPQ_SESSION_TABS's default.

@@ -372,6 +372,7 @@ func newServer(cfg workerConfig, log *slog.Logger) *queue.Server {
 		Logger:         env.AsynqLogger{L: log},
 		LogLevel:       asynq.WarnLevel,
 		Log:            log,
+		Polling:        cfg.Polling,
 	})
 }
 
@@ -407,6 +408,7 @@ func newLaneServer(cfg workerConfig, log *slog.Logger) *queue.Server {
 		Logger:         env.AsynqLogger{L: log},
 		LogLevel:       asynq.WarnLevel,
 		Log:            log.With("lane", "interactive"),
+		Polling:        cfg.Polling,
 	})
 }
 

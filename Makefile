@@ -20,7 +20,7 @@ FUZZMINIMIZETIME ?= 5s
 # v0.8.2 is the first staticcheck release that builds with and understands go1.26.
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: demo up down services build test unit e2e chaos fuzz bench soak proofs vet lint fmt clean
+.PHONY: demo up down services build test unit e2e chaos fuzz bench bench-filters soak proofs vet lint fmt clean
 
 ## demo: start everything, capture a sample batch of local pages, print the results
 demo: up
@@ -96,6 +96,10 @@ lint:
 ## bench: pages/s of snapq end to end against a bare go-rod floor, printed as a ratio
 bench: services build
 	$(GO) run ./bench $(BENCH_ARGS)
+
+## bench-filters: filter-list matching per request (EasyList + EasyPrivacy + chat), p50/p99 in µs
+bench-filters:
+	$(GO) run ./bench -filters
 
 ## soak: SOAK_PAGES (default 2000) mixed pages through api + worker while 200 clients poll the API;
 ## samples the worker every 10 s and fails when memory, goroutines, files, Chromium processes or

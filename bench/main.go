@@ -67,6 +67,7 @@ type options struct {
 	cluster     clusterOptions
 	sse         sseOptions
 	agents      agentsOptions
+	filters     filtersOptions
 	archive     bool // the archive bench (archive.go)
 	session     bool // the session command bench (session.go)
 	sessionTabs int  // -session: the sessions held open while a batch runs (the worker's SNAPQ_SESSION_TABS)
@@ -97,7 +98,15 @@ func main() {
 	o.cluster.flags()
 	o.sse.flags()
 	o.agents.flags()
+	o.filters.flags()
 	flag.Parse()
+	if o.filters.on {
+		if err := filtersBench(o.filters); err != nil {
+			fmt.Fprintln(os.Stderr, "bench -filters:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if o.agents.on {
 		if err := agentsBench(o); err != nil {
 			fmt.Fprintln(os.Stderr, "bench -agents:", err)

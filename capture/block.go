@@ -43,6 +43,11 @@ type Block struct {
 	ResourceTypes []string `json:"resource_types"`
 	// URLPatterns go to Network.setBlockedURLs ('*' is a wildcard).
 	URLPatterns []string `json:"url_patterns,omitempty"`
+	// Ads, Trackers and ChatWidgets block by the worker's filter lists
+	// (filter.go): EasyList, EasyPrivacy and snapq's chat list.
+	Ads         bool `json:"ads,omitempty"`
+	Trackers    bool `json:"trackers,omitempty"`
+	ChatWidgets bool `json:"chat_widgets,omitempty"`
 }
 
 // applyBlock puts req's blocking in force on the tab before the navigation. The tab is reused
@@ -60,27 +65,38 @@ func (t *tab) applyBlock(p *rod.Page, b Block) error {
 		}
 		t.blockedURLs = slices.Clone(patterns)
 	}
-	if t.fetchOn && slices.Equal(b.ResourceTypes, t.fetchTypes) {
+	cats := b.Categories()
+	if len(cats) > 0 && t.inst.cfg.Filter == nil {
+		return newError(CodeInternal, false, nil, "blocking %v needs filter lists, and this worker loaded none (SNAPQ_FILTER_LISTS=off)", cats)
+	}
+	for _, rt := range b.ResourceTypes {
+		if _, ok := resourceTypes[rt]; !ok {
+			return newError(CodeInternal, false, nil, "unknown resource type %q", rt)
+		}
+	}
+	t.setBlockState(b.ResourceTypes, cats) // filter.go
+	if t.fetchOn && slices.Equal(b.ResourceTypes, t.fetchTypes) && slices.Equal(cats, t.fetchCats) {
 		return nil
 	}
 	// Document responses are always paused so that a PDF or download target can be taken
-	// (download.go); blocked types are paused, and failed, at the request stage.
+	// (download.go); blocked types are paused, and failed, at the request stage. With filter
+	// categories every request is paused there, and matched (filter.go).
 	pats := []*proto.FetchRequestPattern{documentPattern}
-	for _, rt := range b.ResourceTypes {
-		typ, ok := resourceTypes[rt]
-		if !ok {
-			return newError(CodeInternal, false, nil, "unknown resource type %q", rt)
+	if len(cats) > 0 {
+		pats = append(pats, &proto.FetchRequestPattern{URLPattern: "*", RequestStage: proto.FetchRequestStageRequest})
+	} else {
+		for _, rt := range b.ResourceTypes {
+			pats = append(pats, &proto.FetchRequestPattern{URLPattern: "*", ResourceType: resourceTypes[rt], RequestStage: proto.FetchRequestStageRequest})
 		}
-		pats = append(pats, &proto.FetchRequestPattern{URLPattern: "*", ResourceType: typ, RequestStage: proto.FetchRequestStageRequest})
 	}
 	// Fetch.enable replaces the patterns of an earlier call.
 	t.fetchOn = true // set first: a failed call may still have enabled it
-	t.fetchTypes = nil
+	t.fetchTypes, t.fetchCats = nil, nil
 	if err := (proto.FetchEnable{Patterns: pats}).Call(p); err != nil {
 		t.fetchOn = false
 		return fmt.Errorf("enable request interception: %w", err)
 	}
-	t.fetchTypes = slices.Clone(b.ResourceTypes)
+	t.fetchTypes, t.fetchCats = slices.Clone(b.ResourceTypes), cats
 	return nil
 }
 
@@ -92,14 +108,15 @@ func (t *tab) disableFetch(p *rod.Page) error {
 	if err := (proto.FetchDisable{}).Call(p); err != nil {
 		return fmt.Errorf("disable request interception: %w", err)
 	}
-	t.fetchOn, t.fetchTypes = false, nil
+	t.fetchOn, t.fetchTypes, t.fetchCats = false, nil, nil
 	return nil
 }
 
 // clearBlock lifts every block on the tab (at the end of a job, from reset). Interception
 // of Document responses alone stays on for the next job.
 func (t *tab) clearBlock(p *rod.Page) error {
-	if len(t.fetchTypes) > 0 {
+	t.setBlockState(nil, nil)
+	if len(t.fetchTypes) > 0 || len(t.fetchCats) > 0 {
 		if err := t.disableFetch(p); err != nil {
 			return err
 		}
@@ -113,8 +130,8 @@ func (t *tab) clearBlock(p *rod.Page) error {
 	return nil
 }
 
-// failPaused fails one request intercepted at the request stage. Only blocked resource types
-// are intercepted there, so every such request is one to block. It runs off the event loop.
+// failPaused fails one request intercepted at the request stage (requestPaused decides which).
+// It runs off the event loop.
 func (t *tab) failPaused(id proto.FetchRequestID) {
 	ctx, cancel := context.WithTimeout(t.ctx, cleanTimeout)
 	defer cancel()

@@ -79,3 +79,44 @@ func keys(m map[string]Element) []string {
 	}
 	return out
 }
+
+// Issue 30, defect 1: stabilisation measures the ignore masks and the box
+// tree with the capture it keeps, not once before the first of its retakes,
+// so an element that appears while it retakes (a late ad, a modal) is masked
+// and explained. The page adds its ad when the first capture fits the page
+// (it pins the vh-sized hero), so the ad appears after the first measurement
+// on every run, and the retakes show it.
+func TestStabilizeRemeasuresLateElements(t *testing.T) {
+	b := sharedBrowser(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(`<!doctype html><html><head><style>body{margin:0}</style></head><body>
+			<div id="hero" style="height:20vh;background:#eee"></div><p style="height:900px">Story</p>
+			<script>
+			new MutationObserver((ms, obs) => {
+				obs.disconnect();
+				const ad = document.createElement("div");
+				ad.className = "ad";
+				ad.style.cssText = "position:absolute;left:0;top:300px;width:300px;height:100px;background:red";
+				document.body.appendChild(ad);
+			}).observe(document.getElementById("hero"), {attributes: true});
+			</script></body></html>`))
+	}))
+	t.Cleanup(srv.Close)
+	res := mustCapture(t, b, Request{URL: srv.URL, BoxTree: true, Stabilize: 5, MaskSelectors: []string{".ad"},
+		Viewport: Viewport{Width: 800, Height: 600}, Screenshot: Screenshot{Mode: ModeFull}})
+	if res.Stabilization == nil || res.Stabilization.Captures < 2 {
+		t.Fatalf("stabilization = %+v, want retakes", res.Stabilization)
+	}
+	want := Box{X: 0, Y: 300, Width: 300, Height: 100}
+	if len(res.Masks) != 1 || res.Masks[0] != want {
+		t.Errorf("masks = %+v, want the late ad %+v", res.Masks, want)
+	}
+	found := false
+	for _, e := range res.BoxTree.Elements {
+		found = found || e.Classes == "ad"
+	}
+	if !found {
+		t.Errorf("the box tree of %d elements lacks the late ad the screenshot shows", len(res.BoxTree.Elements))
+	}
+}

@@ -72,6 +72,9 @@ type Config struct {
 	// context checks that navigation goes to its proxy and neither it nor WebRTC reaches
 	// this process directly, and the connection gets no job otherwise (checkRemoteEgress).
 	Egress Egress
+	// Filter is the filter-list engine behind Block.Ads, Block.Trackers and
+	// Block.ChatWidgets (filter.go), loaded once per worker; nil refuses them.
+	Filter Filter
 	// NoSandbox disables Chromium's own sandbox (SNAPQ_CHROME_NO_SANDBOX): pages then run
 	// in renderers with the browser's privileges, which New logs as a warning. Only for
 	// hosts and containers that cannot give Chromium a user namespace (launch.go).

@@ -137,10 +137,10 @@ func headerOf(entries []*proto.FetchHeaderEntry) http.Header {
 }
 
 // paused handles one Fetch.requestPaused event off the event loop: a request-stage pause is
-// a blocked resource type (block.go); a response-stage pause is a Document response.
+// decided by the job's blocking (filter.go); a response-stage pause is a Document response.
 func (t *tab) paused(e proto.FetchRequestPaused) {
 	if e.ResponseStatusCode == nil && e.ResponseErrorReason == "" {
-		t.failPaused(e.RequestID)
+		t.requestPaused(e) // filter.go
 		return
 	}
 	t.mu.Lock()

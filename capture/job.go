@@ -242,6 +242,7 @@ func (j *job) wait() *Error {
 
 // prepare applies the page edits (prepare.go) under ctx: they run on a partial page too.
 func (j *job) prepare() *Error {
+	j.hideFiltered() // filter.go
 	if err := editPage(j.t.page.Context(j.ctx), j.req.Prepare, j.res); err != nil {
 		return j.readyError(err)
 	}
@@ -395,4 +396,5 @@ func (j *job) recordBlocked() {
 	if j.t.egress != nil {
 		j.res.BlockedRequests = j.t.egress.Blocked()
 	}
+	j.recordFiltered(j.t.page.Context(j.ctx)) // filter.go
 }

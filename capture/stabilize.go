@@ -26,29 +26,16 @@ type Stabilization struct {
 const stabilizeSettle = 150 * time.Millisecond
 
 // shootStable is shootTarget, retaken under Request.Stabilize.
-// With Request.MaskSelectors it first records the boxes of those elements.
+// With Request.MaskSelectors and Request.BoxTree it measures the page before
+// every capture and keeps the measurements of the capture it keeps: an
+// element that appears during the retakes (a late ad, a modal) is masked and
+// explained as the kept screenshot shows it (issue 30).
 func shootStable(ctx context.Context, p *rod.Page, req Request, res *Result, callTimeout time.Duration) (shots, error) {
-	if len(req.MaskSelectors) > 0 {
-		start := time.Now()
-		boxes, err := measureMasks(p, req.MaskSelectors)
-		logStep(res, "mask", strings.Join(req.MaskSelectors, ", "), start, err, fmt.Sprintf("%d boxes", len(boxes)))
-		if err != nil {
-			return shots{}, err
-		}
-		res.Masks = boxes
+	m, err := measurePage(p, req, res)
+	if err != nil {
+		return shots{}, err
 	}
-	if req.BoxTree {
-		start := time.Now()
-		t, err := measureBoxTree(p)
-		detail := ""
-		if t != nil {
-			detail = fmt.Sprintf("%d elements", len(t.Elements))
-		}
-		logStep(res, "box_tree", "", start, err, detail)
-		if err == nil { // no tree only means no explanation of the changes
-			res.BoxTree = t
-		}
-	}
+	m.apply(res)
 	prev, err := shootTarget(ctx, p, req, res, callTimeout)
 	if err != nil || req.Stabilize <= 1 {
 		return prev, err
@@ -62,11 +49,16 @@ func shootStable(ctx context.Context, p *rod.Page, req Request, res *Result, cal
 			return prev, nil // the budget is spent: keep the capture we have
 		case <-time.After(stabilizeSettle):
 		}
+		cm, err := measurePage(p, req, res)
+		if err != nil {
+			return prev, nil
+		}
 		cur, err := shootTarget(ctx, p, req, res, callTimeout)
 		if err != nil {
 			return prev, nil
 		}
 		st.Captures++
+		cm.apply(res)
 		if sameShots(prev, cur) {
 			st.Stable = true
 			logStep(res, "stabilize", "", start, nil, fmt.Sprintf("stable after %d captures", st.Captures))
@@ -78,6 +70,52 @@ func shootStable(ctx context.Context, p *rod.Page, req Request, res *Result, cal
 	res.WaitErrors = append(res.WaitErrors, msg)
 	logStep(res, "stabilize", "", start, nil, msg)
 	return prev, nil
+}
+
+// measured is what measurePage recorded before one capture.
+type measured struct {
+	masks    []Box
+	hasMasks bool
+	tree     *BoxTree
+}
+
+// apply makes m the result's measurements.
+func (m measured) apply(res *Result) {
+	if m.hasMasks {
+		res.Masks = m.masks
+	}
+	if m.tree != nil {
+		res.BoxTree = m.tree
+	}
+}
+
+// measurePage records the boxes of Request.MaskSelectors and the box tree,
+// as asked. Only a mask that cannot be measured is an error: no tree only
+// means no explanation of the changes.
+func measurePage(p *rod.Page, req Request, res *Result) (measured, error) {
+	var m measured
+	if len(req.MaskSelectors) > 0 {
+		start := time.Now()
+		boxes, err := measureMasks(p, req.MaskSelectors)
+		logStep(res, "mask", strings.Join(req.MaskSelectors, ", "), start, err, fmt.Sprintf("%d boxes", len(boxes)))
+		if err != nil {
+			return m, err
+		}
+		m.masks, m.hasMasks = boxes, true
+	}
+	if req.BoxTree {
+		start := time.Now()
+		t, err := measureBoxTree(p)
+		detail := ""
+		if t != nil {
+			detail = fmt.Sprintf("%d elements", len(t.Elements))
+		}
+		logStep(res, "box_tree", "", start, err, detail)
+		if err == nil {
+			m.tree = t
+		}
+	}
+	return m, nil
 }
 
 // sameShots reports whether two captures hold the same images.

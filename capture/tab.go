@@ -42,6 +42,7 @@ type tab struct {
 	blockedURLs []string // nil: unknown, set on the next job
 	fetchOn     bool
 	fetchTypes  []string
+	fetchCats   []string // filter categories the request-stage pattern is on for
 
 	// ctx ends when the renderer crashes, the target goes away or the instance dies.
 	ctx    context.Context
@@ -52,6 +53,8 @@ type tab struct {
 	mu      sync.Mutex
 	origins map[string]struct{} // origins the current job touched, cleared between jobs
 	st      pageState
+	// blocking is the current job's request blocking (filter.go).
+	blocking blockState
 	// dlCtx is set while the job's first navigation runs: a main-frame response that is a
 	// PDF or a download is then taken (download.go) under it; nil lets every response through.
 	dlCtx context.Context

@@ -164,6 +164,9 @@ type Result struct {
 	Files []File
 	// BlockedRequests counts sub-resource requests the egress guard refused (0 without one).
 	BlockedRequests int
+	// Blocking counts what the filter lists blocked, by category (filter.go); nil when
+	// Request.Block turned no category on.
+	Blocking *Blocking
 	// WaitErrors lists waits that timed out under BestAttempt.
 	WaitErrors []string
 	// Log has one entry per emulation step, wait and page edit performed (log.go).

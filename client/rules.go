@@ -3,6 +3,8 @@ package client
 import (
 	"context"
 	"net/http"
+	"net/url"
+	"strconv"
 	"time"
 )
 
@@ -25,7 +27,7 @@ type ElementState struct {
 
 // Change is one explained difference of a comparison.
 type Change struct {
-	// Kind is text_changed, style_changed, moved, added, removed, image_changed or unattributed.
+	// Kind is text_changed, style_changed, moved, added, removed, image_changed, frame_changed or unattributed.
 	Kind       string        `json:"kind"`
 	Selector   string        `json:"selector,omitempty"`
 	Tag        string        `json:"tag,omitempty"`
@@ -128,4 +130,58 @@ func (c *Client) ListRules(ctx context.Context, suiteID string) ([]Rule, error) 
 // DeleteRule deletes a rule (DELETE /v1/rules/:id).
 func (c *Client) DeleteRule(ctx context.Context, id string) error {
 	return c.do(ctx, request{method: http.MethodDelete, path: "/v1/rules/" + escape(id), want: http.StatusNoContent}, nil)
+}
+
+// VolatilityOptions ask GET /v1/suites/:id/volatility; zero fields take the
+// server's defaults (10 runs, min 5, threshold 0.5).
+type VolatilityOptions struct {
+	Runs      int
+	MinRuns   int
+	Threshold float64
+}
+
+// Volatility is where a suite's pages change by themselves, and the rules
+// that would quiet them.
+type Volatility struct {
+	SuiteID     string           `json:"suite_id"`
+	Runs        int              `json:"runs"`
+	MinRuns     int              `json:"min_runs"`
+	Threshold   float64          `json:"threshold"`
+	Regions     []VolatileRegion `json:"regions"`
+	Suggestions []struct {
+		Rule    RuleInput   `json:"rule"`
+		Preview RulePreview `json:"preview"`
+	} `json:"suggestions"`
+}
+
+// VolatileRegion is one element of a target at a viewport and how often it
+// changed in place over the runs.
+type VolatileRegion struct {
+	Target      string   `json:"target"`
+	Viewport    string   `json:"viewport"`
+	Selector    string   `json:"selector"`
+	ChangedRuns int      `json:"changed_runs"`
+	Share       float64  `json:"share"`
+	Volatile    bool     `json:"volatile"`
+	Kinds       []string `json:"kinds"`
+}
+
+// SuiteVolatility learns a suite's volatility (GET /v1/suites/:id/volatility).
+// Accept a suggestion with CreateRule(ctx, suiteID, s.Rule).
+func (c *Client) SuiteVolatility(ctx context.Context, suiteID string, o VolatilityOptions) (*Volatility, error) {
+	q := url.Values{}
+	if o.Runs > 0 {
+		q.Set("runs", strconv.Itoa(o.Runs))
+	}
+	if o.MinRuns > 0 {
+		q.Set("min_runs", strconv.Itoa(o.MinRuns))
+	}
+	if o.Threshold > 0 {
+		q.Set("threshold", strconv.FormatFloat(o.Threshold, 'g', -1, 64))
+	}
+	var out Volatility
+	if err := c.do(ctx, request{method: http.MethodGet, path: "/v1/suites/" + escape(suiteID) + "/volatility", query: q}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }

@@ -140,6 +140,7 @@ type Result struct {
 	PageHeight        int              `json:"page_height"`
 	Segments          SegmentCounts    `json:"segments"`
 	BlockedRequests   int              `json:"blocked_requests"`
+	Blocking          *Blocking        `json:"blocking,omitempty"`
 	WaitErrors        []string         `json:"wait_errors,omitempty"`
 	TextChars         int              `json:"text_chars,omitempty"`
 	MarkdownChars     int              `json:"markdown_chars,omitempty"`
@@ -688,4 +689,11 @@ type Channel struct {
 	// the same suite and branch; by default only transitions are announced
 	// (passing to failing, failing to passing).
 	Repeat bool `json:"repeat,omitempty"`
+}
+
+// Blocking counts what the filter lists blocked (block.ads, block.trackers,
+// block.chat_widgets), by category: requests failed and elements hidden.
+type Blocking struct {
+	Requests map[string]int `json:"requests"`
+	Elements map[string]int `json:"elements"`
 }

@@ -211,6 +211,7 @@ func (r *PageResult) compare(sigA, sigB []uint64) (*PageResult, error) {
 			r.Hunks = r.Hunks[:n-1]
 		}
 	}
+	r.inPlaceColumns()
 	r.cut()
 	r.count()
 	return r, nil

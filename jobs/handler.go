@@ -628,6 +628,7 @@ func newResult(res *capture.Result) *Result {
 		Segments:        SegmentCounts{Total: res.Segments.Total, Captured: res.Segments.Captured, Truncated: res.Segments.Truncated},
 		WaitErrors:      res.WaitErrors,
 		BlockedRequests: res.BlockedRequests,
+		Blocking:        res.Blocking,
 		TimingsMS:       timings,
 		Log:             res.Log,
 		LogTruncated:    res.LogTruncated,

@@ -95,6 +95,11 @@ type QualityInput struct {
 type BlockInput struct {
 	ResourceTypes *[]string `json:"resource_types,omitempty"`
 	URLPatterns   *[]string `json:"url_patterns,omitempty"`
+	// Ads, Trackers and ChatWidgets block by the worker's filter lists
+	// (default false: a suite's baselines are not changed under it).
+	Ads         *bool `json:"ads,omitempty"`
+	Trackers    *bool `json:"trackers,omitempty"`
+	ChatWidgets *bool `json:"chat_widgets,omitempty"`
 }
 
 // PDFInput is the wire form of PDF.
@@ -484,6 +489,14 @@ func (v *validator) block(dst *Block, in *BlockInput, field string) {
 		}
 		if len(v.errs) == n {
 			dst.ResourceTypes = append([]string{}, *in.ResourceTypes...) // [] stays [], not nil
+		}
+	}
+	for _, f := range []struct {
+		dst *bool
+		src *bool
+	}{{&dst.Ads, in.Ads}, {&dst.Trackers, in.Trackers}, {&dst.ChatWidgets, in.ChatWidgets}} {
+		if f.src != nil {
+			*f.dst = *f.src
 		}
 	}
 	if in.URLPatterns != nil {

@@ -145,8 +145,11 @@ type Result struct {
 	PageHeight int           `json:"page_height"`
 	Segments   SegmentCounts `json:"segments"`
 	// BlockedRequests counts sub-resources the egress guard refused.
-	BlockedRequests int      `json:"blocked_requests"`
-	WaitErrors      []string `json:"wait_errors,omitempty"`
+	BlockedRequests int `json:"blocked_requests"`
+	// Blocking counts the requests and elements the filter lists blocked, by
+	// category (block.ads, block.trackers, block.chat_widgets).
+	Blocking   *capture.Blocking `json:"blocking,omitempty"`
+	WaitErrors []string          `json:"wait_errors,omitempty"`
 	// TextChars is the character count of the text output (absent without one).
 	TextChars int `json:"text_chars,omitempty"`
 	// MarkdownChars is the character count of the markdown output, MarkdownTruncated whether

@@ -24,6 +24,7 @@ const (
 	ChangeRemoved      = "removed"
 	ChangeImage        = "image_changed"
 	ChangeUnattributed = "unattributed"
+	ChangeFrame        = "frame_changed"
 )
 
 // minCoverage is the share of a cluster an element must cover to explain it.
@@ -307,7 +308,17 @@ func classify(b, c *capture.Element) (kind string, props []string, dx, dy int) {
 	if c.Image {
 		return ChangeImage, nil, 0, 0
 	}
+	if framed(c.Tag) {
+		// A frame's document is not in the box tree: an unchanged frame
+		// element over changed pixels is its content changing (an ad).
+		return ChangeFrame, nil, 0, 0
+	}
 	return "", nil, 0, 0
+}
+
+// framed reports whether tag embeds a document the box tree cannot see into.
+func framed(tag string) bool {
+	return tag == "iframe" || tag == "frame" || tag == "embed" || tag == "object"
 }
 
 // styleDiff names the recorded styles that differ.

@@ -230,3 +230,36 @@ func TestAttributeRenamedByText(t *testing.T) {
 		t.Error("a rule by the reported path does not match its change")
 	}
 }
+
+// Issue 30, defect 3: a change inside an iframe (an ad creative) is the
+// frame's content changing, not an unattributed cluster nor the body.
+func TestAttributeInsideIframe(t *testing.T) {
+	t.Parallel()
+	tree := func(bodyBg string) *capture.BoxTree {
+		return &capture.BoxTree{Elements: []capture.Element{
+			el("body", "body", -1, 0, 0, 800, 1000, "News", bodyBg),
+			el("#story", "p", 0, 10, 10, 500, 40, "News", ""),
+			el("div.ad-slot", "div", 0, 520, 10, 300, 250, "", ""),
+			el("div.ad-slot > iframe", "iframe", 2, 520, 10, 300, 250, "", ""),
+		}}
+	}
+	for _, tt := range []struct {
+		name     string
+		base     *capture.BoxTree
+		cur      *capture.BoxTree
+		cluster  image.Rectangle
+		wantKind string
+		wantSel  string
+	}{
+		{"inside the frame", tree("white"), tree("white"), image.Rect(540, 30, 700, 200), ChangeFrame, "div.ad-slot > iframe"},
+		{"body restyled too", tree("white"), tree("ivory"), image.Rect(540, 30, 700, 200), ChangeFrame, "div.ad-slot > iframe"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := attribute(tt.base, tt.cur, []image.Rectangle{tt.cluster}, 1, 0)
+			if len(got) != 1 || got[0].Kind != tt.wantKind || got[0].Selector != tt.wantSel {
+				t.Fatalf("changes = %+v, want one %s of %s", got, tt.wantKind, tt.wantSel)
+			}
+		})
+	}
+}

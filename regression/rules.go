@@ -372,6 +372,8 @@ type RuleStore interface {
 	SuppressedCounts(ctx context.Context, suiteID string, runs int) (map[string]int, error)
 	// RecentChanges returns at most limit changes of the suite's last runs.
 	RecentChanges(ctx context.Context, suiteID string, runs, limit int) ([]TargetChange, error)
+	// RecentRunCount is how many runs the suite's last runs are (at most runs).
+	RecentRunCount(ctx context.Context, suiteID string, runs int) (int, error)
 	// ComparisonChanges returns a comparison (no artifacts) with its changes.
 	ComparisonChanges(ctx context.Context, id string) (*Comparison, error)
 }
@@ -380,6 +382,9 @@ type RuleStore interface {
 type TargetChange struct {
 	Target string
 	Change Change
+	// RunID and Viewport are of the change's comparison (volatility.go).
+	RunID    string
+	Viewport string
 }
 
 // maxPreviewChanges bounds the changes a preview reads.

@@ -113,7 +113,7 @@ func (s *Store) SuppressedCounts(ctx context.Context, suiteID string, runs int) 
 // RecentChanges returns the changes of the suite's last runs, with their
 // comparisons' targets, at most limit.
 func (s *Store) RecentChanges(ctx context.Context, suiteID string, runs, limit int) ([]regression.TargetChange, error) {
-	rows, err := s.pool.Query(ctx, `SELECT c.target, ch FROM comparisons c
+	rows, err := s.pool.Query(ctx, `SELECT c.target, ch, c.run_id, c.viewport FROM comparisons c
 		CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(c.changes) = 'array' THEN c.changes ELSE '[]'::jsonb END) ch
 		WHERE c.run_id IN (`+lastRuns+`) LIMIT $3`, suiteID, runs, limit)
 	if err != nil {
@@ -121,9 +121,18 @@ func (s *Store) RecentChanges(ctx context.Context, suiteID string, runs, limit i
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (regression.TargetChange, error) {
 		var tc regression.TargetChange
-		err := r.Scan(&tc.Target, &tc.Change)
+		err := r.Scan(&tc.Target, &tc.Change, &tc.RunID, &tc.Viewport)
 		return tc, err
 	})
+}
+
+// RecentRunCount counts the suite's last runs, at most runs.
+func (s *Store) RecentRunCount(ctx context.Context, suiteID string, runs int) (int, error) {
+	var n int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM (`+lastRuns+`) r`, suiteID, runs).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count recent runs: %w", err)
+	}
+	return n, nil
 }
 
 // ComparisonChanges returns a comparison (without artifacts) and its changes.

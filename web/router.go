@@ -176,6 +176,7 @@ func (s *Server) Handler() http.Handler {
 	s.routeSuites(v1)                    // suites.go
 	s.routeGroups(v1)                    // groups.go
 	s.routeRules(v1)                     // rules.go
+	s.routeVolatility(v1)                // volatility.go
 	s.routeAuthProfiles(v1)              // authprofiles.go
 	s.routeSessions(v1)                  // sessions.go
 	s.routeAdmin(r)                      // sweep.go: POST /v1/admin/sweep, with the admin token

@@ -14,6 +14,7 @@ import (
 	"github.com/snapq/snapq/capture"
 	"github.com/snapq/snapq/cmd/internal/env"
 	"github.com/snapq/snapq/egress"
+	"github.com/snapq/snapq/filterlist"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/notify"
 	"github.com/snapq/snapq/queue"
@@ -85,6 +86,10 @@ type workerConfig struct {
 	// SNAPQ_EGRESS_PROXY_ADVERTISE. The Logger is left to the wiring.
 	EgressAllow []netip.Prefix
 	Egress      egress.Config
+	// FilterLists is SNAPQ_FILTER_LISTS: the filter lists behind block.ads,
+	// block.trackers and block.chat_widgets (empty: the shipped EasyList,
+	// EasyPrivacy and chat list; "off": none).
+	FilterLists filterlist.Spec
 
 	MetricsAddr string // SNAPQ_METRICS_ADDR; empty (default): metrics are not served
 	PprofAddr   string // SNAPQ_PPROF_ADDR; empty (default): no profiler
@@ -144,6 +149,7 @@ func loadWorkerConfig() (workerConfig, error) {
 	c.readCapture(&r)
 	allowErr := c.readEgress(&r)
 
+	filterErr := c.readFilters(&r)
 	c.ContentAddressed = r.Bool("SNAPQ_CONTENT_ADDRESSED", true)
 	c.Thumbnails = r.Bool("SNAPQ_THUMBNAILS", true)
 
@@ -155,10 +161,20 @@ func loadWorkerConfig() (workerConfig, error) {
 	c.PprofAddr = r.String("SNAPQ_PPROF_ADDR", "")
 
 	fairErr := c.readFairness(&r)
-	if err := c.validate(fairErr, r.Err(), allowErr, mailErr); err != nil {
+	if err := c.validate(fairErr, r.Err(), allowErr, mailErr, filterErr); err != nil {
 		return workerConfig{}, err
 	}
 	return c, nil
+}
+
+// readFilters reads SNAPQ_FILTER_LISTS, the ad/tracker/chat filter lists.
+func (c *workerConfig) readFilters(r *env.Reader) error {
+	filters, err := filterlist.ParseSpec(r.String("SNAPQ_FILTER_LISTS", ""))
+	if err != nil {
+		return fmt.Errorf("SNAPQ_FILTER_LISTS: %w", err)
+	}
+	c.FilterLists = filters
+	return nil
 }
 
 // readCapture reads the browser's variables (SNAPQ_CHROME_*, SNAPQ_*_RECYCLE_AFTER,

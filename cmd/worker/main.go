@@ -25,6 +25,7 @@ import (
 	"github.com/snapq/snapq/discover"
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/events"
+	"github.com/snapq/snapq/filterlist"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/maintenance"
 	"github.com/snapq/snapq/notify"
@@ -210,24 +211,7 @@ func openDeps(ctx context.Context, cfg workerConfig, log *slog.Logger, opts ...s
 	if d.objects, err = artifacts.New(ctx, cfg.S3); err != nil {
 		return nil, err
 	}
-	// Chromium reaches the network only through the egress guard: private, loopback,
-	// link-local and reserved destinations are refused unless SNAPQ_EGRESS_ALLOW_CIDRS
-	// allows them.
-	ecfg, ccfg := cfg.Egress, cfg.Capture
-	ecfg.Logger = log.With("component", "egress")
-	d.guard = egress.New(ecfg)
-	ccfg.Logger = log
-	ccfg.Egress = func() (capture.EgressSession, error) {
-		s, err := d.guard.NewSession()
-		if err != nil {
-			return nil, err
-		}
-		return s, nil
-	}
-	if d.browser, err = capture.New(ctx, ccfg); err != nil {
-		return nil, fmt.Errorf("start chromium: %w", err)
-	}
-	if d.sessionBrowser, err = startSessionBrowser(cfg, ccfg, log); err != nil {
+	if err = d.startBrowsers(ctx, cfg, log); err != nil {
 		return nil, err
 	}
 	// The worker that completes a batch enqueues its webhook delivery, and a run
@@ -251,6 +235,39 @@ func openDeps(ctx context.Context, cfg workerConfig, log *slog.Logger, opts ...s
 	d.dispatch = &jobs.Dispatcher{Repo: d.store, Queue: d.tasks, Logger: log.With("component", "dispatch"),
 		Depth: cfg.DispatchDepth, Fleet: d.tasks.FleetConcurrency, InteractiveFleet: d.tasks.InteractiveConcurrency}
 	return d, nil
+}
+
+// startBrowsers starts the egress guard, the filter lists and the Chromiums (the capture
+// browser and, when sessions are on, the sessions' own).
+func (d *deps) startBrowsers(ctx context.Context, cfg workerConfig, log *slog.Logger) error {
+	// Chromium reaches the network only through the egress guard: private, loopback,
+	// link-local and reserved destinations are refused unless SNAPQ_EGRESS_ALLOW_CIDRS
+	// allows them.
+	ecfg, ccfg := cfg.Egress, cfg.Capture
+	ecfg.Logger = log.With("component", "egress")
+	d.guard = egress.New(ecfg)
+	ccfg.Logger = log
+	if !cfg.FilterLists.Off {
+		// Loaded on the first job that blocks, once per worker, shared by every tab.
+		eng, err := filterlist.NewLazy(cfg.FilterLists.Files, log.With("component", "filterlist"))
+		if err != nil {
+			return err
+		}
+		ccfg.Filter = eng
+	}
+	ccfg.Egress = func() (capture.EgressSession, error) {
+		s, err := d.guard.NewSession()
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	var err error
+	if d.browser, err = capture.New(ctx, ccfg); err != nil {
+		return fmt.Errorf("start chromium: %w", err)
+	}
+	d.sessionBrowser, err = startSessionBrowser(cfg, ccfg, log)
+	return err
 }
 
 var _ jobs.HostSlots = (*ratelimit.HostSemaphore)(nil)

@@ -14,7 +14,7 @@ import (
 func (a *app) suitesCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "suites", Short: "List and show visual-regression suites, run them, approve runs"}
 	cmd.AddCommand(a.suitesLsCommand(), a.suitesGetCommand(), a.suitesRunCommand(), a.suitesApproveCommand(),
-		a.suitesMergeCommand(), a.suitesFlakyCommand(), a.rulesCommand(), a.changesCommand())
+		a.suitesMergeCommand(), a.suitesFlakyCommand(), a.rulesCommand(), a.changesCommand(), a.volatilityCommand())
 	return cmd
 }
 

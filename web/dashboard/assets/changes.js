@@ -8,7 +8,7 @@ import { h, fill, badge, errorBox } from './ui.js';
 
 const KIND_LABEL = {
   text_changed: 'text changed', style_changed: 'style changed', moved: 'moved', added: 'added',
-  removed: 'removed', image_changed: 'image changed', unattributed: 'unattributed',
+  removed: 'removed', image_changed: 'image changed', frame_changed: 'frame changed', unattributed: 'unattributed',
 };
 
 // changesPanel returns the panel of comparison c (its article holds the

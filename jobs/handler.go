@@ -607,7 +607,8 @@ func (h *Handler) logger() *slog.Logger { return Log(h.Logger) }
 // a host at its cap costs no attempt: after HostWait the task goes back to
 // the queue (ErrHostBusy, which the worker does not count as a failure). On
 // the queue's last attempt that hand-back would end the task, so it waits up
-// to the job's timeout instead. release is idempotent.
+// to the job's timeout instead, as an interactive job (capture.Interactive)
+// always does, first in line (FirstHostSlots). release is idempotent.
 func (h *Handler) hostSlot(ctx context.Context, jobID string, lastAttempt bool) (release func(), err error) {
 	noop := func() {}
 	if h.Hosts == nil {
@@ -632,10 +633,16 @@ func (h *Handler) hostSlot(ctx context.Context, jobID string, lastAttempt bool) 
 	if wait <= 0 {
 		wait = DefaultHostWait
 	}
+	acquire := h.Hosts.Acquire
+	if fh, ok := h.Hosts.(FirstHostSlots); ok && capture.Interactive(ctx) {
+		// Somebody waits for it: first in line for the host's next slot,
+		// and not handed back (a requeue costs its caller HostBusyDelay).
+		acquire, lastAttempt = fh.AcquireFirst, true
+	}
 	if lastAttempt {
 		wait = max(wait, job.Options.JobTimeout())
 	}
-	release, ok, err := h.Hosts.Acquire(ctx, host, limit, wait)
+	release, ok, err := acquire(ctx, host, limit, wait)
 	if err != nil {
 		// Redis trouble: the task's retry is the queue's, as for any transient error.
 		return nil, fmt.Errorf("job %s: %w", jobID, err)

@@ -28,6 +28,11 @@ type ServerConfig struct {
 	Logger         asynq.Logger
 	LogLevel       asynq.LogLevel
 	Log            *slog.Logger // the server's own lines (outages of the job store); nil: slog's default
+	// TaskCheckInterval is how long the server sleeps after finding every one
+	// of its queues empty (asynq polls; it has no blocking pop). 0: asynq's
+	// default, 1 s, which a task arriving at an idle worker waits half of on
+	// average. The interactive lane sets it short (SNAPQ_INTERACTIVE_POLL).
+	TaskCheckInterval time.Duration
 }
 
 // Server runs a worker's tasks on asynq with snapq's retry and stop rules:
@@ -67,9 +72,10 @@ func NewServer(conn asynq.RedisConnOpt, cfg ServerConfig) *Server {
 		IsFailure:      IsFailure,
 		// Drain is the graceful bound; once Shutdown is called, what still runs
 		// goes back to the queue without waiting (0 would mean asynq's 8 s).
-		ShutdownTimeout: time.Millisecond,
-		Logger:          cfg.Logger,
-		LogLevel:        cfg.LogLevel,
+		ShutdownTimeout:   time.Millisecond,
+		Logger:            cfg.Logger,
+		LogLevel:          cfg.LogLevel,
+		TaskCheckInterval: cfg.TaskCheckInterval,
 	})
 	return s
 }

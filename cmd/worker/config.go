@@ -45,6 +45,12 @@ type workerConfig struct {
 	// task slots but shares the tabs; 0 to Concurrency-1). The worker serves the interactive queue with
 	// max(1, 2 × InteractiveTabs) task slots of their own either way.
 	InteractiveTabs int
+	// InteractivePoll is how often the interactive lane's asynq server looks
+	// at its (usually empty) queue (SNAPQ_INTERACTIVE_POLL, default
+	// DefaultInteractivePoll, 1ms to 1s): a synchronous capture waits about
+	// half of it before a worker takes it, and each worker makes one small
+	// Redis call per period while idle.
+	InteractivePoll time.Duration
 	// Sessions configures interactive sessions: SessionTabs (SNAPQ_SESSION_TABS, default
 	// DefaultSessionTabs; 0: this worker holds none) tabs of a Chromium of their own, so
 	// sessions and batches never take each other's tabs, and the commands' bounds
@@ -123,6 +129,7 @@ func loadWorkerConfig() (workerConfig, error) {
 	}
 	c.Jobs = r.Int("SNAPQ_WORKER_JOBS", 2*c.Concurrency)
 	c.InteractiveTabs = r.Int("SNAPQ_INTERACTIVE_TABS", 0)
+	c.InteractivePoll = r.Duration("SNAPQ_INTERACTIVE_POLL", DefaultInteractivePoll)
 	c.SessionTabs, c.Sessions = readSessions(&r)
 	c.ShutdownTimeout = r.Duration("SNAPQ_SHUTDOWN_TIMEOUT", 30*time.Second)
 	c.RetryBaseDelay = r.Duration("SNAPQ_RETRY_BASE_DELAY", 10*time.Second)
@@ -236,8 +243,16 @@ func (c workerConfig) validateConcurrency() error {
 	if c.InteractiveTabs < 0 || c.InteractiveTabs >= c.Concurrency && c.InteractiveTabs > 0 {
 		return fmt.Errorf("SNAPQ_INTERACTIVE_TABS=%d: want 0 to SNAPQ_WORKER_CONCURRENCY-1 (%d)", c.InteractiveTabs, c.Concurrency-1)
 	}
+	if c.InteractivePoll < time.Millisecond || c.InteractivePoll > time.Second {
+		return fmt.Errorf("SNAPQ_INTERACTIVE_POLL=%s: want 1ms to 1s", c.InteractivePoll)
+	}
 	return nil
 }
+
+// DefaultInteractivePoll is SNAPQ_INTERACTIVE_POLL's default: about 10 ms
+// of waiting for a synchronous capture, 50 small Redis calls a second per
+// idle worker.
+const DefaultInteractivePoll = 20 * time.Millisecond
 
 // longestJob is the longest a capture job can hold a tab: the largest timeout_ms
 // the API accepts plus the capture's grace period to take its outputs.

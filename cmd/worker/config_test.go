@@ -69,6 +69,7 @@ func defaultWorkerConfig(chrome string) workerConfig {
 		S3:              s3,
 		Concurrency:     2,
 		Jobs:            4,
+		InteractivePoll: DefaultInteractivePoll,
 		SessionTabs:     2,
 		Sessions:        session.RunConfig{ReplyBytes: 64 << 10, CommandTimeout: 45 * time.Second},
 		ShutdownTimeout: 30 * time.Second,
@@ -115,6 +116,11 @@ func TestLoadWorkerConfig(t *testing.T) {
 			want: func(c *workerConfig) {
 				c.Concurrency, c.Jobs, c.Capture.Tabs = 5, 10, 5
 			},
+		},
+		{
+			name: "interactive poll",
+			env:  []string{"SNAPQ_INTERACTIVE_POLL=5ms"},
+			want: func(c *workerConfig) { c.InteractivePoll = 5 * time.Millisecond },
 		},
 		{
 			name: "jobs equal to the concurrency",
@@ -246,6 +252,11 @@ func TestLoadWorkerConfigErrors(t *testing.T) {
 			name: "fewer jobs than tabs",
 			env:  []string{"SNAPQ_WORKER_CONCURRENCY=4", "SNAPQ_WORKER_JOBS=3"},
 			want: []string{"SNAPQ_WORKER_JOBS=3: want at least SNAPQ_WORKER_CONCURRENCY (4)"},
+		},
+		{
+			name: "interactive poll out of range",
+			env:  []string{"SNAPQ_INTERACTIVE_POLL=2s"},
+			want: []string{"SNAPQ_INTERACTIVE_POLL=2s: want 1ms to 1s"},
 		},
 		{
 			name: "not numbers",

@@ -251,7 +251,10 @@ func openDeps(ctx context.Context, cfg workerConfig, log *slog.Logger) (_ *deps,
 	return d, nil
 }
 
-var _ jobs.HostSlots = (*ratelimit.HostSemaphore)(nil)
+var (
+	_ jobs.HostSlots      = (*ratelimit.HostSemaphore)(nil)
+	_ jobs.FirstHostSlots = (*ratelimit.HostSemaphore)(nil)
+)
 
 // close closes what openDeps opened, last opened first.
 func (d *deps) close() {
@@ -389,15 +392,17 @@ func drainBoth(ctx context.Context, srv, lane *queue.Server) bool {
 }
 
 // newLaneServer serves the interactive queue (queue/lane.go) with task slots
-// of its own: max(1, 2 × SNAPQ_INTERACTIVE_TABS).
+// of its own: max(1, 2 × SNAPQ_INTERACTIVE_TABS), looking for a task every
+// SNAPQ_INTERACTIVE_POLL while the queue is empty.
 func newLaneServer(cfg workerConfig, log *slog.Logger) *queue.Server {
 	return queue.NewServer(cfg.Redis, queue.ServerConfig{
-		Concurrency:    max(1, 2*cfg.InteractiveTabs),
-		Queues:         map[string]int{queue.QueueInteractive: 1},
-		RetryBaseDelay: cfg.RetryBaseDelay,
-		Logger:         env.AsynqLogger{L: log},
-		LogLevel:       asynq.WarnLevel,
-		Log:            log.With("lane", "interactive"),
+		Concurrency:       max(1, 2*cfg.InteractiveTabs),
+		TaskCheckInterval: cfg.InteractivePoll,
+		Queues:            map[string]int{queue.QueueInteractive: 1},
+		RetryBaseDelay:    cfg.RetryBaseDelay,
+		Logger:            env.AsynqLogger{L: log},
+		LogLevel:          asynq.WarnLevel,
+		Log:               log.With("lane", "interactive"),
 	})
 }
 

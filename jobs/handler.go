@@ -12,6 +12,7 @@ import (
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/capture"
 	"github.com/snapq/snapq/diff"
+	"github.com/snapq/snapq/hotcopy"
 	"github.com/snapq/snapq/thumbnail"
 )
 
@@ -71,6 +72,10 @@ type Handler struct {
 	// MaxInFlight caps an owner's unfinished jobs when a crawl page adds
 	// jobs to its batch (SNAPQ_MAX_JOBS_IN_FLIGHT; 0: no cap).
 	MaxInFlight int
+	// Copies, when set, keeps the bytes of an interactive job's artifacts
+	// (capture.Interactive) beside the bucket for the api's answer to its
+	// waiting caller (hotcopy.Store).
+	Copies ArtifactCopies
 	// Captured, when set, counts each job attempt that reached its outputs:
 	// rendered by a browser (cached=false) or reused from the cache.
 	Captured func(cached bool)
@@ -406,12 +411,39 @@ func (h *Handler) run(ctx context.Context, job *Job, releaseHost func(), links *
 			mdChars, mdTruncated = f.Chars, f.Truncated
 		}
 	}
+	h.keepCopies(ctx, res, arts)
 	result := newResult(res)
 	result.Manifest = manifest(res.Images, arts)
 	result.TextChars = textChars
 	result.MarkdownChars, result.MarkdownTruncated = mdChars, mdTruncated
 	result.TimingsMS["upload"] = time.Since(upStart).Milliseconds()
 	return result, arts, nil
+}
+
+// ArtifactCopies keeps short-lived copies of artifact bytes by object key.
+// hotcopy.Store implements it.
+type ArtifactCopies interface {
+	Keep(ctx context.Context, objs []hotcopy.Object) error
+}
+
+// keepCopies copies the stored artifacts of an interactive capture (its
+// images, then its files: the order of arts) for the waiting caller's
+// answer, before the job completes. A failed copy is logged: the answer
+// then reads the bucket.
+func (h *Handler) keepCopies(ctx context.Context, res *capture.Result, arts []*Artifact) {
+	if h.Copies == nil || !capture.Interactive(ctx) {
+		return
+	}
+	objs := make([]hotcopy.Object, 0, len(arts))
+	for i, img := range res.Images {
+		objs = append(objs, hotcopy.Object{Key: arts[i].ObjectKey, Data: img.Data})
+	}
+	for i, f := range res.Files {
+		objs = append(objs, hotcopy.Object{Key: arts[len(res.Images)+i].ObjectKey, Data: f.Data})
+	}
+	if err := h.Copies.Keep(ctx, objs); err != nil {
+		h.logger().Warn("keep the artifacts' copies; the answer reads the bucket", "err", err)
+	}
 }
 
 // putImage stores one image of the capture and returns its artifact.

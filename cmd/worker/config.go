@@ -14,6 +14,7 @@ import (
 	"github.com/snapq/snapq/capture"
 	"github.com/snapq/snapq/cmd/internal/env"
 	"github.com/snapq/snapq/egress"
+	"github.com/snapq/snapq/hotcopy"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/notify"
 	"github.com/snapq/snapq/ratelimit"
@@ -51,6 +52,11 @@ type workerConfig struct {
 	// half of it before a worker takes it, and each worker makes one small
 	// Redis call per period while idle.
 	InteractivePoll time.Duration
+	// InteractiveCopyBytes is the most bytes of an interactive job's
+	// artifacts the worker also keeps in Redis for a minute, so the api
+	// answers the waiting caller without reading the bucket
+	// (SNAPQ_INTERACTIVE_COPY_BYTES, default hotcopy.DefaultMaxBytes; 0: none).
+	InteractiveCopyBytes int
 	// Sessions configures interactive sessions: SessionTabs (SNAPQ_SESSION_TABS, default
 	// DefaultSessionTabs; 0: this worker holds none) tabs of a Chromium of their own, so
 	// sessions and batches never take each other's tabs, and the commands' bounds
@@ -130,6 +136,7 @@ func loadWorkerConfig() (workerConfig, error) {
 	c.Jobs = r.Int("SNAPQ_WORKER_JOBS", 2*c.Concurrency)
 	c.InteractiveTabs = r.Int("SNAPQ_INTERACTIVE_TABS", 0)
 	c.InteractivePoll = r.Duration("SNAPQ_INTERACTIVE_POLL", DefaultInteractivePoll)
+	c.InteractiveCopyBytes = r.Int("SNAPQ_INTERACTIVE_COPY_BYTES", hotcopy.DefaultMaxBytes)
 	c.SessionTabs, c.Sessions = readSessions(&r)
 	c.ShutdownTimeout = r.Duration("SNAPQ_SHUTDOWN_TIMEOUT", 30*time.Second)
 	c.RetryBaseDelay = r.Duration("SNAPQ_RETRY_BASE_DELAY", 10*time.Second)
@@ -245,6 +252,9 @@ func (c workerConfig) validateConcurrency() error {
 	}
 	if c.InteractivePoll < time.Millisecond || c.InteractivePoll > time.Second {
 		return fmt.Errorf("SNAPQ_INTERACTIVE_POLL=%s: want 1ms to 1s", c.InteractivePoll)
+	}
+	if c.InteractiveCopyBytes < 0 || c.InteractiveCopyBytes > hotcopy.HardMaxBytes {
+		return fmt.Errorf("SNAPQ_INTERACTIVE_COPY_BYTES=%d: want 0 to %d", c.InteractiveCopyBytes, hotcopy.HardMaxBytes)
 	}
 	return nil
 }

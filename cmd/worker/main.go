@@ -25,6 +25,7 @@ import (
 	"github.com/snapq/snapq/discover"
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/events"
+	"github.com/snapq/snapq/hotcopy"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/maintenance"
 	"github.com/snapq/snapq/notify"
@@ -254,6 +255,7 @@ func openDeps(ctx context.Context, cfg workerConfig, log *slog.Logger) (_ *deps,
 var (
 	_ jobs.HostSlots      = (*ratelimit.HostSemaphore)(nil)
 	_ jobs.FirstHostSlots = (*ratelimit.HostSemaphore)(nil)
+	_ jobs.ArtifactCopies = (*hotcopy.Store)(nil)
 )
 
 // close closes what openDeps opened, last opened first.
@@ -285,7 +287,8 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 		AfterFinal: []func(context.Context, *jobs.Job){announce.AfterFinal, regression.CompareWhenFinal(st, tasks, regLog),
 			d.dispatch.AfterFinal},
 		Hosts: d.hosts, HostConcurrency: cfg.HostConcurrency, Uploads: metrics.upload,
-		Auth: sessions, Cache: st, Captured: metrics.captured, MaxInFlight: cfg.MaxJobsInFlight}
+		Auth: sessions, Cache: st, Captured: metrics.captured, MaxInFlight: cfg.MaxJobsInFlight,
+		Copies: &hotcopy.Store{Redis: d.rdb, MaxBytes: cfg.InteractiveCopyBytes}}
 	planner := &notify.Planner{Repo: st, Queue: tasks, Logger: log.With("component", "notify"), PublicURL: cfg.PublicURL}
 	cmp := &regression.Comparer{Repo: st, Store: d.objects, Logger: regLog, Decoded: metrics.decoded, Rules: st,
 		RunFinished: []func(context.Context, *regression.Run){func(ctx context.Context, r *regression.Run) { announce.Batch(ctx, r.BatchID) },

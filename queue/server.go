@@ -33,6 +33,9 @@ type ServerConfig struct {
 	// default, 1 s, which a task arriving at an idle worker waits half of on
 	// average. The interactive lane sets it short (SNAPQ_INTERACTIVE_POLL).
 	TaskCheckInterval time.Duration
+	// DelayedTaskCheckInterval is how often tasks due for a retry are moved
+	// back to their queue. 0: asynq's default, 5 s.
+	DelayedTaskCheckInterval time.Duration
 }
 
 // Server runs a worker's tasks on asynq with snapq's retry and stop rules:
@@ -72,10 +75,11 @@ func NewServer(conn asynq.RedisConnOpt, cfg ServerConfig) *Server {
 		IsFailure:      IsFailure,
 		// Drain is the graceful bound; once Shutdown is called, what still runs
 		// goes back to the queue without waiting (0 would mean asynq's 8 s).
-		ShutdownTimeout:   time.Millisecond,
-		Logger:            cfg.Logger,
-		LogLevel:          cfg.LogLevel,
-		TaskCheckInterval: cfg.TaskCheckInterval,
+		ShutdownTimeout:          time.Millisecond,
+		Logger:                   cfg.Logger,
+		LogLevel:                 cfg.LogLevel,
+		TaskCheckInterval:        cfg.TaskCheckInterval,
+		DelayedTaskCheckInterval: cfg.DelayedTaskCheckInterval,
 	})
 	return s
 }

@@ -402,12 +402,20 @@ func newLaneServer(cfg workerConfig, log *slog.Logger) *queue.Server {
 		Concurrency:       max(1, 2*cfg.InteractiveTabs),
 		TaskCheckInterval: cfg.InteractivePoll,
 		Queues:            map[string]int{queue.QueueInteractive: 1},
-		RetryBaseDelay:    cfg.RetryBaseDelay,
-		Logger:            env.AsynqLogger{L: log},
-		LogLevel:          asynq.WarnLevel,
-		Log:               log.With("lane", "interactive"),
+		// Somebody waits: a transient failure (a browser that crashed under
+		// load) is tried again within a second or two, not after the batch
+		// lane's backoff, which outlasts most callers' wait_ms.
+		RetryBaseDelay:           min(cfg.RetryBaseDelay, laneRetryBase),
+		DelayedTaskCheckInterval: laneRetryBase / 4,
+		Logger:                   env.AsynqLogger{L: log},
+		LogLevel:                 asynq.WarnLevel,
+		Log:                      log.With("lane", "interactive"),
 	})
 }
+
+// laneRetryBase is the longest first backoff of an interactive task; the
+// lane's server looks for tasks due four times as often.
+const laneRetryBase = time.Second
 
 // laneMux runs the interactive queue's capture tasks on mux's handler with
 // their context marked interactive, so they may take the reserved tabs.

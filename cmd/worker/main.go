@@ -369,6 +369,7 @@ func newServer(cfg workerConfig, log *slog.Logger) *queue.Server {
 		Logger:         env.AsynqLogger{L: log},
 		LogLevel:       asynq.WarnLevel,
 		Log:            log,
+		Polling:        cfg.Polling,
 	})
 }
 
@@ -399,17 +400,18 @@ func drainBoth(ctx context.Context, srv, lane *queue.Server) bool {
 // SNAPQ_INTERACTIVE_POLL while the queue is empty.
 func newLaneServer(cfg workerConfig, log *slog.Logger) *queue.Server {
 	return queue.NewServer(cfg.Redis, queue.ServerConfig{
-		Concurrency:       max(1, 2*cfg.InteractiveTabs),
-		TaskCheckInterval: cfg.InteractivePoll,
-		Queues:            map[string]int{queue.QueueInteractive: 1},
+		Concurrency: max(1, 2*cfg.InteractiveTabs),
+		Queues:      map[string]int{queue.QueueInteractive: 1},
 		// Somebody waits: a transient failure (a browser that crashed under
 		// load) is tried again within a second or two, not after the batch
-		// lane's backoff, which outlasts most callers' wait_ms.
-		RetryBaseDelay:           min(cfg.RetryBaseDelay, laneRetryBase),
-		DelayedTaskCheckInterval: laneRetryBase / 4,
-		Logger:                   env.AsynqLogger{L: log},
-		LogLevel:                 asynq.WarnLevel,
-		Log:                      log.With("lane", "interactive"),
+		// lane's backoff, which outlasts most callers' wait_ms; the lane's
+		// queue is looked at every SNAPQ_INTERACTIVE_POLL.
+		RetryBaseDelay: min(cfg.RetryBaseDelay, laneRetryBase),
+		Polling: queue.Polling{TaskCheck: cfg.InteractivePoll,
+			DelayedTaskCheck: min(cfg.Polling.DelayedTaskCheck, laneRetryBase/4)},
+		Logger:   env.AsynqLogger{L: log},
+		LogLevel: asynq.WarnLevel,
+		Log:      log.With("lane", "interactive"),
 	})
 }
 

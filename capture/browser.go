@@ -134,20 +134,29 @@ func (b *Browser) Capture(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer leave()
+	handedOff := false // the slot and instance are given back by giveBack's goroutine
+	defer func() {
+		if !handedOff {
+			leave()
+		}
+	}()
 
 	inst, err := b.instance(ctx, true)
 	if err != nil {
 		return nil, classify(ctx, ctx, phaseSlot, err)
 	}
-	defer b.release(inst)
+	defer func() {
+		if !handedOff {
+			b.release(inst)
+		}
+	}()
 
 	t, err := b.openTab(ctx, inst)
 	if err != nil {
 		return nil, err
 	}
 	ok := false
-	defer func() { inst.putTab(t, ok) }()
+	defer func() { handedOff = b.giveBack(ctx, inst, t, ok, leave) }()
 	var budget time.Time
 	if req.Timeout > 0 {
 		budget = time.Now().Add(req.Timeout)
@@ -167,6 +176,36 @@ func (b *Browser) Capture(ctx context.Context, req Request) (*Result, error) {
 	ok = true
 	res.Timings["total"] = time.Since(start).Milliseconds()
 	return res, nil
+}
+
+// giveBack returns t to inst after a capture (its clean slate, putTab). An
+// interactive capture's caller is waiting for the result: the clean slate
+// then runs after Capture returned, still holding the capture's slot (and
+// the instance), which it gives back when the tab is clean, so the next
+// capture on that slot still starts on a clean tab. It reports whether it
+// did so (the caller must not give them back itself).
+func (b *Browser) giveBack(ctx context.Context, inst *instance, t *tab, ok bool, leave func()) bool {
+	if !Interactive(ctx) {
+		inst.putTab(t, ok)
+		return false
+	}
+	b.mu.Lock()
+	closed := b.closed
+	if !closed {
+		b.bg.Add(1)
+	}
+	b.mu.Unlock()
+	if closed {
+		inst.putTab(t, ok)
+		return false
+	}
+	go func() {
+		defer b.bg.Done()
+		inst.putTab(t, ok)
+		b.release(inst)
+		leave()
+	}()
+	return true
 }
 
 // openTab takes a tab of inst. Opening a tab is a few CDP calls, bounded like one: a browser

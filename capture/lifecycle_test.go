@@ -59,6 +59,45 @@ func TestCleanSlateBetweenJobs(t *testing.T) {
 	}
 }
 
+// An interactive capture returns before its tab's clean slate (giveBack runs
+// it after): the next capture on the one tab must still find the tab clean,
+// because the slot is held until the clean slate is done.
+func TestCleanSlateBetweenInteractiveJobs(t *testing.T) {
+	b := newBrowser(t, Config{Tabs: 1})
+	req := Request{URL: fixtures.URL + "/state", Name: "state", Screenshot: Screenshot{Mode: ModeViewport}}
+	ctx, cancel := context.WithTimeout(WithInteractive(context.Background()), time.Minute)
+	defer cancel()
+	const clean = "header=;cookie=srv=1;local=;session="
+	for i := range 3 {
+		res, err := b.Capture(ctx, req)
+		if err != nil {
+			t.Fatalf("interactive job %d: %v", i+1, err)
+		}
+		found, after, _ := strings.Cut(res.Title, "|")
+		if found != clean {
+			t.Fatalf("interactive job %d found another job's state: %q", i+1, found)
+		}
+		if after != "cookie=srv=1; js=1;local=1;session=1" {
+			t.Fatalf("interactive job %d could not set its state: %q", i+1, after)
+		}
+	}
+	// The clean slate of the last one finishes after Capture returned: its
+	// tab comes back idle (not discarded).
+	for {
+		b.mu.Lock()
+		inst := b.inst
+		b.mu.Unlock()
+		if len(inst.idle) == 1 && len(b.slots) == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the last interactive job's tab never came back clean: %d idle, %d slots held", len(inst.idle), len(b.slots))
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
 func TestRendererCrashFailsFast(t *testing.T) {
 	b := newBrowser(t, Config{Tabs: 1})
 	done := make(chan error, 1)

@@ -138,31 +138,38 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	}
 }
 
-// Once makes one pass: it marks held jobs dispatched and enqueues them. A
-// failed enqueue is logged: the job is dispatched in Postgres, and the
-// reconciler enqueues dispatched jobs whose task is missing.
+// Once makes one pass: it marks held jobs dispatched and enqueues them, the
+// interactive lane's first and before the batch pass runs (somebody waits
+// for those). A failed enqueue is logged: the job is dispatched in Postgres,
+// and the reconciler enqueues dispatched jobs whose task is missing.
 func (d *Dispatcher) Once(ctx context.Context) (int, error) {
-	var lane []Dispatch
+	n := 0
 	if ls, ok := d.Repo.(LaneStore); ok {
-		var err error
-		if lane, err = ls.DispatchInteractive(ctx, d.interactiveDepth(ctx)); err != nil {
+		lane, err := ls.DispatchInteractive(ctx, d.interactiveDepth(ctx))
+		if err != nil {
 			return 0, fmt.Errorf("dispatch interactive jobs: %w", err)
 		}
+		n += d.enqueueAll(ctx, lane)
 	}
 	ds, err := d.Repo.DispatchHeld(ctx, d.depth(ctx))
 	if err != nil {
-		return 0, fmt.Errorf("dispatch held jobs: %w", err)
+		return n, fmt.Errorf("dispatch held jobs: %w", err)
 	}
-	ds = append(lane, ds...)
+	n += d.enqueueAll(ctx, ds)
+	if n > 0 {
+		Log(d.Logger).Debug("dispatched", "count", n)
+	}
+	return n, nil
+}
+
+// enqueueAll enqueues ds in order, logging the failures, and returns len(ds).
+func (d *Dispatcher) enqueueAll(ctx context.Context, ds []Dispatch) int {
 	for _, j := range ds {
 		if err := d.enqueue(context.WithoutCancel(ctx), j); err != nil {
 			Log(d.Logger).Warn("enqueue failed; the reconciler will retry", "job_id", j.ID, "err", err)
 		}
 	}
-	if len(ds) > 0 {
-		Log(d.Logger).Debug("dispatched", "count", len(ds))
-	}
-	return len(ds), nil
+	return len(ds)
 }
 
 // enqueue puts j on its lane's queue.

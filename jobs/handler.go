@@ -12,6 +12,7 @@ import (
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/capture"
 	"github.com/snapq/snapq/diff"
+	"github.com/snapq/snapq/hotcopy"
 	"github.com/snapq/snapq/thumbnail"
 )
 
@@ -72,6 +73,10 @@ type Handler struct {
 	// MaxInFlight caps an owner's unfinished jobs when a crawl page adds
 	// jobs to its batch (SNAPQ_MAX_JOBS_IN_FLIGHT; 0: no cap).
 	MaxInFlight int
+	// Copies, when set, keeps the bytes of an interactive job's artifacts
+	// (capture.Interactive) beside the bucket for the api's answer to its
+	// waiting caller (hotcopy.Store).
+	Copies ArtifactCopies
 	// Captured, when set, counts each job attempt that reached its outputs:
 	// rendered by a browser (cached=false) or reused from the cache.
 	Captured func(cached bool)
@@ -469,6 +474,7 @@ func (h *Handler) upload(ctx context.Context, job *Job, res *capture.Result) ([]
 		}
 		arts = append(arts, a)
 	}
+	h.keepCopies(ctx, res, arts)
 	return arts, nil
 }
 
@@ -488,6 +494,32 @@ func (h *Handler) putFile(ctx context.Context, job *Job, res *capture.Result, f 
 	return &Artifact{ID: NewID(), JobID: job.ID, Kind: f.Kind, Name: f.Name, Seq: seq,
 		ObjectKey: obj.Key, ContentType: f.ContentType, Bytes: obj.Bytes, SHA256: obj.SHA256, CRC32: crc32.ChecksumIEEE(f.Data),
 		Reused: obj.Reused}, nil
+}
+
+// ArtifactCopies keeps short-lived copies of artifact bytes by object key.
+// hotcopy.Store implements it.
+type ArtifactCopies interface {
+	Keep(ctx context.Context, objs []hotcopy.Object) error
+}
+
+// keepCopies copies the stored artifacts of an interactive capture (its
+// images, then its files: the order of arts) for the waiting caller's
+// answer, before the job completes. A failed copy is logged: the answer
+// then reads the bucket.
+func (h *Handler) keepCopies(ctx context.Context, res *capture.Result, arts []*Artifact) {
+	if h.Copies == nil || !capture.Interactive(ctx) {
+		return
+	}
+	objs := make([]hotcopy.Object, 0, len(arts))
+	for i, img := range res.Images {
+		objs = append(objs, hotcopy.Object{Key: arts[i].ObjectKey, Data: img.Data})
+	}
+	for i, f := range res.Files {
+		objs = append(objs, hotcopy.Object{Key: arts[len(res.Images)+i].ObjectKey, Data: f.Data})
+	}
+	if err := h.Copies.Keep(ctx, objs); err != nil {
+		h.logger().Warn("keep the artifacts' copies; the answer reads the bucket", "err", err)
+	}
 }
 
 // putImage stores one image of the capture and returns its artifact.
@@ -684,9 +716,10 @@ func (h *Handler) logger() *slog.Logger { return Log(h.Logger) }
 // a host at its cap costs no attempt: after HostWait the task goes back to
 // the queue (ErrHostBusy, which the worker does not count as a failure). On
 // the queue's last attempt that hand-back would end the task, so it waits up
-// to the job's timeout instead. The host, cap and timeout come with the
-// task (CaptureTask); a payload without them makes it read the job. release
-// is idempotent.
+// to the job's timeout instead, as an interactive job (capture.Interactive)
+// always does, first in line (FirstHostSlots). The host, cap and timeout
+// come with the task (CaptureTask); a payload without them makes it read the
+// job. release is idempotent.
 func (h *Handler) hostSlot(ctx context.Context, p CapturePayload, lastAttempt bool) (release func(), err error) {
 	noop := func() {}
 	if h.Hosts == nil {
@@ -708,10 +741,16 @@ func (h *Handler) hostSlot(ctx context.Context, p CapturePayload, lastAttempt bo
 	if wait <= 0 {
 		wait = DefaultHostWait
 	}
+	acquire := h.Hosts.Acquire
+	if fh, ok := h.Hosts.(FirstHostSlots); ok && capture.Interactive(ctx) {
+		// Somebody waits for it: first in line for the host's next slot,
+		// and not handed back (a requeue costs its caller HostBusyDelay).
+		acquire, lastAttempt = fh.AcquireFirst, true
+	}
 	if lastAttempt {
 		wait = max(wait, p.Timeout())
 	}
-	release, ok, err := h.Hosts.Acquire(ctx, p.Host, limit, wait)
+	release, ok, err := acquire(ctx, p.Host, limit, wait)
 	if err != nil {
 		// Redis trouble: the task's retry is the queue's, as for any transient error.
 		return nil, fmt.Errorf("job %s: %w", p.JobID, err)

@@ -47,6 +47,14 @@ type HostSlots interface {
 	Acquire(ctx context.Context, host string, limit int, wait time.Duration) (release func(), ok bool, err error)
 }
 
+// FirstHostSlots is HostSlots whose AcquireFirst goes ahead of Acquire's
+// waiters: an interactive job (somebody waits for it) takes the host's next
+// free slot before the batch jobs waiting for one, within the same limit.
+// ratelimit.HostSemaphore implements it.
+type FirstHostSlots interface {
+	AcquireFirst(ctx context.Context, host string, limit int, wait time.Duration) (release func(), ok bool, err error)
+}
+
 // TargetHost is the host a job's URL names, lower-case, with its port when
 // it has one ("example.com", "127.0.0.1:8080"): the key of its host cap.
 func TargetHost(rawURL string) string {

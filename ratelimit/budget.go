@@ -118,7 +118,7 @@ func (b *Budget) takeKey(ctx context.Context, owner, kind string, c Cap) (func()
 		}
 		return func() { b.giveLocal(kind, k) }, nil
 	}
-	rel, ok, err := b.sem.acquireKey(ctx, BudgetKey(owner, kind), c.PerKey, 0)
+	rel, ok, err := b.sem.acquireKey(ctx, []string{BudgetKey(owner, kind)}, c.PerKey, 0, acquireScript, newToken())
 	if err != nil {
 		return nil, fmt.Errorf("work budget: %w", err)
 	}

@@ -119,3 +119,57 @@ func TestHostLeaseOfKilledHolderExpires(t *testing.T) {
 	}
 	t.Logf("killed holder's slot reclaimed %s after the kill", time.Since(killed).Round(time.Millisecond))
 }
+
+// An AcquireFirst caller waiting for a host at its cap takes the next free
+// slot ahead of Acquire's callers, within the same limit, and leaves no trace
+// when it gives up.
+func TestHostSemaphoreFirstGoesAhead(t *testing.T) {
+	rdb := setup(t)
+	ctx := context.Background()
+	sem := NewHostSemaphore(rdb)
+	host := "127.0.0.1:" + testenv.RandomSuffix(3)
+	held, ok, err := sem.Acquire(ctx, host, 1, 0)
+	if !ok || err != nil {
+		t.Fatalf("the one slot: ok=%v err=%v", ok, err)
+	}
+	type got struct {
+		release func()
+		ok      bool
+		err     error
+	}
+	first := make(chan got, 1)
+	go func() {
+		r, ok, err := sem.AcquireFirst(ctx, host, 1, time.Minute)
+		first <- got{r, ok, err}
+	}()
+	for rdb.ZCard(ctx, firstKey(host)).Val() == 0 { // until it waits
+		time.Sleep(5 * time.Millisecond)
+	}
+	held()
+	if _, ok, err := sem.Acquire(ctx, host, 1, 0); ok || err != nil {
+		t.Fatalf("a batch caller took the slot an interactive one waits for: ok=%v err=%v", ok, err)
+	}
+	f := <-first
+	if !f.ok || f.err != nil {
+		t.Fatalf("the interactive caller: ok=%v err=%v", f.ok, f.err)
+	}
+	if n := rdb.ZCard(ctx, HostKey(host)).Val(); n != 1 {
+		t.Fatalf("%d leases of a limit of 1", n)
+	}
+	if n := rdb.ZCard(ctx, firstKey(host)).Val(); n != 0 {
+		t.Fatalf("%d waiters left after the interactive caller got its slot, want 0", n)
+	}
+	// Given up: its wait is over and the slot still held.
+	if _, ok, err := sem.AcquireFirst(ctx, host, 1, 50*time.Millisecond); ok || err != nil {
+		t.Fatalf("a second interactive caller past its wait: ok=%v err=%v", ok, err)
+	}
+	if n := rdb.ZCard(ctx, firstKey(host)).Val(); n != 0 {
+		t.Fatalf("%d waiters left by a caller that gave up, want 0", n)
+	}
+	f.release()
+	if r, ok, err := sem.Acquire(ctx, host, 1, 0); !ok || err != nil {
+		t.Fatalf("a batch caller with nobody ahead: ok=%v err=%v", ok, err)
+	} else {
+		r()
+	}
+}

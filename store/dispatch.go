@@ -17,6 +17,10 @@ import (
 // together never go past the depth. The second key is a hash of the schema,
 // so deployments (or tests) sharing a database in their own schemas do not
 // wait for each other.
+// The interactive lane's passes take a lock of their own
+// (dispatchLockSpace+1): the two lanes count and mark disjoint jobs, so a
+// synchronous capture's pass never waits behind a long pass over a
+// 20,000-job backlog.
 const dispatchLockSpace = 7_353_003
 
 // DispatchHeld implements jobs.DispatchStore. In one transaction, under
@@ -39,7 +43,11 @@ var _ jobs.LaneStore = (*Store)(nil)
 func (s *Store) dispatchLane(ctx context.Context, depth int, interactive bool) ([]jobs.Dispatch, error) {
 	var out []jobs.Dispatch
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))`, dispatchLockSpace); err != nil {
+		lock := dispatchLockSpace
+		if interactive {
+			lock++
+		}
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))`, lock); err != nil {
 			return fmt.Errorf("dispatch lock: %w", err)
 		}
 		var inFlight int

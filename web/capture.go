@@ -225,6 +225,9 @@ func (s *Server) writeArtifact(c *gin.Context, j *jobs.Job, arts []*jobs.Artifac
 		return &apiError{Status: http.StatusNotFound, Code: "not_found", Field: "segment",
 			Message: fmt.Sprintf("the capture has no %s artifact for this request (segment %d)", rep.output, segment)}
 	}
+	if s.writeCopy(c, pick) {
+		return nil
+	}
 	if s.Objects == nil {
 		return &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "this server does not serve artifact bytes"}
 	}
@@ -242,4 +245,29 @@ func (s *Server) writeArtifact(c *gin.Context, j *jobs.Job, arts []*jobs.Artifac
 		_ = c.Error(err) // the status is sent; logged
 	}
 	return nil
+}
+
+// ArtifactCopies reads the short-lived copies of artifact bytes the workers
+// keep for synchronous captures. hotcopy.Store implements it.
+type ArtifactCopies interface {
+	// Get returns the copy of objectKey when it has exactly size bytes.
+	Get(ctx context.Context, objectKey string, size int64) ([]byte, bool, error)
+}
+
+// writeCopy answers with the worker's copy of a's bytes, when there is one,
+// and reports whether it did; without one the bucket is read.
+func (s *Server) writeCopy(c *gin.Context, a *jobs.Artifact) bool {
+	if s.Copies == nil {
+		return false
+	}
+	data, ok, err := s.Copies.Get(c.Request.Context(), a.ObjectKey, a.Bytes)
+	if err != nil {
+		_ = c.Error(err) // logged; the bucket answers
+	}
+	if !ok {
+		return false
+	}
+	c.Header("X-Artifact-Id", a.ID)
+	c.Data(http.StatusOK, a.ContentType, data)
+	return true
 }

@@ -102,6 +102,10 @@ type Server struct {
 	// (archive.go); nil: those endpoints answer 404.
 	Archives ArchiveSource
 	Objects  ObjectOpener
+	// Copies, when set, holds the workers' short-lived copies of
+	// synchronous captures' artifact bytes (hotcopy.Store): a capture's
+	// answer is served from them without reading the bucket.
+	Copies ArtifactCopies
 	// Maintenance runs POST /v1/admin/sweep (sweep.go); nil: 404.
 	Maintenance MaintenanceRunner
 	// Thumbnails serves GET /v1/artifacts/:id/thumbnail; nil: 404.

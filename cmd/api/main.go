@@ -29,6 +29,7 @@ import (
 	"github.com/snapq/snapq/discover"
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/events"
+	"github.com/snapq/snapq/hotcopy"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/maintenance"
 	"github.com/snapq/snapq/notify"
@@ -284,6 +285,7 @@ func newServer(cfg apiConfig, d *deps, log *slog.Logger) (_ *web.Server, closeSe
 		Logger:         log,
 		Config:         webCfg,
 		Events:         d.hub,
+		Copies:         &hotcopy.Store{Redis: rdb},
 		SSE:            cfg.SSE,
 		Sessions:       d.sessions,
 		Checks: []web.Check{

@@ -15,6 +15,7 @@ import (
 	"github.com/snapq/snapq/cmd/internal/env"
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/filterlist"
+	"github.com/snapq/snapq/hotcopy"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/notify"
 	"github.com/snapq/snapq/queue"
@@ -47,6 +48,17 @@ type workerConfig struct {
 	// task slots but shares the tabs; 0 to Concurrency-1). The worker serves the interactive queue with
 	// max(1, 2 × InteractiveTabs) task slots of their own either way.
 	InteractiveTabs int
+	// InteractivePoll is how often the interactive lane's asynq server looks
+	// at its (usually empty) queue (SNAPQ_INTERACTIVE_POLL, default
+	// DefaultInteractivePoll, 1ms to 1s): a synchronous capture waits about
+	// half of it before a worker takes it, and each worker makes one small
+	// Redis call per period while idle.
+	InteractivePoll time.Duration
+	// InteractiveCopyBytes is the most bytes of an interactive job's
+	// artifacts the worker also keeps in Redis for a minute, so the api
+	// answers the waiting caller without reading the bucket
+	// (SNAPQ_INTERACTIVE_COPY_BYTES, default hotcopy.DefaultMaxBytes; 0: none).
+	InteractiveCopyBytes int
 	// Sessions configures interactive sessions: SessionTabs (SNAPQ_SESSION_TABS, default
 	// DefaultSessionTabs; 0: this worker holds none) tabs of a Chromium of their own, so
 	// sessions and batches never take each other's tabs, and the commands' bounds
@@ -133,6 +145,8 @@ func loadWorkerConfig() (workerConfig, error) {
 	}
 	c.Jobs = r.Int("SNAPQ_WORKER_JOBS", 2*c.Concurrency)
 	c.InteractiveTabs = r.Int("SNAPQ_INTERACTIVE_TABS", 0)
+	c.InteractivePoll = r.Duration("SNAPQ_INTERACTIVE_POLL", DefaultInteractivePoll)
+	c.InteractiveCopyBytes = r.Int("SNAPQ_INTERACTIVE_COPY_BYTES", hotcopy.DefaultMaxBytes)
 	c.SessionTabs, c.Sessions = readSessions(&r)
 	c.ShutdownTimeout = r.Duration("SNAPQ_SHUTDOWN_TIMEOUT", 30*time.Second)
 	c.RetryBaseDelay = r.Duration("SNAPQ_RETRY_BASE_DELAY", 10*time.Second)
@@ -291,8 +305,19 @@ func (c workerConfig) validateConcurrency() error {
 	if c.InteractiveTabs < 0 || c.InteractiveTabs >= c.Concurrency && c.InteractiveTabs > 0 {
 		return fmt.Errorf("SNAPQ_INTERACTIVE_TABS=%d: want 0 to SNAPQ_WORKER_CONCURRENCY-1 (%d)", c.InteractiveTabs, c.Concurrency-1)
 	}
+	if c.InteractivePoll < time.Millisecond || c.InteractivePoll > time.Second {
+		return fmt.Errorf("SNAPQ_INTERACTIVE_POLL=%s: want 1ms to 1s", c.InteractivePoll)
+	}
+	if c.InteractiveCopyBytes < 0 || c.InteractiveCopyBytes > hotcopy.HardMaxBytes {
+		return fmt.Errorf("SNAPQ_INTERACTIVE_COPY_BYTES=%d: want 0 to %d", c.InteractiveCopyBytes, hotcopy.HardMaxBytes)
+	}
 	return nil
 }
+
+// DefaultInteractivePoll is SNAPQ_INTERACTIVE_POLL's default: about 10 ms
+// of waiting for a synchronous capture, 50 small Redis calls a second per
+// idle worker.
+const DefaultInteractivePoll = 20 * time.Millisecond
 
 // longestJob is the longest a capture job can hold a tab: the largest timeout_ms
 // the API accepts plus the capture's grace period to take its outputs.

@@ -16,6 +16,7 @@ import (
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/capture"
 	"github.com/snapq/snapq/egress"
+	"github.com/snapq/snapq/hotcopy"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/notify"
 	"github.com/snapq/snapq/queue"
@@ -64,19 +65,21 @@ func defaultWorkerConfig(chrome string) workerConfig {
 	eg.Listen = "127.0.0.1:0"
 	cc.ChromeUser = "nobody"
 	return workerConfig{
-		LogLevel:        slog.LevelInfo,
-		DatabaseURL:     "postgres://postgres@127.0.0.1:5432/snapq?sslmode=disable",
-		Redis:           asynq.RedisClientOpt{Addr: "127.0.0.1:6379"},
-		S3:              s3,
-		Concurrency:     2,
-		Jobs:            4,
-		SessionTabs:     2,
-		Sessions:        session.RunConfig{ReplyBytes: 64 << 10, CommandTimeout: 45 * time.Second},
-		ShutdownTimeout: 30 * time.Second,
-		RetryBaseDelay:  10 * time.Second,
-		Polling:         queue.Polling{TaskCheck: time.Second, DelayedTaskCheck: 5 * time.Second},
-		MaxRetry:        3,
-		MaxJobsInFlight: 10000,
+		LogLevel:             slog.LevelInfo,
+		DatabaseURL:          "postgres://postgres@127.0.0.1:5432/snapq?sslmode=disable",
+		Redis:                asynq.RedisClientOpt{Addr: "127.0.0.1:6379"},
+		S3:                   s3,
+		Concurrency:          2,
+		Jobs:                 4,
+		InteractivePoll:      DefaultInteractivePoll,
+		InteractiveCopyBytes: hotcopy.DefaultMaxBytes,
+		SessionTabs:          2,
+		Sessions:             session.RunConfig{ReplyBytes: 64 << 10, CommandTimeout: 45 * time.Second},
+		ShutdownTimeout:      30 * time.Second,
+		RetryBaseDelay:       10 * time.Second,
+		Polling:              queue.Polling{TaskCheck: time.Second, DelayedTaskCheck: 5 * time.Second},
+		MaxRetry:             3,
+		MaxJobsInFlight:      10000,
 		Budget: map[string]ratelimit.Cap{
 			jobs.WorkDiscover:   {PerKey: 2, PerReplica: 8, RetryAfter: 10 * time.Second},
 			jobs.WorkPreview:    {PerKey: 1, PerReplica: 4, RetryAfter: 5 * time.Second},
@@ -117,6 +120,16 @@ func TestLoadWorkerConfig(t *testing.T) {
 			want: func(c *workerConfig) {
 				c.Concurrency, c.Jobs, c.Capture.Tabs = 5, 10, 5
 			},
+		},
+		{
+			name: "interactive poll",
+			env:  []string{"SNAPQ_INTERACTIVE_POLL=5ms"},
+			want: func(c *workerConfig) { c.InteractivePoll = 5 * time.Millisecond },
+		},
+		{
+			name: "no artifact copies",
+			env:  []string{"SNAPQ_INTERACTIVE_COPY_BYTES=0"},
+			want: func(c *workerConfig) { c.InteractiveCopyBytes = 0 },
 		},
 		{
 			name: "jobs equal to the concurrency",
@@ -258,6 +271,16 @@ func TestLoadWorkerConfigErrors(t *testing.T) {
 			name: "fewer jobs than tabs",
 			env:  []string{"SNAPQ_WORKER_CONCURRENCY=4", "SNAPQ_WORKER_JOBS=3"},
 			want: []string{"SNAPQ_WORKER_JOBS=3: want at least SNAPQ_WORKER_CONCURRENCY (4)"},
+		},
+		{
+			name: "interactive poll out of range",
+			env:  []string{"SNAPQ_INTERACTIVE_POLL=2s"},
+			want: []string{"SNAPQ_INTERACTIVE_POLL=2s: want 1ms to 1s"},
+		},
+		{
+			name: "artifact copies too large",
+			env:  []string{"SNAPQ_INTERACTIVE_COPY_BYTES=999999999"},
+			want: []string{"SNAPQ_INTERACTIVE_COPY_BYTES=999999999: want 0 to 67108864"},
 		},
 		{
 			name: "not numbers",

@@ -26,6 +26,7 @@ import (
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/events"
 	"github.com/snapq/snapq/filterlist"
+	"github.com/snapq/snapq/hotcopy"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/maintenance"
 	"github.com/snapq/snapq/notify"
@@ -270,7 +271,11 @@ func (d *deps) startBrowsers(ctx context.Context, cfg workerConfig, log *slog.Lo
 	return err
 }
 
-var _ jobs.HostSlots = (*ratelimit.HostSemaphore)(nil)
+var (
+	_ jobs.HostSlots      = (*ratelimit.HostSemaphore)(nil)
+	_ jobs.FirstHostSlots = (*ratelimit.HostSemaphore)(nil)
+	_ jobs.ArtifactCopies = (*hotcopy.Store)(nil)
+)
 
 // close closes what openDeps opened, last opened first.
 func (d *deps) close() {
@@ -301,7 +306,8 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 		AfterFinal: []func(context.Context, *jobs.Job, jobs.Settled){announce.AfterFinal, regression.CompareWhenFinal(st, tasks, regLog),
 			d.dispatch.AfterFinal},
 		Hosts: d.hosts, HostConcurrency: cfg.HostConcurrency, Uploads: metrics.upload,
-		Auth: sessions, Cache: st, Captured: metrics.captured, MaxInFlight: cfg.MaxJobsInFlight}
+		Auth: sessions, Cache: st, Captured: metrics.captured, MaxInFlight: cfg.MaxJobsInFlight,
+		Copies: &hotcopy.Store{Redis: d.rdb, MaxBytes: cfg.InteractiveCopyBytes}}
 	planner := &notify.Planner{Repo: st, Queue: tasks, Logger: log.With("component", "notify"), PublicURL: cfg.PublicURL}
 	cmp := &regression.Comparer{Repo: st, Store: d.objects, Logger: regLog, Decoded: metrics.decoded, Rules: st,
 		RunFinished: []func(context.Context, *regression.Run){func(ctx context.Context, r *regression.Run) { announce.Batch(ctx, r.BatchID) },
@@ -409,18 +415,28 @@ func drainBoth(ctx context.Context, srv, lane *queue.Server) bool {
 }
 
 // newLaneServer serves the interactive queue (queue/lane.go) with task slots
-// of its own: max(1, 2 × SNAPQ_INTERACTIVE_TABS).
+// of its own: max(1, 2 × SNAPQ_INTERACTIVE_TABS), looking for a task every
+// SNAPQ_INTERACTIVE_POLL while the queue is empty.
 func newLaneServer(cfg workerConfig, log *slog.Logger) *queue.Server {
 	return queue.NewServer(cfg.Redis, queue.ServerConfig{
-		Concurrency:    max(1, 2*cfg.InteractiveTabs),
-		Queues:         map[string]int{queue.QueueInteractive: 1},
-		RetryBaseDelay: cfg.RetryBaseDelay,
-		Logger:         env.AsynqLogger{L: log},
-		LogLevel:       asynq.WarnLevel,
-		Log:            log.With("lane", "interactive"),
-		Polling:        cfg.Polling,
+		Concurrency: max(1, 2*cfg.InteractiveTabs),
+		Queues:      map[string]int{queue.QueueInteractive: 1},
+		// Somebody waits: a transient failure (a browser that crashed under
+		// load) is tried again within a second or two, not after the batch
+		// lane's backoff, which outlasts most callers' wait_ms; the lane's
+		// queue is looked at every SNAPQ_INTERACTIVE_POLL.
+		RetryBaseDelay: min(cfg.RetryBaseDelay, laneRetryBase),
+		Polling: queue.Polling{TaskCheck: cfg.InteractivePoll,
+			DelayedTaskCheck: min(cfg.Polling.DelayedTaskCheck, laneRetryBase/4)},
+		Logger:   env.AsynqLogger{L: log},
+		LogLevel: asynq.WarnLevel,
+		Log:      log.With("lane", "interactive"),
 	})
 }
+
+// laneRetryBase is the longest first backoff of an interactive task; the
+// lane's server looks for tasks due four times as often.
+const laneRetryBase = time.Second
 
 // laneMux runs the interactive queue's capture tasks on mux's handler with
 // their context marked interactive, so they may take the reserved tabs.

@@ -54,6 +54,11 @@ func newFloor(ctx context.Context, chrome string, tabs int) (*floor, error) {
 	return f, nil
 }
 
+// groups are the floor's processes: this bench (rod's client) and its Chromium.
+func (f *floor) groups() procGroups {
+	return procGroups{alone: map[int]string{os.Getpid(): "bench (rod client)"}, roots: map[int]string{f.l.PID(): "chromium browser"}}
+}
+
 func (f *floor) close() {
 	_ = f.b.Close()
 	f.l.Kill()

@@ -121,9 +121,13 @@ func (b *Browser) Close() error {
 
 // Capture loads req.URL in a clean tab and returns its screenshots. Failures are *Error with
 // a stable Code; a target's own HTTP error status is a result, not a failure.
-func (b *Browser) Capture(ctx context.Context, req Request) (*Result, error) {
+//
+// Result.Timings gets, besides the phases of the job (job.go), "slot" (waiting for a lane
+// token and a slot), "tab" (the browser and a clean tab) and "reset" (the clean slate
+// restored after the job, before Capture returns).
+func (b *Browser) Capture(ctx context.Context, req Request) (res *Result, err error) {
 	start := time.Now()
-	req, err := normalizeRequest(req)
+	req, err = normalizeRequest(req)
 	if err != nil {
 		return nil, err
 	}
@@ -135,6 +139,7 @@ func (b *Browser) Capture(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	defer leave()
+	slotted := time.Now()
 
 	inst, err := b.instance(ctx, true)
 	if err != nil {
@@ -146,8 +151,17 @@ func (b *Browser) Capture(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	tabbed := time.Now()
 	ok := false
-	defer func() { inst.putTab(t, ok) }()
+	defer func() {
+		reset := time.Now()
+		inst.putTab(t, ok)
+		if res != nil {
+			res.Timings["slot"] = slotted.Sub(start).Milliseconds()
+			res.Timings["tab"] = tabbed.Sub(slotted).Milliseconds()
+			res.Timings["reset"] = time.Since(reset).Milliseconds()
+		}
+	}()
 	var budget time.Time
 	if req.Timeout > 0 {
 		budget = time.Now().Add(req.Timeout)
@@ -156,7 +170,7 @@ func (b *Browser) Capture(ctx context.Context, req Request) (*Result, error) {
 		defer cancel()
 	}
 
-	res, err := t.run(ctx, req, b.cfg, budget)
+	res, err = t.run(ctx, req, b.cfg, budget)
 	if err != nil {
 		// A logged-out page is an answer, not a broken tab: the clean slate resets it and the
 		// tab serves the job's retry with a new login.

@@ -74,6 +74,10 @@ type Handler struct {
 	// Captured, when set, counts each job attempt that reached its outputs:
 	// rendered by a browser (cached=false) or reused from the cache.
 	Captured func(cached bool)
+	// Stage, when set, gets the time of each stage of a successful attempt:
+	// every key of its result's timings_ms but "total", then StageCommit and
+	// StageEvents (stages.go). The worker exports them as a histogram.
+	Stage func(stage string, d time.Duration)
 }
 
 // Capture is the asynq handler of KindCapture (see Register).
@@ -84,6 +88,7 @@ func (h *Handler) Capture(ctx context.Context, p CapturePayload) error {
 // Process runs one attempt of a job. lastAttempt says whether the queue will
 // retry a transient failure.
 func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) error {
+	entered := time.Now()
 	release, err := h.hostSlot(ctx, jobID, lastAttempt)
 	if err != nil {
 		return err
@@ -134,10 +139,22 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 		interrupted := errors.Is(ctx.Err(), context.Canceled)
 		return h.fail(ctx, log, job, begin, jerr, (lastAttempt || !jerr.retryable) && !interrupted, arts...)
 	}
+	if !cached {
+		h.startStages(result, job, entered, begin)
+	}
 	result.TimingsMS["total"] = time.Since(begin).Milliseconds()
+	return h.complete(ctx, log, job, result, arts, links, cached, begin)
+}
+
+// complete commits a successful attempt's result and artifacts and runs the
+// AfterFinal hooks.
+func (h *Handler) complete(ctx context.Context, log *slog.Logger, job *Job, result *Result, arts []*Artifact, links []string,
+	cached bool, begin time.Time) error {
 	cctx, cancel := Bookkeeping(ctx)
 	defer cancel()
 	var ok bool
+	var err error
+	commit := time.Now()
 	if cs, crawls := h.Repo.(CrawlStore); crawls && job.Crawl != nil {
 		var added int
 		ok, added, err = cs.CompleteCrawlJob(cctx, job.ID, job.Attempts, result, arts, links, h.MaxInFlight)
@@ -164,8 +181,11 @@ func (h *Handler) Process(ctx context.Context, jobID string, lastAttempt bool) e
 		}
 		return nil
 	}
+	h.observe(StageCommit, commit)
 	h.deleteOtherAttempts(cctx, log, job)
+	final := time.Now()
 	h.afterFinal(ctx, job)
+	h.observe(StageEvents, final)
 	log.Info("job succeeded", "http_status", result.HTTPStatus, "artifacts", len(arts), "partial", result.Partial,
 		"segments", result.Segments.Captured, "ms", result.TimingsMS["total"])
 	return nil
@@ -369,48 +389,17 @@ func (h *Handler) run(ctx context.Context, job *Job, releaseHost func(), links *
 		return nil, nil, &jobError{JobError{Code: CodeArtifactNameConflict,
 			Message: fmt.Sprintf("the capture gave two artifacts the name %q; nothing was stored", name)}, false, nil}
 	}
-	upStart := time.Now()
-	arts := make([]*Artifact, 0, len(res.Images)+len(res.Files))
-	for _, img := range res.Images {
-		a, err := h.putImage(ctx, job, img)
-		if err != nil {
-			h.uploadFailed(ctx, job, arts, err)
-			return nil, nil, uploadError(ctx, img.Name, err)
-		}
-		arts = append(arts, a)
-	}
-	if len(arts) > 0 && !h.SkipThumbnails {
-		arts[0].Thumbnail = h.thumbnail(ctx, job, res.Images[0].Name, res.Images[0].Data)
-	}
-	textChars, mdChars, mdTruncated := 0, 0, false
-	for i, f := range res.Files {
-		key := AttemptKey(job, f.Name)
-		var opts artifacts.PutOptions
-		if servedAsDownload(f, res) {
-			// Captured HTML, a PDF target's own file and a download are the target's
-			// content: a browser must never render them from the bucket's origin.
-			opts.ContentDisposition = `attachment; filename="` + f.Name + `"`
-		}
-		obj, err := h.put(ctx, key, f.Data, f.ContentType, opts)
-		if err != nil {
-			h.uploadFailed(ctx, job, arts, err)
-			return nil, nil, uploadError(ctx, f.Name, err)
-		}
-		arts = append(arts, &Artifact{ID: NewID(), JobID: job.ID, Kind: f.Kind, Name: f.Name, Seq: len(res.Images) + i + 1,
-			ObjectKey: obj.Key, ContentType: f.ContentType, Bytes: obj.Bytes, SHA256: obj.SHA256, CRC32: crc32.ChecksumIEEE(f.Data),
-			Reused: obj.Reused})
-		switch f.Kind {
-		case capture.OutputText:
-			textChars = f.Chars
-		case capture.OutputMarkdown:
-			mdChars, mdTruncated = f.Chars, f.Truncated
-		}
+	arts, texts, jerr := h.upload(ctx, job, res)
+	if jerr != nil {
+		return nil, nil, jerr
 	}
 	result := newResult(res)
 	result.Manifest = manifest(res.Images, arts)
-	result.TextChars = textChars
-	result.MarkdownChars, result.MarkdownTruncated = mdChars, mdTruncated
-	result.TimingsMS["upload"] = time.Since(upStart).Milliseconds()
+	result.TextChars = texts.textChars
+	result.MarkdownChars, result.MarkdownTruncated = texts.mdChars, texts.mdTruncated
+	for k, v := range texts.timings {
+		result.TimingsMS[k] = v
+	}
 	return result, arts, nil
 }
 

@@ -178,7 +178,7 @@ func summary(cs []*contender, pages int, o options) {
 	for _, c := range cs[2:] {
 		fmt.Printf("bench: %s/floor = %.2f (median of %d rounds)\n", c.name, medianRatio(floor.times, c.times), len(c.times))
 	}
-	fmt.Printf("bench: e2e/floor = %.2f (median of %d rounds)\n", medianRatio(floor.times, cs[1].times), len(cs[1].times))
+	fmt.Printf("bench: %s/floor = %.2f (median of %d rounds)\n", cs[1].name, medianRatio(floor.times, cs[1].times), len(cs[1].times))
 }
 
 // medianRatio is the median over rounds of num[i]/den[i] (durations: the

@@ -74,6 +74,7 @@ type options struct {
 	root        string // build api and worker from this tree (default: the working directory)
 	suffix      string // of the stack's bin and logs directories under .data/bench
 	diff        bool   // measure the pixel diff first
+	libOnly     bool   // -lib-only
 	base        string // -base: a git revision whose api and worker also run the e2e rounds
 }
 
@@ -85,6 +86,7 @@ func main() {
 	flag.StringVar(&o.addrs, "addrs", "127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5", "loopback addresses serving the corpus")
 	flag.BoolVar(&o.outputs, "outputs", true, "also measure one load for 4 outputs against one load per output")
 	flag.BoolVar(&o.verbose, "v", false, "print CPU time per page by process and the e2e time breakdown")
+	flag.BoolVar(&o.libOnly, "lib-only", false, "only measure the capture package alone against the floor, with its stage table (needs only Chromium)")
 	flag.BoolVar(&o.lib, "lib", false, "also measure the capture package alone (clean slate, no queue or storage)")
 	flag.StringVar(&o.chrome, "chrome", testenv.Getenv("SNAPQ_CHROME_BIN", "/usr/bin/chromium"), "chromium binary")
 	flag.BoolVar(&o.diff, "diff", true, "measure the pixel diff first (diff.go)")
@@ -146,6 +148,13 @@ func main() {
 	if o.soak.on {
 		if err := soak(o); err != nil {
 			fmt.Fprintln(os.Stderr, "soak:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if o.libOnly {
+		if err := libOnly(o); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
 		return

@@ -66,6 +66,13 @@ func (t *stageTable) addBatch(api, batchID string) error {
 	return nil
 }
 
+// addTimings adds one capture's timings (the capture package alone).
+func (t *stageTable) addTimings(timings map[string]int64) {
+	for k, v := range timings {
+		t.jobs[k] = append(t.jobs[k], float64(v))
+	}
+}
+
 // scrape reads the cumulative stage histogram: stage → upper bound → count.
 func scrapeStages(url string) (map[string]map[float64]float64, error) {
 	resp, err := http.Get(url)

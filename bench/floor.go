@@ -76,7 +76,13 @@ func (f *floor) run(ctx context.Context, urls []string) (time.Duration, error) {
 		go func(p *rod.Page) {
 			defer wg.Done()
 			for u := range work {
-				if err := f.one(ctx, p, u); err != nil {
+				// Retried like the worker retries a job (the time counts): on a
+				// loaded machine a screenshot call can outlast its timeout.
+				err := f.one(ctx, p, u)
+				for try := 1; err != nil && try < 3 && ctx.Err() == nil; try++ {
+					err = f.one(ctx, p, u)
+				}
+				if err != nil {
 					errs <- fmt.Errorf("floor %s: %w", u, err)
 					for range work {
 					}

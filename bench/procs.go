@@ -68,7 +68,9 @@ func childGroup(pid int, comm string) string {
 	if !strings.HasPrefix(comm, "chrom") && !bytes.Contains(cmd, []byte("chrom")) {
 		return "children"
 	}
-	for _, arg := range bytes.Split(cmd, []byte{0}) {
+	// Chromium's zygote children rewrite their command line as one string (setproctitle):
+	// split on spaces as well as NULs.
+	for _, arg := range bytes.Fields(bytes.ReplaceAll(cmd, []byte{0}, []byte{' '})) {
 		if t, ok := bytes.CutPrefix(arg, []byte("--type=")); ok {
 			switch string(t) {
 			case "renderer":

@@ -179,7 +179,7 @@ func (t *cpuTable) print() {
 		total := 0.0
 		for g, v := range by {
 			groups = append(groups, g)
-			if _, shared := sharedGroup[g]; !shared {
+			if _, shared := sharedGroup[strings.TrimSuffix(g, " (reaped children)")]; !shared {
 				total += v
 			}
 		}

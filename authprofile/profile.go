@@ -147,23 +147,53 @@ func (in *Input) apply(p *Profile, secrets map[string]string, creating bool) (*c
 		errs.Add("required", "name", "is required")
 	}
 	if in.Origins != nil {
-		p.Origins = nil
-		if len(*in.Origins) == 0 || len(*in.Origins) > MaxOrigins {
-			errs.Add("invalid_field", "origins", fmt.Sprintf("must list 1 to %d origins", MaxOrigins))
-		}
-		for i, o := range *in.Origins {
-			norm, ok := normalizeOrigin(o)
-			if !ok {
-				errs.Add("invalid_field", fmt.Sprintf("origins[%d]", i), `must be an origin: "https://host" or "http://host:port", no path`)
-				continue
-			}
-			if !slices.Contains(p.Origins, norm) {
-				p.Origins = append(p.Origins, norm)
-			}
-		}
+		p.Origins = applyOrigins(*in.Origins, &errs)
 	} else if creating {
 		errs.Add("required", "origins", "is required")
 	}
+	in.applyRecipe(p, &errs)
+	if in.Secrets != nil {
+		applySecrets(*in.Secrets, secrets, &errs)
+	}
+	p.SecretNames = []string{}
+	for name := range secrets {
+		p.SecretNames = append(p.SecretNames, name)
+	}
+	sort.Strings(p.SecretNames)
+	errs = append(errs, checkSpec(p, secrets)...)
+	var st *capture.StorageState
+	if in.StorageState != nil {
+		var ferrs jobs.FieldErrors
+		st, ferrs = parseStorageState(*in.StorageState, p.Origins)
+		errs = append(errs, ferrs...)
+	}
+	if creating && !p.HasRecipe() && st == nil {
+		errs.Add("required", "login_url", "a profile needs a recipe (login_url, steps, success) or a storage_state")
+	}
+	return st, errs
+}
+
+// applyOrigins is the given origins normalized, without repeats.
+func applyOrigins(given []string, errs *jobs.FieldErrors) []string {
+	var origins []string
+	if len(given) == 0 || len(given) > MaxOrigins {
+		errs.Add("invalid_field", "origins", fmt.Sprintf("must list 1 to %d origins", MaxOrigins))
+	}
+	for i, o := range given {
+		norm, ok := normalizeOrigin(o)
+		if !ok {
+			errs.Add("invalid_field", fmt.Sprintf("origins[%d]", i), `must be an origin: "https://host" or "http://host:port", no path`)
+			continue
+		}
+		if !slices.Contains(origins, norm) {
+			origins = append(origins, norm)
+		}
+	}
+	return origins
+}
+
+// applyRecipe copies the given recipe fields onto p's spec (checkSpec validates them).
+func (in *Input) applyRecipe(p *Profile, errs *jobs.FieldErrors) {
 	if in.LoginURL != nil {
 		p.Spec.LoginURL = *in.LoginURL
 	}
@@ -183,40 +213,26 @@ func (in *Input) apply(p *Profile, secrets map[string]string, creating bool) (*c
 			p.Spec.RefreshEveryS = int(*in.RefreshEveryS)
 		}
 	}
-	if in.Secrets != nil {
-		for name, v := range *in.Secrets {
-			f := "secrets." + name
-			switch {
-			case !jobs.ValidProfileName(name):
-				errs.Add("invalid_field", f, "a secret's name is 1-64 of a-z, 0-9, '-', '_'")
-			case v == nil || *v == "":
-				delete(secrets, name) // null or "": removed
-			case len(*v) > MaxSecretBytes:
-				errs.Add("invalid_field", f, fmt.Sprintf("at most %d bytes", MaxSecretBytes))
-			default:
-				secrets[name] = *v
-			}
+}
+
+// applySecrets sets or (null or "") removes each given secret in secrets.
+func applySecrets(given map[string]*string, secrets map[string]string, errs *jobs.FieldErrors) {
+	for name, v := range given {
+		f := "secrets." + name
+		switch {
+		case !jobs.ValidProfileName(name):
+			errs.Add("invalid_field", f, "a secret's name is 1-64 of a-z, 0-9, '-', '_'")
+		case v == nil || *v == "":
+			delete(secrets, name) // null or "": removed
+		case len(*v) > MaxSecretBytes:
+			errs.Add("invalid_field", f, fmt.Sprintf("at most %d bytes", MaxSecretBytes))
+		default:
+			secrets[name] = *v
 		}
-		if len(secrets) > MaxSecrets {
-			errs.Add("invalid_field", "secrets", fmt.Sprintf("at most %d secrets", MaxSecrets))
-		}
 	}
-	p.SecretNames = []string{}
-	for name := range secrets {
-		p.SecretNames = append(p.SecretNames, name)
+	if len(secrets) > MaxSecrets {
+		errs.Add("invalid_field", "secrets", fmt.Sprintf("at most %d secrets", MaxSecrets))
 	}
-	sort.Strings(p.SecretNames)
-	errs = append(errs, checkSpec(p, secrets)...)
-	var st *capture.StorageState
-	if in.StorageState != nil {
-		var ferrs jobs.FieldErrors
-		st, ferrs = parseStorageState(*in.StorageState, p.Origins)
-		errs = append(errs, ferrs...)
-	}
-	if creating && !p.HasRecipe() && st == nil {
-		errs.Add("required", "login_url", "a profile needs a recipe (login_url, steps, success) or a storage_state")
-	}
-	return st, errs
 }
 
 // checkSpec validates the recipe: its login URL on one of the origins, its

@@ -70,6 +70,8 @@ type options struct {
 	agents      agentsOptions
 	archive     bool // the archive bench (archive.go)
 	session     bool // the session command bench (session.go)
+	sessionTabs int  // -session: the sessions held open while a batch runs (the worker's SNAPQ_SESSION_TABS)
+	batchPages  int  // -session: pages of each batch timed with and without sessions open
 	archiveMiB  int
 	root        string // build api and worker from this tree (default: the working directory)
 	suffix      string // of the stack's bin and logs directories under .data/bench
@@ -92,7 +94,9 @@ func main() {
 	flag.BoolVar(&o.diff, "diff", true, "measure the pixel diff first (diff.go)")
 	flag.BoolVar(&o.diffOnly, "diff-only", false, "only measure the pixel diff (needs no services)")
 	flag.StringVar(&diffProfile, "diff-cpuprofile", "", "write a CPU profile of snapq's side of diff/pixelmatch to this file")
-	flag.BoolVar(&o.session, "session", false, "only measure a session's click round trip against a bare go-rod click (session.go)")
+	flag.BoolVar(&o.session, "session", false, "only measure a session's click round trip against a bare go-rod click, and batch pages/s with and without the most sessions open (session.go)")
+	flag.IntVar(&o.sessionTabs, "session-tabs", 2, "-session: session tabs of the worker, all held open (and clicking) during the 'with sessions' batches")
+	flag.IntVar(&o.batchPages, "session-batch-pages", 24, "-session: pages of each batch timed with and without sessions open (-rounds rounds, interleaved)")
 	flag.BoolVar(&o.scale, "scale", false, "only measure 2 workers x 2 tabs against 1 worker x 4 tabs (scale.go)")
 	flag.BoolVar(&o.sandbox, "sandbox", false, "only measure Chromium's sandbox and site isolation on the capture package (needs only Chromium; -pages, -rounds, -concurrency apply)")
 	flag.BoolVar(&o.archive, "archive", false, "only measure a batch archive of -archive-mib MiB of planted artifacts: the api's RSS growth while it streams (archive.go; needs no Chromium)")

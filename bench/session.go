@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/go-rod/rod/lib/proto"
@@ -37,6 +39,8 @@ func sessionBench(o options) error {
 	defer srv.Close()
 	page := "http://" + ln.Addr().String() + "/"
 	o.allow = "127.0.0.2/32"
+	n := strconv.Itoa(max(1, o.sessionTabs))
+	o.env = append(o.env, "SNAPQ_SESSION_TABS="+n, "SNAPQ_SESSIONS_PER_KEY="+n)
 	st, err := startStack(ctx, o)
 	if err != nil {
 		return err
@@ -53,7 +57,7 @@ func sessionBench(o options) error {
 	ma, mb := median(api), median(bare)
 	fmt.Printf("bench: session click median %.1f ms (p90 %.1f), bare go-rod click median %.1f ms (p90 %.1f), ratio %.1f (%d clicks each)\n",
 		ms(ma), ms(pct(api, 90)), ms(mb), ms(pct(bare, 90)), float64(ma)/float64(mb), sessionClicks)
-	return nil
+	return batchBeside(ctx, o, st, page)
 }
 
 // apiClicks opens a session on page and times sessionClicks clicks by ref.
@@ -128,3 +132,94 @@ func bareClicks(ctx context.Context, chrome, page string) ([]time.Duration, erro
 func median(d []time.Duration) time.Duration { return pct(d, 50) }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// batchBeside times batches of o.batchPages fixture pages with no session open and with
+// the worker's every session tab held by a session that clicks (an agent's pace: a command,
+// then 200 ms), o.rounds rounds interleaved, in this one stack. It prints both pages/s and
+// their ratio: sessions hold a Chromium of their own, so the ratio shows the CPU they take.
+func batchBeside(ctx context.Context, o options, st *stack, page string) error {
+	sites, stop, err := serveSites([]string{"127.0.0.2"})
+	if err != nil {
+		return err
+	}
+	defer stop()
+	corpus := buildCorpus(sites, max(1, o.batchPages))
+	if _, _, err := st.runBatch(corpus[:min(4, len(corpus))]); err != nil {
+		return fmt.Errorf("batch warm-up: %w", err)
+	}
+	var without, with time.Duration
+	for r := 1; r <= o.rounds; r++ {
+		plain := func() error {
+			d, _, err := st.runBatch(corpus)
+			without += d
+			return err
+		}
+		busy := func() error {
+			d, err := batchWithSessions(ctx, st, corpus, page, max(1, o.sessionTabs))
+			with += d
+			return err
+		}
+		first, second := plain, busy
+		if r%2 == 0 {
+			first, second = busy, plain
+		}
+		if err := first(); err != nil {
+			return err
+		}
+		if err := second(); err != nil {
+			return err
+		}
+		fmt.Printf("bench: round %d: batch without sessions %.1fs total, with sessions %.1fs total\n", r, without.Seconds(), with.Seconds())
+	}
+	n := len(corpus) * o.rounds
+	fmt.Printf("bench: batch without sessions %.2f pages/s, with %d sessions open and clicking %.2f pages/s, ratio with/without %.2f (%d pages each)\n",
+		pps(n, without), o.sessionTabs, pps(n, with), without.Seconds()/with.Seconds(), n)
+	return nil
+}
+
+// batchWithSessions opens n sessions on page, keeps each clicking while one batch of corpus
+// runs, closes them, and returns the batch's wall time.
+func batchWithSessions(ctx context.Context, st *stack, corpus []string, page string, n int) (time.Duration, error) {
+	c, err := client.New(client.Config{BaseURL: st.api})
+	if err != nil {
+		return 0, err
+	}
+	var ids []string
+	defer func() {
+		for _, id := range ids {
+			_, _ = c.CloseSession(context.WithoutCancel(ctx), id)
+		}
+	}()
+	for range n {
+		s, err := c.CreateSession(ctx, client.SessionOptions{})
+		if err != nil {
+			return 0, fmt.Errorf("open session %d of %d: %w", len(ids)+1, n, err)
+		}
+		ids = append(ids, s.ID)
+		if r, err := c.Exec(ctx, s.ID, "open", page); err != nil || !r.OK {
+			return 0, fmt.Errorf("open: %v %+v", err, r)
+		}
+		if r, err := c.Exec(ctx, s.ID, "snapshot"); err != nil || !r.OK {
+			return 0, fmt.Errorf("snapshot: %v %+v", err, r)
+		}
+	}
+	cctx, stopClicks := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for cctx.Err() == nil {
+				_, _ = c.Exec(cctx, id, "click", "e1")
+				select {
+				case <-cctx.Done():
+				case <-time.After(200 * time.Millisecond):
+				}
+			}
+		}()
+	}
+	d, _, err := st.runBatch(corpus)
+	stopClicks()
+	wg.Wait()
+	return d, err
+}

@@ -223,6 +223,7 @@ func TestActionFailures(t *testing.T) {
 }
 
 func TestActionLogCaps(t *testing.T) {
+	t.Parallel()
 	var res Result
 	l := actionLog{&res}
 	for i := range MaxLogEntries + 5 {
@@ -242,6 +243,7 @@ func TestActionLogCaps(t *testing.T) {
 }
 
 func TestEvaluateCapObject(t *testing.T) {
+	t.Parallel()
 	raw, _ := json.Marshal(map[string]string{"k": strings.Repeat("y", 100)})
 	ev := capEvaluation(2, raw, 80)
 	var s string

@@ -277,6 +277,7 @@ func TestPartialWhenBudgetRunsOut(t *testing.T) {
 }
 
 func TestTakeDownload(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		status int
@@ -319,6 +320,7 @@ func TestTakeDownload(t *testing.T) {
 }
 
 func TestDecodeText(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		d      download

@@ -10,6 +10,7 @@ import (
 )
 
 func TestReadPDF(t *testing.T) {
+	t.Parallel()
 	twoPages := []string{"Alpha line one\nAlpha (line) two", "Beta page"}
 	wantMarkdown := "<!-- page 1 -->\n\nAlpha line one\nAlpha (line) two\n\n\n<!-- page 2 -->\n\nBeta page\n"
 	tests := []struct {
@@ -54,6 +55,7 @@ func TestReadPDF(t *testing.T) {
 }
 
 func TestReadPDFPageLimit(t *testing.T) {
+	t.Parallel()
 	pages := make([]string, MaxPDFPages+1)
 	for i := range pages {
 		pages[i] = "p"

@@ -10,6 +10,7 @@ import (
 // The browser-wide proxy answers 403 to plain and CONNECT requests without
 // dialing: a listener on the target address sees no connection.
 func TestRefuseProxy(t *testing.T) {
+	t.Parallel()
 	target := newCountingListener(t)
 	p, err := newRefuseProxy()
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 )
 
 func TestRemoteEndpoints(t *testing.T) {
+	t.Parallel()
 	got := remoteEndpoints(" http://a:9222, ,ws://b:9222/devtools/browser/x,")
 	if len(got) != 2 || got[0] != "http://a:9222" || got[1] != "ws://b:9222/devtools/browser/x" {
 		t.Fatalf("remoteEndpoints = %q", got)
@@ -26,6 +27,7 @@ func TestRemoteEndpoints(t *testing.T) {
 // What an endpoint answers decides whether a job waits for another browser (unavailable,
 // not the job's failure) or fails.
 func TestRemoteUnavailable(t *testing.T) {
+	t.Parallel()
 	status := atomic.Int64{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(int(status.Load()))

@@ -250,3 +250,35 @@ func (s *Session) History(ctx context.Context, delta int) error {
 		return nil
 	})
 }
+
+// OpenPages counts the pages open in Chromium in the browser contexts this Browser made
+// (its tabs and the popups they opened), asking Chromium itself; 0 while no browser runs.
+// A closed session whose tab was left behind would still be counted.
+func (b *Browser) OpenPages(ctx context.Context) (int, error) {
+	b.mu.Lock()
+	inst := b.inst
+	b.mu.Unlock()
+	if b.pool != nil || inst == nil || !inst.alive() {
+		return 0, nil
+	}
+	rb := inst.rb.Context(ctx)
+	made, err := proto.TargetGetBrowserContexts{}.Call(rb)
+	if err != nil {
+		return 0, fmt.Errorf("list browser contexts: %w", err)
+	}
+	targets, err := proto.TargetGetTargets{}.Call(rb)
+	if err != nil {
+		return 0, fmt.Errorf("list targets: %w", err)
+	}
+	ours := map[proto.BrowserBrowserContextID]bool{}
+	for _, id := range made.BrowserContextIDs {
+		ours[id] = true
+	}
+	n := 0
+	for _, t := range targets.TargetInfos {
+		if t.Type == proto.TargetTargetInfoTypePage && ours[t.BrowserContextID] {
+			n++
+		}
+	}
+	return n, nil
+}

@@ -182,9 +182,14 @@ type ArtifactBody struct {
 // with a redirect to a time-limited object URL, which is fetched without the
 // API key (it carries its own signature).
 func (c *Client) OpenArtifact(ctx context.Context, id string) (*ArtifactBody, error) {
+	return c.openRedirected(ctx, "/v1/artifacts/"+escape(id))
+}
+
+// openRedirected GETs path, which answers with the bytes or a redirect to a
+// presigned object URL, fetched without the API key.
+func (c *Client) openRedirected(ctx context.Context, path string) (*ArtifactBody, error) {
 	noFollow := *c.hc
 	noFollow.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	path := "/v1/artifacts/" + escape(id)
 	resp, err := c.sendWith(ctx, &noFollow, request{method: http.MethodGet, path: path})
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 	"unicode"
@@ -178,4 +179,38 @@ func ParseCommandLine(line string) (string, []string, error) {
 		return "", nil, nil
 	}
 	return words[0], words[1:], nil
+}
+
+// OpenSessionArtifact streams a file a session's command stored (a screenshot segment, a
+// PDF), by its name in the reply: GET /v1/sessions/:id/artifacts/:name, a redirect to the
+// object.
+func (c *Client) OpenSessionArtifact(ctx context.Context, id, name string) (*ArtifactBody, error) {
+	return c.openRedirected(ctx, "/v1/sessions/"+escape(id)+"/artifacts/"+escape(name))
+}
+
+// SessionVerb is one row of the sessions' verb table.
+type SessionVerb struct {
+	Name    string   `json:"name"`
+	Aliases []string `json:"aliases"`
+	Usage   string   `json:"usage"`
+	Help    string   `json:"help"`
+}
+
+// SessionVerbs is the sessions' command reference (GET /v1/session-verbs): the table and
+// its text, the same as the `help` command's.
+type SessionVerbs struct {
+	Verbs []SessionVerb `json:"verbs"`
+	Help  string        `json:"help"`
+}
+
+// SessionHelp reads the command reference, of every verb or (verb not "") of one; no
+// session is needed.
+func (c *Client) SessionHelp(ctx context.Context, verb string) (*SessionVerbs, error) {
+	req := request{method: http.MethodGet, path: "/v1/session-verbs"}
+	if verb != "" {
+		req.query = url.Values{"verb": {verb}}
+	}
+	var out SessionVerbs
+	err := c.do(ctx, req, &out)
+	return &out, err
 }

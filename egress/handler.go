@@ -75,16 +75,8 @@ func (s *Session) serveConnect(w http.ResponseWriter, r *http.Request) {
 // comes back through the proxy and is checked again. A 101 Switching Protocols response
 // (WebSocket over ws://) turns the exchange into a tunnel.
 func (s *Session) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	host, port := r.URL.Hostname(), r.URL.Port()
-	if port == "" {
-		port = "80"
-	}
-	if host == "" {
-		badRequest(w, "request URL has no host")
-		return
-	}
-	if _, err := parsePort(port); err != nil {
-		badRequest(w, err.Error())
+	host, port, ok := plainTarget(w, r)
+	if !ok {
 		return
 	}
 	up, ev, err := s.p.dial(r.Context(), host, port)
@@ -103,25 +95,8 @@ func (s *Session) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	defer stop()
 
 	upType := upgradeType(r.Header)
-	out := outgoingRequest(r, upType)
 	br := bufio.NewReader(up)
-	resp, err := func() (*http.Response, error) {
-		if err := out.Write(up); err != nil {
-			return nil, fmt.Errorf("write request: %w", err)
-		}
-		_ = up.SetReadDeadline(time.Now().Add(s.p.cfg.HeaderTimeout))
-		resp, err := readResponse(br, out)
-		if err != nil {
-			return nil, fmt.Errorf("read response head: %w", err)
-		}
-		_ = up.SetReadDeadline(time.Time{})
-		if resp.StatusCode == http.StatusSwitchingProtocols &&
-			(upType == "" || !strings.EqualFold(resp.Header.Get("Upgrade"), upType)) {
-			resp.Body.Close()
-			return nil, fmt.Errorf("target switched protocols to %q, requested %q", resp.Header.Get("Upgrade"), upType)
-		}
-		return resp, nil
-	}()
+	resp, err := s.roundTrip(up, br, outgoingRequest(r, upType), upType)
 	if err != nil {
 		ev.Kind, ev.Reason = responseFailure(err), err.Error()
 		s.record(ev)
@@ -135,26 +110,73 @@ func (s *Session) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	resp.Header.Del(HeaderOutcome) // a target must not be able to forge an outcome
 
 	if resp.StatusCode == http.StatusSwitchingProtocols {
-		client, brw, err := http.NewResponseController(w).Hijack()
-		if err != nil {
-			s.log.Error("egress: hijack upgrade", "err", err)
-			http.Error(w, "snapq egress: cannot upgrade", http.StatusInternalServerError)
-			return
-		}
-		defer s.release(client)
-		_ = client.SetDeadline(time.Time{})
-		resp.Header.Set("Connection", "Upgrade")
-		resp.Header.Set("Upgrade", upType)
-		_, _ = fmt.Fprintf(brw, "HTTP/1.1 %s\r\n", resp.Status)
-		_ = resp.Header.Write(brw)
-		_, _ = io.WriteString(brw, "\r\n")
-		if err := brw.Flush(); err != nil {
-			return
-		}
-		tunnel(client, brw.Reader, up, br)
+		s.upgrade(w, resp, upType, up, br)
 		return
 	}
+	copyResponse(w, resp)
+}
 
+// plainTarget is the host and port of a plain HTTP request (port 80 when none); it answers
+// 400 itself and returns false when the request names no valid target.
+func plainTarget(w http.ResponseWriter, r *http.Request) (host, port string, ok bool) {
+	host, port = r.URL.Hostname(), r.URL.Port()
+	if port == "" {
+		port = "80"
+	}
+	if host == "" {
+		badRequest(w, "request URL has no host")
+		return "", "", false
+	}
+	if _, err := parsePort(port); err != nil {
+		badRequest(w, err.Error())
+		return "", "", false
+	}
+	return host, port, true
+}
+
+// roundTrip writes out to the target and reads the response head, bounded by the header
+// timeout. A 101 answer to anything but the requested upgrade is an error.
+func (s *Session) roundTrip(up net.Conn, br *bufio.Reader, out *http.Request, upType string) (*http.Response, error) {
+	if err := out.Write(up); err != nil {
+		return nil, fmt.Errorf("write request: %w", err)
+	}
+	_ = up.SetReadDeadline(time.Now().Add(s.p.cfg.HeaderTimeout))
+	resp, err := readResponse(br, out)
+	if err != nil {
+		return nil, fmt.Errorf("read response head: %w", err)
+	}
+	_ = up.SetReadDeadline(time.Time{})
+	if resp.StatusCode == http.StatusSwitchingProtocols &&
+		(upType == "" || !strings.EqualFold(resp.Header.Get("Upgrade"), upType)) {
+		resp.Body.Close()
+		return nil, fmt.Errorf("target switched protocols to %q, requested %q", resp.Header.Get("Upgrade"), upType)
+	}
+	return resp, nil
+}
+
+// upgrade hands the browser the target's 101 answer and turns the exchange into a tunnel.
+func (s *Session) upgrade(w http.ResponseWriter, resp *http.Response, upType string, up net.Conn, br *bufio.Reader) {
+	client, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		s.log.Error("egress: hijack upgrade", "err", err)
+		http.Error(w, "snapq egress: cannot upgrade", http.StatusInternalServerError)
+		return
+	}
+	defer s.release(client)
+	_ = client.SetDeadline(time.Time{})
+	resp.Header.Set("Connection", "Upgrade")
+	resp.Header.Set("Upgrade", upType)
+	_, _ = fmt.Fprintf(brw, "HTTP/1.1 %s\r\n", resp.Status)
+	_ = resp.Header.Write(brw)
+	_, _ = io.WriteString(brw, "\r\n")
+	if err := brw.Flush(); err != nil {
+		return
+	}
+	tunnel(client, brw.Reader, up, br)
+}
+
+// copyResponse streams the target's response to the browser, flushing as bytes arrive.
+func copyResponse(w http.ResponseWriter, resp *http.Response) {
 	for k, v := range resp.Header {
 		w.Header()[k] = v
 	}

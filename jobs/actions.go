@@ -150,48 +150,43 @@ func (v *validator) action(in ActionInput, p string) (Action, bool) {
 		return a, false
 	}
 	a.Type = *in.Type
-	for _, k := range in.given {
-		switch {
-		case k == "type" || k == "optional" || slices.Contains(allowed, k):
-		case slices.ContainsFunc(actionTypes, func(t string) bool { return slices.Contains(actionFields[t], k) }):
-			v.add(p+"."+k, fmt.Sprintf("does not apply to a %s action", a.Type))
-		default:
-			v.errs = append(v.errs, FieldError{Code: "unknown_field", Field: p + "." + k, Message: fmt.Sprintf("unknown field %q", k)})
-		}
-	}
+	v.actionFieldsGiven(in.given, allowed, a.Type, p)
 	if in.Optional != nil {
 		a.Optional = *in.Optional
 	}
 	needSelector := slices.Contains(allowed, "selector") && a.Type != capture.ActionScroll
 	v.actionText(&a.Selector, in.Selector, p+".selector", needSelector, false, MaxSelectorLength)
 	v.intIn(&a.TimeoutMS, in.TimeoutMS, p+".timeout_ms", 0, int(MaxActionTimeout/time.Millisecond))
+	v.actionOfType(&a, in, p)
+	return a, len(v.errs) == n
+}
+
+// actionFieldsGiven names each given field that does not apply to an action of type t, or
+// that no action has.
+func (v *validator) actionFieldsGiven(given, allowed []string, t, p string) {
+	for _, k := range given {
+		switch {
+		case k == "type" || k == "optional" || slices.Contains(allowed, k):
+		case slices.ContainsFunc(actionTypes, func(t string) bool { return slices.Contains(actionFields[t], k) }):
+			v.add(p+"."+k, fmt.Sprintf("does not apply to a %s action", t))
+		default:
+			v.errs = append(v.errs, FieldError{Code: "unknown_field", Field: p + "." + k, Message: fmt.Sprintf("unknown field %q", k)})
+		}
+	}
+}
+
+// actionOfType validates and copies the fields of a's type.
+func (v *validator) actionOfType(a *Action, in ActionInput, p string) {
 	switch a.Type {
 	case capture.ActionType:
 		v.actionText(&a.Text, in.Text, p+".text", true, true, MaxActionText)
 		v.intIn(&a.DelayMS, in.DelayMS, p+".delay_ms", 0, int(MaxKeyDelay/time.Millisecond))
 	case capture.ActionPress:
-		switch {
-		case in.Key == nil:
-			v.add(p+".key", "required")
-		case !capture.ValidKey(*in.Key):
-			v.add(p+".key", "must be one printable ASCII character or one of "+joinQuoted(capture.PressKeys()))
-		default:
-			a.Key = *in.Key
-		}
+		v.pressKey(a, in.Key, p)
 	case capture.ActionSelect:
 		v.actionText(&a.Value, in.Value, p+".value", true, true, MaxActionText)
 	case capture.ActionScroll:
-		given := 0
-		for _, g := range []bool{in.Selector != nil, in.ByPX != nil, in.To != nil} {
-			if g {
-				given++
-			}
-		}
-		if given != 1 {
-			v.add(p, "a scroll action takes exactly one of selector, by_px and to")
-		}
-		v.intIn(&a.ByPX, in.ByPX, p+".by_px", -MaxScrollPX, MaxScrollPX)
-		v.enum(&a.To, in.To, p+".to", "bottom")
+		v.scroll(a, in, p)
 	case capture.ActionWait:
 		if in.MS == nil {
 			v.add(p+".ms", "required")
@@ -203,20 +198,51 @@ func (v *validator) action(in ActionInput, p string) (Action, bool) {
 	case capture.ActionEvaluate:
 		v.actionText(&a.Expression, in.Expression, p+".expression", true, false, MaxExpressionLength)
 	case capture.ActionScreenshot:
-		switch {
-		case in.Name == nil:
-			v.add(p+".name", "required")
-		case !actionNameRe.MatchString(*in.Name):
-			v.add(p+".name", "must be 1 to 40 of a-z, 0-9 and _, starting with a letter")
-		default:
-			a.Name = *in.Name
-		}
-		a.Mode = capture.ModeViewport
-		v.enum(&a.Mode, in.Mode, p+".mode", capture.ModeViewport, capture.ModeFull, capture.ModeSegments)
-		v.enum(&a.Format, in.Format, p+".format", capture.FormatPNG, capture.FormatJPEG, capture.FormatWebP)
-		v.intIn(&a.MaxSegments, in.MaxSegments, p+".max_segments", 1, capture.HardMaxSegments)
+		v.actionScreenshot(a, in, p)
 	}
-	return a, len(v.errs) == n
+}
+
+// pressKey validates a press action's key.
+func (v *validator) pressKey(a *Action, key *string, p string) {
+	switch {
+	case key == nil:
+		v.add(p+".key", "required")
+	case !capture.ValidKey(*key):
+		v.add(p+".key", "must be one printable ASCII character or one of "+joinQuoted(capture.PressKeys()))
+	default:
+		a.Key = *key
+	}
+}
+
+// scroll validates a scroll action: exactly one of selector, by_px and to.
+func (v *validator) scroll(a *Action, in ActionInput, p string) {
+	given := 0
+	for _, g := range []bool{in.Selector != nil, in.ByPX != nil, in.To != nil} {
+		if g {
+			given++
+		}
+	}
+	if given != 1 {
+		v.add(p, "a scroll action takes exactly one of selector, by_px and to")
+	}
+	v.intIn(&a.ByPX, in.ByPX, p+".by_px", -MaxScrollPX, MaxScrollPX)
+	v.enum(&a.To, in.To, p+".to", "bottom")
+}
+
+// actionScreenshot validates a screenshot action: its name and its screenshot options.
+func (v *validator) actionScreenshot(a *Action, in ActionInput, p string) {
+	switch {
+	case in.Name == nil:
+		v.add(p+".name", "required")
+	case !actionNameRe.MatchString(*in.Name):
+		v.add(p+".name", "must be 1 to 40 of a-z, 0-9 and _, starting with a letter")
+	default:
+		a.Name = *in.Name
+	}
+	a.Mode = capture.ModeViewport
+	v.enum(&a.Mode, in.Mode, p+".mode", capture.ModeViewport, capture.ModeFull, capture.ModeSegments)
+	v.enum(&a.Format, in.Format, p+".format", capture.FormatPNG, capture.FormatJPEG, capture.FormatWebP)
+	v.intIn(&a.MaxSegments, in.MaxSegments, p+".max_segments", 1, capture.HardMaxSegments)
 }
 
 // actionText copies a string field of at most maxLen bytes; required fields must be given,

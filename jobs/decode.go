@@ -118,20 +118,7 @@ func (w *walker) walk(v any, t reflect.Type, path string, depth int) {
 	}
 	switch t.Kind() {
 	case reflect.Struct:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			w.mismatch(path, "an object", v)
-			return
-		}
-		fields := fieldsOf(t)
-		for _, k := range sortedKeys(obj) {
-			ft, known := fields[k]
-			if !known {
-				w.errs = append(w.errs, FieldError{Code: "unknown_field", Field: join(path, k), Message: fmt.Sprintf("unknown field %q", k)})
-				continue
-			}
-			w.walk(obj[k], ft, join(path, k), depth+1)
-		}
+		w.object(v, t, path, depth)
 	case reflect.Map:
 		obj, ok := v.(map[string]any)
 		if !ok {
@@ -150,6 +137,33 @@ func (w *walker) walk(v any, t reflect.Type, path string, depth int) {
 		for i, e := range arr {
 			w.walk(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i), depth+1)
 		}
+	default:
+		w.scalar(v, t, path)
+	}
+}
+
+// object checks a JSON object against struct type t: every key a known field, each value
+// of its field's type.
+func (w *walker) object(v any, t reflect.Type, path string, depth int) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		w.mismatch(path, "an object", v)
+		return
+	}
+	fields := fieldsOf(t)
+	for _, k := range sortedKeys(obj) {
+		ft, known := fields[k]
+		if !known {
+			w.errs = append(w.errs, FieldError{Code: "unknown_field", Field: join(path, k), Message: fmt.Sprintf("unknown field %q", k)})
+			continue
+		}
+		w.walk(obj[k], ft, join(path, k), depth+1)
+	}
+}
+
+// scalar checks a JSON string, boolean or number against type t.
+func (w *walker) scalar(v any, t reflect.Type, path string) {
+	switch t.Kind() {
 	case reflect.String:
 		if _, ok := v.(string); !ok {
 			w.mismatch(path, "a string", v)

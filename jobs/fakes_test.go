@@ -73,7 +73,7 @@ type hookLog struct {
 func (l *hookLog) record(ctx context.Context, j *jobs.Job) {
 	status := "ctx done"
 	if ctx.Err() == nil {
-		status = l.store.status(j.ID)
+		status = string(l.store.status(j.ID))
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -146,7 +146,7 @@ func (m *memStore) age(d time.Duration) {
 	}
 }
 
-func (m *memStore) status(id string) string {
+func (m *memStore) status(id string) jobs.JobStatus {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if j, ok := m.byID[id]; ok {
@@ -251,7 +251,7 @@ func (m *memStore) CountUnfinished(ctx context.Context, owner string) (int, erro
 	return n, nil
 }
 
-func (m *memStore) ListJobs(ctx context.Context, batchID, status string, limit int, cursor string) ([]*jobs.Job, string, error) {
+func (m *memStore) ListJobs(ctx context.Context, batchID string, status jobs.JobStatus, limit int, cursor string) ([]*jobs.Job, string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, "", err
 	}

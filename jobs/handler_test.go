@@ -184,7 +184,7 @@ func TestHandlerFailures(t *testing.T) {
 		renderErr   error
 		cancel      bool             // the task's ctx is canceled during the capture
 		failOn      map[string]error // upload errors by file name
-		wantStatus  string
+		wantStatus  jobs.JobStatus
 		wantCode    string
 		wantMsg     string
 		wantNoRetry bool // the queue is told not to retry
@@ -293,8 +293,8 @@ func TestHandlerUploadFailureMessage(t *testing.T) {
 // captured again, and its hooks do not run again.
 func TestHandlerSkipsFinalJob(t *testing.T) {
 	t.Parallel()
-	for _, status := range []string{jobs.StatusSucceeded, jobs.StatusFailed, jobs.StatusCanceled} {
-		t.Run(status, func(t *testing.T) {
+	for _, status := range []jobs.JobStatus{jobs.StatusSucceeded, jobs.StatusFailed, jobs.StatusCanceled} {
+		t.Run(string(status), func(t *testing.T) {
 			t.Parallel()
 			e := setup(t)
 			j := &jobs.Job{ID: jobs.NewID(), BatchID: jobs.NewID(), URL: "https://a.example/", Name: "a", Options: jobs.DefaultOptions(),

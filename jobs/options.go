@@ -271,35 +271,9 @@ func (o *Options) apply(in *OptionsInput, prefix string) []FieldError {
 		return nil
 	}
 	var v validator
-	if vp := in.Viewport; vp != nil {
-		p := prefix + ".viewport"
-		v.intIn(&o.Viewport.Width, vp.Width, p+".width", MinViewportSide, MaxViewportSide)
-		v.intIn(&o.Viewport.Height, vp.Height, p+".height", MinViewportSide, MaxViewportSide)
-		if f := vp.DeviceScaleFactor; f != nil {
-			if !(*f > 0 && *f <= MaxDeviceScaleFactor) {
-				v.add(p+".device_scale_factor", fmt.Sprintf("must be greater than 0 and at most %d", MaxDeviceScaleFactor))
-			} else {
-				o.Viewport.DeviceScaleFactor = *f
-			}
-		}
-	}
-	if s := in.Screenshot; s != nil {
-		p := prefix + ".screenshot"
-		v.enum(&o.Screenshot.Mode, s.Mode, p+".mode", capture.ModeSegments, capture.ModeFull, capture.ModeViewport)
-		v.enum(&o.Screenshot.Format, s.Format, p+".format", capture.FormatPNG, capture.FormatJPEG, capture.FormatWebP)
-		v.intIn(&o.Screenshot.Quality, s.Quality, p+".quality", 1, 100)
-		v.intIn(&o.Screenshot.MaxSegments, s.MaxSegments, p+".max_segments", 1, capture.HardMaxSegments)
-	}
-	if w := in.Wait; w != nil {
-		p := prefix + ".wait"
-		v.enum(&o.Wait.Until, w.Until, p+".until", capture.UntilLoad, capture.UntilDOMContentLoaded, capture.UntilNetworkIdle)
-		v.selector(&o.Wait.Selector, w.Selector, p+".selector")
-		v.intIn(&o.Wait.SelectorTimeoutMS, w.SelectorTimeoutMS, p+".selector_timeout_ms", 0, int(MaxSelectorTimeout/time.Millisecond))
-		v.intIn(&o.Wait.DelayMS, w.DelayMS, p+".delay_ms", 0, int(MaxDelay/time.Millisecond))
-		if w.BestAttempt != nil {
-			o.Wait.BestAttempt = *w.BestAttempt
-		}
-	}
+	o.applyViewport(in.Viewport, prefix+".viewport", &v)
+	o.applyScreenshot(in.Screenshot, prefix+".screenshot", &v)
+	o.applyWait(in.Wait, prefix+".wait", &v)
 	v.intIn(&o.TimeoutMS, in.TimeoutMS, prefix+".timeout_ms", int(MinJobTimeout/time.Millisecond), int(MaxJobTimeout/time.Millisecond))
 	if in.Outputs != nil {
 		v.outputs(&o.Outputs, *in.Outputs, prefix+".outputs")
@@ -325,35 +299,86 @@ func (o *Options) apply(in *OptionsInput, prefix string) []FieldError {
 		o.IgnoreHTTPSErrors = *in.IgnoreHTTPSErrors
 	}
 	v.intIn(&o.MaxAgeS, in.MaxAgeS, prefix+".max_age_s", 0, MaxCacheAgeS) // cache.go
-	if q := in.Quality; q != nil {
-		p := prefix + ".quality"
-		if q.Retry != nil {
-			o.Quality.NoRetry = !*q.Retry
-		}
-		v.intIn(&o.Quality.RetryWaitMS, q.RetryWaitMS, p+".retry_wait_ms", 100, int(MaxQualityWait/time.Millisecond))
-		v.intIn(&o.Quality.ChallengeWaitMS, q.ChallengeWaitMS, p+".challenge_wait_ms", 100, int(MaxQualityWait/time.Millisecond))
-	}
-	if d := in.PDF; d != nil {
-		p := prefix + ".pdf"
-		v.enum(&o.PDF.Paper, d.Paper, p+".paper", capture.Papers()...)
-		if d.Landscape != nil {
-			o.PDF.Landscape = *d.Landscape
-		}
-		v.floatIn(&o.PDF.MarginMM, d.MarginMM, p+".margin_mm", 0, MaxPDFMarginMM)
-		if d.PrintBackground != nil {
-			o.PDF.PrintBackground = *d.PrintBackground
-		}
-		v.floatIn(&o.PDF.Scale, d.Scale, p+".scale", MinPDFScale, MaxPDFScale)
-		v.flag(&o.PDF.PreferCSSPageSize, d.PreferCSSPageSize)
-		if r := d.PageRanges; r != nil {
-			if *r != "" && (len(*r) > MaxPageRangesLength || !validPageRanges(*r)) {
-				v.add(p+".page_ranges", `must be pages and ranges like "1-3,5" (pages count from 1, a range's end not below its start), or "" for all pages`)
-			} else {
-				o.PDF.PageRanges = strings.ReplaceAll(*r, " ", "")
-			}
-		}
-	}
+	o.applyQuality(in.Quality, prefix+".quality", &v)
+	o.applyPDF(in.PDF, prefix+".pdf", &v)
 	return v.errs
+}
+
+// applyViewport validates and applies the viewport options at p.
+func (o *Options) applyViewport(vp *ViewportInput, p string, v *validator) {
+	if vp == nil {
+		return
+	}
+	v.intIn(&o.Viewport.Width, vp.Width, p+".width", MinViewportSide, MaxViewportSide)
+	v.intIn(&o.Viewport.Height, vp.Height, p+".height", MinViewportSide, MaxViewportSide)
+	if f := vp.DeviceScaleFactor; f != nil {
+		if !(*f > 0 && *f <= MaxDeviceScaleFactor) {
+			v.add(p+".device_scale_factor", fmt.Sprintf("must be greater than 0 and at most %d", MaxDeviceScaleFactor))
+		} else {
+			o.Viewport.DeviceScaleFactor = *f
+		}
+	}
+}
+
+// applyScreenshot validates and applies the screenshot options at p.
+func (o *Options) applyScreenshot(s *ScreenshotInput, p string, v *validator) {
+	if s == nil {
+		return
+	}
+	v.enum(&o.Screenshot.Mode, s.Mode, p+".mode", capture.ModeSegments, capture.ModeFull, capture.ModeViewport)
+	v.enum(&o.Screenshot.Format, s.Format, p+".format", capture.FormatPNG, capture.FormatJPEG, capture.FormatWebP)
+	v.intIn(&o.Screenshot.Quality, s.Quality, p+".quality", 1, 100)
+	v.intIn(&o.Screenshot.MaxSegments, s.MaxSegments, p+".max_segments", 1, capture.HardMaxSegments)
+}
+
+// applyWait validates and applies the wait options at p.
+func (o *Options) applyWait(w *WaitInput, p string, v *validator) {
+	if w == nil {
+		return
+	}
+	v.enum(&o.Wait.Until, w.Until, p+".until", capture.UntilLoad, capture.UntilDOMContentLoaded, capture.UntilNetworkIdle)
+	v.selector(&o.Wait.Selector, w.Selector, p+".selector")
+	v.intIn(&o.Wait.SelectorTimeoutMS, w.SelectorTimeoutMS, p+".selector_timeout_ms", 0, int(MaxSelectorTimeout/time.Millisecond))
+	v.intIn(&o.Wait.DelayMS, w.DelayMS, p+".delay_ms", 0, int(MaxDelay/time.Millisecond))
+	if w.BestAttempt != nil {
+		o.Wait.BestAttempt = *w.BestAttempt
+	}
+}
+
+// applyQuality validates and applies the quality-check options at p.
+func (o *Options) applyQuality(q *QualityInput, p string, v *validator) {
+	if q == nil {
+		return
+	}
+	if q.Retry != nil {
+		o.Quality.NoRetry = !*q.Retry
+	}
+	v.intIn(&o.Quality.RetryWaitMS, q.RetryWaitMS, p+".retry_wait_ms", 100, int(MaxQualityWait/time.Millisecond))
+	v.intIn(&o.Quality.ChallengeWaitMS, q.ChallengeWaitMS, p+".challenge_wait_ms", 100, int(MaxQualityWait/time.Millisecond))
+}
+
+// applyPDF validates and applies the PDF options at p.
+func (o *Options) applyPDF(d *PDFInput, p string, v *validator) {
+	if d == nil {
+		return
+	}
+	v.enum(&o.PDF.Paper, d.Paper, p+".paper", capture.Papers()...)
+	if d.Landscape != nil {
+		o.PDF.Landscape = *d.Landscape
+	}
+	v.floatIn(&o.PDF.MarginMM, d.MarginMM, p+".margin_mm", 0, MaxPDFMarginMM)
+	if d.PrintBackground != nil {
+		o.PDF.PrintBackground = *d.PrintBackground
+	}
+	v.floatIn(&o.PDF.Scale, d.Scale, p+".scale", MinPDFScale, MaxPDFScale)
+	v.flag(&o.PDF.PreferCSSPageSize, d.PreferCSSPageSize)
+	if r := d.PageRanges; r != nil {
+		if *r != "" && (len(*r) > MaxPageRangesLength || !validPageRanges(*r)) {
+			v.add(p+".page_ranges", `must be pages and ranges like "1-3,5" (pages count from 1, a range's end not below its start), or "" for all pages`)
+		} else {
+			o.PDF.PageRanges = strings.ReplaceAll(*r, " ", "")
+		}
+	}
 }
 
 // JobTimeout is the whole-job budget.

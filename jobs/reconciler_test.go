@@ -17,7 +17,7 @@ func TestReconcilerJobs(t *testing.T) {
 	const timeout = 10 * time.Second // the job's timeout_ms
 	tests := []struct {
 		name      string
-		status    string
+		status    jobs.JobStatus
 		age       time.Duration // since the job's last update
 		task      *task         // nil: the queue has no task for the job
 		wantActed int
@@ -63,7 +63,7 @@ func TestReconcilerJobs(t *testing.T) {
 				t.Fatalf("Once = %d, %v; want %d, nil", acted, err, tt.wantActed)
 			}
 			got := e.store.job(t, j.ID)
-			if diff := cmp.Diff(tt.want, got.Status+" "+got.ErrorCode); diff != "" {
+			if diff := cmp.Diff(tt.want, string(got.Status)+" "+got.ErrorCode); diff != "" {
 				t.Errorf("job status and code (-want +got):\n%s", diff)
 			}
 			if got.ErrorMessage != tt.wantMsg {

@@ -26,7 +26,7 @@ type BatchStore interface {
 	// CountUnfinished counts queued and running jobs of batches owned by owner.
 	CountUnfinished(ctx context.Context, owner string) (int, error)
 	// ListJobs returns a batch's jobs in submission order, after cursor.
-	ListJobs(ctx context.Context, batchID, status string, limit int, cursor string) ([]*Job, string, error)
+	ListJobs(ctx context.Context, batchID string, status JobStatus, limit int, cursor string) ([]*Job, string, error)
 	// CancelBatch marks every queued job canceled and returns their ids.
 	CancelBatch(ctx context.Context, id string) ([]string, error)
 }

@@ -69,16 +69,7 @@ func ParseBatchRequest(body []byte, maxTargets int) ([]NewJob, *BatchRequest, er
 }
 
 func (r *BatchRequest) validate(errs *FieldErrors, maxTargets int) []NewJob {
-	targets := make([]TargetInput, 0, len(r.Targets)+len(r.URLs))
-	prefixes := make([]string, 0, cap(targets))
-	for i, t := range r.Targets {
-		targets = append(targets, t)
-		prefixes = append(prefixes, fmt.Sprintf("targets[%d]", i))
-	}
-	for i, u := range r.URLs {
-		targets = append(targets, TargetInput{URL: u})
-		prefixes = append(prefixes, fmt.Sprintf("urls[%d]", i))
-	}
+	targets, prefixes := r.allTargets()
 	switch {
 	case len(targets) == 0:
 		errs.Add("required", "targets", "give at least one target (targets[].url or urls[])")
@@ -101,34 +92,56 @@ func (r *BatchRequest) validate(errs *FieldErrors, maxTargets int) []NewJob {
 
 	out := make([]NewJob, 0, len(targets))
 	for i, t := range targets {
-		p := prefixes[i]
-		urlField := p + ".url"
-		if strings.HasPrefix(p, "urls[") {
-			urlField = p
+		if nj, ok := r.target(t, prefixes[i], len(batchErrs) == 0, errs); ok {
+			out = append(out, nj)
 		}
-		u, code, err := CheckBrowserURL(t.URL)
-		if err != nil {
-			errs.Add(code, urlField, err.Error())
-		}
-		if len(t.Name) > MaxNameLength {
-			errs.Add("invalid_name", p+".name", fmt.Sprintf("must be at most %d characters", MaxNameLength))
-		}
-		var opts Options
-		if len(batchErrs) == 0 {
-			var targetErrs []FieldError
-			opts, targetErrs = ResolveOptions(r.Options, "options", t.Options, p+".options")
-			*errs = append(*errs, targetErrs...)
-		}
-		if len(*errs) > 0 {
-			continue
-		}
-		name := SanitizeName(t.Name)
-		if name == "" {
-			name = NameFromURL(u)
-		}
-		out = append(out, NewJob{URL: u, Name: name, Options: opts})
 	}
 	return out
+}
+
+// allTargets is targets[] then urls[] as targets, each with its field prefix.
+func (r *BatchRequest) allTargets() ([]TargetInput, []string) {
+	targets := make([]TargetInput, 0, len(r.Targets)+len(r.URLs))
+	prefixes := make([]string, 0, cap(targets))
+	for i, t := range r.Targets {
+		targets = append(targets, t)
+		prefixes = append(prefixes, fmt.Sprintf("targets[%d]", i))
+	}
+	for i, u := range r.URLs {
+		targets = append(targets, TargetInput{URL: u})
+		prefixes = append(prefixes, fmt.Sprintf("urls[%d]", i))
+	}
+	return targets, prefixes
+}
+
+// target validates one target at prefix p (its options only when the batch's are valid)
+// and is its job when no error was found so far.
+func (r *BatchRequest) target(t TargetInput, p string, batchOK bool, errs *FieldErrors) (NewJob, bool) {
+	urlField := p + ".url"
+	if strings.HasPrefix(p, "urls[") {
+		urlField = p
+	}
+	u, code, err := CheckBrowserURL(t.URL)
+	if err != nil {
+		errs.Add(code, urlField, err.Error())
+	}
+	if len(t.Name) > MaxNameLength {
+		errs.Add("invalid_name", p+".name", fmt.Sprintf("must be at most %d characters", MaxNameLength))
+	}
+	var opts Options
+	if batchOK {
+		var targetErrs []FieldError
+		opts, targetErrs = ResolveOptions(r.Options, "options", t.Options, p+".options")
+		*errs = append(*errs, targetErrs...)
+	}
+	if len(*errs) > 0 {
+		return NewJob{}, false
+	}
+	name := SanitizeName(t.Name)
+	if name == "" {
+		name = NameFromURL(u)
+	}
+	return NewJob{URL: u, Name: name, Options: opts}, true
 }
 
 // SharedOptions are the options of a target of the validated request that gives none

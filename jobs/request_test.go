@@ -112,7 +112,7 @@ func TestBatchStatus(t *testing.T) {
 	tests := []struct {
 		name   string
 		counts Counts
-		want   string
+		want   BatchStatus
 	}{
 		{name: "all queued", counts: Counts{Queued: 3}, want: BatchQueued},
 		{name: "one running", counts: Counts{Queued: 2, Running: 1}, want: BatchRunning},

@@ -86,55 +86,17 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (b *Batch, jobs []
 			return b, jobs, err == nil, err
 		}
 	}
-	body, crawl, err := s.expandCrawl(sub.Body)
+	newJobs, req, crawl, err := s.parse(ctx, sub)
 	if err != nil {
-		return nil, nil, false, err
-	}
-	body, err = s.expandSitemap(ctx, body, sub.Owner)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	newJobs, req, err := ParseBatchRequest(body, s.MaxTargets)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	hostErrs := HostConcurrencyErrors(s.MaxHostConcurrency, req.Options, "options")
-	for i, t := range req.Targets {
-		hostErrs = append(hostErrs, HostConcurrencyErrors(s.MaxHostConcurrency, t.Options, fmt.Sprintf("targets[%d].options", i))...)
-	}
-	if err := ValidationErrors(hostErrs); err != nil {
 		return nil, nil, false, err
 	}
 	limiter, atomic := s.Repo.(InFlightLimiter)
-	if s.MaxInFlight > 0 && sub.Owner != "" && !atomic {
-		n, err := s.Repo.CountUnfinished(ctx, sub.Owner)
-		if err != nil {
+	if !atomic {
+		if err := s.checkInFlight(ctx, sub.Owner, len(newJobs)); err != nil {
 			return nil, nil, false, err
 		}
-		if n+len(newJobs) > s.MaxInFlight {
-			return nil, nil, false, TooManyInFlight(n, len(newJobs), s.MaxInFlight)
-		}
 	}
-	now := time.Now().UTC()
-	b = &Batch{ID: NewID(), OwnerKeyID: sub.Owner, Labels: req.Labels, Total: len(newJobs), CreatedAt: now,
-		IdempotencyKey: sub.IdempotencyKey, RequestHash: hash, Crawl: crawl, Interactive: sub.Interactive}
-	if b.Labels == nil {
-		b.Labels = map[string]string{}
-	}
-	if req.Options != nil {
-		b.Options, _ = json.Marshal(req.Options)
-	}
-	shared := req.SharedOptions()
-	b.JobOptions = &shared
-	b.Webhook = req.BatchWebhook()
-	jobs = make([]*Job, len(newJobs))
-	for i, nj := range newJobs {
-		jobs[i] = &Job{ID: NewID(), BatchID: b.ID, Seq: i, URL: nj.URL, Name: nj.Name, Options: nj.Options,
-			Status: StatusQueued, CreatedAt: now, UpdatedAt: now}
-		if crawl != nil {
-			jobs[i].Crawl = &CrawlPos{URLKey: CrawlKey(nj.URL)}
-		}
-	}
+	b, jobs = newBatch(sub, hash, req, crawl, newJobs)
 	create := s.Repo.CreateBatch
 	if atomic {
 		create = func(ctx context.Context, b *Batch, jobs []*Job) error {
@@ -154,6 +116,72 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (b *Batch, jobs []
 	// The batch is committed: from here on, it must not fail the request.
 	EnqueueOrKick(ctx, s.Dispatch, s.Queue, jobs, s.logger())
 	return b, jobs, false, nil
+}
+
+// parse expands a crawl or a sitemap in the body, parses the batch and checks its host
+// concurrency against the service's cap.
+func (s *Service) parse(ctx context.Context, sub Submission) ([]NewJob, *BatchRequest, *Crawl, error) {
+	body, crawl, err := s.expandCrawl(sub.Body)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	body, err = s.expandSitemap(ctx, body, sub.Owner)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	newJobs, req, err := ParseBatchRequest(body, s.MaxTargets)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	hostErrs := HostConcurrencyErrors(s.MaxHostConcurrency, req.Options, "options")
+	for i, t := range req.Targets {
+		hostErrs = append(hostErrs, HostConcurrencyErrors(s.MaxHostConcurrency, t.Options, fmt.Sprintf("targets[%d].options", i))...)
+	}
+	if err := ValidationErrors(hostErrs); err != nil {
+		return nil, nil, nil, err
+	}
+	return newJobs, req, crawl, nil
+}
+
+// checkInFlight refuses n more jobs for owner past MaxInFlight unfinished ones, for a
+// repository that cannot count and create under one lock.
+func (s *Service) checkInFlight(ctx context.Context, owner string, n int) error {
+	if s.MaxInFlight <= 0 || owner == "" {
+		return nil
+	}
+	unfinished, err := s.Repo.CountUnfinished(ctx, owner)
+	if err != nil {
+		return err
+	}
+	if unfinished+n > s.MaxInFlight {
+		return TooManyInFlight(unfinished, n, s.MaxInFlight)
+	}
+	return nil
+}
+
+// newBatch is the batch and its queued jobs, not yet stored.
+func newBatch(sub Submission, hash string, req *BatchRequest, crawl *Crawl, newJobs []NewJob) (*Batch, []*Job) {
+	now := time.Now().UTC()
+	b := &Batch{ID: NewID(), OwnerKeyID: sub.Owner, Labels: req.Labels, Total: len(newJobs), CreatedAt: now,
+		IdempotencyKey: sub.IdempotencyKey, RequestHash: hash, Crawl: crawl, Interactive: sub.Interactive}
+	if b.Labels == nil {
+		b.Labels = map[string]string{}
+	}
+	if req.Options != nil {
+		b.Options, _ = json.Marshal(req.Options)
+	}
+	shared := req.SharedOptions()
+	b.JobOptions = &shared
+	b.Webhook = req.BatchWebhook()
+	jobs := make([]*Job, len(newJobs))
+	for i, nj := range newJobs {
+		jobs[i] = &Job{ID: NewID(), BatchID: b.ID, Seq: i, URL: nj.URL, Name: nj.Name, Options: nj.Options,
+			Status: StatusQueued, CreatedAt: now, UpdatedAt: now}
+		if crawl != nil {
+			jobs[i].Crawl = &CrawlPos{URLKey: CrawlKey(nj.URL)}
+		}
+	}
+	return b, jobs
 }
 
 // replay returns the batch an Idempotency-Key already created, ErrNotFound

@@ -44,7 +44,7 @@ func TestSubmitStoresAndEnqueues(t *testing.T) {
 		Labels map[string]string
 		Total  int
 		Counts jobs.Counts
-		Status string
+		Status jobs.BatchStatus
 	}{"key-1", map[string]string{"team": "web"}, 2, jobs.Counts{Queued: 2}, jobs.BatchQueued}
 	gotBatch := wantBatch
 	gotBatch.Owner, gotBatch.Labels, gotBatch.Total, gotBatch.Counts, gotBatch.Status = got.OwnerKeyID, got.Labels, got.Total, got.Counts, got.Status()
@@ -56,8 +56,9 @@ func TestSubmitStoresAndEnqueues(t *testing.T) {
 	}
 
 	type row struct {
-		URL, Name, Status string
-		Seq               int
+		URL, Name string
+		Status    jobs.JobStatus
+		Seq       int
 	}
 	var gotRows []row
 	for _, id := range ids(js) {

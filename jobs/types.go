@@ -8,20 +8,28 @@ import (
 	"github.com/snapq/snapq/capture"
 )
 
-// Job statuses. They are part of the public API.
+// JobStatus is where a job is in its life. Its values are part of the public API (JSON)
+// and stored as they are (SQL).
+type JobStatus string
+
+// Job statuses.
 const (
-	StatusQueued    = "queued"
-	StatusRunning   = "running"
-	StatusSucceeded = "succeeded"
-	StatusFailed    = "failed"
-	StatusCanceled  = "canceled"
+	StatusQueued    JobStatus = "queued"
+	StatusRunning   JobStatus = "running"
+	StatusSucceeded JobStatus = "succeeded"
+	StatusFailed    JobStatus = "failed"
+	StatusCanceled  JobStatus = "canceled"
 )
 
-// Batch statuses, derived from the job counts.
+// BatchStatus is where a batch is, derived from its job counts. Its values are part of
+// the public API.
+type BatchStatus string
+
+// Batch statuses.
 const (
-	BatchQueued    = "queued"
-	BatchRunning   = "running"
-	BatchCompleted = "completed"
+	BatchQueued    BatchStatus = "queued"
+	BatchRunning   BatchStatus = "running"
+	BatchCompleted BatchStatus = "completed"
 )
 
 // Artifact kinds: KindScreenshot, the name of another output (capture.OutputHTML, …), or
@@ -89,7 +97,7 @@ type Batch struct {
 }
 
 // Status derives the batch status from its counts.
-func (b *Batch) Status() string {
+func (b *Batch) Status() BatchStatus {
 	switch {
 	case b.Counts.Unfinished() == 0:
 		return BatchCompleted
@@ -108,7 +116,7 @@ type Job struct {
 	URL          string
 	Name         string
 	Options      Options // resolved: batch options, target overrides, defaults
-	Status       string
+	Status       JobStatus
 	Attempts     int
 	ErrorCode    string
 	ErrorMessage string
@@ -122,8 +130,11 @@ type Job struct {
 }
 
 // Terminal reports whether the job has reached a final status.
-func (j *Job) Terminal() bool {
-	return j.Status == StatusSucceeded || j.Status == StatusFailed || j.Status == StatusCanceled
+func (j *Job) Terminal() bool { return j.Status.Final() }
+
+// Final reports whether s is a final status: succeeded, failed or canceled.
+func (s JobStatus) Final() bool {
+	return s == StatusSucceeded || s == StatusFailed || s == StatusCanceled
 }
 
 // Result is what a successful capture reports; it is stored as JSON.
@@ -257,7 +268,7 @@ type Thumbnail struct {
 // JobRef identifies an unfinished job for the reconciler.
 type JobRef struct {
 	ID        string
-	Status    string
+	Status    JobStatus
 	UpdatedAt time.Time
 }
 

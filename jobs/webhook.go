@@ -87,7 +87,7 @@ func WebhookKey(secret string) ([]byte, error) {
 // and as webhook events carry it in "data".
 type BatchView struct {
 	ID         string            `json:"id"`
-	Status     string            `json:"status"`
+	Status     BatchStatus       `json:"status"`
 	Total      int               `json:"total"`
 	Counts     Counts            `json:"counts"`
 	Labels     map[string]string `json:"labels"`

@@ -39,7 +39,7 @@ type ObjectLister interface {
 type SweepStore interface {
 	// JobStatuses returns the status of each of ids that exists; a missing
 	// job has no entry.
-	JobStatuses(ctx context.Context, ids []string) (map[string]string, error)
+	JobStatuses(ctx context.Context, ids []string) (map[string]jobs.JobStatus, error)
 	// ReferencedKeys returns which of keys an artifact row names.
 	ReferencedKeys(ctx context.Context, keys []string) (map[string]bool, error)
 }
@@ -335,7 +335,7 @@ func (s *Sweeper) sweepPage(ctx context.Context, page []artifacts.Object, cutoff
 		if !free[o.Key] {
 			continue
 		}
-		if st, exists := statuses[jobOf[o.Key]]; exists && !finalStatus(st) {
+		if st, exists := statuses[jobOf[o.Key]]; exists && !st.Final() {
 			continue
 		}
 		if !dryRun {
@@ -355,10 +355,6 @@ func (s *Sweeper) now() time.Time {
 		return s.Now()
 	}
 	return time.Now()
-}
-
-func finalStatus(status string) bool {
-	return status == jobs.StatusSucceeded || status == jobs.StatusFailed || status == jobs.StatusCanceled
 }
 
 // sweepJobID returns the job id of a key batches/<batch>/jobs/<job>/<name>,

@@ -74,12 +74,12 @@ func (b *sweepBucket) keys() []string {
 
 // sweepDB holds job statuses and the keys artifact rows name.
 type sweepDB struct {
-	status map[string]string
+	status map[string]jobs.JobStatus
 	rows   map[string]bool
 }
 
-func (d *sweepDB) JobStatuses(_ context.Context, ids []string) (map[string]string, error) {
-	out := map[string]string{}
+func (d *sweepDB) JobStatuses(_ context.Context, ids []string) (map[string]jobs.JobStatus, error) {
+	out := map[string]jobs.JobStatus{}
 	for _, id := range ids {
 		if s, ok := d.status[id]; ok {
 			out[id] = s
@@ -116,7 +116,7 @@ func TestSweeperDeletesOnlyOrphans(t *testing.T) {
 	old, fresh := now.Add(-2*time.Hour), now.Add(-time.Minute)
 	tests := []struct {
 		name     string
-		status   string // "" for a job that does not exist
+		status   jobs.JobStatus // "" for a job that does not exist
 		modified time.Time
 		row      bool
 		key      string // default sweepKey(job, "shot.png")
@@ -134,7 +134,7 @@ func TestSweeperDeletesOnlyOrphans(t *testing.T) {
 		{name: "job id not a UUID", modified: old, key: "batches/" + sweepBatch + "/jobs/nope/x.png"},
 	}
 	bucket := &sweepBucket{objs: map[string]time.Time{}}
-	db := &sweepDB{status: map[string]string{}, rows: map[string]bool{}}
+	db := &sweepDB{status: map[string]jobs.JobStatus{}, rows: map[string]bool{}}
 	var want []string
 	for i, tt := range tests {
 		job := sweepJob(i)
@@ -293,7 +293,7 @@ func TestSweepResultKeys(t *testing.T) {
 	old := time.Now().Add(-2 * time.Hour)
 	orphan := sweepKey(sweepJob(7), "a.png")
 	bucket := &sweepBucket{objs: map[string]time.Time{orphan: old, sweepKey(sweepJob(8), "b.png"): old}}
-	db := &sweepDB{status: map[string]string{}, rows: map[string]bool{sweepKey(sweepJob(8), "b.png"): true}}
+	db := &sweepDB{status: map[string]jobs.JobStatus{}, rows: map[string]bool{sweepKey(sweepJob(8), "b.png"): true}}
 	s := &maintenance.Sweeper{Objects: bucket, Repo: db}
 	res, err := s.SweepOnce(context.Background(), true)
 	if err != nil {

@@ -58,13 +58,18 @@ func download(ctx context.Context, c *client.Client, a client.Artifact, limit in
 		return nil, err
 	}
 	defer body.Close()
+	return readCapped(body, a.Name, limit)
+}
+
+// readCapped reads r, the file name, refusing more than limit bytes.
+func readCapped(r io.Reader, name string, limit int64) ([]byte, error) {
 	var buf bytes.Buffer
-	n, err := io.Copy(&buf, io.LimitReader(body, limit+1))
+	n, err := io.Copy(&buf, io.LimitReader(r, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("read artifact %s: %w", a.Name, err)
+		return nil, fmt.Errorf("read artifact %s: %w", name, err)
 	}
 	if n > limit {
-		return nil, &toolError{Code: "too_large", Message: fmt.Sprintf("%s is over the %d bytes this tool returns", a.Name, limit)}
+		return nil, &toolError{Code: "too_large", Message: fmt.Sprintf("%s is over the %d bytes this tool returns", name, limit)}
 	}
 	return buf.Bytes(), nil
 }

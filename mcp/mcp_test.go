@@ -130,7 +130,7 @@ func TestToolsHaveClosedSchemas(t *testing.T) {
 	want := ToolNames()
 	slices.Sort(names)
 	slices.Sort(want)
-	if !slices.Equal(names, want) || len(names) != 5 {
+	if !slices.Equal(names, want) || len(names) != 7 {
 		t.Errorf("tools %v, want %v", names, want)
 	}
 	bad, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "screenshot", Arguments: map[string]any{"url": "http://a.example/", "max_images": 50}})

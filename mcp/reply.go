@@ -114,6 +114,11 @@ var hints = map[string]string{
 	"not_found":               "the id is unknown or belongs to another key; check it",
 	"too_many_jobs_in_flight": "this API key has as many captures running as it may; wait for some to finish (batch_status) and retry",
 	"too_large":               "the output is too large to return here; use its link",
+	"stale_ref":               "the ref is not of the latest snapshot or its element left the page; call browser with command snapshot and use its refs",
+	"bad_args":                "the verb's arguments are wrong; browser_help with the verb shows them",
+	"unknown_command":         "use a verb browser_help lists",
+	"too_many_sessions":       "this API key has as many browser sessions open as it may; close one (command close) or retry later",
+	"no_session_worker":       "no worker had a free browser tab; retry in a minute",
 }
 
 // hintFor returns the hint of e: the code's, or one from its status.

@@ -51,6 +51,8 @@ func (c Config) Validate() error {
 type deps struct {
 	caller Caller
 	waitMS int
+	// browsers are the browser tool's sessions, one per MCP session (browser.go).
+	browsers *browsers
 }
 
 // tool is one MCP tool: add puts it on a server.
@@ -91,12 +93,20 @@ func ToolNames() []string {
 // serverInstructions tell the model what the server is for.
 const serverInstructions = `snapq renders web pages in a real browser. Use fetch to read a page as Markdown, ` +
 	`screenshot to see it, pdf for a printable copy, capture_batch and batch_status for many pages at once. ` +
+	`To interact with a page (log in, click, fill forms, follow links) use browser, one command per call, ` +
+	`starting with open URL then snapshot; browser_help lists its commands. ` +
 	`Errors carry a code and a hint; a 404 page is a result with its status, not an error.`
 
 // NewServer returns an MCP server with every registered tool.
 func NewServer(cfg Config) (*sdk.Server, error) {
+	s, _, err := newServer(cfg)
+	return s, err
+}
+
+// newServer is NewServer with the tools' dependencies (the browser sessions it holds).
+func newServer(cfg Config) (*sdk.Server, *deps, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if cfg.Version == "" {
 		cfg.Version = buildVersion()
@@ -107,13 +117,13 @@ func NewServer(cfg Config) (*sdk.Server, error) {
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "snapq", Title: "snapq web capture", Version: cfg.Version},
 		&sdk.ServerOptions{Instructions: serverInstructions})
-	d := &deps{caller: cfg.Caller, waitMS: int(wait / time.Millisecond)}
+	d := &deps{caller: cfg.Caller, waitMS: int(wait / time.Millisecond), browsers: newBrowsers()}
 	toolsMu.Lock()
 	defer toolsMu.Unlock()
 	for _, t := range tools {
 		t.add(s, d)
 	}
-	return s, nil
+	return s, d, nil
 }
 
 // buildVersion is the main module's version from the build, "dev" when none.
@@ -133,6 +143,7 @@ func addTool[In any](s *sdk.Server, d *deps, t *sdk.Tool,
 		if err != nil {
 			return errorResult(err), nil, nil
 		}
+		ctx = context.WithValue(ctx, mcpSessionKey{}, req.Session)
 		res, err := run(ctx, c, in)
 		if err != nil {
 			return errorResult(err), nil, nil

@@ -17,10 +17,13 @@ const maxFrame = 1 << 20
 // (client.Config.MaxRetries < 0): a rate-limited call is answered at once as
 // a tool error with its Retry-After.
 func ServeStdio(ctx context.Context, c *client.Client, version string, in io.ReadCloser, out io.WriteCloser) error {
-	s, err := NewServer(Config{Version: version,
+	s, d, err := newServer(Config{Version: version,
 		Caller: func(context.Context, *sdk.CallToolRequest) (*client.Client, error) { return c, nil }})
 	if err != nil {
 		return err
 	}
-	return s.Run(ctx, &sdk.IOTransport{Reader: in, Writer: out, MaxLineLength: maxFrame})
+	err = s.Run(ctx, &sdk.IOTransport{Reader: in, Writer: out, MaxLineLength: maxFrame})
+	// The browser session of the peer is closed before the process ends.
+	d.browsers.wait()
+	return err
 }

@@ -20,7 +20,7 @@ type Message struct {
 	Suite   string               `json:"suite"`
 	SuiteID string               `json:"suite_id"`
 	RunID   string               `json:"run_id"`
-	Status  string               `json:"status"` // the run's
+	Status  regression.RunStatus `json:"status"` // the run's
 	Reason  string               `json:"reason"` // failed, needs_review, error or recovered
 	Branch  string               `json:"branch,omitempty"`
 	Commit  string               `json:"commit,omitempty"`
@@ -37,11 +37,11 @@ type Message struct {
 
 // Change is one changed comparison.
 type Change struct {
-	Target   string  `json:"target"`
-	Viewport string  `json:"viewport"`
-	Segment  int     `json:"segment"`
-	Status   string  `json:"status"` // failed, new, missing or error
-	Ratio    float64 `json:"diff_ratio"`
+	Target   string                   `json:"target"`
+	Viewport string                   `json:"viewport"`
+	Segment  int                      `json:"segment"`
+	Status   regression.CompareStatus `json:"status"` // failed, new, missing or error
+	Ratio    float64                  `json:"diff_ratio"`
 	// ThumbnailURL previews the diff image (the current image for a new
 	// segment); DiffURL is the full image. "" when there is none.
 	ThumbnailURL string `json:"thumbnail_url,omitempty"`
@@ -62,7 +62,7 @@ func (c Change) Detail() string {
 	if c.Status == regression.CompareFailed {
 		return fmt.Sprintf("%.2f%% changed", c.Ratio*100)
 	}
-	return c.Status
+	return string(c.Status)
 }
 
 // NewMessage builds the message of run r of suite s, with links under base
@@ -79,7 +79,7 @@ func NewMessage(s *regression.Suite, r *regression.Run, reason, base string) Mes
 			changed = append(changed, cmp)
 		}
 	}
-	rank := map[string]int{regression.CompareFailed: 0, regression.CompareError: 1, regression.CompareNew: 2, regression.CompareMissing: 3}
+	rank := map[regression.CompareStatus]int{regression.CompareFailed: 0, regression.CompareError: 1, regression.CompareNew: 2, regression.CompareMissing: 3}
 	slices.SortStableFunc(changed, func(a, b *regression.Comparison) int {
 		return cmp.Or(cmp.Compare(rank[a.Status], rank[b.Status]), cmp.Compare(b.DiffRatio, a.DiffRatio))
 	})
@@ -104,7 +104,7 @@ func NewMessage(s *regression.Suite, r *regression.Run, reason, base string) Mes
 
 // Title is the message's first line: "snapq · marketing: failed".
 func (m Message) Title() string {
-	what := strings.ReplaceAll(m.Status, "_", " ")
+	what := strings.ReplaceAll(string(m.Status), "_", " ")
 	if m.Reason == regression.NotifyRecovered {
 		what = "recovered (passed after a run that did not)"
 	}

@@ -21,7 +21,7 @@ type Store interface {
 	GetSuite(ctx context.Context, id string) (*regression.Suite, error)
 	// PreviousRunStatus is the status of the newest settled run of the
 	// run's suite and branch before it ("" when none).
-	PreviousRunStatus(ctx context.Context, r *regression.Run) (string, error)
+	PreviousRunStatus(ctx context.Context, r *regression.Run) (regression.RunStatus, error)
 	// PlanNotifications records a run's notifications once and returns the
 	// pending ones.
 	PlanNotifications(ctx context.Context, runID string, ns []*regression.Notification) ([]*regression.Notification, error)
@@ -102,7 +102,7 @@ func (p *Planner) Plan(ctx context.Context, runID string) error {
 // decide lists the notifications of settled run r of suite s (prev: the
 // status of the run before it), each with its message, built now: every
 // attempt sends it as it is, whatever happens to the run since.
-func (p *Planner) decide(s *regression.Suite, r *regression.Run, prev string) ([]*regression.Notification, error) {
+func (p *Planner) decide(s *regression.Suite, r *regression.Run, prev regression.RunStatus) ([]*regression.Notification, error) {
 	prevFailed := prev == regression.RunFailed || prev == regression.RunNeedsReview || prev == regression.RunError
 	maxRatio := 0.0
 	for _, c := range r.Comparisons {

@@ -28,6 +28,57 @@ type ServerConfig struct {
 	Logger         asynq.Logger
 	LogLevel       asynq.LogLevel
 	Log            *slog.Logger // the server's own lines (outages of the job store); nil: slog's default
+	Polling        Polling      // how often the server looks for tasks; zero fields: asynq's defaults
+}
+
+// Polling is how often a worker's asynq server looks in Redis for work. The
+// defaults are asynq's; shorter intervals cost Redis round trips while the
+// queues are idle, and buy nothing under load (a busy server asks for its next
+// task as soon as one ends). They are for tests and tuning: the end-to-end
+// tests shorten them so a first task, a retry or the next task of a chain is
+// picked up sooner.
+//
+// What asynq v0.26.0 does not let a server set: a task's lease (30 s,
+// extended every 5 s while its handler runs) and its recoverer, which hands
+// the tasks of a worker that died back to the queue once their lease expired
+// more than 30 s ago, checking once a minute. A killed worker's tasks
+// therefore run again 60 to 120 s after it died, whatever is configured here.
+type Polling struct {
+	// TaskCheck is the wait between two looks at empty queues
+	// (SNAPQ_QUEUE_TASK_CHECK_INTERVAL, asynq's TaskCheckInterval, default 1s).
+	TaskCheck time.Duration
+	// DelayedTaskCheck is the wait between two moves of the retries and
+	// scheduled tasks that are due into their queues
+	// (SNAPQ_QUEUE_DELAYED_TASK_CHECK_INTERVAL, asynq's
+	// DelayedTaskCheckInterval, default 5s): a retry runs up to this late.
+	DelayedTaskCheck time.Duration
+}
+
+// DefaultPolling is asynq's own polling.
+func DefaultPolling() Polling {
+	return Polling{TaskCheck: time.Second, DelayedTaskCheck: 5 * time.Second}
+}
+
+// Polling's bounds: below MinPollInterval the idle polls would load Redis for
+// nothing, above MaxPollInterval a retry or a first task would wait too long.
+const (
+	MinPollInterval = 10 * time.Millisecond
+	MaxPollInterval = time.Minute
+)
+
+// Validate checks each interval against MinPollInterval and MaxPollInterval,
+// naming the variable.
+func (p Polling) Validate() error {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{{"SNAPQ_QUEUE_TASK_CHECK_INTERVAL", p.TaskCheck}, {"SNAPQ_QUEUE_DELAYED_TASK_CHECK_INTERVAL", p.DelayedTaskCheck}} {
+		if f.d < MinPollInterval || f.d > MaxPollInterval {
+			errs = append(errs, fmt.Errorf("%s=%s: want %s to %s", f.name, f.d, MinPollInterval, MaxPollInterval))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Server runs a worker's tasks on asynq with snapq's retry and stop rules:
@@ -70,6 +121,9 @@ func NewServer(conn asynq.RedisConnOpt, cfg ServerConfig) *Server {
 		ShutdownTimeout: time.Millisecond,
 		Logger:          cfg.Logger,
 		LogLevel:        cfg.LogLevel,
+		// Zero: asynq's defaults (DefaultPolling).
+		TaskCheckInterval:        cfg.Polling.TaskCheck,
+		DelayedTaskCheckInterval: cfg.Polling.DelayedTaskCheck,
 	})
 	return s
 }

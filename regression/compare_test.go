@@ -118,7 +118,7 @@ func TestComparerSegments(t *testing.T) {
 	for _, cmp := range repo.recorded {
 		got[cmp.Segment] = cmp
 	}
-	want := map[int]string{1: CompareFailed, 2: ComparePassed, 3: CompareFailed, 4: CompareNew, 6: CompareMissing}
+	want := map[int]CompareStatus{1: CompareFailed, 2: ComparePassed, 3: CompareFailed, 4: CompareNew, 6: CompareMissing}
 	if len(got) != len(want) {
 		t.Fatalf("%d comparisons, want %d: %+v", len(got), len(want), repo.recorded)
 	}
@@ -208,7 +208,7 @@ func TestComparerExactThreshold(t *testing.T) {
 	b := pngArtifact(t, blobs, "b.png", 1, 20, 20, color.NRGBA{101, 100, 100, 255}, image.Rectangle{}, color.NRGBA{})
 	for _, tc := range []struct {
 		pixel float64
-		want  string
+		want  CompareStatus
 	}{{0, CompareFailed}, {0.1, ComparePassed}} {
 		repo := &compareRepo{run: &Run{ID: "r", Spec: SuiteSpec{PixelThreshold: tc.pixel}}, key: CaptureKey{Target: "p", Viewport: "20x20"},
 			job: &jobs.Job{ID: "j", Name: "p", Status: jobs.StatusSucceeded}, arts: []*jobs.Artifact{a},

@@ -23,7 +23,7 @@ const (
 type TargetRun struct {
 	RunID     string
 	CreatedAt time.Time
-	Status    string
+	Status    CompareStatus
 	MaxRatio  float64
 	Approved  bool
 }

@@ -7,7 +7,7 @@ import (
 
 func history(statuses string, approved map[int]bool) []TargetRun {
 	// statuses newest first: p passed, f failed, n new, e error
-	names := map[byte]string{'p': ComparePassed, 'f': CompareFailed, 'n': CompareNew, 'e': CompareError}
+	names := map[byte]CompareStatus{'p': ComparePassed, 'f': CompareFailed, 'n': CompareNew, 'e': CompareError}
 	out := make([]TargetRun, len(statuses))
 	for i := range statuses {
 		out[i] = TargetRun{RunID: string(rune('a' + i)), CreatedAt: time.Unix(int64(100-i), 0),

@@ -35,9 +35,9 @@ var ChannelKinds = []string{ChannelSlack, ChannelDiscord, ChannelTeams, ChannelE
 // passed after a previous run of the same suite and branch that did not
 // (failed, needed review or errored).
 const (
-	NotifyFailed      = RunFailed
-	NotifyNeedsReview = RunNeedsReview
-	NotifyError       = RunError
+	NotifyFailed      = string(RunFailed)
+	NotifyNeedsReview = string(RunNeedsReview)
+	NotifyError       = string(RunError)
 	NotifyRecovered   = "recovered"
 )
 
@@ -104,14 +104,14 @@ func (c Channel) Reasons() []string {
 // largest diff ratio of its failed comparisons). previousFailed: the
 // previous settled run of the suite and branch failed, needed review or
 // errored (an approved one passed).
-func (c Channel) Reason(status string, previousFailed bool, maxRatio float64) string {
+func (c Channel) Reason(status RunStatus, previousFailed bool, maxRatio float64) string {
 	var reason string
 	switch status {
 	case RunFailed, RunNeedsReview, RunError:
 		if previousFailed && !c.Repeat {
 			return ""
 		}
-		reason = status
+		reason = string(status)
 	case RunPassed:
 		if previousFailed {
 			reason = NotifyRecovered

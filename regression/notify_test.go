@@ -57,7 +57,7 @@ func TestChannelReason(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		ch         Channel
-		status     string
+		status     RunStatus
 		prevFailed bool
 		ratio      float64
 		want       string

@@ -41,7 +41,7 @@ const (
 // when the task runs.
 type VCSReport struct {
 	Seq         int
-	RunStatus   string
+	RunStatus   RunStatus
 	State       string
 	Description string
 }
@@ -106,7 +106,7 @@ func (rp *Reporter) Run(ctx context.Context, p jobs.VCSReportPayload) error {
 	if err := vcs.CheckAPIURL(cfg.APIURL); err != nil {
 		return fmt.Errorf("suite %s: %w: %w", s.ID, err, jobs.ErrNoRetry)
 	}
-	rep := VCSReport{Seq: p.Seq, RunStatus: p.RunStatus, State: p.State, Description: p.Description}
+	rep := VCSReport{Seq: p.Seq, RunStatus: RunStatus(p.RunStatus), State: p.State, Description: p.Description}
 	if p.Seq == 0 { // a task of an older version: the run as it is now
 		rep = ReportOf(r, 0)
 	}
@@ -329,7 +329,7 @@ func ReportApproval(repo ApprovalReports, q Submitter, log *slog.Logger) func(ct
 }
 
 func submitReport(ctx context.Context, q Submitter, log *slog.Logger, runID string, rep VCSReport) {
-	p := jobs.VCSReportPayload{ReportID: jobs.NewID(), RunID: runID, Seq: rep.Seq, RunStatus: rep.RunStatus,
+	p := jobs.VCSReportPayload{ReportID: jobs.NewID(), RunID: runID, Seq: rep.Seq, RunStatus: string(rep.RunStatus),
 		State: rep.State, Description: rep.Description}
 	if err := q.Submit(ctx, p, 0); err != nil {
 		jobs.Log(log).Warn("enqueue the run's report to its code host", "run_id", runID, "seq", rep.Seq, "err", err)

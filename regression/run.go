@@ -12,23 +12,31 @@ import (
 // A run of a suite and what it leaves: its captures, its comparisons with
 // the baselines, and the approvals that promote them.
 
-// Run statuses. They are part of the public API.
+// RunStatus is where a run is, or how it ended. Its values are part of the public API
+// (JSON) and stored as they are (SQL).
+type RunStatus string
+
+// Run statuses.
 const (
-	RunRunning     = "running"
-	RunPassed      = "passed"
-	RunFailed      = "failed"
-	RunNeedsReview = "needs_review"
-	RunError       = "error"
-	RunApproved    = "approved"
+	RunRunning     RunStatus = "running"
+	RunPassed      RunStatus = "passed"
+	RunFailed      RunStatus = "failed"
+	RunNeedsReview RunStatus = "needs_review"
+	RunError       RunStatus = "error"
+	RunApproved    RunStatus = "approved"
 )
 
-// Comparison statuses. They are part of the public API.
+// CompareStatus is how a comparison ended. Its values are part of the public API (JSON)
+// and stored as they are (SQL).
+type CompareStatus string
+
+// Comparison statuses.
 const (
-	ComparePassed  = "passed"
-	CompareFailed  = "failed"
-	CompareNew     = "new"
-	CompareMissing = "missing"
-	CompareError   = "error"
+	ComparePassed  CompareStatus = "passed"
+	CompareFailed  CompareStatus = "failed"
+	CompareNew     CompareStatus = "new"
+	CompareMissing CompareStatus = "missing"
+	CompareError   CompareStatus = "error"
 )
 
 // Run triggers.
@@ -59,7 +67,7 @@ type Run struct {
 	BatchID      string
 	Trigger      string
 	ScheduledFor *time.Time
-	Status       string
+	Status       RunStatus
 	Spec         SuiteSpec
 	// Branch, BaseBranch, Commit and BaseURL are RunOptions': "" is none
 	// (the suite's main branch for the branches).
@@ -92,7 +100,7 @@ type RunSummary struct {
 	SuiteID    string     `json:"suite_id"`
 	BatchID    string     `json:"batch_id"`
 	Trigger    string     `json:"trigger"`
-	Status     string     `json:"status"`
+	Status     RunStatus  `json:"status"`
 	Counts     RunCounts  `json:"counts"`
 	CreatedAt  time.Time  `json:"created_at"`
 	FinishedAt *time.Time `json:"finished_at"`
@@ -127,7 +135,7 @@ type Comparison struct {
 	Target     string
 	Viewport   string
 	Segment    int
-	Status     string
+	Status     CompareStatus
 	DiffPixels int64
 	DiffRatio  float64
 	Threshold  float64
@@ -213,13 +221,13 @@ type Approval struct {
 	Comparisons []string `json:"comparisons"`
 	// Statuses approves every comparison of the run in one of these
 	// statuses (failed, new, missing): what a filtered review approves.
-	Statuses []string `json:"status"`
+	Statuses []CompareStatus `json:"status"`
 }
 
 // ComparisonFilter picks a run's comparisons in a list: Statuses (none: any)
 // and, when set, whether they are approved.
 type ComparisonFilter struct {
-	Statuses []string
+	Statuses []CompareStatus
 	Approved *bool
 }
 

@@ -27,7 +27,7 @@ const DefaultMaxSuitesPerKey = 100
 // RunStatusOf derives a finished run's status from its comparison counts:
 // any failure fails it; otherwise an error makes it error; new or missing
 // segments need review; all passed passes.
-func RunStatusOf(c RunCounts) string {
+func RunStatusOf(c RunCounts) RunStatus {
 	switch {
 	case c.Failed > 0:
 		return RunFailed

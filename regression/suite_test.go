@@ -123,7 +123,7 @@ func TestLastActivation(t *testing.T) {
 }
 
 func TestRunStatusOf(t *testing.T) {
-	cases := map[string]RunCounts{
+	cases := map[RunStatus]RunCounts{
 		RunPassed:      {Total: 3, Passed: 3},
 		RunFailed:      {Total: 3, Passed: 1, Failed: 1, New: 1},
 		RunNeedsReview: {Total: 2, Passed: 1, Missing: 1},

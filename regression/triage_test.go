@@ -96,7 +96,7 @@ func TestApplyBands(t *testing.T) {
 	tests := []struct {
 		name       string
 		in         Comparison
-		wantStatus string
+		wantStatus CompareStatus
 		wantAuto   bool
 		wantMsg    string
 	}{

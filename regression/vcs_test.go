@@ -10,7 +10,8 @@ import (
 func TestCheckOf(t *testing.T) {
 	counts := RunCounts{Total: 3, Passed: 2, Failed: 1}
 	tests := []struct {
-		name, status, link   string
+		name, link           string
+		status               RunStatus
 		wantStatus, wantConc string
 	}{
 		{name: "running", status: RunRunning, link: "l", wantStatus: vcs.CheckInProgress},

@@ -3,8 +3,11 @@ package session
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/capture"
@@ -35,7 +38,11 @@ type Host struct {
 
 	wg   sync.WaitGroup
 	open chan struct{} // one token per held session
+	held atomic.Int64  // sessions whose tab is open
 }
+
+// Held is how many sessions this worker holds a tab for now.
+func (h *Host) Held() int { return int(h.held.Load()) }
 
 // Serve takes sessions until ctx ends, then closes every held session with
 // ReasonShutdown and returns when they are closed.
@@ -113,6 +120,8 @@ func (h *Host) serve(ctx context.Context, id string) {
 	if l == nil {
 		return // not opening any more (ended while it waited)
 	}
+	h.held.Add(1)
+	defer h.held.Add(-1)
 	defer l.tab.Close()
 	h.Feed.Publish(bg, Stream(id), false, events.Event{Type: EventSession,
 		Data: SessionEvent{SessionID: id, Status: StatusOpen, At: time.Now().UTC()}})
@@ -184,7 +193,7 @@ func (h *Host) loop(ctx context.Context, l *live) (status, reason string) {
 func (h *Host) exec(ctx context.Context, l *live, cmd Command) bool {
 	bg := context.WithoutCancel(ctx)
 	l.seq++
-	row := CommandEvent{SessionID: l.s.ID, Seq: l.seq, Command: cmd.Command, Args: maskArgs(cmd.Args, l.cfg.Mask),
+	row := CommandEvent{SessionID: l.s.ID, Seq: l.seq, Command: cmd.Command, Args: feedArgs(ctx, l.tab, cmd, l.cfg.Mask),
 		Status: "running", At: time.Now().UTC()}
 	h.Feed.Publish(bg, Stream(l.s.ID), false, events.Event{Type: EventCommand, Data: row})
 	r, files := run(ctx, l.tab, l.seq, cmd, l.cfg)
@@ -224,6 +233,66 @@ func (h *Host) store(ctx context.Context, id string, files []file, r *Reply) []A
 		return nil
 	}
 	return out
+}
+
+// feedArgs are cmd's arguments as the feed shows them: masked (the auth profile's secrets),
+// cut, and — for the text of fill and type — replaced by MaskedText when it looks like a
+// secret or goes into a field that holds one (a password, a one-time code, a card number).
+func feedArgs(ctx context.Context, tab Tab, cmd Command, mask func(string) string) []string {
+	args := maskArgs(cmd.Args, mask)
+	from, target, ok := secretText(cmd)
+	if ok && (looksSecret(strings.Join(cmd.Args[from:], " ")) || tab.Sensitive(ctx, target)) {
+		for i := from; i < len(args); i++ {
+			args[i] = MaskedText
+		}
+	}
+	return args
+}
+
+// MaskedText stands for a secret typed or filled, in the feed.
+const MaskedText = "[masked]"
+
+// secretText finds the text argument of fill and type: its index and the field it goes into
+// ("" for the focused one).
+func secretText(cmd Command) (from int, target string, ok bool) {
+	v, found := byName(cmd.Command)
+	switch {
+	case !found || Validate(cmd) != nil:
+		return 0, "", false
+	case v.Name == "fill":
+		return 1, cmd.Args[0], true
+	case v.Name == "type" && len(cmd.Args) == 2:
+		return 1, cmd.Args[0], true
+	case v.Name == "type":
+		return 0, "", true
+	}
+	return 0, "", false
+}
+
+// secretPrefixes start well-known kinds of credentials.
+var secretPrefixes = []string{"sk-", "sk_", "pk_live_", "rk_live_", "ghp_", "gho_", "ghs_", "github_pat_", "glpat-", "xox",
+	"AKIA", "ASIA", "AIza", "eyJ", "-----BEGIN"}
+
+// looksSecret is true for text shaped like a credential whatever the field: a known prefix,
+// or 16+ characters that mix letters with digits or symbols (not words, an email, a URL).
+func looksSecret(text string) bool {
+	for _, p := range secretPrefixes {
+		if strings.HasPrefix(text, p) {
+			return true
+		}
+	}
+	if len(text) < 16 || strings.ContainsAny(text, " \t\n@") || strings.Contains(text, "://") { // not words, emails or URLs
+		return false
+	}
+	var letters, others bool
+	for _, r := range text {
+		if unicode.IsLetter(r) {
+			letters = true
+		} else {
+			others = true
+		}
+	}
+	return letters && others
 }
 
 func maskArgs(args []string, mask func(string) string) []string {

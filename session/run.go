@@ -16,6 +16,10 @@ type RunConfig struct {
 	Mask func(string) string
 }
 
+// locationWait bounds reading the page's URL and title after a command (a document that is
+// still replacing the old one answers once it can; a loaded machine can take seconds).
+const locationWait = 5 * time.Second
+
 // DefaultCommandTimeout bounds a command on the worker (SNAPQ_SESSION_COMMAND_TIMEOUT).
 const DefaultCommandTimeout = 45 * time.Second
 
@@ -60,7 +64,7 @@ func run(ctx context.Context, tab Tab, seq int, cmd Command, cfg RunConfig) (Rep
 		text = r.Error.Message
 	}
 	r.Reply, r.Truncated = capReply(cfg.Mask(text), cfg.ReplyBytes)
-	lctx, lcancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	lctx, lcancel := context.WithTimeout(context.WithoutCancel(ctx), locationWait)
 	r.URL, r.Title = tab.Location(lctx)
 	lcancel()
 	r.URL, r.Title = cfg.Mask(r.URL), cfg.Mask(r.Title)

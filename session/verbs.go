@@ -36,6 +36,8 @@ type Tab interface {
 	CloseTab(ctx context.Context, i int) error
 	PageCount(ctx context.Context) int
 	Location(ctx context.Context) (url, title string)
+	// Sensitive reports whether the field (TARGET, or "" for the focused one) holds a secret.
+	Sensitive(ctx context.Context, target string) bool
 }
 
 var _ Tab = (*capture.Session)(nil)
@@ -158,6 +160,27 @@ func Verbs() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// VerbInfo is a verb's row as the API shows it (GET /v1/session-verbs).
+type VerbInfo struct {
+	Name    string   `json:"name"`
+	Aliases []string `json:"aliases"`
+	Usage   string   `json:"usage"`
+	Help    string   `json:"help"`
+}
+
+// VerbInfos is the verb table's rows, in the table's order; with verb, only its row (false
+// when it is no verb).
+func VerbInfos(verb string) ([]VerbInfo, bool) {
+	out := []VerbInfo{}
+	for _, v := range verbs {
+		if verb != "" && v.Name != verb && !contains(v.Aliases, verb) {
+			continue
+		}
+		out = append(out, VerbInfo{Name: v.Name, Aliases: append([]string{}, v.Aliases...), Usage: v.Usage, Help: v.Help})
+	}
+	return out, len(out) > 0
 }
 
 // Help is the reference generated from the verb table: every verb, or one.

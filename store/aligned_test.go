@@ -40,7 +40,7 @@ func TestApproveAlignedPage(t *testing.T) {
 		t.Fatalf("complete job: %v, %v", ok, err)
 	}
 	ins := []regression.Hunk{{Kind: diff.HunkInserted, A0: 500, A1: 500, B0: 500, B1: 537}}
-	cmp := func(seg int, status string, cur *jobs.Artifact, shift int, hs []regression.Hunk) *regression.Comparison {
+	cmp := func(seg int, status regression.CompareStatus, cur *jobs.Artifact, shift int, hs []regression.Hunk) *regression.Comparison {
 		return &regression.Comparison{ID: newTestID(t), Target: "home", Viewport: "1280x720", Segment: seg, Status: status,
 			CurrentArtifact: cur, DiffMode: regression.DiffAligned, ShiftedPx: shift, Hunks: hs}
 	}

@@ -43,7 +43,7 @@ func (a approvalTx) ApprovalPicks(ctx context.Context, runID string, ap regressi
 		FROM comparisons WHERE id IN (SELECT id FROM picked)
 		OR (run_id = $1 AND approved_at IS NULL AND diff_mode = 'aligned' AND status = 'passed'
 			AND (shifted_px <> 0 OR current_artifact_id IS NULL) AND (job_id, checkpoint) IN (SELECT job_id, checkpoint FROM picked))`,
-		runID, ap.All, nonNil(ap.Targets), nonNil(ap.Comparisons), nonNil(ap.Statuses))
+		runID, ap.All, nonNil(ap.Targets), nonNil(ap.Comparisons), statusStrings(ap.Statuses))
 	if err != nil {
 		return nil, err
 	}

@@ -38,7 +38,7 @@ func TestBranchBaselineExpiry(t *testing.T) {
 	ctx := context.Background()
 	g, s := newSuite(t, st)
 
-	approve := func(opts regression.RunOptions, status string) *regression.Run {
+	approve := func(opts regression.RunOptions, status regression.CompareStatus) *regression.Run {
 		t.Helper()
 		r, err := g.StartRun(ctx, s, regression.TriggerManual, nil, opts)
 		if err != nil {

@@ -39,7 +39,7 @@ func (s *Store) GetRunSummary(ctx context.Context, id string) (*regression.Run, 
 // query uses the (run_id, …) unique index to find the run's rows; at a few
 // thousand comparisons per run the sort is in memory.
 func (s *Store) ListComparisons(ctx context.Context, runID string, f regression.ComparisonFilter, limit int, cursor string) ([]*regression.Comparison, string, error) {
-	args := []any{runID, nonNil(f.Statuses), limit + 1}
+	args := []any{runID, statusStrings(f.Statuses), limit + 1}
 	q := `SELECT ` + comparisonColumns + ` FROM comparisons WHERE run_id = $1
 		AND (cardinality($2::text[]) = 0 OR status = ANY($2::text[]))`
 	if f.Approved != nil {

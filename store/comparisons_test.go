@@ -27,7 +27,7 @@ func TestListComparisonsPagesAndApproveByStatus(t *testing.T) {
 	}
 	// 25 targets × 1 segment: every 5th new, the rest failed but every 5th+1 passed.
 	var cs []*regression.Comparison
-	want := map[string]int{}
+	want := map[regression.CompareStatus]int{}
 	for i := range 25 {
 		status := regression.CompareFailed
 		switch i % 5 {
@@ -79,14 +79,14 @@ func TestListComparisonsPagesAndApproveByStatus(t *testing.T) {
 			t.Fatalf("out of order at %d: %v", i, all)
 		}
 	}
-	if got := page(regression.ComparisonFilter{Statuses: []string{regression.CompareFailed}}, 4); len(got) != want[regression.CompareFailed] {
+	if got := page(regression.ComparisonFilter{Statuses: []regression.CompareStatus{regression.CompareFailed}}, 4); len(got) != want[regression.CompareFailed] {
 		t.Fatalf("failed: %d, want %d", len(got), want[regression.CompareFailed])
 	}
 	if _, _, err := st.ListComparisons(ctx, r.ID, regression.ComparisonFilter{}, 5, newTestID(t)); !errors.As(err, new(*jobs.ValidationError)) {
 		t.Fatalf("foreign cursor: %v, want a validation error", err)
 	}
 
-	run, err := st.Approve(ctx, r.ID, regression.Approval{Statuses: []string{regression.CompareNew}}, "anonymous")
+	run, err := st.Approve(ctx, r.ID, regression.Approval{Statuses: []regression.CompareStatus{regression.CompareNew}}, "anonymous")
 	if err != nil || run.Comparisons != nil || run.Counts.New != want[regression.CompareNew] {
 		t.Fatalf("approve new: %+v, %v", run, err)
 	}
@@ -94,7 +94,7 @@ func TestListComparisonsPagesAndApproveByStatus(t *testing.T) {
 	if got := page(regression.ComparisonFilter{Approved: &yes}, 100); len(got) != want[regression.CompareNew] {
 		t.Fatalf("approved after approving new: %d, want %d", len(got), want[regression.CompareNew])
 	}
-	open := page(regression.ComparisonFilter{Statuses: []string{regression.CompareFailed}, Approved: &no}, 100)
+	open := page(regression.ComparisonFilter{Statuses: []regression.CompareStatus{regression.CompareFailed}, Approved: &no}, 100)
 	if len(open) != want[regression.CompareFailed] {
 		t.Fatalf("unapproved failed: %d, want %d", len(open), want[regression.CompareFailed])
 	}

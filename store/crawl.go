@@ -58,7 +58,7 @@ func (s *Store) CompleteCrawlJob(ctx context.Context, id string, attempt int, re
 		return false, 0, fmt.Errorf("complete crawl job %s: %w", id, unavailable(err))
 	}
 	if ok {
-		s.publishJobs(ctx, batchID, append([]jobChanged{{id: id, name: name, url: url, status: jobs.StatusSucceeded, attempt: attempt}}, added...)...)
+		s.publishJobs(ctx, batchID, append([]jobChanged{{id: id, name: name, url: url, status: string(jobs.StatusSucceeded), attempt: attempt}}, added...)...)
 	}
 	return ok, len(added), nil
 }
@@ -189,7 +189,7 @@ func knownCrawlPages(ctx context.Context, tx pgx.Tx, batchID string, pages []job
 // insertCrawlPage adds page p as a queued job under parent at seq; added is false when
 // the batch already held its URL.
 func insertCrawlPage(ctx context.Context, tx pgx.Tx, parent string, seq int, p jobs.CrawlPage) (jobChanged, bool, error) {
-	c := jobChanged{id: jobs.NewID(), name: jobs.NameFromURL(p.URL), url: p.URL, status: jobs.StatusQueued}
+	c := jobChanged{id: jobs.NewID(), name: jobs.NameFromURL(p.URL), url: p.URL, status: string(jobs.StatusQueued)}
 	// The child shares its parent's options (a crawl batch's jobs have no overrides).
 	tag, err := tx.Exec(ctx, `INSERT INTO jobs (id, batch_id, seq, url, name, options, status, created_at, updated_at,
 		options_hash, depth, parent_id, found_on, url_key)

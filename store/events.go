@@ -46,7 +46,7 @@ func (s *Store) publishJobs(ctx context.Context, batchID string, changes ...jobC
 	defer cancel()
 	if b, err := s.GetBatch(ctx, batchID); err == nil {
 		final = b.Status() == jobs.BatchCompleted
-		evs = append(evs, events.Event{Type: events.TypeBatch, Data: events.Batch{BatchID: b.ID, Status: b.Status(), Counts: b.Counts}})
+		evs = append(evs, events.Event{Type: events.TypeBatch, Data: events.Batch{BatchID: b.ID, Status: string(b.Status()), Counts: b.Counts}})
 	}
 	s.events.Publish(ctx, events.BatchStream(batchID), final, evs...)
 }
@@ -61,7 +61,7 @@ func (s *Store) publishComparisons(ctx context.Context, runID string, cs []*regr
 	evs := make([]events.Event, 0, len(cs)+1)
 	for _, c := range cs {
 		evs = append(evs, events.Event{Type: events.TypeComparison, Data: events.Comparison{RunID: runID, ComparisonID: c.ID,
-			JobID: c.JobID, Target: c.Target, Viewport: c.Viewport, Segment: c.Segment, Status: c.Status,
+			JobID: c.JobID, Target: c.Target, Viewport: c.Viewport, Segment: c.Segment, Status: string(c.Status),
 			DiffPixels: c.DiffPixels, DiffRatio: c.DiffRatio, Message: c.Message, At: at}})
 	}
 	final := false
@@ -69,7 +69,7 @@ func (s *Store) publishComparisons(ctx context.Context, runID string, cs []*regr
 	defer cancel()
 	if r, err := s.getRunWhere(ctx, nil, `r.id = $1`, runID); err == nil {
 		final = r.Status != regression.RunRunning
-		evs = append(evs, events.Event{Type: events.TypeRun, Data: events.Run{RunID: r.ID, Status: r.Status, Counts: r.Counts}})
+		evs = append(evs, events.Event{Type: events.TypeRun, Data: events.Run{RunID: r.ID, Status: string(r.Status), Counts: r.Counts}})
 	}
 	s.events.Publish(ctx, events.RunStream(runID), final, evs...)
 }

@@ -17,7 +17,7 @@ func TestTargetHistory(t *testing.T) {
 	ctx := context.Background()
 	g, s := newSuite(t, st)
 	var runIDs []string
-	for i, status := range []string{regression.CompareNew, regression.ComparePassed, regression.CompareFailed, regression.ComparePassed} {
+	for i, status := range []regression.CompareStatus{regression.CompareNew, regression.ComparePassed, regression.CompareFailed, regression.ComparePassed} {
 		r, err := g.StartRun(ctx, s, regression.TriggerManual, nil, regression.RunOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -45,7 +45,7 @@ func TestTargetHistory(t *testing.T) {
 		t.Fatalf("history %+v; want 4 runs of home", hist)
 	}
 	want := []struct {
-		status   string
+		status   regression.CompareStatus
 		approved bool
 	}{{"passed", false}, {"failed", false}, {"passed", false}, {"new", true}}
 	for i, w := range want {

@@ -38,7 +38,7 @@ func TestStatusCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int64{jobs.StatusSucceeded: 1, jobs.StatusFailed: 1, jobs.StatusRunning: 1, jobs.StatusQueued: 1}
+	want := map[string]int64{string(jobs.StatusSucceeded): 1, string(jobs.StatusFailed): 1, string(jobs.StatusRunning): 1, string(jobs.StatusQueued): 1}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("JobCounts (-want +got):\n%s", diff)
 	}
@@ -57,11 +57,11 @@ func TestStatusCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(map[string]int64{regression.RunRunning: 2}, runs); diff != "" {
+	if diff := cmp.Diff(map[string]int64{string(regression.RunRunning): 2}, runs); diff != "" {
 		t.Errorf("RunCounts (-want +got):\n%s", diff)
 	}
 	// A run's capture jobs are jobs too.
-	if got, _ := st.JobCounts(ctx); got[jobs.StatusQueued] != 3 {
-		t.Errorf("queued jobs after two one-page runs = %d, want 3", got[jobs.StatusQueued])
+	if got, _ := st.JobCounts(ctx); got[string(jobs.StatusQueued)] != 3 {
+		t.Errorf("queued jobs after two one-page runs = %d, want 3", got[string(jobs.StatusQueued)])
 	}
 }

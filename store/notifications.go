@@ -39,7 +39,7 @@ func (s *Store) notifications(ctx context.Context, runID string) ([]*regression.
 
 // PreviousRunStatus is the status of the newest settled run of the run's
 // suite and branch started before it ("" when there is none).
-func (s *Store) PreviousRunStatus(ctx context.Context, r *regression.Run) (string, error) {
+func (s *Store) PreviousRunStatus(ctx context.Context, r *regression.Run) (regression.RunStatus, error) {
 	var status string
 	err := s.pool.QueryRow(ctx, `SELECT status FROM runs WHERE suite_id = $1 AND branch = $2 AND id < $3
 		AND status <> 'running' ORDER BY id DESC LIMIT 1`, r.SuiteID, r.Branch, r.ID).Scan(&status)
@@ -49,7 +49,7 @@ func (s *Store) PreviousRunStatus(ctx context.Context, r *regression.Run) (strin
 	if err != nil {
 		return "", fmt.Errorf("previous run of %s: %w", r.ID, err)
 	}
-	return status, nil
+	return regression.RunStatus(status), nil
 }
 
 // PlanNotifications records a settled run's notifications once: the first

@@ -45,6 +45,7 @@ func hookBatch(t *testing.T, st *store.Store) *jobs.Batch {
 // (written before, or without a key) still sign, and the start-up pass
 // seals them; after a rotation the pass seals under the new key.
 func TestWebhookSecretsSealed(t *testing.T) {
+	t.Parallel()
 	st, db := setupURL(t)
 	ctx := context.Background()
 	oldKey := secretKey(t)
@@ -102,6 +103,7 @@ func TestWebhookSecretsSealed(t *testing.T) {
 // seals a profile's secrets and logins again under the new key, so the old
 // key can be dropped and the profile still opens.
 func TestKeyRotationResealsAuthProfiles(t *testing.T) {
+	t.Parallel()
 	st, db := setupURL(t)
 	ctx := context.Background()
 	oldKey := secretKey(t)

@@ -93,47 +93,12 @@ var errKeep = errors.New("batch kept")
 func (s *Store) DeleteBatchRows(ctx context.Context, id string, dryRun bool) (maintenance.BatchDeletion, error) {
 	var out maintenance.BatchDeletion
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var active bool
-		rows, err := tx.Query(ctx, `SELECT status FROM jobs WHERE batch_id = $1 FOR UPDATE`, id)
+		if err := lockDeletable(ctx, tx, id); err != nil {
+			return err
+		}
+		objects, err := batchObjects(ctx, tx, id)
 		if err != nil {
-			return fmt.Errorf("lock jobs: %w", err)
-		}
-		var status string
-		if _, err := pgx.ForEachRow(rows, []any{&status}, func() error {
-			active = active || status == jobs.StatusQueued || status == jobs.StatusRunning
-			return nil
-		}); err != nil {
-			return fmt.Errorf("lock jobs: %w", err)
-		}
-		var protected, runRunning bool
-		err = tx.QueryRow(ctx, `SELECT `+batchProtected+`,
-				EXISTS (SELECT 1 FROM runs ar WHERE ar.batch_id = b.id AND ar.status = 'running')
-			FROM batches b WHERE b.id = $1 FOR UPDATE OF b`, id).Scan(&protected, &runRunning)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return errKeep
-		}
-		if err != nil {
-			return fmt.Errorf("lock batch: %w", err)
-		}
-		if active || protected || runRunning {
-			return errKeep
-		}
-		rows, err = tx.Query(ctx, `SELECT object_key, max(bytes) FROM (
-				SELECT a.object_key, a.bytes FROM artifacts a JOIN jobs j ON j.id = a.job_id WHERE j.batch_id = $1
-				UNION ALL
-				SELECT t.object_key, t.bytes FROM thumbnails t JOIN artifacts a ON a.id = t.artifact_id
-					JOIN jobs j ON j.id = a.job_id WHERE j.batch_id = $1) k
-			GROUP BY object_key`, id)
-		if err != nil {
-			return fmt.Errorf("object keys: %w", err)
-		}
-		var objects []maintenance.StoredObject
-		var o maintenance.StoredObject
-		if _, err := pgx.ForEachRow(rows, []any{&o.Key, &o.Bytes}, func() error {
-			objects = append(objects, o)
-			return nil
-		}); err != nil {
-			return fmt.Errorf("object keys: %w", err)
+			return err
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM batches WHERE id = $1`, id); err != nil {
 			return fmt.Errorf("delete batch: %w", err)
@@ -166,6 +131,59 @@ func (s *Store) DeleteBatchRows(ctx context.Context, id string, dryRun bool) (ma
 		return maintenance.BatchDeletion{}, err
 	}
 	return out, nil
+}
+
+// lockDeletable locks the batch's jobs, then the batch, and is errKeep when the batch is
+// gone, protected, has a queued or running job, or its run is running.
+func lockDeletable(ctx context.Context, tx pgx.Tx, id string) error {
+	var active bool
+	rows, err := tx.Query(ctx, `SELECT status FROM jobs WHERE batch_id = $1 FOR UPDATE`, id)
+	if err != nil {
+		return fmt.Errorf("lock jobs: %w", err)
+	}
+	var status string
+	if _, err := pgx.ForEachRow(rows, []any{&status}, func() error {
+		active = active || jobs.JobStatus(status) == jobs.StatusQueued || jobs.JobStatus(status) == jobs.StatusRunning
+		return nil
+	}); err != nil {
+		return fmt.Errorf("lock jobs: %w", err)
+	}
+	var protected, runRunning bool
+	err = tx.QueryRow(ctx, `SELECT `+batchProtected+`,
+			EXISTS (SELECT 1 FROM runs ar WHERE ar.batch_id = b.id AND ar.status = 'running')
+		FROM batches b WHERE b.id = $1 FOR UPDATE OF b`, id).Scan(&protected, &runRunning)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return errKeep
+	}
+	if err != nil {
+		return fmt.Errorf("lock batch: %w", err)
+	}
+	if active || protected || runRunning {
+		return errKeep
+	}
+	return nil
+}
+
+// batchObjects is every object key the batch's artifacts and thumbnails name, with its size.
+func batchObjects(ctx context.Context, tx pgx.Tx, id string) ([]maintenance.StoredObject, error) {
+	rows, err := tx.Query(ctx, `SELECT object_key, max(bytes) FROM (
+			SELECT a.object_key, a.bytes FROM artifacts a JOIN jobs j ON j.id = a.job_id WHERE j.batch_id = $1
+			UNION ALL
+			SELECT t.object_key, t.bytes FROM thumbnails t JOIN artifacts a ON a.id = t.artifact_id
+				JOIN jobs j ON j.id = a.job_id WHERE j.batch_id = $1) k
+		GROUP BY object_key`, id)
+	if err != nil {
+		return nil, fmt.Errorf("object keys: %w", err)
+	}
+	var objects []maintenance.StoredObject
+	var o maintenance.StoredObject
+	if _, err := pgx.ForEachRow(rows, []any{&o.Key, &o.Bytes}, func() error {
+		objects = append(objects, o)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("object keys: %w", err)
+	}
+	return objects, nil
 }
 
 // referencedKeys is which of keys an artifact or thumbnail row names, in q.

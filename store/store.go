@@ -261,7 +261,7 @@ func insertJobs(ctx context.Context, tx pgx.Tx, b *jobs.Batch, js []*jobs.Job, s
 				parent, foundOn = c.ParentID, c.FoundOn
 			}
 		}
-		rows[i] = []any{j.ID, j.BatchID, j.Seq, j.URL, j.Name, o, jobs.StatusQueued, j.CreatedAt, j.UpdatedAt,
+		rows[i] = []any{j.ID, j.BatchID, j.Seq, j.URL, j.Name, o, string(jobs.StatusQueued), j.CreatedAt, j.UpdatedAt,
 			jobs.OptionsHash(j.Options), // the result cache's (cache.go)
 			depth, parent, foundOn, key, b.Interactive}
 	}
@@ -319,7 +319,7 @@ func (s *Store) GetBatch(ctx context.Context, id string) (*jobs.Batch, error) {
 // batch status.
 func (s *Store) ListBatches(ctx context.Context, owner, status string, limit int, cursor string) ([]*jobs.Batch, string, error) {
 	having := ""
-	switch status {
+	switch jobs.BatchStatus(status) {
 	case jobs.BatchCompleted:
 		having = `HAVING count(*) FILTER (WHERE j.status IN ('queued','running')) = 0`
 	case jobs.BatchQueued:
@@ -421,7 +421,7 @@ func scanJob(row pgx.Row, withShared bool, shared *jobs.SharedOptions) (*jobs.Jo
 
 // ListJobs implements jobs.BatchStore. The batch's shared options are read and decoded
 // once for the page, not once per job.
-func (s *Store) ListJobs(ctx context.Context, batchID, status string, limit int, cursor string) ([]*jobs.Job, string, error) {
+func (s *Store) ListJobs(ctx context.Context, batchID string, status jobs.JobStatus, limit int, cursor string) ([]*jobs.Job, string, error) {
 	var sharedRaw []byte
 	err := s.pool.QueryRow(ctx, `SELECT job_options FROM batches WHERE id = $1`, batchID).Scan(&sharedRaw)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -435,7 +435,7 @@ func (s *Store) ListJobs(ctx context.Context, batchID, status string, limit int,
 		shared = jobs.NewSharedOptions(sharedRaw)
 	}
 	q := `SELECT ` + jobColumns + ` FROM jobs WHERE batch_id = $1 AND ($2 = '' OR status = $2)`
-	args := []any{batchID, status, limit + 1}
+	args := []any{batchID, string(status), limit + 1}
 	if cursor != "" {
 		q += ` AND id > $4`
 		args = append(args, cursor)
@@ -533,7 +533,7 @@ func (s *Store) StartJob(ctx context.Context, id string) (*jobs.Job, bool, error
 	if err != nil {
 		return nil, false, fmt.Errorf("start job %s: %w", id, unavailable(err))
 	}
-	s.publishJobs(ctx, j.BatchID, jobChanged{id: j.ID, name: j.Name, url: j.URL, status: j.Status, attempt: j.Attempts})
+	s.publishJobs(ctx, j.BatchID, jobChanged{id: j.ID, name: j.Name, url: j.URL, status: string(j.Status), attempt: j.Attempts})
 	return j, true, nil
 }
 
@@ -566,7 +566,7 @@ func (s *Store) CompleteJob(ctx context.Context, id string, attempt int, result 
 		return false, fmt.Errorf("complete job %s: %w", id, unavailable(err))
 	}
 	if ok {
-		s.publishJobs(ctx, batchID, jobChanged{id: id, name: name, url: url, status: jobs.StatusSucceeded, attempt: attempt})
+		s.publishJobs(ctx, batchID, jobChanged{id: id, name: name, url: url, status: string(jobs.StatusSucceeded), attempt: attempt})
 	}
 	return ok, nil
 }
@@ -626,9 +626,9 @@ var _ jobs.CheckpointFailer = (*Store)(nil)
 // failJob records a failed attempt; a non-nil arts replaces the job's
 // artifact rows in the same transaction.
 func (s *Store) failJob(ctx context.Context, id string, attempt int, e jobs.JobError, result *jobs.Result, final bool, arts []*jobs.Artifact) error {
-	status, finished := jobs.StatusQueued, "NULL"
+	status, finished := string(jobs.StatusQueued), "NULL"
 	if final {
-		status, finished = jobs.StatusFailed, "now()"
+		status, finished = string(jobs.StatusFailed), "now()"
 	}
 	var res []byte // NULL without a result
 	if result != nil {
@@ -688,7 +688,7 @@ func (s *Store) CancelBatch(ctx context.Context, id string) ([]string, error) {
 			return err
 		}
 		for rows.Next() {
-			c := jobChanged{status: jobs.StatusCanceled, err: &jobs.JobError{Code: "canceled"}}
+			c := jobChanged{status: string(jobs.StatusCanceled), err: &jobs.JobError{Code: "canceled"}}
 			if err := rows.Scan(&c.id, &c.name, &c.url, &c.attempt, &c.err.Message); err != nil {
 				rows.Close()
 				return err
@@ -725,7 +725,7 @@ func (s *Store) Unfinished(ctx context.Context, before time.Time, limit int) ([]
 
 // Requeue implements jobs.ReconcileStore.
 func (s *Store) Requeue(ctx context.Context, id string) error {
-	c := jobChanged{id: id, status: jobs.StatusQueued}
+	c := jobChanged{id: id, status: string(jobs.StatusQueued)}
 	var batchID string
 	err := s.pool.QueryRow(ctx, `UPDATE jobs SET status = 'queued', updated_at = now() WHERE id = $1 AND status = 'running'
 		RETURNING batch_id, name, url, attempts`, id).Scan(&batchID, &c.name, &c.url, &c.attempt)

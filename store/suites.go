@@ -58,7 +58,7 @@ func (st *Store) scanSuite(row pgx.Row) (*regression.Suite, error) {
 		s.Webhook = &jobs.Webhook{URL: *hookURL, Secret: secret, Event: regression.EventRunCompleted}
 	}
 	if runID != nil {
-		s.LastRun = &regression.Run{ID: *runID, SuiteID: s.ID, Status: deref(runStatus), CreatedAt: *runCreated, FinishedAt: runFinished}
+		s.LastRun = &regression.Run{ID: *runID, SuiteID: s.ID, Status: regression.RunStatus(deref(runStatus)), CreatedAt: *runCreated, FinishedAt: runFinished}
 	}
 	return &s, nil
 }
@@ -225,7 +225,7 @@ func (s *Store) CreateRun(ctx context.Context, r *regression.Run, b *jobs.Batch,
 		tag, err := tx.Exec(ctx, `INSERT INTO runs (id, suite_id, batch_id, trigger, scheduled_for, status, spec, created_at,
 			branch, base_branch, commit_sha, base_url, pull_request, dashboard_url, compare_to_base_url)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) ON CONFLICT (suite_id, scheduled_for) DO NOTHING`,
-			r.ID, r.SuiteID, r.BatchID, r.Trigger, r.ScheduledFor, r.Status, spec, r.CreatedAt,
+			r.ID, r.SuiteID, r.BatchID, r.Trigger, r.ScheduledFor, string(r.Status), spec, r.CreatedAt,
 			r.Branch, r.BaseBranch, r.Commit, r.BaseURL, r.PullRequest, r.DashboardURL, r.CompareTo)
 		if err != nil {
 			return fmt.Errorf("insert run: %w", err)
@@ -255,7 +255,7 @@ func (s *Store) CreateRun(ctx context.Context, r *regression.Run, b *jobs.Batch,
 			if _, err := tx.Exec(ctx, `INSERT INTO comparisons (id, run_id, target, viewport, segment, status, message,
 				baseline_id, baseline_artifact_id, diff_mode, hunks, checkpoint)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, '')::uuid, $9, $10, $11, $12)`,
-				c.ID, r.ID, c.Target, c.Viewport, c.Segment, c.Status, c.Message, c.BaselineID, artID(c.BaselineArtifact),
+				c.ID, r.ID, c.Target, c.Viewport, c.Segment, string(c.Status), c.Message, c.BaselineID, artID(c.BaselineArtifact),
 				diffMode(c.DiffMode), hunksOf(c), c.Checkpoint); err != nil {
 				return fmt.Errorf("insert removed comparison: %w", err)
 			}
@@ -531,7 +531,7 @@ func (s *Store) RecordComparisons(ctx context.Context, runID, jobID string, cs [
 		if _, err := tx.Exec(ctx, `UPDATE run_captures SET compared_at = now() WHERE job_id = $1`, jobID); err != nil {
 			return err
 		}
-		if status != regression.RunRunning {
+		if regression.RunStatus(status) != regression.RunRunning {
 			return nil
 		}
 		var err error
@@ -570,7 +570,7 @@ func insertComparisons(ctx context.Context, tx pgx.Tx, runID, jobID string, cs [
 			diff_artifact_id, diff_mode, shifted_px, hunks, checkpoint, step, failed_step, group_key, matches_previous,
 			auto_approved, changes) VALUES ($1, $2, $3, $4, $5,
 			$6, $7, $8, $9, $10, $11, NULLIF($12, '')::uuid, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`, c.ID, runID,
-			jobID, c.Target, c.Viewport, c.Segment, c.Status, c.DiffPixels, c.DiffRatio, c.Threshold, c.Message,
+			jobID, c.Target, c.Viewport, c.Segment, string(c.Status), c.DiffPixels, c.DiffRatio, c.Threshold, c.Message,
 			c.BaselineID, artID(c.BaselineArtifact), artID(c.CurrentArtifact), artID(c.DiffArtifact),
 			diffMode(c.DiffMode), c.ShiftedPx, hunksOf(c), c.Checkpoint, c.Step, c.FailedStep, c.GroupKey, c.MatchesPrevious,
 			c.AutoApproved, changesOf(c)); err != nil {
@@ -592,7 +592,7 @@ func (s *Store) settleRun(ctx context.Context, tx pgx.Tx, runID, batchID string)
 		return false, nil
 	}
 	if _, err := tx.Exec(ctx, `UPDATE runs SET status = $2, finished_at = now() WHERE id = $1`,
-		runID, regression.RunStatusOf(r.Counts)); err != nil {
+		runID, string(regression.RunStatusOf(r.Counts))); err != nil {
 		return false, fmt.Errorf("finish run %s: %w", runID, err)
 	}
 	return true, createDelivery(ctx, tx, batchID, regression.EventRunCompleted)
@@ -644,6 +644,15 @@ func (s *Store) Approve(ctx context.Context, runID string, a regression.Approval
 		return nil, err
 	}
 	return s.GetRunSummary(ctx, runID)
+}
+
+// statusStrings is statuses as SQL text values, never nil (an empty array, not NULL).
+func statusStrings[S ~string](statuses []S) []string {
+	out := make([]string, len(statuses))
+	for i, s := range statuses {
+		out[i] = string(s)
+	}
+	return out
 }
 
 func nonNil(ss []string) []string {
@@ -761,7 +770,7 @@ func (s *Store) TargetHistory(ctx context.Context, suiteID, branch string, runs 
 		return nil, fmt.Errorf("target history: %w", err)
 	}
 	defer rows.Close()
-	statuses := [...]string{1: regression.ComparePassed, 2: regression.CompareNew, 3: regression.CompareMissing,
+	statuses := [...]regression.CompareStatus{1: regression.ComparePassed, 2: regression.CompareNew, 3: regression.CompareMissing,
 		4: regression.CompareFailed, 5: regression.CompareError}
 	out := map[string][]regression.TargetRun{}
 	for rows.Next() {

@@ -28,7 +28,7 @@ func newSuite(t *testing.T, st *store.Store) (*regression.Service, *regression.S
 
 // finishCapture completes the run's only job with one screenshot and records
 // a comparison of the given status for it.
-func finishCapture(t *testing.T, st *store.Store, r *regression.Run, status string) (finished bool, art *jobs.Artifact) {
+func finishCapture(t *testing.T, st *store.Store, r *regression.Run, status regression.CompareStatus) (finished bool, art *jobs.Artifact) {
 	t.Helper()
 	ctx := context.Background()
 	js, _, err := st.ListJobs(ctx, r.BatchID, "", 10, "")

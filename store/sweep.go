@@ -5,18 +5,20 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/snapq/snapq/jobs"
 )
 
 // JobStatuses implements maintenance.SweepStore. ids must be UUIDs.
-func (s *Store) JobStatuses(ctx context.Context, ids []string) (map[string]string, error) {
+func (s *Store) JobStatuses(ctx context.Context, ids []string) (map[string]jobs.JobStatus, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, status FROM jobs WHERE id = ANY($1::uuid[])`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("job statuses: %w", err)
 	}
-	out := make(map[string]string, len(ids))
+	out := make(map[string]jobs.JobStatus, len(ids))
 	var id, status string
 	_, err = pgx.ForEachRow(rows, []any{&id, &status}, func() error {
-		out[id] = status
+		out[id] = jobs.JobStatus(status)
 		return nil
 	})
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 // (ErrObjectGone, no row names it); an upload of the bytes afresh is the
 // new object and commits. Not parallel: it sets the store's test hook.
 func TestDeleteAndReuseInterleaved(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	complete := func(j *jobs.Job, key string, reused bool) error {

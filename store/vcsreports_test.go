@@ -14,6 +14,7 @@ import (
 // error (what was delivered stays delivered), and approvals take numbers
 // after the end report's.
 func TestVCSReportState(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	ctx := context.Background()
 	g, s := newSuite(t, st)
@@ -48,6 +49,7 @@ func TestVCSReportState(t *testing.T) {
 // An email notification claims one unit of its suite's mail budget once
 // (a retry claims again for free); past the budget it is refused, naming it.
 func TestClaimMail(t *testing.T) {
+	t.Parallel()
 	st := setup(t)
 	st.SetSealer(testSealer(t))
 	ctx := context.Background()

@@ -166,15 +166,11 @@ func waitForJob(ctx context.Context, sub *events.Subscription, id string) {
 				return
 			}
 			var je events.Job
-			if e.Type == events.TypeJob && json.Unmarshal(e.Data, &je) == nil && je.JobID == id && finalStatus(je.Status) {
+			if e.Type == events.TypeJob && json.Unmarshal(e.Data, &je) == nil && je.JobID == id && jobs.JobStatus(je.Status).Final() {
 				return
 			}
 		}
 	}
-}
-
-func finalStatus(s string) bool {
-	return s == jobs.StatusSucceeded || s == jobs.StatusFailed || s == jobs.StatusCanceled
 }
 
 // answerCapture writes the job view (200 when final, 202 when not) or, by

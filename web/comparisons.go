@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -16,8 +17,8 @@ import (
 const comparisonFilterKey = "snapq.comparison_filter"
 
 // comparisonStatuses are the ?status values of GET /v1/runs/:id/comparisons.
-var comparisonStatuses = []string{regression.ComparePassed, regression.CompareFailed, regression.CompareNew,
-	regression.CompareMissing, regression.CompareError}
+var comparisonStatuses = []string{string(regression.ComparePassed), string(regression.CompareFailed), string(regression.CompareNew),
+	string(regression.CompareMissing), string(regression.CompareError)}
 
 // comparisonList answers GET /v1/runs/:id/comparisons.
 type comparisonList struct {
@@ -35,8 +36,8 @@ func readComparisonFilter(c *gin.Context) error {
 			if !contains(comparisonStatuses, st) {
 				return badRequest("invalid_query", "status", "must be one or more (comma-separated) of "+strings.Join(comparisonStatuses, ", "))
 			}
-			if !contains(f.Statuses, st) {
-				f.Statuses = append(f.Statuses, st)
+			if !slices.Contains(f.Statuses, regression.CompareStatus(st)) {
+				f.Statuses = append(f.Statuses, regression.CompareStatus(st))
 			}
 		}
 	}

@@ -132,7 +132,7 @@ func (s *Server) batchEvents(c *gin.Context) error {
 			if e.Type != events.TypeBatch {
 				return false
 			}
-			var d struct{ Status string }
+			var d struct{ Status jobs.BatchStatus }
 			return json.Unmarshal(e.Data, &d) == nil && d.Status == jobs.BatchCompleted
 		},
 	})
@@ -161,7 +161,7 @@ func (s *Server) runEvents(c *gin.Context) error {
 			if e.Type != events.TypeRun {
 				return false
 			}
-			var d struct{ Status string }
+			var d struct{ Status regression.RunStatus }
 			return json.Unmarshal(e.Data, &d) == nil && d.Status != "" && d.Status != regression.RunRunning
 		},
 	})
@@ -208,42 +208,15 @@ func (s *Server) serveEvents(c *gin.Context, src sseSource) error {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), cfg.MaxDuration)
 	defer cancel()
 
-	// Where to start: after the client's last id, or at a snapshot.
-	last := lastEventID(c)
-	if last != "" {
-		ok, err := s.Events.Resumable(ctx, src.stream, last)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			last = "" // expired or trimmed past it: start again from a snapshot
-		}
+	at, err := s.streamStart(ctx, lastEventID(c), src)
+	if err != nil {
+		return err
 	}
-	resumedFinal := false
-	if last != "" {
-		// A client that saw the last change but not done gets the rest, then done.
-		var err error
-		if _, resumedFinal, err = src.load(ctx); err != nil {
-			return err
-		}
-	}
-	var snapshot any
-	final := false
-	if last == "" {
-		tail, err := s.Events.Tail(ctx, src.stream)
-		if err != nil {
-			return err
-		}
-		if snapshot, final, err = src.load(ctx); err != nil {
-			return err
-		}
-		last = tail
-	}
-	if final {
+	if at.final {
 		// Finished already: the snapshot, then done.
 		w := newSSEWriter(c)
-		if w.start() == nil && w.event(last, events.TypeSnapshot, snapshot) == nil {
-			_ = w.event(last+".done", events.TypeDone, snapshot)
+		if w.start() == nil && w.event(at.last, events.TypeSnapshot, at.snapshot) == nil {
+			_ = w.event(at.last+".done", events.TypeDone, at.snapshot)
 		}
 		return nil
 	}
@@ -257,14 +230,55 @@ func (s *Server) serveEvents(c *gin.Context, src sseSource) error {
 	if err := w.start(); err != nil {
 		return nil // the client is gone
 	}
-	if snapshot != nil {
-		if w.event(last, events.TypeSnapshot, snapshot) != nil {
+	if at.snapshot != nil {
+		if w.event(at.last, events.TypeSnapshot, at.snapshot) != nil {
 			return nil
 		}
 	}
-	st := &sseStream{s: s, w: w, src: src, last: last, final: resumedFinal}
+	st := &sseStream{s: s, w: w, src: src, last: at.last, final: at.resumedFinal}
 	st.run(ctx, sub, cfg.Heartbeat)
 	return nil
+}
+
+// sseStart is where a stream starts: after the client's last id (resumedFinal when the
+// client saw the last change but not done), or at a snapshot (final when the subject is
+// finished already).
+type sseStart struct {
+	last         string
+	snapshot     any
+	final        bool
+	resumedFinal bool
+}
+
+// streamStart resumes after last when the stream still holds it, or starts at a snapshot
+// and the stream's tail.
+func (s *Server) streamStart(ctx context.Context, last string, src sseSource) (sseStart, error) {
+	if last != "" {
+		ok, err := s.Events.Resumable(ctx, src.stream, last)
+		if err != nil {
+			return sseStart{}, err
+		}
+		if !ok {
+			last = "" // expired or trimmed past it: start again from a snapshot
+		}
+	}
+	if last != "" {
+		// A client that saw the last change but not done gets the rest, then done.
+		_, resumedFinal, err := src.load(ctx)
+		if err != nil {
+			return sseStart{}, err
+		}
+		return sseStart{last: last, resumedFinal: resumedFinal}, nil
+	}
+	tail, err := s.Events.Tail(ctx, src.stream)
+	if err != nil {
+		return sseStart{}, err
+	}
+	snapshot, final, err := src.load(ctx)
+	if err != nil {
+		return sseStart{}, err
+	}
+	return sseStart{last: tail, snapshot: snapshot, final: final}, nil
 }
 
 // admitStream takes one of the replica's streams (SNAPQ_SSE_MAX_STREAMS, 503) and one of

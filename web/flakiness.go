@@ -30,11 +30,11 @@ type targetFlakinessView struct {
 }
 
 type targetRunView struct {
-	RunID        string    `json:"run_id"`
-	CreatedAt    time.Time `json:"created_at"`
-	Status       string    `json:"status"`
-	MaxDiffRatio float64   `json:"max_diff_ratio"`
-	Approved     bool      `json:"approved"`
+	RunID        string                   `json:"run_id"`
+	CreatedAt    time.Time                `json:"created_at"`
+	Status       regression.CompareStatus `json:"status"`
+	MaxDiffRatio float64                  `json:"max_diff_ratio"`
+	Approved     bool                     `json:"approved"`
 }
 
 func (s *Server) suiteFlakiness(c *gin.Context) error {

@@ -110,7 +110,7 @@ type groupAction struct {
 	// Approved or Rejected counts the members this call approved or rejected.
 	Approved  int                  `json:"approved"`
 	Rejected  int                  `json:"rejected"`
-	RunStatus string               `json:"run_status"`
+	RunStatus regression.RunStatus `json:"run_status"`
 	Counts    regression.RunCounts `json:"counts"`
 }
 

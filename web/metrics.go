@@ -225,8 +225,8 @@ var (
 // Label values always reported, so a status with no rows shows 0 instead of
 // vanishing.
 var (
-	jobStatuses = []string{jobs.StatusQueued, jobs.StatusRunning, jobs.StatusSucceeded, jobs.StatusFailed, jobs.StatusCanceled}
-	runStatuses = []string{regression.RunRunning, regression.RunPassed, regression.RunFailed, regression.RunNeedsReview, regression.RunError, regression.RunApproved}
+	jobStatuses = []string{string(jobs.StatusQueued), string(jobs.StatusRunning), string(jobs.StatusSucceeded), string(jobs.StatusFailed), string(jobs.StatusCanceled)}
+	runStatuses = []string{string(regression.RunRunning), string(regression.RunPassed), string(regression.RunFailed), string(regression.RunNeedsReview), string(regression.RunError), string(regression.RunApproved)}
 )
 
 // stateCollector reads job, run and queue counts when Prometheus scrapes.

@@ -174,7 +174,7 @@ func (s *Server) ownedBaseline(c *gin.Context, id string) (*regression.Baseline,
 
 // batchStatuses are the ?status filters of GET /v1/batches; GET
 // /v1/batches/:id/jobs takes jobStatuses (metrics.go).
-var batchStatuses = []string{jobs.BatchQueued, jobs.BatchRunning, jobs.BatchCompleted}
+var batchStatuses = []string{string(jobs.BatchQueued), string(jobs.BatchRunning), string(jobs.BatchCompleted)}
 
 // listQueryParams are a list request's ?status, ?limit and ?cursor.
 type listQueryParams struct {

@@ -27,10 +27,10 @@ type batchCreated struct {
 }
 
 type jobSummary struct {
-	ID     string `json:"id"`
-	URL    string `json:"url"`
-	Name   string `json:"name"`
-	Status string `json:"status"`
+	ID     string         `json:"id"`
+	URL    string         `json:"url"`
+	Name   string         `json:"name"`
+	Status jobs.JobStatus `json:"status"`
 }
 
 type batchList struct {
@@ -44,7 +44,7 @@ type jobView struct {
 	BatchID    string         `json:"batch_id"`
 	URL        string         `json:"url"`
 	Name       string         `json:"name"`
-	Status     string         `json:"status"`
+	Status     jobs.JobStatus `json:"status"`
 	Attempts   int            `json:"attempts"`
 	Error      *jobs.JobError `json:"error"`
 	Result     *jobs.Result   `json:"result"`
@@ -207,10 +207,10 @@ type suiteView struct {
 }
 
 type lastRun struct {
-	ID         string     `json:"id"`
-	Status     string     `json:"status"`
-	CreatedAt  time.Time  `json:"created_at"`
-	FinishedAt *time.Time `json:"finished_at"`
+	ID         string               `json:"id"`
+	Status     regression.RunStatus `json:"status"`
+	CreatedAt  time.Time            `json:"created_at"`
+	FinishedAt *time.Time           `json:"finished_at"`
 }
 
 func newSuiteView(su *regression.Suite) suiteView {
@@ -247,7 +247,7 @@ type runView struct {
 	BatchID      string               `json:"batch_id"`
 	Trigger      string               `json:"trigger"`
 	ScheduledFor *time.Time           `json:"scheduled_for"`
-	Status       string               `json:"status"`
+	Status       regression.RunStatus `json:"status"`
 	Counts       regression.RunCounts `json:"counts"`
 	CreatedAt    time.Time            `json:"created_at"`
 	FinishedAt   *time.Time           `json:"finished_at"`
@@ -287,16 +287,16 @@ type notificationView struct {
 }
 
 type comparisonView struct {
-	ID         string  `json:"id"`
-	JobID      string  `json:"job_id"`
-	Target     string  `json:"target"`
-	Viewport   string  `json:"viewport"`
-	Segment    int     `json:"segment"`
-	Status     string  `json:"status"`
-	DiffPixels int64   `json:"diff_pixels"`
-	DiffRatio  float64 `json:"diff_ratio"`
-	Threshold  float64 `json:"threshold"`
-	Message    string  `json:"message"`
+	ID         string                   `json:"id"`
+	JobID      string                   `json:"job_id"`
+	Target     string                   `json:"target"`
+	Viewport   string                   `json:"viewport"`
+	Segment    int                      `json:"segment"`
+	Status     regression.CompareStatus `json:"status"`
+	DiffPixels int64                    `json:"diff_pixels"`
+	DiffRatio  float64                  `json:"diff_ratio"`
+	Threshold  float64                  `json:"threshold"`
+	Message    string                   `json:"message"`
 	// DiffMode is "pixel" or "aligned"; ShiftedPx how far the content moved
 	// down since the baseline (image pixels); Hunks the page's inserted,
 	// removed and changed rows touching the segment.

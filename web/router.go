@@ -35,7 +35,7 @@ type BatchReader interface {
 	// owner filters by API key id; jobs.AnyOwner lists every batch.
 	ListBatches(ctx context.Context, owner, status string, limit int, cursor string) ([]*jobs.Batch, string, error)
 	// ListJobs returns a batch's jobs in submission order, after cursor.
-	ListJobs(ctx context.Context, batchID, status string, limit int, cursor string) ([]*jobs.Job, string, error)
+	ListJobs(ctx context.Context, batchID string, status jobs.JobStatus, limit int, cursor string) ([]*jobs.Job, string, error)
 	GetJob(ctx context.Context, id string) (*jobs.Job, error)
 	ListArtifacts(ctx context.Context, jobID string) ([]*jobs.Artifact, error)
 	// FirstScreenshots returns each listed job's first screenshot (its preview), by job id.
@@ -305,7 +305,7 @@ func (s *Server) listJobs(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	js, next, err := s.Batches.ListJobs(c.Request.Context(), b.ID, q.status, q.limit, q.cursor)
+	js, next, err := s.Batches.ListJobs(c.Request.Context(), b.ID, jobs.JobStatus(q.status), q.limit, q.cursor)
 	if err != nil {
 		return fmt.Errorf("list jobs of batch %s: %w", b.ID, err)
 	}

@@ -39,7 +39,7 @@ func (f *fakeRepo) FindIdempotency(context.Context, string, string) (string, str
 
 func (f *fakeRepo) CountUnfinished(context.Context, string) (int, error) { return 0, nil }
 
-func (f *fakeRepo) ListJobs(context.Context, string, string, int, string) ([]*jobs.Job, string, error) {
+func (f *fakeRepo) ListJobs(context.Context, string, jobs.JobStatus, int, string) ([]*jobs.Job, string, error) {
 	return nil, "", nil
 }
 

@@ -33,15 +33,15 @@ func (s *Server) rules() (regression.RuleStore, error) {
 
 // changesView is GET /v1/comparisons/:id/changes.
 type changesView struct {
-	ComparisonID string              `json:"comparison_id"`
-	RunID        string              `json:"run_id"`
-	SuiteID      string              `json:"suite_id"`
-	Target       string              `json:"target"`
-	Viewport     string              `json:"viewport"`
-	Checkpoint   string              `json:"checkpoint,omitempty"`
-	Segment      int                 `json:"segment"`
-	Status       string              `json:"status"`
-	Changes      []regression.Change `json:"changes"`
+	ComparisonID string                   `json:"comparison_id"`
+	RunID        string                   `json:"run_id"`
+	SuiteID      string                   `json:"suite_id"`
+	Target       string                   `json:"target"`
+	Viewport     string                   `json:"viewport"`
+	Checkpoint   string                   `json:"checkpoint,omitempty"`
+	Segment      int                      `json:"segment"`
+	Status       regression.CompareStatus `json:"status"`
+	Changes      []regression.Change      `json:"changes"`
 }
 
 func (s *Server) comparisonChanges(c *gin.Context) error {

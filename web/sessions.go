@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -29,6 +30,23 @@ func (s *Server) routeSessions(v1 *gin.RouterGroup) {
 	v1.POST("/sessions/:id/commands", s.loadSession, s.h(s.readJSON("the command")), s.spend(jobs.WorkSession), s.h(s.sessionCommand))
 	v1.GET("/sessions/:id/events", s.loadSession, s.h(s.sessionEvents))
 	v1.GET("/sessions/:id/artifacts/:name", s.loadSession, s.h(s.sessionArtifact))
+	v1.GET("/session-verbs", s.h(s.sessionVerbs))
+}
+
+// sessionVerbs is the command reference without a session (the MCP browser_help tool's):
+// the verb table's rows and the `help` command's text, of every verb or of ?verb=.
+func (s *Server) sessionVerbs(c *gin.Context) error {
+	verb := c.Query("verb")
+	if len(verb) > 64 {
+		return badRequest("invalid_verb", "verb", "at most 64 characters")
+	}
+	rows, ok := session.VerbInfos(verb)
+	if !ok {
+		return badRequest("unknown_command", "verb", "no verb "+strconv.Quote(verb)+"; verbs: "+strings.Join(session.Verbs(), ", "))
+	}
+	text, _ := session.Help(verb)
+	c.JSON(http.StatusOK, gin.H{"verbs": rows, "help": text})
+	return nil
 }
 
 func (s *Server) loadSession(c *gin.Context) { loader(s, sessionKey, s.ownedSession)(c) }

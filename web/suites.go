@@ -215,7 +215,7 @@ func (s *Server) approveRun(c *gin.Context) error {
 }
 
 // approvable are the statuses {"status": [...]} approves.
-var approvable = []string{regression.CompareFailed, regression.CompareNew, regression.CompareMissing}
+var approvable = []string{string(regression.CompareFailed), string(regression.CompareNew), string(regression.CompareMissing)}
 
 // parseApproval accepts exactly one of {"all": true}, {"targets": [...]},
 // {"comparisons": [...]}, {"status": [...]}.
@@ -245,7 +245,7 @@ func parseApproval(body []byte) (regression.Approval, error) {
 			Message: "give exactly one of all (true), targets (names), comparisons (ids) or status (failed, new, missing)"}}}
 	}
 	for i, st := range a.Statuses {
-		if !contains(approvable, st) {
+		if !contains(approvable, string(st)) {
 			return a, &jobs.ValidationError{Fields: []jobs.FieldError{{Code: "invalid_option",
 				Field: fmt.Sprintf("status[%d]", i), Message: "must be one of " + strings.Join(approvable, ", ")}}}
 		}

@@ -154,35 +154,10 @@ func loadAPIConfig() (apiConfig, error) {
 			MaxRetry:        r.Int("SNAPQ_MAX_RETRY", 3),
 			WebhookMaxRetry: r.Int("SNAPQ_WEBHOOK_MAX_RETRY", webhook.DefaultMaxRetry),
 		},
-		ReconcileInterval:  r.Duration("SNAPQ_RECONCILE_INTERVAL", time.Minute),
-		ReconcileGrace:     r.Duration("SNAPQ_RECONCILE_GRACE", 30*time.Second),
-		ScheduleSync:       r.Duration("SNAPQ_SCHEDULE_SYNC", 30*time.Second),
-		SweepInterval:      r.Duration("SNAPQ_SWEEP_INTERVAL", maintenance.DefaultSweepInterval),
-		SweepGrace:         r.Duration("SNAPQ_SWEEP_GRACE", maintenance.DefaultSweepGrace),
-		SweepDryRun:        r.Bool("SNAPQ_SWEEP_DRY_RUN", false),
-		RetentionDays:      r.Int("SNAPQ_RETENTION_DAYS", 0),
-		BranchBaselineDays: r.Int("SNAPQ_BRANCH_BASELINE_DAYS", regression.DefaultBranchBaselineDays),
-		Auth:               r.String("SNAPQ_AUTH", authOn),
-		Web: web.Config{
-			MaxBodyBytes:      int64(r.Int("SNAPQ_MAX_BODY_BYTES", 1<<20)),
-			PublicURL:         r.String("SNAPQ_PUBLIC_URL", ""),
-			CORSOrigins:       splitList(r.String("SNAPQ_CORS_ORIGINS", "")),
-			AllowedHosts:      splitList(r.String("SNAPQ_ALLOWED_HOSTS", "")),
-			AdminToken:        r.Secret("SNAPQ_ADMIN_TOKEN", ""),
-			BrowserlessPrefix: browserlessPrefix(r.String("SNAPQ_BROWSERLESS_PREFIX", web.DefaultBrowserlessPrefix)),
-		},
-		RateLimit:           r.Float("SNAPQ_RATE_LIMIT", 10),
-		RateBurst:           r.Int("SNAPQ_RATE_BURST", 20),
-		AuthFailureRate:     r.Float("SNAPQ_AUTH_FAILURE_RATE", 0.1),
-		AuthFailureBurst:    r.Int("SNAPQ_AUTH_FAILURE_BURST", 10),
-		MaxTargets:          r.Int("SNAPQ_MAX_TARGETS", jobs.MaxTargets),
-		MaxJobsInFlight:     r.Int("SNAPQ_MAX_JOBS_IN_FLIGHT", jobs.DefaultMaxInFlight),
-		SessionsPerKey:      r.Int("SNAPQ_SESSIONS_PER_KEY", session.DefaultPerKey),
-		MaxSuitesPerKey:     r.Int("SNAPQ_MAX_SUITES_PER_KEY", regression.DefaultMaxSuitesPerKey),
-		MinScheduleInterval: r.Duration("SNAPQ_MIN_SCHEDULE_INTERVAL", regression.DefaultMinScheduleInterval),
-		AdminQueues:         r.String("SNAPQ_ADMIN_QUEUES", queuesReadOnly),
-		Metrics:             r.String("SNAPQ_METRICS", web.MetricsOn),
 	}
+	c.readMaintenance(&r)
+	c.Web = readWeb(&r)
+	c.readLimits(&r)
 	c.Queue.Shards = env.QueueShards(&r, c.Redis)
 	c.Web.Auth = c.Auth != authOff
 	c.Web.ListenAddr = c.Addr
@@ -193,24 +168,70 @@ func loadAPIConfig() (apiConfig, error) {
 		MaxDuration: r.Duration("SNAPQ_SSE_MAX_DURATION", web.DefaultSSEMaxDuration),
 		Heartbeat:   r.Duration("SNAPQ_SSE_HEARTBEAT", web.DefaultSSEHeartbeat),
 	}
-	allow, allowErr := egress.ParseCIDRs(r.String("SNAPQ_EGRESS_ALLOW_CIDRS", ""))
-	if allowErr != nil {
-		allowErr = fmt.Errorf("SNAPQ_EGRESS_ALLOW_CIDRS: %w", allowErr)
-	}
-	c.EgressAllow = allow
-	c.SitemapTimeout = r.Duration("SNAPQ_SITEMAP_TIMEOUT", discover.DefaultTimeout)
+	allowErr, sitemapErr := c.readOutbound(&r)
 	c.Budget = env.Budget(&r)
 	c.MaxAuthProfilesPerKey = r.Int("SNAPQ_MAX_AUTH_PROFILES_PER_KEY", authprofile.DefaultMaxPerKey)
-	var sitemapErr error
-	if c.SitemapTimeout <= 0 || c.SitemapTimeout > 50*time.Second {
-		sitemapErr = fmt.Errorf("SNAPQ_SITEMAP_TIMEOUT=%s: want more than 0 and at most 50s (under the server's 1m write timeout)", c.SitemapTimeout)
-	}
 	mailDomains, mailErr := regression.ParseMailDomains(r.String("SNAPQ_SMTP_ALLOWED_DOMAINS", ""))
 	c.MailDomains = mailDomains
 	if err := errors.Join(r.Err(), allowErr, sitemapErr, mailErr, c.validate(), c.validateFair(), c.SSE.Validate()); err != nil {
 		return apiConfig{}, err
 	}
 	return c, nil
+}
+
+// readMaintenance reads the periodic loops' variables (reconciler, schedules, sweep,
+// retention) and SNAPQ_AUTH.
+func (c *apiConfig) readMaintenance(r *env.Reader) {
+	c.ReconcileInterval = r.Duration("SNAPQ_RECONCILE_INTERVAL", time.Minute)
+	c.ReconcileGrace = r.Duration("SNAPQ_RECONCILE_GRACE", 30*time.Second)
+	c.ScheduleSync = r.Duration("SNAPQ_SCHEDULE_SYNC", 30*time.Second)
+	c.SweepInterval = r.Duration("SNAPQ_SWEEP_INTERVAL", maintenance.DefaultSweepInterval)
+	c.SweepGrace = r.Duration("SNAPQ_SWEEP_GRACE", maintenance.DefaultSweepGrace)
+	c.SweepDryRun = r.Bool("SNAPQ_SWEEP_DRY_RUN", false)
+	c.RetentionDays = r.Int("SNAPQ_RETENTION_DAYS", 0)
+	c.BranchBaselineDays = r.Int("SNAPQ_BRANCH_BASELINE_DAYS", regression.DefaultBranchBaselineDays)
+	c.Auth = r.String("SNAPQ_AUTH", authOn)
+}
+
+// readWeb reads the HTTP server's variables.
+func readWeb(r *env.Reader) web.Config {
+	return web.Config{
+		MaxBodyBytes:      int64(r.Int("SNAPQ_MAX_BODY_BYTES", 1<<20)),
+		PublicURL:         r.String("SNAPQ_PUBLIC_URL", ""),
+		CORSOrigins:       splitList(r.String("SNAPQ_CORS_ORIGINS", "")),
+		AllowedHosts:      splitList(r.String("SNAPQ_ALLOWED_HOSTS", "")),
+		AdminToken:        r.Secret("SNAPQ_ADMIN_TOKEN", ""),
+		BrowserlessPrefix: browserlessPrefix(r.String("SNAPQ_BROWSERLESS_PREFIX", web.DefaultBrowserlessPrefix)),
+	}
+}
+
+// readLimits reads the rate limits, the per-key caps, and the admin surfaces' modes.
+func (c *apiConfig) readLimits(r *env.Reader) {
+	c.RateLimit = r.Float("SNAPQ_RATE_LIMIT", 10)
+	c.RateBurst = r.Int("SNAPQ_RATE_BURST", 20)
+	c.AuthFailureRate = r.Float("SNAPQ_AUTH_FAILURE_RATE", 0.1)
+	c.AuthFailureBurst = r.Int("SNAPQ_AUTH_FAILURE_BURST", 10)
+	c.MaxTargets = r.Int("SNAPQ_MAX_TARGETS", jobs.MaxTargets)
+	c.MaxJobsInFlight = r.Int("SNAPQ_MAX_JOBS_IN_FLIGHT", jobs.DefaultMaxInFlight)
+	c.SessionsPerKey = r.Int("SNAPQ_SESSIONS_PER_KEY", session.DefaultPerKey)
+	c.MaxSuitesPerKey = r.Int("SNAPQ_MAX_SUITES_PER_KEY", regression.DefaultMaxSuitesPerKey)
+	c.MinScheduleInterval = r.Duration("SNAPQ_MIN_SCHEDULE_INTERVAL", regression.DefaultMinScheduleInterval)
+	c.AdminQueues = r.String("SNAPQ_ADMIN_QUEUES", queuesReadOnly)
+	c.Metrics = r.String("SNAPQ_METRICS", web.MetricsOn)
+}
+
+// readOutbound reads SNAPQ_EGRESS_ALLOW_CIDRS and SNAPQ_SITEMAP_TIMEOUT, and is their errors.
+func (c *apiConfig) readOutbound(r *env.Reader) (allowErr, sitemapErr error) {
+	allow, allowErr := egress.ParseCIDRs(r.String("SNAPQ_EGRESS_ALLOW_CIDRS", ""))
+	if allowErr != nil {
+		allowErr = fmt.Errorf("SNAPQ_EGRESS_ALLOW_CIDRS: %w", allowErr)
+	}
+	c.EgressAllow = allow
+	c.SitemapTimeout = r.Duration("SNAPQ_SITEMAP_TIMEOUT", discover.DefaultTimeout)
+	if c.SitemapTimeout <= 0 || c.SitemapTimeout > 50*time.Second {
+		sitemapErr = fmt.Errorf("SNAPQ_SITEMAP_TIMEOUT=%s: want more than 0 and at most 50s (under the server's 1m write timeout)", c.SitemapTimeout)
+	}
+	return allowErr, sitemapErr
 }
 
 // validate reports the values that parsed but cannot be used.

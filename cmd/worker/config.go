@@ -16,6 +16,7 @@ import (
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/notify"
+	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/regression"
 	"github.com/snapq/snapq/session"
@@ -54,6 +55,10 @@ type workerConfig struct {
 
 	ShutdownTimeout time.Duration // SNAPQ_SHUTDOWN_TIMEOUT, default 30s
 	RetryBaseDelay  time.Duration // SNAPQ_RETRY_BASE_DELAY, default 10s
+	// Polling is SNAPQ_QUEUE_TASK_CHECK_INTERVAL and
+	// SNAPQ_QUEUE_DELAYED_TASK_CHECK_INTERVAL (queue.DefaultPolling: asynq's
+	// 1s and 5s), for tests and tuning.
+	Polling queue.Polling
 	// MaxRetry is for the capture jobs of scheduled runs (SNAPQ_MAX_RETRY,
 	// default 3).
 	MaxRetry int
@@ -126,6 +131,7 @@ func loadWorkerConfig() (workerConfig, error) {
 	c.SessionTabs, c.Sessions = readSessions(&r)
 	c.ShutdownTimeout = r.Duration("SNAPQ_SHUTDOWN_TIMEOUT", 30*time.Second)
 	c.RetryBaseDelay = r.Duration("SNAPQ_RETRY_BASE_DELAY", 10*time.Second)
+	c.Polling = readPolling(&r)
 	c.MaxRetry = r.Int("SNAPQ_MAX_RETRY", 3)
 	c.Shards = env.QueueShards(&r, c.Redis)
 	c.MaxJobsInFlight = r.Int("SNAPQ_MAX_JOBS_IN_FLIGHT", jobs.DefaultMaxInFlight)
@@ -135,29 +141,8 @@ func loadWorkerConfig() (workerConfig, error) {
 	c.Webhook.MaxRetry = r.Int("SNAPQ_WEBHOOK_MAX_RETRY", c.Webhook.MaxRetry)
 	c.Webhook.Timeout = r.Duration("SNAPQ_WEBHOOK_TIMEOUT", c.Webhook.Timeout)
 
-	c.Capture = capture.DefaultConfig()
-	c.Capture.ChromeBin = r.String("SNAPQ_CHROME_BIN", c.Capture.ChromeBin)
-	c.Capture.RemoteURL = r.String("SNAPQ_CHROME_URL", "")
-	c.Capture.Tabs = c.Concurrency
-	c.Capture.InteractiveTabs = c.InteractiveTabs
-	c.Capture.BrowserRecycleAfter = r.Int("SNAPQ_BROWSER_RECYCLE_AFTER", c.Capture.BrowserRecycleAfter)
-	c.Capture.TabRecycleAfter = r.Int("SNAPQ_TAB_RECYCLE_AFTER", c.Capture.TabRecycleAfter)
-	c.Capture.CallTimeout = r.Duration("SNAPQ_CAPTURE_CALL_TIMEOUT", c.Capture.CallTimeout)
-	c.Capture.NoSandbox = r.Bool("SNAPQ_CHROME_NO_SANDBOX", false)
-	c.Capture.ChromeUser = r.String("SNAPQ_CHROME_USER", c.Capture.ChromeUser)
-	c.Capture.SiteIsolation = r.Bool("SNAPQ_CHROME_SITE_ISOLATION", c.Capture.SiteIsolation)
-
-	allow, allowErr := egress.ParseCIDRs(r.String("SNAPQ_EGRESS_ALLOW_CIDRS", ""))
-	if allowErr != nil {
-		allowErr = fmt.Errorf("SNAPQ_EGRESS_ALLOW_CIDRS: %w", allowErr)
-	}
-	c.EgressAllow = allow
-	c.Egress = egress.DefaultConfig()
-	c.Egress.Policy = egress.NewPolicy(allow)
-	// Where the per-job proxies listen, and the host a remote browser dials for them.
-	c.Egress.Listen = r.String("SNAPQ_EGRESS_PROXY_LISTEN", egress.DefaultListen)
-	c.Egress.Advertise = r.String("SNAPQ_EGRESS_PROXY_ADVERTISE", "")
-	c.Capture.EgressListen, c.Capture.EgressAdvertise = c.Egress.Listen, c.Egress.Advertise
+	c.readCapture(&r)
+	allowErr := c.readEgress(&r)
 
 	c.ContentAddressed = r.Bool("SNAPQ_CONTENT_ADDRESSED", true)
 	c.Thumbnails = r.Bool("SNAPQ_THUMBNAILS", true)
@@ -169,6 +154,48 @@ func loadWorkerConfig() (workerConfig, error) {
 	c.MetricsAddr = r.String("SNAPQ_METRICS_ADDR", "")
 	c.PprofAddr = r.String("SNAPQ_PPROF_ADDR", "")
 
+	fairErr := c.readFairness(&r)
+	if err := c.validate(fairErr, r.Err(), allowErr, mailErr); err != nil {
+		return workerConfig{}, err
+	}
+	return c, nil
+}
+
+// readCapture reads the browser's variables (SNAPQ_CHROME_*, SNAPQ_*_RECYCLE_AFTER,
+// SNAPQ_CAPTURE_CALL_TIMEOUT); its tabs are the worker's concurrency.
+func (c *workerConfig) readCapture(r *env.Reader) {
+	c.Capture = capture.DefaultConfig()
+	c.Capture.ChromeBin = r.String("SNAPQ_CHROME_BIN", c.Capture.ChromeBin)
+	c.Capture.RemoteURL = r.String("SNAPQ_CHROME_URL", "")
+	c.Capture.Tabs = c.Concurrency
+	c.Capture.InteractiveTabs = c.InteractiveTabs
+	c.Capture.BrowserRecycleAfter = r.Int("SNAPQ_BROWSER_RECYCLE_AFTER", c.Capture.BrowserRecycleAfter)
+	c.Capture.TabRecycleAfter = r.Int("SNAPQ_TAB_RECYCLE_AFTER", c.Capture.TabRecycleAfter)
+	c.Capture.CallTimeout = r.Duration("SNAPQ_CAPTURE_CALL_TIMEOUT", c.Capture.CallTimeout)
+	c.Capture.NoSandbox = r.Bool("SNAPQ_CHROME_NO_SANDBOX", false)
+	c.Capture.ChromeUser = r.String("SNAPQ_CHROME_USER", c.Capture.ChromeUser)
+	c.Capture.SiteIsolation = r.Bool("SNAPQ_CHROME_SITE_ISOLATION", c.Capture.SiteIsolation)
+}
+
+// readEgress reads SNAPQ_EGRESS_ALLOW_CIDRS and where the per-job proxies listen, and is
+// the error of the CIDR list.
+func (c *workerConfig) readEgress(r *env.Reader) error {
+	allow, allowErr := egress.ParseCIDRs(r.String("SNAPQ_EGRESS_ALLOW_CIDRS", ""))
+	if allowErr != nil {
+		allowErr = fmt.Errorf("SNAPQ_EGRESS_ALLOW_CIDRS: %w", allowErr)
+	}
+	c.EgressAllow = allow
+	c.Egress = egress.DefaultConfig()
+	c.Egress.Policy = egress.NewPolicy(allow)
+	// Where the per-job proxies listen, and the host a remote browser dials for them.
+	c.Egress.Listen = r.String("SNAPQ_EGRESS_PROXY_LISTEN", egress.DefaultListen)
+	c.Egress.Advertise = r.String("SNAPQ_EGRESS_PROXY_ADVERTISE", "")
+	c.Capture.EgressListen, c.Capture.EgressAdvertise = c.Egress.Listen, c.Egress.Advertise
+	return allowErr
+}
+
+// readFairness reads SNAPQ_DISPATCH_DEPTH and SNAPQ_HOST_CONCURRENCY and checks their range.
+func (c *workerConfig) readFairness(r *env.Reader) error {
 	c.DispatchDepth = r.Int("SNAPQ_DISPATCH_DEPTH", 0)
 	c.HostConcurrency = r.Int("SNAPQ_HOST_CONCURRENCY", jobs.DefaultHostConcurrency)
 	var fairErr error
@@ -178,7 +205,13 @@ func loadWorkerConfig() (workerConfig, error) {
 	if c.HostConcurrency < 0 || c.HostConcurrency > jobs.HardMaxHostConcurrency {
 		fairErr = errors.Join(fairErr, fmt.Errorf("SNAPQ_HOST_CONCURRENCY=%d: want 0 (no cap) to %d", c.HostConcurrency, jobs.HardMaxHostConcurrency))
 	}
+	return fairErr
+}
 
+// validate checks the concurrency, the sessions, storage, the browser, the proxies, the
+// webhooks and mail, and joins their errors with the readers' (read), each bad variable
+// named once.
+func (c *workerConfig) validate(read ...error) error {
 	concErr := c.validateConcurrency()
 	cc := c.Capture
 	// The proxies' listen address is Egress's to report (one line per variable).
@@ -192,11 +225,8 @@ func loadWorkerConfig() (workerConfig, error) {
 	if egressErr != nil {
 		egressErr = fmt.Errorf("SNAPQ_EGRESS_PROXY_LISTEN=%s, SNAPQ_EGRESS_PROXY_ADVERTISE=%s: %w", c.Egress.Listen, c.Egress.Advertise, egressErr)
 	}
-	if err := errors.Join(concErr, c.validateSessions(), fairErr, r.Err(), allowErr, mailErr, c.S3.Validate(),
-		cc.Validate(), egressErr, c.Webhook.Validate(), c.SMTP.Validate()); err != nil {
-		return workerConfig{}, err
-	}
-	return c, nil
+	errs := append([]error{concErr, c.validateSessions(), c.Polling.Validate()}, read...)
+	return errors.Join(append(errs, c.S3.Validate(), cc.Validate(), egressErr, c.Webhook.Validate(), c.SMTP.Validate())...)
 }
 
 // readSessions reads SNAPQ_SESSION_TABS, SNAPQ_SESSION_REPLY_BYTES and
@@ -205,6 +235,15 @@ func readSessions(r *env.Reader) (int, session.RunConfig) {
 	return r.Int("SNAPQ_SESSION_TABS", DefaultSessionTabs), session.RunConfig{
 		ReplyBytes:     r.Int("SNAPQ_SESSION_REPLY_BYTES", session.DefaultReplyBytes),
 		CommandTimeout: r.Duration("SNAPQ_SESSION_COMMAND_TIMEOUT", session.DefaultCommandTimeout)}
+}
+
+// readPolling reads how often the asynq servers look for tasks (for tests and tuning).
+func readPolling(r *env.Reader) queue.Polling {
+	p := queue.DefaultPolling()
+	return queue.Polling{
+		TaskCheck:        r.Duration("SNAPQ_QUEUE_TASK_CHECK_INTERVAL", p.TaskCheck),
+		DelayedTaskCheck: r.Duration("SNAPQ_QUEUE_DELAYED_TASK_CHECK_INTERVAL", p.DelayedTaskCheck),
+	}
 }
 
 // DefaultSessionTabs is SNAPQ_SESSION_TABS's default.

@@ -18,6 +18,7 @@ import (
 	"github.com/snapq/snapq/egress"
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/notify"
+	"github.com/snapq/snapq/queue"
 	"github.com/snapq/snapq/ratelimit"
 	"github.com/snapq/snapq/regression"
 	"github.com/snapq/snapq/session"
@@ -73,6 +74,7 @@ func defaultWorkerConfig(chrome string) workerConfig {
 		Sessions:        session.RunConfig{ReplyBytes: 64 << 10, CommandTimeout: 45 * time.Second},
 		ShutdownTimeout: 30 * time.Second,
 		RetryBaseDelay:  10 * time.Second,
+		Polling:         queue.Polling{TaskCheck: time.Second, DelayedTaskCheck: 5 * time.Second},
 		MaxRetry:        3,
 		MaxJobsInFlight: 10000,
 		Budget: map[string]ratelimit.Cap{
@@ -131,6 +133,7 @@ func TestLoadWorkerConfig(t *testing.T) {
 				"SNAPQ_PRESIGN_EXPIRY=2h", "SNAPQ_S3_PUBLIC_URL=https://cdn.example.com",
 				"SNAPQ_WORKER_CONCURRENCY=3", "SNAPQ_WORKER_JOBS=12", "SNAPQ_SHUTDOWN_TIMEOUT=20s",
 				"SNAPQ_RETRY_BASE_DELAY=500ms", "SNAPQ_MAX_RETRY=0", "SNAPQ_MAX_JOBS_IN_FLIGHT=9", "SNAPQ_WEBHOOK_MAX_RETRY=25", "SNAPQ_WEBHOOK_TIMEOUT=2m",
+				"SNAPQ_QUEUE_TASK_CHECK_INTERVAL=100ms", "SNAPQ_QUEUE_DELAYED_TASK_CHECK_INTERVAL=200ms",
 				"SNAPQ_CHROME_URL=ws://127.0.0.1:9222/devtools/browser/x", "SNAPQ_BROWSER_RECYCLE_AFTER=50",
 				"SNAPQ_TAB_RECYCLE_AFTER=5", "SNAPQ_CAPTURE_CALL_TIMEOUT=1m", "SNAPQ_CHROME_NO_SANDBOX=true",
 				"SNAPQ_CHROME_USER=chrome", "SNAPQ_CHROME_SITE_ISOLATION=true",
@@ -149,6 +152,7 @@ func TestLoadWorkerConfig(t *testing.T) {
 				c.Concurrency, c.Jobs = 3, 12
 				c.ShutdownTimeout, c.RetryBaseDelay, c.MaxRetry, c.MaxJobsInFlight = 20*time.Second, 500*time.Millisecond, 0, 9
 				c.Webhook = webhook.Config{MaxRetry: 25, Timeout: 2 * time.Minute}
+				c.Polling = queue.Polling{TaskCheck: 100 * time.Millisecond, DelayedTaskCheck: 200 * time.Millisecond}
 				c.Capture.RemoteURL = "ws://127.0.0.1:9222/devtools/browser/x"
 				c.Capture.Tabs, c.Capture.BrowserRecycleAfter, c.Capture.TabRecycleAfter = 3, 50, 5
 				c.Capture.CallTimeout, c.Capture.NoSandbox = time.Minute, true
@@ -241,6 +245,14 @@ func TestLoadWorkerConfigErrors(t *testing.T) {
 			name: "too many tabs",
 			env:  []string{"SNAPQ_WORKER_CONCURRENCY=65"},
 			want: []string{"SNAPQ_WORKER_CONCURRENCY=65: want 1 to 64"},
+		},
+		{
+			name: "queue polling out of bounds",
+			env:  []string{"SNAPQ_QUEUE_TASK_CHECK_INTERVAL=1ms", "SNAPQ_QUEUE_DELAYED_TASK_CHECK_INTERVAL=2m"},
+			want: []string{
+				"SNAPQ_QUEUE_TASK_CHECK_INTERVAL=1ms: want 10ms to 1m0s",
+				"SNAPQ_QUEUE_DELAYED_TASK_CHECK_INTERVAL=2m0s: want 10ms to 1m0s",
+			},
 		},
 		{
 			name: "fewer jobs than tabs",

@@ -96,7 +96,7 @@ func run(ctx context.Context, now <-chan struct{}) error {
 	}
 	dctx, stopDispatch := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopDispatch()
-	sessionsDone := serveSessions(ctx, cfg, d, log)
+	sessionsDone := serveSessions(ctx, cfg, d, metrics, log)
 	go d.dispatch.Run(dctx)
 	if metricsLn != nil {
 		go metrics.serve(ctx, metricsLn, log)
@@ -175,7 +175,7 @@ func startSessionBrowser(cfg workerConfig, ccfg capture.Config, log *slog.Logger
 
 // serveSessions runs the worker's side of interactive sessions until ctx ends (then it
 // closes them, reason worker_shutdown); the returned channel is closed when it is done.
-func serveSessions(ctx context.Context, cfg workerConfig, d *deps, log *slog.Logger) <-chan struct{} {
+func serveSessions(ctx context.Context, cfg workerConfig, d *deps, m *workerMetrics, log *slog.Logger) <-chan struct{} {
 	done := make(chan struct{})
 	if d.sessionBrowser == nil {
 		close(done)
@@ -185,6 +185,7 @@ func serveSessions(ctx context.Context, cfg workerConfig, d *deps, log *slog.Log
 	h := &session.Host{Worker: fmt.Sprintf("%s-%d-%s", host, os.Getpid(), session.NewID()[:8]), Tabs: cfg.SessionTabs,
 		Browser: d.sessionBrowser, Repo: d.store, Bus: &sessionbus.Bus{Redis: d.rdb}, Feed: d.events, Objects: d.objects,
 		Run: cfg.Sessions, Logger: log.With("component", "sessions")}
+	m.watchSessions(h, d.sessionBrowser)
 	go func() {
 		defer close(done)
 		h.Serve(ctx)
@@ -364,6 +365,7 @@ func newServer(cfg workerConfig, log *slog.Logger) *queue.Server {
 		Logger:         env.AsynqLogger{L: log},
 		LogLevel:       asynq.WarnLevel,
 		Log:            log,
+		Polling:        cfg.Polling,
 	})
 }
 
@@ -399,6 +401,7 @@ func newLaneServer(cfg workerConfig, log *slog.Logger) *queue.Server {
 		Logger:         env.AsynqLogger{L: log},
 		LogLevel:       asynq.WarnLevel,
 		Log:            log.With("lane", "interactive"),
+		Polling:        cfg.Polling,
 	})
 }
 

@@ -13,7 +13,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/snapq/snapq/capture"
 	"github.com/snapq/snapq/cmd/internal/sweepmetrics"
+	"github.com/snapq/snapq/session"
 )
 
 // Task outcomes, derived from the handler's returned error.
@@ -164,4 +166,25 @@ func (m *workerMetrics) serve(ctx context.Context, ln net.Listener, log *slog.Lo
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Warn("metrics server stopped", "err", err)
 	}
+}
+
+// watchSessions exports the sessions this worker holds and the pages open in their
+// Chromium, read from Chromium at each scrape: a closed or expired session's tab is gone
+// from snapq_worker_session_pages, not only from the bookkeeping.
+func (m *workerMetrics) watchSessions(h *session.Host, b *capture.Browser) {
+	m.registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "snapq_worker_sessions_held",
+			Help: "Interactive sessions this worker holds a tab for."}, func() float64 { return float64(h.Held()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "snapq_worker_session_pages",
+			Help: "Pages open in the sessions' Chromium (session tabs and their popups), counted by Chromium at scrape; -1 when it did not answer."},
+			func() float64 {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				defer cancel()
+				n, err := b.OpenPages(ctx)
+				if err != nil {
+					return -1
+				}
+				return float64(n)
+			}),
+	)
 }

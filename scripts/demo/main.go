@@ -30,7 +30,33 @@ func run(ctx context.Context, api, site string) error {
 	if err != nil {
 		return err
 	}
-	created, err := c.CreateBatch(ctx, client.BatchRequest{
+	created, err := c.CreateBatch(ctx, demoBatch(api, site))
+	if err != nil {
+		return fmt.Errorf("submit batch: %w (is the api up? make up)", err)
+	}
+	fmt.Printf("submitted batch %s with %d jobs: %s/v1/batches/%s\n", created.ID, len(created.Jobs), api, created.ID)
+	b, err := follow(ctx, c, created)
+	if err != nil {
+		return err
+	}
+	if err := printJobs(ctx, c, b.ID); err != nil {
+		return err
+	}
+	runID, err := regression(ctx, c, site)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nDashboard: %s/#/batches/%s · visual regression run: %s/#/runs/%s · queues: %s/admin/queues\n",
+		api, b.ID, api, runID, api)
+	fmt.Printf("The same from the CLI: go run ./cmd/snapq batches get %s (or: go install ./cmd/snapq)\n", b.ID)
+	fmt.Printf("The stack keeps running: api %s, logs in .data/logs/, stop it with make down.\n", api)
+	return nil
+}
+
+// demoBatch is the sample batch: fixture pages of every shape, a 404, and the api itself,
+// which the egress guard refuses.
+func demoBatch(api, site string) client.BatchRequest {
+	return client.BatchRequest{
 		Labels: map[string]string{"source": "make demo"},
 		Targets: []client.Target{
 			{URL: site + "/short", Name: "short"},
@@ -45,11 +71,11 @@ func run(ctx context.Context, api, site string) error {
 			// The api itself, on loopback: the egress guard refuses it (blocked_address).
 			{URL: api + "/readyz", Name: "guarded"},
 		},
-	})
-	if err != nil {
-		return fmt.Errorf("submit batch: %w (is the api up? make up)", err)
 	}
-	fmt.Printf("submitted batch %s with %d jobs: %s/v1/batches/%s\n", created.ID, len(created.Jobs), api, created.ID)
+}
+
+// follow prints the batch's progress until it finishes (at most 5 minutes).
+func follow(ctx context.Context, c *client.Client, created *client.CreatedBatch) (*client.Batch, error) {
 	waitCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	last := ""
@@ -65,10 +91,15 @@ func run(ctx context.Context, api, site string) error {
 		}
 	})
 	if err != nil {
-		return fmt.Errorf("batch not completed: %w; see .data/logs/worker.log", err)
+		return nil, fmt.Errorf("batch not completed: %w; see .data/logs/worker.log", err)
 	}
 	fmt.Printf("  %s: %d succeeded, %d failed\n", b.Status, b.Counts.Succeeded, b.Counts.Failed)
-	for j, err := range c.ListJobs(ctx, b.ID, client.ListOptions{}) {
+	return b, nil
+}
+
+// printJobs prints each job of the batch: status, error, result and artifact URLs.
+func printJobs(ctx context.Context, c *client.Client, batchID string) error {
+	for j, err := range c.ListJobs(ctx, batchID, client.ListOptions{}) {
 		if err != nil {
 			return err
 		}
@@ -88,14 +119,6 @@ func run(ctx context.Context, api, site string) error {
 			fmt.Printf("  %-16s %5dx%-6d %8d B  %s\n", a.Name, a.Width, a.Height, a.Bytes, a.URL)
 		}
 	}
-	runID, err := regression(ctx, c, site)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("\nDashboard: %s/#/batches/%s · visual regression run: %s/#/runs/%s · queues: %s/admin/queues\n",
-		api, b.ID, api, runID, api)
-	fmt.Printf("The same from the CLI: go run ./cmd/snapq batches get %s (or: go install ./cmd/snapq)\n", b.ID)
-	fmt.Printf("The stack keeps running: api %s, logs in .data/logs/, stop it with make down.\n", api)
 	return nil
 }
 

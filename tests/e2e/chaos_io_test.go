@@ -239,8 +239,8 @@ func tallTargets(site string, n int) []map[string]any {
 	return targets
 }
 
-// Object storage dies (SIGKILL) while a batch uploads and comes back 15 s
-// later: uploads fail with upload_failed, the jobs are retried, and every job
+// Object storage dies (SIGKILL) while a batch uploads and comes back once an
+// upload attempt has failed on it: uploads fail with upload_failed, the jobs are retried, and every job
 // succeeds with one artifact set and no orphan objects.
 func TestChaosStorageDownMidUpload(t *testing.T) {
 	t.Parallel()
@@ -269,7 +269,15 @@ func TestChaosStorageDownMidUpload(t *testing.T) {
 	if mid.Counts["succeeded"] == n {
 		t.Fatalf("every job finished before storage went down; the test proves nothing: %v", mid.Counts)
 	}
-	time.Sleep(15 * time.Second)
+	// Down until an upload attempt has failed on it (the storage client retries a
+	// refused connection for about 8 s first), not for a fixed 15 s: what the test
+	// needs seen is the failure, and the retry of that job after the restart.
+	for deadline := time.Now().Add(2 * time.Minute); s.logCount("worker", `"job attempt failed"`, `"code":"upload_failed"`) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("no upload failed within 2 minutes of the storage going down")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	var during batchResp
 	s.do("GET", "/v1/batches/"+id, nil, &during)
 	m.Start()
@@ -292,8 +300,8 @@ func TestChaosStorageDownMidUpload(t *testing.T) {
 	}
 }
 
-// Object storage that answers 500, then resets connections, then holds its
-// answers for 4 s, then works again: jobs are retried and all succeed, and
+// Object storage that answers 500 (until a job attempt failed on it), then
+// resets connections, then holds its answers for 4 s, then works again: jobs are retried and all succeed, and
 // no object is left without a row (the delayed answers wrote their objects).
 func TestChaosStorageFaults(t *testing.T) {
 	t.Parallel()
@@ -314,18 +322,29 @@ func TestChaosStorageFaults(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// Each phase lasts until what it is for has happened, not for a fixed time:
+	// an upload met its fault, and in the first phase a job attempt failed on it
+	// (the storage client retries a 500 for about 8 s first); a held answer is
+	// held for its whole delay.
 	phases := []struct {
-		fault testenv.Fault
-		delay time.Duration
-		for_  time.Duration
+		fault  testenv.Fault
+		delay  time.Duration
+		failed int // job attempts failed with upload_failed before the phase ends
 	}{
-		{testenv.Fault500, 0, 12 * time.Second},
-		{testenv.FaultReset, 0, 8 * time.Second},
-		{testenv.FaultDelay, 4 * time.Second, 10 * time.Second},
+		{testenv.Fault500, 0, 1},
+		{testenv.FaultReset, 0, 0},
+		{testenv.FaultDelay, 4 * time.Second, 0},
 	}
 	for _, ph := range phases {
 		p.SetFault(ph.fault, ph.delay)
-		time.Sleep(ph.for_)
+		phaseEnd := time.Now().Add(2 * time.Minute)
+		for p.Count(ph.fault, "PUT object") == 0 || s.logCount("worker", `"job attempt failed"`, `"code":"upload_failed"`) < ph.failed {
+			if time.Now().After(phaseEnd) {
+				t.Fatalf("the %s phase saw no upload (or no failed attempt) within 2 minutes: %v", ph.fault, p.Counts())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(ph.delay) // the answers held by FaultDelay come back under it
 	}
 	p.SetFault(testenv.FaultNone, 0)
 
@@ -558,7 +577,7 @@ func TestChaosHostileTargets(t *testing.T) {
 	t.Logf("a normal page afterwards succeeded in %s", time.Since(start).Round(100*time.Millisecond))
 }
 
-// A webhook receiver that refuses connections for 20 s, then answers 500,
+// A webhook receiver that refuses connections (three attempts), then answers 500,
 // then 200, gets the event delivered once; the attempts and last status
 // show in GET /v1/batches/:id/webhooks along the way.
 func TestChaosWebhookReceiverDown(t *testing.T) {
@@ -592,13 +611,13 @@ func TestChaosWebhookReceiverDown(t *testing.T) {
 	t.Cleanup(func() { receiver.Close() })
 
 	site := fixtureSite(t)
-	// Backoff from 200 ms: attempts at about 0, 0.2, 0.6, 1.4, 3, 6.2 and 12.6 s
-	// (+20% jitter at most) meet the refused port, the one at about 25 s the 500,
-	// the one at about 51 s the 200.
+	// Backoff from 200 ms: attempts at about 0, 0.2, 0.6, 1.4, 3, 6.2 s … (+20%
+	// jitter at most). The receiver stays down until three attempts were
+	// refused, not for a fixed time; the next attempt or the one after meets
+	// the 500, the one after that the 200.
 	s := startStack(t, "SNAPQ_RETRY_BASE_DELAY=200ms", "SNAPQ_WEBHOOK_MAX_RETRY=12", "SNAPQ_WEBHOOK_TIMEOUT=5s")
 	id := s.submit(map[string]any{"urls": []string{site + "/short"}, "webhook": map[string]any{"url": hookURL, "secret": secret}})
 	s.waitBatch(id, time.Minute)
-	downUntil := time.Now().Add(20 * time.Second)
 
 	webhooks := func() webhooksResp {
 		var w webhooksResp
@@ -607,13 +626,22 @@ func TestChaosWebhookReceiverDown(t *testing.T) {
 		}
 		return w
 	}
-	time.Sleep(time.Until(downUntil) - time.Second)
-	whileDown := webhooks().Deliveries[0]
+	var down webhooksResp // the delivery once three attempts were refused (or it is no longer pending)
+	for downEnd := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		down = webhooksResp{}
+		code := s.do("GET", "/v1/batches/"+id+"/webhooks", nil, &down)
+		if code == http.StatusOK && len(down.Deliveries) == 1 && (down.Deliveries[0].Attempts >= 3 || down.Deliveries[0].Status != "pending") {
+			break
+		}
+		if time.Now().After(downEnd) {
+			t.Fatalf("no delivery with three attempts within a minute: status %d, %+v", code, down.Deliveries)
+		}
+	}
+	whileDown := down.Deliveries[0]
 	if whileDown.Status != "pending" || whileDown.Attempts < 3 || whileDown.LastStatus != nil || whileDown.LastError == nil ||
 		!strings.Contains(*whileDown.LastError, "refused") {
 		t.Errorf("while the receiver is down: delivery %+v; want pending after 3 or more refused attempts", whileDown)
 	}
-	time.Sleep(time.Until(downUntil))
 	ln, err := net.Listen("tcp", receiver.Addr)
 	if err != nil {
 		t.Fatalf("the receiver's port was taken meanwhile: %v", err)
@@ -652,7 +680,7 @@ func TestChaosWebhookReceiverDown(t *testing.T) {
 			t.Errorf("receiver got webhook-id %s; want %s on every attempt", c.id, d.ID)
 		}
 	}
-	t.Logf("delivered after %d attempts: %d refused over 20 s, one 500, one 200", d.Attempts, refused)
+	t.Logf("delivered after %d attempts: %d refused, one 500, one 200", d.Attempts, refused)
 }
 
 // Object storage's disk fills up (its own MinIO on a 64 MiB tmpfs): uploads

@@ -248,7 +248,7 @@ func checkMCPTools(t *testing.T, run mcpRun) {
 		}
 	}
 	slices.Sort(names)
-	if want := []string{"batch_status", "capture_batch", "fetch", "pdf", "screenshot"}; !slices.Equal(names, want) {
+	if want := []string{"batch_status", "browser", "browser_help", "capture_batch", "fetch", "pdf", "screenshot"}; !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}
 	if len(run.Results) != 3 {

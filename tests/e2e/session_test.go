@@ -279,19 +279,26 @@ func checkSegments(t *testing.T, r *client.SessionReply) {
 
 // checkFeed replays the session's whole feed after its end (Last-Event-ID 0-0): the open,
 // each command as running then ok or error, the close, then done.
-func (s *stack) checkFeed(id string, commands int) {
+func (s *stack) checkFeed(id string, commands int, key ...string) {
 	t := s.t
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", s.api+"/v1/sessions/"+id+"/events", nil)
 	req.Header.Set("Last-Event-ID", "0-0")
+	if len(key) > 0 {
+		req.Header.Set("Authorization", "Bearer "+key[0])
+	}
 	resp, err := s.client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	// What was filled into the password field is masked; the user name is not.
+	if bytes.Contains(raw, []byte("s3cret-pass")) || !bytes.Contains(raw, []byte(`"ada"`)) || !bytes.Contains(raw, []byte(`"[masked]"`)) {
+		t.Errorf("the feed shows the password, or hides the user name:\n%s", raw)
+	}
 	var types []string
 	rows := map[string]int{}
 	sc := bufio.NewScanner(bytes.NewReader(raw))
@@ -354,7 +361,8 @@ func TestSessionCLI(t *testing.T) {
 		t.Errorf("close: %+v", r)
 	}
 	ev := <-events
-	if ev.code != 0 || !strings.Contains(ev.stdout, "fill #u ada: ok") || !strings.Contains(ev.stdout, "click e999999: error stale_ref") ||
+	if ev.code != 0 || !strings.Contains(ev.stdout, "fill #u ada: ok") || !strings.Contains(ev.stdout, "fill #p [masked]: ok") ||
+		strings.Contains(ev.stdout, "s3cret-pass") || !strings.Contains(ev.stdout, "click e999999: error stale_ref") ||
 		!strings.Contains(ev.stdout, "session closed closed_by_client") {
 		t.Errorf("events:\n%s\n%s", ev.stdout, ev.stderr)
 	}
@@ -403,20 +411,36 @@ func TestSessionIsolationAndCap(t *testing.T) {
 	}
 }
 
-// An idle session is closed by its worker and its tab freed (a worker with one session
-// tab opens the next); killing the worker ends its session as lost within 5 s.
+// An idle session and one past its max lifetime are closed by their worker and their tabs
+// freed: the worker's count of sessions held and Chromium's own count of open session pages
+// go back to 0, and a worker with one session tab opens the next; killing the worker ends
+// its session as lost within 5 s.
 func TestSessionLifecycle(t *testing.T) {
 	t.Parallel()
 	site := sessionSite(t)
-	s := sessionStack(t, "SNAPQ_SESSION_TABS=1")
+	port, err := testenv.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tabs := sessionTabs{t: t, url: "http://127.0.0.1:" + port + "/metrics"}
+	s := sessionStack(t, "SNAPQ_SESSION_TABS=1", "SNAPQ_METRICS_ADDR=127.0.0.1:"+port)
 	c := s.sessionClient("")
 	ctx := context.Background()
 	idle := newSession(t, c, client.SessionOptions{IdleTimeoutS: 5})
-	execCmd(t, c, idle.ID, true, "open", site+"/reports")
+	execCmd(t, c, idle.ID, true, "open", site+"/account") // redirected to /login: no cookie
+	tabs.want(1, 1, "an open session")
 	got := waitSession(t, c, idle.ID, 30*time.Second)
 	if got.Status != "closed" || got.CloseReason != "idle_timeout" {
 		t.Fatalf("idle session: %s %s", got.Status, got.CloseReason)
 	}
+	tabs.want(0, 0, "after the idle expiry")
+	old := newSession(t, c, client.SessionOptions{MaxLifetimeS: 10})
+	execCmd(t, c, old.ID, true, "open", site+"/reports")
+	tabs.want(1, 1, "a session with a 10 s lifetime")
+	if got := waitSession(t, c, old.ID, time.Minute); got.Status != "closed" || got.CloseReason != "max_lifetime" {
+		t.Fatalf("session past its lifetime: %s %s", got.Status, got.CloseReason)
+	}
+	tabs.want(0, 0, "after the lifetime expiry")
 	// The worker's only session tab is free again.
 	next, err := c.CreateSession(ctx, client.SessionOptions{})
 	if err != nil || next.Status != "open" {
@@ -460,4 +484,30 @@ func waitSession(t *testing.T, c *client.Client, id string, bound time.Duration)
 	}
 	t.Fatalf("session %s did not end within %s", id, bound)
 	return nil
+}
+
+// sessionTabs reads the worker's session counts from its /metrics.
+type sessionTabs struct {
+	t   *testing.T
+	url string
+}
+
+// want waits until the worker holds held sessions and Chromium has pages session pages open
+// (a closed session's tab goes a moment after its end is recorded); the bound only guards
+// against a hang.
+func (m sessionTabs) want(held, pages int, when string) {
+	m.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	wantHeld, wantPages := fmt.Sprintf("snapq_worker_sessions_held %d", held), fmt.Sprintf("snapq_worker_session_pages %d", pages)
+	for {
+		body := scrapeMetrics(m.t, m.url)
+		if hasLine(body, wantHeld) && hasLine(body, wantPages) {
+			return
+		}
+		if time.Now().After(deadline) {
+			m.t.Fatalf("%s: %s and %s, want %q and %q", when, grepLines(body, "snapq_worker_sessions_held"),
+				grepLines(body, "snapq_worker_session_pages"), wantHeld, wantPages)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

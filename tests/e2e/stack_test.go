@@ -113,6 +113,10 @@ func stackEnv(port, dbURL, redisURL string, s3 testenv.S3, bucket, chrome string
 		"SNAPQ_CHROME_BIN="+chrome,
 		"SNAPQ_WORKER_CONCURRENCY=2",
 		"SNAPQ_RETRY_BASE_DELAY=500ms",
+		// A retry, and a task queued into idle queues, start within 200 ms and
+		// 100 ms instead of asynq's 5 s and 1 s (docs/development.md#test-tiers).
+		"SNAPQ_QUEUE_DELAYED_TASK_CHECK_INTERVAL=200ms",
+		"SNAPQ_QUEUE_TASK_CHECK_INTERVAL=100ms",
 		"SNAPQ_RECONCILE_INTERVAL=5s",
 		"SNAPQ_LOG_LEVEL=debug",
 		// The fixture pages are served on 127.0.0.1; the guard denies loopback unless allowed.

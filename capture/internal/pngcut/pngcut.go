@@ -63,17 +63,34 @@ func cutLevel(src []byte, cuts []Range, level int, rows RowFunc) ([][]byte, erro
 	if err != nil {
 		return nil, err
 	}
-	prevEnd := 0
-	for i, c := range cuts {
-		if c.Y0 < prevEnd || c.Y1 <= c.Y0 || c.Y1 > s.height {
-			return nil, fmt.Errorf("png cut: range %d [%d,%d) is empty, out of order or outside the %d rows", i, c.Y0, c.Y1, s.height)
-		}
-		prevEnd = c.Y1
+	if err := checkCuts(cuts, s.height); err != nil {
+		return nil, err
 	}
 	if len(cuts) == 0 {
 		return nil, nil
 	}
+	fr, err := s.inflate()
+	if err != nil {
+		return nil, err
+	}
+	defer fr.Close()
+	return s.cut(fr, cuts, level, rows)
+}
 
+// checkCuts checks that cuts are ascending, non-overlapping, non-empty and within height rows.
+func checkCuts(cuts []Range, height int) error {
+	prevEnd := 0
+	for i, c := range cuts {
+		if c.Y0 < prevEnd || c.Y1 <= c.Y0 || c.Y1 > height {
+			return fmt.Errorf("png cut: range %d [%d,%d) is empty, out of order or outside the %d rows", i, c.Y0, c.Y1, height)
+		}
+		prevEnd = c.Y1
+	}
+	return nil
+}
+
+// inflate checks the zlib header of the image data and returns a reader of the filtered rows.
+func (s *pngSource) inflate() (io.ReadCloser, error) {
 	z := s.idatReader()
 	var hdr [2]byte
 	if _, err := io.ReadFull(z, hdr[:]); err != nil {
@@ -82,9 +99,12 @@ func cutLevel(src []byte, cuts []Range, level int, rows RowFunc) ([][]byte, erro
 	if hdr[0]&0x0f != 8 || hdr[0]>>4 > 7 || hdr[1]&0x20 != 0 || (uint(hdr[0])<<8|uint(hdr[1]))%31 != 0 {
 		return nil, errors.New("png cut: bad zlib header")
 	}
-	fr := flate.NewReader(z)
-	defer fr.Close()
+	return flate.NewReader(z), nil
+}
 
+// cut reads the filtered rows from fr up to the last cut and writes one PNG per cut: its
+// first row unfiltered (filter None), the others copied as filtered in the source.
+func (s *pngSource) cut(fr io.Reader, cuts []Range, level int, rows RowFunc) ([][]byte, error) {
 	stride := 1 + s.width*s.bpp
 	cur := make([]byte, stride)  // the row being read, filtered then unfiltered in place
 	prev := make([]byte, stride) // the previous row, unfiltered (zero above row 0)

@@ -9,6 +9,28 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
+// With --lines, stdin is JSON lines instead: the config first, then one call per line; each
+// result is printed as one line as soon as it is back, so the caller picks the next call
+// from it (a ref from a snapshot). At the end of stdin the session is terminated and
+// {"closed": true} printed.
+async function runLines() {
+  const { createInterface } = await import("node:readline");
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity })[Symbol.asyncIterator]();
+  const cfg = JSON.parse((await lines.next()).value);
+  const client = new Client({ name: "snapq-e2e", version: "1.0.0" });
+  const transport = transportFor(cfg);
+  await client.connect(transport);
+  for (let l = await lines.next(); !l.done; l = await lines.next()) {
+    if (!l.value.trim()) continue;
+    const call = JSON.parse(l.value);
+    const res = await client.callTool({ name: call.name, arguments: call.arguments }, undefined, { timeout: 180000 });
+    process.stdout.write(JSON.stringify(res) + "\n");
+  }
+  if (transport.terminateSession) await transport.terminateSession();
+  await client.close();
+  process.stdout.write(JSON.stringify({ closed: true }) + "\n");
+}
+
 async function readStdin() {
   const chunks = [];
   for await (const c of process.stdin) chunks.push(c);
@@ -23,6 +45,10 @@ function transportFor(cfg) {
   return new StreamableHTTPClientTransport(new URL(cfg.url), { requestInit: { headers } });
 }
 
+if (process.argv[2] === "--lines") {
+  await runLines();
+  process.exit(0);
+}
 const cfg = await readStdin();
 const client = new Client({ name: "snapq-e2e", version: "1.0.0" });
 const transport = transportFor(cfg);

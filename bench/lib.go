@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/snapq/snapq/capture"
@@ -11,8 +13,9 @@ import (
 // queue, no storage), to split the e2e cost into browser-side and
 // pipeline-side parts.
 type lib struct {
-	b    *capture.Browser
-	tabs int
+	b      *capture.Browser
+	tabs   int
+	stages *stageTable // when set, gets every capture's Result.Timings
 }
 
 func newLib(ctx context.Context, chrome string, tabs int) (*lib, error) {
@@ -32,4 +35,49 @@ func (l *lib) run(ctx context.Context, urls []string) (time.Duration, error) {
 	return l.runRequests(ctx, urls, func(u string) []capture.Request {
 		return []capture.Request{{URL: u, Name: "lib"}}
 	})
+}
+
+// libOnly measures the capture package alone against the floor, interleaved
+// over o.rounds, and prints its stage table: needs only Chromium.
+func libOnly(o options) error {
+	ctx := context.Background()
+	sites, stopSites, err := serveSites(strings.Split(o.addrs, ","))
+	if err != nil {
+		return err
+	}
+	defer stopSites()
+	corpus := buildCorpus(sites, o.pages)
+	fl, err := newFloor(ctx, o.chrome, o.concurrency)
+	if err != nil {
+		return err
+	}
+	defer fl.close()
+	lb, err := newLib(ctx, o.chrome, o.concurrency)
+	if err != nil {
+		return err
+	}
+	defer lb.close()
+	warm := corpus[:min(8, len(corpus))]
+	if _, err := fl.run(ctx, warm); err != nil {
+		return err
+	}
+	if _, err := lb.run(ctx, warm); err != nil {
+		return err
+	}
+	lb.stages = newStageTable("")
+	cs := []*contender{
+		{name: "floor", groups: fl.groups(), run: func() (time.Duration, error) { return fl.run(ctx, corpus) }},
+		{name: "lib", groups: procGroups{alone: map[int]string{os.Getpid(): "bench (capture package)"}},
+			run: func() (time.Duration, error) { return lb.run(ctx, corpus) }},
+	}
+	var cpu cpuTable
+	for r := 1; r <= o.rounds; r++ {
+		if err := runRound(cs, r, len(corpus), &cpu); err != nil {
+			return err
+		}
+	}
+	lb.stages.print()
+	cpu.print()
+	summary(cs, len(corpus), o)
+	return nil
 }

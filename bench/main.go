@@ -29,6 +29,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -73,6 +74,11 @@ type options struct {
 	sessionTabs int  // -session: the sessions held open while a batch runs (the worker's SNAPQ_SESSION_TABS)
 	batchPages  int  // -session: pages of each batch timed with and without sessions open
 	archiveMiB  int
+	root        string // build api and worker from this tree (default: the working directory)
+	suffix      string // of the stack's bin and logs directories under .data/bench
+	diff        bool   // measure the pixel diff first
+	libOnly     bool   // -lib-only
+	base        string // -base: a git revision whose api and worker also run the e2e rounds
 }
 
 func main() {
@@ -83,8 +89,10 @@ func main() {
 	flag.StringVar(&o.addrs, "addrs", "127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5", "loopback addresses serving the corpus")
 	flag.BoolVar(&o.outputs, "outputs", true, "also measure one load for 4 outputs against one load per output")
 	flag.BoolVar(&o.verbose, "v", false, "print CPU time per page by process and the e2e time breakdown")
+	flag.BoolVar(&o.libOnly, "lib-only", false, "only measure the capture package alone against the floor, with its stage table (needs only Chromium)")
 	flag.BoolVar(&o.lib, "lib", false, "also measure the capture package alone (clean slate, no queue or storage)")
 	flag.StringVar(&o.chrome, "chrome", testenv.Getenv("SNAPQ_CHROME_BIN", "/usr/bin/chromium"), "chromium binary")
+	flag.BoolVar(&o.diff, "diff", true, "measure the pixel diff first (diff.go)")
 	flag.BoolVar(&o.diffOnly, "diff-only", false, "only measure the pixel diff (needs no services)")
 	flag.StringVar(&diffProfile, "diff-cpuprofile", "", "write a CPU profile of snapq's side of diff/pixelmatch to this file")
 	flag.BoolVar(&o.session, "session", false, "only measure a session's click round trip against a bare go-rod click, and batch pages/s with and without the most sessions open (session.go)")
@@ -94,6 +102,7 @@ func main() {
 	flag.BoolVar(&o.sandbox, "sandbox", false, "only measure Chromium's sandbox and site isolation on the capture package (needs only Chromium; -pages, -rounds, -concurrency apply)")
 	flag.BoolVar(&o.archive, "archive", false, "only measure a batch archive of -archive-mib MiB of planted artifacts: the api's RSS growth while it streams (archive.go; needs no Chromium)")
 	flag.IntVar(&o.archiveMiB, "archive-mib", 1024, "MiB of artifacts the -archive bench plants")
+	flag.StringVar(&o.base, "base", "", "also run the e2e rounds on the api and worker built from this git revision (before/after in one run)")
 	o.soak.flags()
 	o.cluster.flags()
 	o.sse.flags()
@@ -156,6 +165,13 @@ func main() {
 		}
 		return
 	}
+	if o.libOnly {
+		if err := libOnly(o); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if o.scale {
 		if err := runScale(o); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
@@ -163,9 +179,11 @@ func main() {
 		}
 		return
 	}
-	if err := diffBench(); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+	if o.diff || o.diffOnly {
+		if err := diffBench(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
 	}
 	if o.diffOnly {
 		return
@@ -174,112 +192,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
-}
-
-func run(o options) error {
-	ctx := context.Background()
-	sites, stopSites, err := serveSites(strings.Split(o.addrs, ","))
-	if err != nil {
-		return err
-	}
-	defer stopSites()
-	corpus := buildCorpus(sites, o.pages)
-	o.allow = allowCIDRs(o.addrs)
-	fmt.Printf("bench: corpus of %d pages on %d loopback sites, concurrency %d, %d rounds\n", len(corpus), len(sites), o.concurrency, o.rounds)
-
-	if o.outputs {
-		if err := outputsBench(ctx, o.chrome, sites, o.concurrency); err != nil {
-			return fmt.Errorf("outputs bench: %w", err)
-		}
-	}
-
-	st, err := startStack(ctx, o)
-	if err != nil {
-		return err
-	}
-	defer st.close()
-
-	floor, err := newFloor(ctx, o.chrome, o.concurrency)
-	if err != nil {
-		return err
-	}
-	defer floor.close()
-
-	var lb *lib
-	if o.lib {
-		if lb, err = newLib(ctx, o.chrome, o.concurrency); err != nil {
-			return err
-		}
-		defer lb.close()
-		if _, err := lb.run(ctx, corpus[:min(8, len(corpus))]); err != nil {
-			return fmt.Errorf("lib warm-up: %w", err)
-		}
-	}
-
-	// Warm both paths once (browser caches of fonts, the worker's first tabs).
-	if _, err := floor.run(ctx, corpus[:min(8, len(corpus))]); err != nil {
-		return fmt.Errorf("floor warm-up: %w", err)
-	}
-	if _, _, err := st.runBatch(corpus[:min(8, len(corpus))]); err != nil {
-		return fmt.Errorf("e2e warm-up: %w", err)
-	}
-
-	var floorTotal, e2eTotal time.Duration
-	var peakMiB float64
-	for r := 1; r <= o.rounds; r++ {
-		var fd, ed time.Duration
-		var peak float64
-		runFloor := func() error {
-			c0 := takeCPU()
-			d, err := floor.run(ctx, corpus)
-			fd = d
-			if o.verbose {
-				cpuReport("floor", c0, takeCPU(), len(corpus))
-			}
-			return err
-		}
-		runE2E := func() error {
-			c0 := takeCPU()
-			d, p, err := st.runBatch(corpus)
-			ed, peak = d, p
-			if o.verbose {
-				cpuReport("e2e", c0, takeCPU(), len(corpus))
-			}
-			return err
-		}
-		first, second := runFloor, runE2E
-		if r%2 == 0 {
-			first, second = runE2E, runFloor
-		}
-		if err := first(); err != nil {
-			return err
-		}
-		if err := second(); err != nil {
-			return err
-		}
-		if lb != nil {
-			c0 := takeCPU()
-			ld, err := lb.run(ctx, corpus)
-			if o.verbose {
-				cpuReport("capture package", c0, takeCPU(), len(corpus))
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Printf("bench: round %d: capture package alone %.2f pages/s, ratio to floor %.2f\n", r, pps(len(corpus), ld), fd.Seconds()/ld.Seconds())
-		}
-		floorTotal += fd
-		e2eTotal += ed
-		peakMiB = max(peakMiB, peak)
-		fmt.Printf("bench: round %d: floor %.2f pages/s, e2e %.2f pages/s, ratio %.2f, peak worker+chromium PSS %.0f MiB\n",
-			r, pps(len(corpus), fd), pps(len(corpus), ed), fd.Seconds()/ed.Seconds(), peak)
-	}
-	n := len(corpus) * o.rounds
-	fmt.Printf("bench: floor %.2f pages/s (%d pages in %.1fs)\n", pps(n, floorTotal), n, floorTotal.Seconds())
-	fmt.Printf("bench: e2e   %.2f pages/s (%d pages in %.1fs)\n", pps(n, e2eTotal), n, e2eTotal.Seconds())
-	fmt.Printf("bench: peak memory of worker + chromium: %.0f MiB PSS\n", peakMiB)
-	fmt.Printf("bench: e2e/floor = %.2f\n", floorTotal.Seconds()/e2eTotal.Seconds())
-	return nil
 }
 
 // allowCIDRs is SNAPQ_EGRESS_ALLOW_CIDRS for the comma-separated corpus addresses.
@@ -353,16 +265,20 @@ type stack struct {
 	mcDrop  func()
 	verbose bool
 	options map[string]any // the batch's options; nil: the defaults
+	batch   string         // the last batch runBatch ran
+	metrics string         // the worker's /metrics URL, when it serves one
+	groups  procGroups     // the stack's processes (procs.go)
 }
 
 func startStack(ctx context.Context, o options) (*stack, error) {
-	root, err := os.Getwd()
+	cwd, err := os.Getwd()
 	if err != nil {
 		return nil, err
 	}
-	work := filepath.Join(root, ".data", "bench")
-	bin := filepath.Join(work, "bin")
-	logs := filepath.Join(work, "logs")
+	root := cmp.Or(o.root, cwd) // the sources the binaries are built from
+	work := filepath.Join(cwd, ".data", "bench")
+	bin := filepath.Join(work, "bin"+o.suffix)
+	logs := filepath.Join(work, "logs"+o.suffix)
 	for _, d := range []string{bin, logs} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
@@ -483,6 +399,7 @@ func (s *stack) runBatch(urls []string) (time.Duration, float64, error) {
 		}
 		if cur.Status == "completed" {
 			d := time.Since(start)
+			s.batch = b.ID
 			peak := stopMem()
 			if cur.Counts["succeeded"] != len(urls) {
 				return 0, 0, fmt.Errorf("batch ended with %v; every bench page should succeed (see .data/bench/logs/worker.log)", cur.Counts)

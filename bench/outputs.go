@@ -100,8 +100,13 @@ func (l *lib) runRequests(ctx context.Context, urls []string, build func(string)
 			defer wg.Done()
 			for req := range work {
 				cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-				_, err := l.b.Capture(cctx, req)
+				res, err := l.b.Capture(cctx, req)
 				cancel()
+				if err == nil && l.stages != nil {
+					mu.Lock()
+					l.stages.addTimings(res.Timings)
+					mu.Unlock()
+				}
 				if err != nil {
 					mu.Lock()
 					if firstErr == nil {

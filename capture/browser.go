@@ -121,9 +121,13 @@ func (b *Browser) Close() error {
 
 // Capture loads req.URL in a clean tab and returns its screenshots. Failures are *Error with
 // a stable Code; a target's own HTTP error status is a result, not a failure.
-func (b *Browser) Capture(ctx context.Context, req Request) (*Result, error) {
+//
+// Result.Timings gets, besides the phases of the job (job.go), "slot" (waiting for a lane
+// token and a slot), "tab" (the browser and a clean tab) and "reset" (the clean slate
+// restored after the job, before Capture returns; an interactive capture restores it after).
+func (b *Browser) Capture(ctx context.Context, req Request) (res *Result, err error) {
 	start := time.Now()
-	req, err := normalizeRequest(req)
+	req, err = normalizeRequest(req)
 	if err != nil {
 		return nil, err
 	}
@@ -140,6 +144,7 @@ func (b *Browser) Capture(ctx context.Context, req Request) (*Result, error) {
 			leave()
 		}
 	}()
+	slotted := time.Now()
 
 	inst, err := b.instance(ctx, true)
 	if err != nil {
@@ -155,8 +160,31 @@ func (b *Browser) Capture(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	tabbed := time.Now()
 	ok := false
-	defer func() { handedOff = b.giveBack(ctx, inst, t, ok, leave) }()
+	defer func() {
+		if res != nil {
+			res.Timings["slot"] = slotted.Sub(start).Milliseconds()
+			res.Timings["tab"] = tabbed.Sub(slotted).Milliseconds()
+		}
+		reset := time.Now()
+		handedOff = b.giveBack(ctx, inst, t, ok, leave)
+		if res != nil && !handedOff { // an interactive capture's clean slate runs after it returns
+			res.Timings["reset"] = time.Since(reset).Milliseconds()
+		}
+	}()
+	res, ok, err = b.runTab(ctx, t, req)
+	if err != nil {
+		return nil, err
+	}
+	res.Timings["total"] = time.Since(start).Milliseconds()
+	return res, nil
+}
+
+// runTab runs req in t within its budget (timeout_ms, and the grace past it for the
+// capture's own cleanup). ok: the tab may serve the next job after its clean slate — a
+// logged-out page is an answer, not a broken tab (the job's retry logs in again).
+func (b *Browser) runTab(ctx context.Context, t *tab, req Request) (res *Result, ok bool, err error) {
 	var budget time.Time
 	if req.Timeout > 0 {
 		budget = time.Now().Add(req.Timeout)
@@ -164,18 +192,12 @@ func (b *Browser) Capture(ctx context.Context, req Request) (*Result, error) {
 		ctx, cancel = context.WithTimeout(ctx, req.Timeout+CaptureGrace(req.Timeout))
 		defer cancel()
 	}
-
-	res, err := t.run(ctx, req, b.cfg, budget)
+	res, err = t.run(ctx, req, b.cfg, budget)
 	if err != nil {
-		// A logged-out page is an answer, not a broken tab: the clean slate resets it and the
-		// tab serves the job's retry with a new login.
 		var ce *Error
-		ok = errors.As(err, &ce) && ce.Code == CodeLoggedOut
-		return nil, err
+		return nil, errors.As(err, &ce) && ce.Code == CodeLoggedOut, err
 	}
-	ok = true
-	res.Timings["total"] = time.Since(start).Milliseconds()
-	return res, nil
+	return res, true, nil
 }
 
 // giveBack returns t to inst after a capture (its clean slate, putTab). An

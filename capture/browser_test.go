@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,6 +93,14 @@ func TestCaptureSegments(t *testing.T) {
 	diff(t, "segments", Segments{Total: 3, Captured: 3}, res.Segments)
 	diff(t, "status/height/title", "200 2000 page 2000", fmt.Sprintf("%d %d %s", res.HTTPStatus, res.PageHeight, res.Title))
 	t.Logf("timings %v", res.Timings)
+	// Every stage a plain job runs has its own key (the values are times: any, even 0).
+	var stages []string
+	for k := range res.Timings {
+		stages = append(stages, k)
+	}
+	slices.Sort(stages)
+	diff(t, "timing stages", []string{"actions", "auth", "capture", "encode", "inspect", "navigate", "prepare", "quality",
+		"reset", "slot", "tab", "total", "wait"}, stages)
 	if len(res.Images) != 3 {
 		t.FailNow()
 	}

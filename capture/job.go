@@ -56,24 +56,31 @@ func (t *tab) run(parent context.Context, req Request, cfg Config, budget time.T
 	if err := j.step("navigate", j.checkEgress); err != nil {
 		return nil, err
 	}
-	start := time.Now()
 	for _, s := range []struct {
 		name string
 		run  func() *Error
 	}{{"auth", j.loggedOut}, {"wait", j.wait}, {"prepare", j.prepare}, {"actions", j.actions}, {"auth", j.loggedOut},
 		{"inspect", j.inspect}, {"quality", j.quality}} {
-		if err := j.step(s.name, s.run); err != nil {
+		if err := j.timed(s.name, s.run); err != nil {
 			return nil, err
 		}
 	}
 	if req.SaveState {
-		if err := j.step("auth", j.saveState); err != nil {
+		if err := j.timed("auth", j.saveState); err != nil {
 			return nil, err
 		}
 	}
-	j.res.Timings["wait"] = time.Since(start).Milliseconds()
 	// Every output reads this one load.
 	return j.result(j.step("capture", j.outputs))
+}
+
+// timed is step, adding the phase's time to Result.Timings[name] (each phase its own key:
+// the timings are exclusive).
+func (j *job) timed(name string, run func() *Error) *Error {
+	start := time.Now()
+	err := j.step(name, run)
+	j.res.Timings[name] += time.Since(start).Milliseconds()
+	return err
 }
 
 // step runs one phase of the job. When it fails, the log gets a last entry for it (unless the

@@ -80,6 +80,10 @@ type Handler struct {
 	// Captured, when set, counts each job attempt that reached its outputs:
 	// rendered by a browser (cached=false) or reused from the cache.
 	Captured func(cached bool)
+	// Stage, when set, gets the time of each stage of a successful attempt:
+	// every key of its result's timings_ms but "total", then StageCommit and
+	// StageEvents (stages.go). The worker exports them as a histogram.
+	Stage func(stage string, d time.Duration)
 }
 
 // Capture is the asynq handler of KindCapture (see Register).
@@ -112,6 +116,7 @@ type attempt struct {
 // process runs one attempt of the job of p: the host's slot, the start, the
 // outputs, the outcome.
 func (h *Handler) process(ctx context.Context, p CapturePayload, lastAttempt bool) error {
+	entered := time.Now()
 	release, err := h.hostSlot(ctx, p, lastAttempt)
 	if err != nil {
 		return err
@@ -124,6 +129,9 @@ func (h *Handler) process(ctx context.Context, p CapturePayload, lastAttempt boo
 	result, arts, jerr := h.produce(ctx, a)
 	if jerr != nil {
 		return h.failed(ctx, a, jerr, arts)
+	}
+	if !a.cached {
+		h.startStages(result, a.job, entered, a.begin)
 	}
 	return h.succeed(ctx, a, result, arts)
 }
@@ -191,6 +199,7 @@ func (h *Handler) succeed(ctx context.Context, a *attempt, result *Result, arts 
 	result.TimingsMS["total"] = time.Since(a.begin).Milliseconds()
 	cctx, cancel := Bookkeeping(ctx)
 	defer cancel()
+	commit := time.Now()
 	settled, err := h.commit(cctx, a, result, arts)
 	if errors.Is(err, ErrArtifactNameTaken) {
 		// run checks the names; this is the store's word for a clash it missed.
@@ -209,8 +218,11 @@ func (h *Handler) succeed(ctx context.Context, a *attempt, result *Result, arts 
 		}
 		return nil
 	}
+	h.observe(StageCommit, commit)
 	h.deleteOtherAttempts(cctx, a.log, a.job)
+	final := time.Now()
 	h.afterFinal(ctx, a.job, settled)
+	h.observe(StageEvents, final)
 	a.log.Info("job succeeded", "http_status", result.HTTPStatus, "artifacts", len(arts), "partial", result.Partial,
 		"segments", result.Segments.Captured, "ms", result.TimingsMS["total"])
 	return nil
@@ -390,22 +402,18 @@ func (h *Handler) run(ctx context.Context, a *attempt) (*Result, []*Artifact, *j
 		return nil, nil, &jobError{JobError{Code: CodeArtifactNameConflict,
 			Message: fmt.Sprintf("the capture gave two artifacts the name %q; nothing was stored", name)}, false, nil}
 	}
-	upStart := time.Now()
-	arts, jerr := h.upload(ctx, a.job, res)
+	arts, up, jerr := h.upload(ctx, a.job, res)
 	if jerr != nil {
 		return nil, nil, jerr
 	}
+	h.keepCopies(ctx, res, arts)
 	result := newResult(res)
 	result.Manifest = manifest(res.Images, arts)
-	for _, f := range res.Files {
-		switch f.Kind {
-		case capture.OutputText:
-			result.TextChars = f.Chars
-		case capture.OutputMarkdown:
-			result.MarkdownChars, result.MarkdownTruncated = f.Chars, f.Truncated
-		}
+	result.TextChars = up.textChars
+	result.MarkdownChars, result.MarkdownTruncated = up.mdChars, up.mdTruncated
+	for k, v := range up.timings {
+		result.TimingsMS[k] = v
 	}
-	result.TimingsMS["upload"] = time.Since(upStart).Milliseconds()
 	return result, arts, nil
 }
 
@@ -449,51 +457,6 @@ func (h *Handler) capturePage(ctx context.Context, job *Job) (res *capture.Resul
 	}
 	res, err = h.Renderer.Capture(ctx, req)
 	return res, err, nil
-}
-
-// upload stores the capture's images (with the first one's thumbnail) and
-// files; on a failed upload it deletes what it had stored (uploadFailed).
-func (h *Handler) upload(ctx context.Context, job *Job, res *capture.Result) ([]*Artifact, *jobError) {
-	arts := make([]*Artifact, 0, len(res.Images)+len(res.Files))
-	for _, img := range res.Images {
-		a, err := h.putImage(ctx, job, img)
-		if err != nil {
-			h.uploadFailed(ctx, job, arts, err)
-			return nil, uploadError(ctx, img.Name, err)
-		}
-		arts = append(arts, a)
-	}
-	if len(arts) > 0 && !h.SkipThumbnails {
-		arts[0].Thumbnail = h.thumbnail(ctx, job, res.Images[0].Name, res.Images[0].Data)
-	}
-	for i, f := range res.Files {
-		a, err := h.putFile(ctx, job, res, f, len(res.Images)+i+1)
-		if err != nil {
-			h.uploadFailed(ctx, job, arts, err)
-			return nil, uploadError(ctx, f.Name, err)
-		}
-		arts = append(arts, a)
-	}
-	h.keepCopies(ctx, res, arts)
-	return arts, nil
-}
-
-// putFile stores one file of the capture (seq is its place among the
-// artifacts) and returns its artifact.
-func (h *Handler) putFile(ctx context.Context, job *Job, res *capture.Result, f capture.File, seq int) (*Artifact, error) {
-	var opts artifacts.PutOptions
-	if servedAsDownload(f, res) {
-		// Captured HTML, a PDF target's own file and a download are the target's
-		// content: a browser must never render them from the bucket's origin.
-		opts.ContentDisposition = `attachment; filename="` + f.Name + `"`
-	}
-	obj, err := h.put(ctx, AttemptKey(job, f.Name), f.Data, f.ContentType, opts)
-	if err != nil {
-		return nil, err
-	}
-	return &Artifact{ID: NewID(), JobID: job.ID, Kind: f.Kind, Name: f.Name, Seq: seq,
-		ObjectKey: obj.Key, ContentType: f.ContentType, Bytes: obj.Bytes, SHA256: obj.SHA256, CRC32: crc32.ChecksumIEEE(f.Data),
-		Reused: obj.Reused}, nil
 }
 
 // ArtifactCopies keeps short-lived copies of artifact bytes by object key.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -49,8 +50,15 @@ func TestHandlerSuccess(t *testing.T) {
 		Timings:     map[string]int64{"navigate": 7},
 	}
 
+	var stages []string
+	e.h.Stage = func(stage string, d time.Duration) { stages = append(stages, stage) }
 	if err := e.h.Capture(jobs.WithLastAttempt(ctx, false), jobs.CapturePayload{JobID: j.ID}); err != nil {
 		t.Fatalf("Capture = %v", err)
+	}
+	// Every stage of the timings but the total, then the two after the result is stored.
+	slices.Sort(stages[:len(stages)-2])
+	if diff := cmp.Diff([]string{"files", "navigate", "start", "thumbnail", "upload", jobs.StageCommit, jobs.StageEvents}, stages); diff != "" {
+		t.Errorf("stages observed (-want +got):\n%s", diff)
 	}
 
 	got := e.store.job(t, j.ID)
@@ -69,7 +77,7 @@ func TestHandlerSuccess(t *testing.T) {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		if diff := cmp.Diff([]string{"navigate", "total", "upload"}, keys); diff != "" {
+		if diff := cmp.Diff([]string{"files", "navigate", "start", "thumbnail", "total", "upload"}, keys); diff != "" {
 			t.Errorf("timings_ms keys (-want +got):\n%s", diff)
 		}
 	}

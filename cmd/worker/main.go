@@ -307,7 +307,7 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 			d.dispatch.AfterFinal},
 		Hosts: d.hosts, HostConcurrency: cfg.HostConcurrency, Uploads: metrics.upload,
 		Auth: sessions, Cache: st, Captured: metrics.captured, MaxInFlight: cfg.MaxJobsInFlight,
-		Copies: &hotcopy.Store{Redis: d.rdb, MaxBytes: cfg.InteractiveCopyBytes}}
+		Copies: &hotcopy.Store{Redis: d.rdb, MaxBytes: cfg.InteractiveCopyBytes}, Stage: metrics.stage}
 	planner := &notify.Planner{Repo: st, Queue: tasks, Logger: log.With("component", "notify"), PublicURL: cfg.PublicURL}
 	cmp := &regression.Comparer{Repo: st, Store: d.objects, Logger: regLog, Decoded: metrics.decoded, Rules: st,
 		RunFinished: []func(context.Context, *regression.Run){func(ctx context.Context, r *regression.Run) { announce.Batch(ctx, r.BatchID) },

@@ -43,11 +43,18 @@ type workerMetrics struct {
 	// decodedSegments counts the segment images aligned comparisons decoded
 	// (regression.Comparer.Decoded).
 	decodedSegments prometheus.Counter
+	// stages times each stage of successful capture attempts (jobs.Handler.Stage).
+	stages *prometheus.HistogramVec
 }
 
 // captureBuckets cover a capture attempt: from a fast page (0.25 s) to the
 // longest job timeouts (several minutes).
 var captureBuckets = []float64{0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300}
+
+// stageBuckets cover one stage of a capture: from a Redis or Postgres round
+// trip (1 ms) to a queue wait or a slow load (several minutes); ~1.5× apart,
+// so a quantile read from them is within a bucket's width.
+var stageBuckets = prometheus.ExponentialBucketsRange(0.001, 300, 32)
 
 func newWorkerMetrics() *workerMetrics {
 	m := &workerMetrics{
@@ -67,6 +74,10 @@ func newWorkerMetrics() *workerMetrics {
 			Help: "Jobs that reused a recent capture of the same URL and options (options.max_age_s) instead of rendering."}),
 		decodedSegments: prometheus.NewCounter(prometheus.CounterOpts{Name: "snapq_compare_decoded_segments_total",
 			Help: "Segment images aligned comparisons decoded (segments with a manifest are decoded only where their pixels are needed)."}),
+		stages: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "snapq_worker_stage_seconds",
+			Help: "Time of each stage of successful capture attempts: the keys of result.timings_ms (queue, start, slot, tab, " +
+				"navigate, wait, prepare, quality, capture, encode, reset, upload, thumbnail, …), commit and events.",
+			Buckets: stageBuckets}, []string{"stage"}),
 	}
 	m.uploads.WithLabelValues("uploaded")
 	m.uploads.WithLabelValues("reused")
@@ -76,7 +87,7 @@ func newWorkerMetrics() *workerMetrics {
 		m.compares.WithLabelValues(o)
 	}
 	m.sweeps = sweepmetrics.New()
-	m.registry.MustRegister(m.jobs, m.jobDuration, m.compares, m.uploads, m.renders, m.cacheHits, m.decodedSegments,
+	m.registry.MustRegister(m.jobs, m.jobDuration, m.compares, m.uploads, m.renders, m.cacheHits, m.decodedSegments, m.stages,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.registry.MustRegister(m.sweeps.Collectors()...)
 	return m
@@ -89,6 +100,11 @@ func (m *workerMetrics) upload(reused bool, n int64) {
 		o = "reused"
 	}
 	m.uploads.WithLabelValues(o).Add(float64(n))
+}
+
+// stage observes one stage of a capture attempt (jobs.Handler.Stage).
+func (m *workerMetrics) stage(name string, d time.Duration) {
+	m.stages.WithLabelValues(name).Observe(d.Seconds())
 }
 
 // decoded counts the segments one aligned comparison decoded (regression.Comparer.Decoded).

@@ -57,6 +57,32 @@ func TestMetrics(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	// Each stage of the two attempts is timed once: in the histogram, and in
+	// the jobs' timings_ms for the stages before the commit.
+	worker := scrapeMetrics(t, workerMetrics)
+	for _, stage := range []string{"queue", "slot", "tab", "navigate", "wait", "capture", "reset", "upload", "commit", "events"} {
+		if !hasLine(worker, `snapq_worker_stage_seconds_count{stage="`+stage+`"} 2`) {
+			t.Errorf("worker metrics lack snapq_worker_stage_seconds_count{stage=%q} 2:\n%s", stage,
+				grepLines(worker, "snapq_worker_stage_seconds_count"))
+		}
+	}
+	var list struct {
+		Jobs []struct {
+			Result struct {
+				TimingsMS map[string]int64 `json:"timings_ms"`
+			} `json:"result"`
+		} `json:"jobs"`
+	}
+	if code := s.do("GET", "/v1/batches/"+b.ID+"/jobs", nil, &list); code != http.StatusOK || len(list.Jobs) != 2 {
+		t.Fatalf("jobs: %d, %d jobs", code, len(list.Jobs))
+	}
+	for _, j := range list.Jobs {
+		for _, stage := range []string{"queue", "start", "slot", "tab", "navigate", "wait", "capture", "encode", "reset", "upload", "total"} {
+			if _, ok := j.Result.TimingsMS[stage]; !ok {
+				t.Errorf("a job's timings_ms %v lack %q", j.Result.TimingsMS, stage)
+			}
+		}
+	}
 }
 
 // scrapeMetrics GETs a Prometheus endpoint and returns its text.

@@ -130,7 +130,7 @@ func TestWebhookDeliver(t *testing.T) {
 			Type string
 			Data map[string]any
 		}
-		if err := json.Unmarshal(body, &ev); err != nil || ev.Type != jobs.EventBatchCompleted || ev.Data["status"] != jobs.BatchCompleted ||
+		if err := json.Unmarshal(body, &ev); err != nil || ev.Type != jobs.EventBatchCompleted || ev.Data["status"] != string(jobs.BatchCompleted) ||
 			ev.Data["id"] != "01a22b19-0000-7000-8000-000000000001" || ev.Data["finished_at"] != "2026-05-01T12:00:00Z" {
 			t.Errorf("receiver got body %s (%v)", body, err)
 		}

@@ -150,14 +150,16 @@ func (s *Session) call(ctx context.Context, fn func(ctx context.Context, p *rod.
 // Location is the current page's URL and title.
 func (s *Session) Location(ctx context.Context) (u, title string) {
 	_ = s.call(ctx, func(ctx context.Context, p *rod.Page) error {
-		// A document that is being replaced cannot answer: ask again until ctx ends.
+		// A document that is being replaced cannot answer, and one still being parsed may not
+		// have its title yet: ask again until it is past "loading" or ctx ends (then the last
+		// answer stands).
 		return poll(ctx, 20*time.Millisecond, func() (bool, error) {
-			var loc struct{ URL, Title string }
-			if err := evalJSON(p, `({URL: location.href, Title: document.title})`, &loc); err != nil {
+			var loc struct{ URL, Title, State string }
+			if err := evalJSON(p, `({URL: location.href, Title: document.title, State: document.readyState})`, &loc); err != nil {
 				return false, nil
 			}
 			u, title = loc.URL, loc.Title
-			return true, nil
+			return loc.State != "loading", nil
 		})
 	})
 	return u, title

@@ -7,7 +7,6 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -19,16 +18,10 @@ const root = "../.."
 // closing brace (CONTRIBUTING.md, "No production function over 60 lines").
 const maxFuncLines = 60
 
-// longFuncTODO lists the functions still over the limit, as "dir (Recv).Name", each being
-// split by someone. Empty it: a function split here must leave the list, and no other may
-// join it.
-var longFuncTODO = []string{}
-
 // TestNoLongFunctions fails naming each production function over maxFuncLines lines.
 func TestNoLongFunctions(t *testing.T) {
 	t.Parallel()
 	fset := token.NewFileSet()
-	seen := map[string]bool{}
 	for _, rel := range productionFiles(t) {
 		f, err := parser.ParseFile(fset, filepath.Join(root, rel), nil, parser.SkipObjectResolution)
 		if err != nil {
@@ -44,17 +37,7 @@ func TestNoLongFunctions(t *testing.T) {
 			if n <= maxFuncLines {
 				continue
 			}
-			key := filepath.ToSlash(filepath.Dir(rel)) + " " + funcName(fd)
-			if slices.Contains(longFuncTODO, key) {
-				seen[key] = true
-				continue
-			}
 			t.Errorf("%s:%d: %s is %d lines, over %d: split it into named steps", rel, start.Line, funcName(fd), n, maxFuncLines)
-		}
-	}
-	for _, key := range longFuncTODO {
-		if !seen[key] {
-			t.Errorf("%s is no longer over %d lines (or is gone): take it off longFuncTODO", key, maxFuncLines)
 		}
 	}
 }

@@ -329,14 +329,31 @@ func (c *comparer) compareSpan(y int, ra, rb []byte, masked []bool, out []byte) 
 	}
 	i := 0
 	for ; i+8 <= n; i += 8 {
-		if binary.LittleEndian.Uint64(ra[i:]) != binary.LittleEndian.Uint64(rb[i:]) {
+		wa, wb := binary.LittleEndian.Uint64(ra[i:]), binary.LittleEndian.Uint64(rb[i:])
+		if wa == wb {
+			continue
+		}
+		if !c.smallOpaque(uint32(wa), uint32(wb)) {
 			c.comparePixel(i/4, y, ra, rb, masked, out)
+		}
+		if !c.smallOpaque(uint32(wa>>32), uint32(wb>>32)) {
 			c.comparePixel(i/4+1, y, ra, rb, masked, out)
 		}
 	}
 	if i < n {
 		c.comparePixel(i/4, y, ra, rb, masked, out)
 	}
+}
+
+// smallOpaque reports whether pixels pa and pb are equal, or opaque with
+// channels so close (c.smallD2) that they are below the threshold: the
+// common case of re-encoded or re-rendered content, decided inline.
+func (c *comparer) smallOpaque(pa, pb uint32) bool {
+	if pa == pb {
+		return true
+	}
+	dr, dg, db := int(pa&0xff)-int(pb&0xff), int(pa>>8&0xff)-int(pb>>8&0xff), int(pa>>16&0xff)-int(pb>>16&0xff)
+	return pa&pb >= 0xff000000 && dr*dr+dg*dg+db*db <= c.smallD2
 }
 
 // comparePixel runs pixelmatch on pixel x of row y (rows ra of the first

@@ -457,7 +457,12 @@ func (c *comparer) fadeRow(src, dst []byte) {
 	for ; i+8 <= len(src); i += 8 {
 		w := binary.LittleEndian.Uint64(src[i:])
 		if w != pairKey {
-			pairKey, pairVal = w, uint64(c.faded(uint32(w)))|uint64(c.faded(uint32(w>>32)))<<32
+			pairKey = w
+			if w&opaquePair == opaquePair { // inline: no call for opaque pixels
+				pairVal = uint64(fadedOpaque(uint32(w))) | uint64(fadedOpaque(uint32(w>>32)))<<32
+			} else {
+				pairVal = uint64(c.faded(uint32(w))) | uint64(c.faded(uint32(w>>32)))<<32
+			}
 		}
 		binary.LittleEndian.PutUint64(dst[i:], pairVal)
 	}
@@ -466,8 +471,12 @@ func (c *comparer) fadeRow(src, dst []byte) {
 	}
 }
 
-// whitePair is two opaque white pixels as a little-endian word.
-const whitePair = 0xffffffff_ffffffff
+// whitePair is two opaque white pixels as a little-endian word;
+// opaquePair the alpha bytes of two pixels.
+const (
+	whitePair  = 0xffffffff_ffffffff
+	opaquePair = 0xff000000_ff000000
+)
 
 // faded returns pixelmatch's gray pixel for p (bytes R, G, B, A from the
 // lowest): its luma blended with white at opacity fadeAlpha·alpha,

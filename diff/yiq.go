@@ -221,6 +221,12 @@ func lumaInt(v uint32) int64 {
 // decides between equally bright ones.
 func antialiasedOpaque(img, other raster, x1, y1 int) (aa, ok bool) {
 	w, h, p := img.w, img.h, img.pix
+	if x1 > 0 && y1 > 0 && x1 < w-1 && y1 < h-1 && manyEqualNeighbours(img, x1, y1) {
+		// pixelmatch stops at the third neighbour of the same brightness;
+		// for opaque pixels that is the same colour (TestLumaIntOrder), so
+		// the count is decided first, by word compares.
+		return false, true
+	}
 	x0, y0 := max(x1-1, 0), max(y1-1, 0)
 	x2, y2 := min(x1+1, w-1), min(y1+1, h-1)
 	cv := binary.LittleEndian.Uint32(p[y1*img.stride+4*x1:])
@@ -263,18 +269,24 @@ func antialiasedOpaque(img, other raster, x1, y1 int) (aa, ok bool) {
 		(hasManySiblings(img, hiX, hiY) && hasManySiblings(other, hiX, hiY)), true
 }
 
+// manyEqualNeighbours reports whether more than two of the eight
+// neighbours of pixel (x1, y1), off the edges, have exactly its colour
+// (hasManySiblings' count, without branches on the data).
+func manyEqualNeighbours(img raster, x1, y1 int) bool {
+	s := img.stride
+	pos := y1*s + 4*x1
+	p := img.pix[pos-s-4 : pos+s+8 : pos+s+8]
+	c := binary.LittleEndian.Uint32(p[s+4:])
+	n := eq32(p[0:], c) + eq32(p[4:], c) + eq32(p[8:], c) + eq32(p[s:], c) + eq32(p[s+8:], c) +
+		eq32(p[2*s:], c) + eq32(p[2*s+4:], c) + eq32(p[2*s+8:], c)
+	return n > 2
+}
+
 // hasManySiblings reports whether pixel (x1, y1) has three or more
 // neighbours of exactly its colour (a pixel on the edge starts at one).
 func hasManySiblings(img raster, x1, y1 int) bool {
 	if x1 > 0 && y1 > 0 && x1 < img.w-1 && y1 < img.h-1 {
-		// Inside: count the eight neighbours without bounds logic.
-		s := img.stride
-		pos := y1*s + 4*x1
-		p := img.pix[pos-s-4 : pos+s+8]
-		c := binary.LittleEndian.Uint32(p[s+4:])
-		n := eq32(p[0:], c) + eq32(p[4:], c) + eq32(p[8:], c) + eq32(p[s:], c) + eq32(p[s+8:], c) +
-			eq32(p[2*s:], c) + eq32(p[2*s+4:], c) + eq32(p[2*s+8:], c)
-		return n > 2
+		return manyEqualNeighbours(img, x1, y1) // inside: no bounds logic
 	}
 	x0, y0 := max(x1-1, 0), max(y1-1, 0)
 	x2, y2 := min(x1+1, img.w-1), min(y1+1, img.h-1)

@@ -199,9 +199,26 @@ func strokesPair(w, h int) (*image.RGBA, *image.RGBA) {
 	return a, b
 }
 
+// withAlpha is m as an RGBA PNG with an alpha channel decodes (NRGBA):
+// white becomes transparent and pixels lighter than mid-gray on every
+// channel (anti-aliased edges) half transparent; the rest stays opaque.
+func withAlpha(m *image.RGBA) *image.NRGBA {
+	n := toNRGBA(m)
+	for i := 0; i < len(n.Pix); i += 4 {
+		switch r, g, b := n.Pix[i], n.Pix[i+1], n.Pix[i+2]; {
+		case r == 255 && g == 255 && b == 255:
+			n.Pix[i+3] = 0
+		case r > 128 && g > 128 && b > 128:
+			n.Pix[i+3] = 128
+		}
+	}
+	return n
+}
+
 // generatedPairs are the bench's own pairs (pageImages) and pairs of
 // content it was not tuned on: a text-like tall page (as an RGB PNG and an
-// RGBA PNG decode), a re-encoded photo, random colour strokes.
+// RGBA PNG decode), a re-encoded photo (many pixels a few levels off),
+// random colour strokes, opaque and with an alpha channel.
 func generatedPairs() []diffPair {
 	a, b := pageImages(1280, 720)
 	ta, _ := pageImages(1280, 20000)
@@ -218,5 +235,7 @@ func generatedPairs() []diffPair {
 		{name: "text 1280x20000, one 200x100 change, *image.NRGBA", a: toNRGBA(xa), b: toNRGBA(xb), runs: 7, kind: "tall"},
 		{name: "photo 1280x720, half the pixels a few levels off", a: pa, b: pb, runs: 7, kind: "busy"},
 		{name: "strokes 1280x720, random colours, a third moved", a: sa, b: sb, runs: 7, kind: "busy"},
+		{name: "strokes 1280x720 with alpha (transparent background, translucent edges), *image.NRGBA", a: withAlpha(sa), b: withAlpha(sb),
+			runs: 7, kind: "busy", checkerboard: true},
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
+	"syscall"
 	"time"
 
 	"github.com/snapq/snapq/diff"
@@ -25,16 +27,18 @@ var diffProfile string
 const nodeDir = "bench/node"
 
 // pixelmatchBench times diff.Compare against pixelmatch 7.1.0 on Node, in
-// the same run, pair by pair: best of runs each, PNG decoding excluded on
-// both sides, both rendering a full diff image (a new one each run), at
-// pixelmatch's defaults (threshold 0.1, anti-aliasing detected). Pairs:
-// the bench's own (pageImages), pixelmatch's own test fixtures (as Go's
-// image/png decodes them: NRGBA, RGBA or Paletted; pixelmatch decodes them
-// with pngjs), a text-like 1280×20,000 page with one 200×100 change (as an
-// RGB and an RGBA PNG would decode), a re-encoded photo and random colour
-// strokes. The differing-pixel counts must be pixelmatch's, or the bench
-// fails. The bench's own pairs are also timed in OKLab against pixelmatch 8.
-// Without node the lines say so and the bench goes on.
+// the same run, pair by pair: best of runs each after warm-up runs (V8
+// compiles pixelmatch during its first runs), wall time on all cores and on
+// one and CPU time, PNG decoding excluded on both sides, both rendering a
+// full diff image (a new one each run), at pixelmatch's defaults
+// (threshold 0.1, anti-aliasing detected). Pairs: the bench's own
+// (pageImages), pixelmatch's own test fixtures (as Go's image/png decodes
+// them: NRGBA, RGBA or Paletted; pixelmatch decodes them with pngjs), a
+// text-like 1280×20,000 page with one 200×100 change (as an RGB and an RGBA
+// PNG would decode), a re-encoded photo and random colour strokes, opaque
+// and with alpha. The differing-pixel counts must be pixelmatch's, or the
+// bench fails. The bench's own pairs are also timed in OKLab against
+// pixelmatch 8. Without node the lines say so and the bench goes on.
 func pixelmatchBench() error {
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -65,7 +69,7 @@ func pixelmatchBench() error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	worst := map[string]float64{}
+	worst := map[string]pairRatios{}
 	var mismatches []string
 	for _, p := range append(generatedPairs(), fixtures...) {
 		metrics := []struct{ metric, module string }{{diff.MetricYIQ, "pixelmatch"}}
@@ -81,13 +85,16 @@ func pixelmatchBench() error {
 				mismatches = append(mismatches, p.name)
 			}
 			key := p.kind + " " + m.metric
-			if w, ok := worst[key]; !ok || ratio < w {
-				worst[key] = ratio
+			w, ok := worst[key]
+			if !ok {
+				w = ratio
 			}
+			worst[key] = pairRatios{min(w.wall, ratio.wall), min(w.oneCore, ratio.oneCore), min(w.cpu, ratio.cpu)}
 		}
 	}
 	for _, k := range []string{"busy yiq", "tall yiq", "busy oklab", "tall oklab"} {
-		fmt.Printf("bench: diff/pixelmatch %s: worst pair = %.2f\n", k, worst[k])
+		w := worst[k]
+		fmt.Printf("bench: diff/pixelmatch %s: worst pair = %.2f (one core %.2f, CPU time %.2f)\n", k, w.wall, w.oneCore, w.cpu)
 	}
 	if len(mismatches) > 0 {
 		return fmt.Errorf("diff/pixelmatch: counts differ from pixelmatch's on %q", mismatches)
@@ -95,39 +102,52 @@ func pixelmatchBench() error {
 	return nil
 }
 
-// pixelmatchPair times one pair both ways and prints its line: the ratio
-// pixelmatch's time / snapq's, and whether the counts are equal.
-func pixelmatchPair(node, tmp string, p diffPair, metric, module string) (float64, bool, error) {
+// pairRatios are pixelmatch's time / snapq's on one pair: best wall times
+// with snapq on all cores (GOMAXPROCS) and on one, and best CPU times of a
+// run (snapq on one core; pixelmatch is single-threaded), which the other
+// processes of a shared machine disturb least.
+type pairRatios struct{ wall, oneCore, cpu float64 }
+
+// pixelmatchPair times one pair both ways and prints its line: the ratios
+// pixelmatch's time / snapq's, and whether the counts are equal. snapq is
+// timed before and after pixelmatch (best of both), so a change of the
+// machine's load during the pair weighs on both sides.
+func pixelmatchPair(node, tmp string, p diffPair, metric, module string) (pairRatios, bool, error) {
 	th := p.threshold
 	if th == 0 {
 		th = diff.DefaultThreshold
 	}
 	o := diff.Options{Threshold: th, DiffImage: true, ColorMetric: metric, Checkerboard: p.checkerboard}
-	best, res, err := timeCompare(p, o)
+	before, res, err := timeCompare(p, o)
 	if err != nil {
-		return 0, false, err
+		return pairRatios{}, false, err
 	}
 	pm, err := runPixelmatch(node, tmp, p, module, th)
 	if err != nil {
-		return 0, false, err
+		return pairRatios{}, false, err
 	}
-	ours := float64(best.Microseconds()) / 1000
+	after, _, err := timeCompare(p, o)
+	if err != nil {
+		return pairRatios{}, false, err
+	}
+	best := before.best(after)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	r := pairRatios{pm.MS / ms(best.wall), pm.MS / ms(best.wall1), pm.CPUMS / ms(best.cpu1)}
 	same := pm.Diff == res.DiffPixels
 	verdict := "counts equal"
 	if !same {
 		verdict = "COUNTS DIFFER"
 	}
-	fmt.Printf("bench: diff/pixelmatch = %.2f (%s, %s: snapq %.2f ms, %d px; pixelmatch %s %.2f ms, %d px; %s; full diff image both, best of %d)\n",
-		pm.MS/ours, p.name, metric, ours, res.DiffPixels, pm.Version, pm.MS, pm.Diff, verdict, p.runs)
+	fmt.Printf("bench: diff/pixelmatch = %.2f (%s, %s: snapq %.2f ms, one core %.2f ms, CPU %.2f ms, %d px; pixelmatch %s %.2f ms, CPU %.2f ms after %d warm-up runs, %d px; one core %.2f, CPU time %.2f; %s; full diff image both, best of %d)\n",
+		r.wall, p.name, metric, ms(best.wall), ms(best.wall1), ms(best.cpu1), res.DiffPixels, pm.Version, pm.MS, pm.CPUMS, pm.Warm, pm.Diff, r.oneCore, r.cpu, verdict, p.runs)
 	if p.crop && metric == diff.MetricYIQ {
 		o.DiffCrop = 64
-		best, res, err := timeCompare(p, o)
+		crop, res, err := timeCompare(p, o)
 		if err != nil {
-			return 0, false, err
+			return pairRatios{}, false, err
 		}
-		ours := float64(best.Microseconds()) / 1000
 		fmt.Printf("bench: diff/pixelmatch = %.2f (%s, %s: snapq %.2f ms with the diff image cropped to the changed rows ±64 (%d rows); pixelmatch's is full-page)\n",
-			pm.MS/ours, p.name, metric, ours, res.Diff.Rect.Dy())
+			pm.MS/ms(crop.wall), p.name, metric, ms(crop.wall), res.Diff.Rect.Dy())
 		var alloc time.Duration
 		for range p.runs {
 			start := time.Now()
@@ -136,28 +156,67 @@ func pixelmatchPair(node, tmp string, p diffPair, metric, module string) (float6
 			img.Pix[len(img.Pix)-1] = 1
 		}
 		fmt.Printf("bench: diff %s: allocating the diff image alone (image.NewNRGBA, zeroed) takes %.2f ms of snapq's full-image time\n",
-			p.name, float64(alloc.Microseconds())/1000)
+			p.name, ms(alloc))
 	}
-	return pm.MS / ours, same, nil
+	return r, same, nil
 }
 
-// timeCompare is snapq's best time on p with o.
-func timeCompare(p diffPair, o diff.Options) (time.Duration, *diff.Result, error) {
-	var best time.Duration
+// compareTime is snapq's best times on a pair: wall time on all cores
+// (GOMAXPROCS), and wall and process CPU time with GOMAXPROCS=1.
+type compareTime struct{ wall, wall1, cpu1 time.Duration }
+
+func (t compareTime) best(u compareTime) compareTime {
+	return compareTime{minDur(t.wall, u.wall), minDur(t.wall1, u.wall1), minDur(t.cpu1, u.cpu1)}
+}
+
+// timeCompare is snapq's best times on p with o, after two untimed runs:
+// p.runs on all cores and p.runs on one, interleaved (the order alternates).
+func timeCompare(p diffPair, o diff.Options) (compareTime, *diff.Result, error) {
+	var t compareTime
 	var res *diff.Result
-	for range p.runs {
-		start := time.Now()
-		r, err := diff.Compare(p.a, p.b, o)
-		if err != nil {
-			return 0, nil, err
+	for range 2 {
+		if _, err := diff.Compare(p.a, p.b, o); err != nil {
+			return t, nil, err
 		}
-		best, res = minDur(best, time.Since(start)), r
 	}
-	return best, res, nil
+	procs := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(procs)
+	for r := range 2 * p.runs {
+		one := r%4 == 1 || r%4 == 2
+		if one {
+			runtime.GOMAXPROCS(1)
+		} else {
+			runtime.GOMAXPROCS(procs)
+		}
+		c0, start := processCPU(), time.Now()
+		out, err := diff.Compare(p.a, p.b, o)
+		if err != nil {
+			return t, nil, err
+		}
+		wall, cpu := time.Since(start), processCPU()-c0
+		if one {
+			t.wall1, t.cpu1 = minDur(t.wall1, wall), minDur(t.cpu1, cpu)
+		} else {
+			t.wall = minDur(t.wall, wall)
+		}
+		res = out
+	}
+	return t, res, nil
+}
+
+// processCPU is the CPU time (user + system) the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 type pixelmatchTime struct {
 	MS      float64 `json:"ms"`
+	CPUMS   float64 `json:"cpu_ms"`
+	Warm    int     `json:"warm"`
 	Diff    int     `json:"diff"`
 	Version string  `json:"version"`
 }

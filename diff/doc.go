@@ -19,8 +19,9 @@
 //     with white (pixelmatch 6), or with Options.Checkerboard over pixelmatch
 //     7's checkerboard. The largest possible distance is 35215, so a pixel
 //     differs when its distance exceeds 35215·t², t being Options.Threshold.
-//     pixelmatch 7.1.0's published counts on its own test fixtures are
-//     asserted in the tests (testdata/pixelmatch).
+//     pixelmatch 7.1.0's published counts on its own test fixtures, and
+//     its expected diff images byte for byte, are asserted in the tests
+//     (testdata/pixelmatch).
 //   - A differing pixel is anti-aliasing (Vysniauskas 2009, "Anti-aliased
 //     pixel and intensity slope detector") when, in either image, at most two
 //     of its neighbours have its brightness (pixels on the edge count one

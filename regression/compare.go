@@ -352,6 +352,7 @@ func (c *Comparer) diffOne(ctx context.Context, job *jobs.Job, cmp *Comparison, 
 		// Explain the changes (changes.go); what the rules suppress is masked and diffed again.
 		var extra []image.Rectangle
 		cmp.Changes, extra = ex.explain(res.Diff)
+		cmp.MaskedRegions = ex.rules.maskedRegions(cmp.Changes)
 		if len(extra) > 0 {
 			opts.Mask = append(append([]image.Rectangle(nil), mask...), extra...)
 			if res, err = diff.Compare(base, cur, opts); err != nil {

@@ -71,13 +71,16 @@ func (q *VolatilityQuery) Validate() error {
 
 // Region is one element of a target at a viewport and how often it changed.
 type Region struct {
-	Target      string   `json:"target"`
-	Viewport    string   `json:"viewport"`
-	Selector    string   `json:"selector"`
-	ChangedRuns int      `json:"changed_runs"`
-	Share       float64  `json:"share"`
-	Volatile    bool     `json:"volatile"`
-	Kinds       []string `json:"kinds"`
+	Target      string `json:"target"`
+	Viewport    string `json:"viewport"`
+	Selector    string `json:"selector"`
+	ChangedRuns int    `json:"changed_runs"`
+	// ApprovedRuns counts the runs in which a human approved a change of
+	// the region: a real change, so the region is not volatile.
+	ApprovedRuns int      `json:"approved_runs"`
+	Share        float64  `json:"share"`
+	Volatile     bool     `json:"volatile"`
+	Kinds        []string `json:"kinds"`
 }
 
 // Suggestion is a rule for a volatile region and what it would have done.
@@ -142,17 +145,29 @@ func LearnVolatility(ctx context.Context, st RuleStore, s *Suite, q VolatilityQu
 	return v, nil
 }
 
-// learnRegions counts, per region, the runs in which it changed in place.
+// learnRegions counts, per region, the runs in which it changed in place
+// (a change a learned mask took out counts: it still changed), and the runs
+// in which a human approved a change of it: such a region is not volatile.
 func learnRegions(tcs []TargetChange, runs int, q VolatilityQuery) []Region {
 	type key struct{ target, viewport, selector string }
 	seen := map[key]map[string]bool{} // region → runs it changed in
 	kinds := map[key]map[string]bool{}
+	approved := map[key]map[string]bool{} // region → runs a change of it was approved in
 	for _, tc := range tcs {
 		ch := tc.Change
-		if ch.SuppressedBy != "" || ch.Selector == "" || !volatileKinds[ch.Kind] {
+		if ch.Selector == "" || (ch.SuppressedBy != "" && ch.SuppressedBy != SuppressedByVolatility) {
 			continue
 		}
 		k := key{tc.Target, tc.Viewport, ch.Selector}
+		if tc.Approved && ch.SuppressedBy == "" {
+			if approved[k] == nil {
+				approved[k] = map[string]bool{}
+			}
+			approved[k][tc.RunID] = true
+		}
+		if !volatileKinds[ch.Kind] {
+			continue
+		}
 		if seen[k] == nil {
 			seen[k], kinds[k] = map[string]bool{}, map[string]bool{}
 		}
@@ -161,11 +176,11 @@ func learnRegions(tcs []TargetChange, runs int, q VolatilityQuery) []Region {
 	}
 	out := make([]Region, 0, len(seen))
 	for k, rs := range seen {
-		r := Region{Target: k.target, Viewport: k.viewport, Selector: k.selector, ChangedRuns: len(rs)}
+		r := Region{Target: k.target, Viewport: k.viewport, Selector: k.selector, ChangedRuns: len(rs), ApprovedRuns: len(approved[k])}
 		if runs > 0 {
 			r.Share = float64(len(rs)) / float64(runs)
 		}
-		r.Volatile = runs >= q.MinRuns && r.Share >= q.Threshold
+		r.Volatile = runs >= q.MinRuns && r.Share >= q.Threshold && r.ApprovedRuns == 0
 		for kind := range kinds[k] {
 			r.Kinds = append(r.Kinds, kind)
 		}

@@ -157,13 +157,15 @@ type Volatility struct {
 // VolatileRegion is one element of a target at a viewport and how often it
 // changed in place over the runs.
 type VolatileRegion struct {
-	Target      string   `json:"target"`
-	Viewport    string   `json:"viewport"`
-	Selector    string   `json:"selector"`
-	ChangedRuns int      `json:"changed_runs"`
-	Share       float64  `json:"share"`
-	Volatile    bool     `json:"volatile"`
-	Kinds       []string `json:"kinds"`
+	Target      string `json:"target"`
+	Viewport    string `json:"viewport"`
+	Selector    string `json:"selector"`
+	ChangedRuns int    `json:"changed_runs"`
+	// ApprovedRuns counts runs in which a human approved a change of it: never volatile.
+	ApprovedRuns int      `json:"approved_runs"`
+	Share        float64  `json:"share"`
+	Volatile     bool     `json:"volatile"`
+	Kinds        []string `json:"kinds"`
 }
 
 // SuiteVolatility learns a suite's volatility (GET /v1/suites/:id/volatility).

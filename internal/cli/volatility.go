@@ -29,7 +29,7 @@ creates the suggested rules.
 over the suite's earlier runs (never one in which a human approved a change) and lists them.`,
 		Example: "  snapq suites volatility homepage\n  snapq suites volatility homepage --runs 20 --threshold 0.6 --accept\n" +
 			"  snapq suites volatility homepage --set mask --min-runs 3",
-		Args:    exactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := a.suiteID(cmd.Context(), args[0])
 			if err != nil {

@@ -407,6 +407,8 @@ type TargetChange struct {
 	Viewport string
 	// Approved says a human approved the change's comparison.
 	Approved bool
+	// Segment is the comparison's segment (a heat map places the change).
+	Segment int
 }
 
 // maxPreviewChanges bounds the changes a preview reads.

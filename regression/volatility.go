@@ -81,6 +81,10 @@ type Region struct {
 	Share        float64  `json:"share"`
 	Volatile     bool     `json:"volatile"`
 	Kinds        []string `json:"kinds"`
+	// Segment and Box place the region for a heat map: the element's box
+	// in that segment's image at one of its changes (nil: not recorded).
+	Segment int   `json:"segment,omitempty"`
+	Box     *Rect `json:"box,omitempty"`
 }
 
 // Suggestion is a rule for a volatile region and what it would have done.
@@ -153,6 +157,7 @@ func learnRegions(tcs []TargetChange, runs int, q VolatilityQuery) []Region {
 	seen := map[key]map[string]bool{} // region → runs it changed in
 	kinds := map[key]map[string]bool{}
 	approved := map[key]map[string]bool{} // region → runs a change of it was approved in
+	where := map[key]TargetChange{}       // region → a change that places it
 	for _, tc := range tcs {
 		ch := tc.Change
 		if ch.Selector == "" || (ch.SuppressedBy != "" && ch.SuppressedBy != SuppressedByVolatility) {
@@ -173,6 +178,9 @@ func learnRegions(tcs []TargetChange, runs int, q VolatilityQuery) []Region {
 		}
 		seen[k][tc.RunID] = true
 		kinds[k][ch.Kind] = true
+		if _, ok := where[k]; !ok {
+			where[k] = tc
+		}
 	}
 	out := make([]Region, 0, len(seen))
 	for k, rs := range seen {
@@ -185,6 +193,7 @@ func learnRegions(tcs []TargetChange, runs int, q VolatilityQuery) []Region {
 			r.Kinds = append(r.Kinds, kind)
 		}
 		sort.Strings(r.Kinds)
+		r.Segment, r.Box = placeOf(where[k])
 		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -195,4 +204,19 @@ func learnRegions(tcs []TargetChange, runs int, q VolatilityQuery) []Region {
 		return a.Target+a.Viewport+a.Selector < b.Target+b.Viewport+b.Selector
 	})
 	return out[:min(len(out), maxVolatilityRegions)]
+}
+
+// placeOf is the segment and the element's box (segment image px) of a
+// change; no box when it recorded none.
+func placeOf(tc TargetChange) (int, *Rect) {
+	b := tc.Change.Box
+	if st := tc.Change.After; st != nil {
+		b = st.Box
+	} else if st := tc.Change.Before; st != nil {
+		b = st.Box
+	}
+	if b.Width <= 0 || b.Height <= 0 {
+		return tc.Segment, nil
+	}
+	return tc.Segment, &b
 }

@@ -121,7 +121,7 @@ func (s *Store) SuppressedCounts(ctx context.Context, suiteID string, runs int) 
 // RecentChanges returns the changes of the suite's last runs, with their
 // comparisons' targets, at most limit.
 func (s *Store) RecentChanges(ctx context.Context, suiteID string, runs, limit int) ([]regression.TargetChange, error) {
-	rows, err := s.pool.Query(ctx, `SELECT c.target, ch, c.run_id, c.viewport, c.approved_at IS NOT NULL FROM comparisons c
+	rows, err := s.pool.Query(ctx, `SELECT c.target, ch, c.run_id, c.viewport, c.approved_at IS NOT NULL, c.segment FROM comparisons c
 		CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(c.changes) = 'array' THEN c.changes ELSE '[]'::jsonb END) ch
 		WHERE c.run_id IN (`+lastRuns+`) LIMIT $3`, suiteID, runs, limit)
 	if err != nil {
@@ -129,7 +129,7 @@ func (s *Store) RecentChanges(ctx context.Context, suiteID string, runs, limit i
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (regression.TargetChange, error) {
 		var tc regression.TargetChange
-		err := r.Scan(&tc.Target, &tc.Change, &tc.RunID, &tc.Viewport, &tc.Approved)
+		err := r.Scan(&tc.Target, &tc.Change, &tc.RunID, &tc.Viewport, &tc.Approved, &tc.Segment)
 		return tc, err
 	})
 }

@@ -65,9 +65,11 @@ func TestVolatilityMaskLearned(t *testing.T) {
 	if suite.Volatility != (client.VolatilitySettings{Mode: "mask", MinRuns: 2, Threshold: 0.5}) {
 		t.Fatalf("stored volatility = %+v", suite.Volatility)
 	}
+	var lastRun string
 	run := func(want string) client.Comparison {
 		t.Helper()
 		r := s.waitRun(s.startRun(suite.ID), 2*time.Minute)
+		lastRun = r.ID
 		got, err := c.GetRun(ctx, r.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -94,6 +96,18 @@ func TestVolatilityMaskLearned(t *testing.T) {
 		passed.MaskedRegions[0].Runs != 2 || passed.MaskedRegions[0].Box.Width <= 0 {
 		t.Fatalf("masked regions = %+v, want %s learned from 1 of 2 runs, with its box", passed.MaskedRegions, ago)
 	}
+
+	// The dashboard outlines the masked region on the comparison and draws
+	// the suite's heat map over the baseline.
+	ui := openDashboard(t, s.api+"/#/runs/"+lastRun)
+	ui.wait("the masked region outlined", time.Minute, `() => document.querySelectorAll('.masked-box').length >= 1 && !!document.querySelector('[data-masked="1"]')`)
+	if got := ui.text(".masked li code"); got != ago {
+		ui.fatalf("masked region listed as %q, want %q", got, ago)
+	}
+	if err := ui.page.Navigate(s.api + "/#/suites/" + suite.ID); err != nil {
+		t.Fatal(err)
+	}
+	ui.wait("the heat map", time.Minute, `(sel) => !!document.querySelector('.heat-map[data-target="news"] .heat-box') && !!document.querySelector('.heat-map li[data-selector="' + sel + '"]')`, ago)
 
 	site.set(func(s *agoSite) { s.gone = true })
 	removed := run("failed") // the region's element went: not volatility

@@ -20,9 +20,11 @@ type Rect struct {
 
 // ElementState is an element as one capture saw it (box in segment image pixels).
 type ElementState struct {
-	Box   Rect              `json:"box"`
-	Text  string            `json:"text,omitempty"`
-	Style map[string]string `json:"style,omitempty"`
+	Box Rect `json:"box"`
+	// Container is the box of the element's parent (nil: not recorded).
+	Container *Rect             `json:"container,omitempty"`
+	Text      string            `json:"text,omitempty"`
+	Style     map[string]string `json:"style,omitempty"`
 }
 
 // Change is one explained difference of a comparison.

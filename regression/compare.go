@@ -69,6 +69,8 @@ type Comparer struct {
 	// comparison decoded (the worker's snapq_compare_decoded_segments_total).
 	Decoded func(n int)
 	// Rules, when set, gives the suite rules a comparison applies (rules.go).
+	// When it is also a VolatilityReader (store.Store), a suite in volatility
+	// mode mask learns its masks from it (volatilitymask.go).
 	Rules RuleSource
 }
 

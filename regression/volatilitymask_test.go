@@ -202,3 +202,22 @@ func TestDynamicTextWidthChanges(t *testing.T) {
 		t.Error("a change past both text boxes stayed in the box")
 	}
 }
+
+// BenchmarkLearnMask learns from a full history (maxVolatilityHistory
+// changes over 50 runs, 200 selectors): the CPU a comparison spends on it.
+func BenchmarkLearnMask(b *testing.B) {
+	h := VolatilityHistory{Runs: 50}
+	box := Rect{X: 10, Y: 10, Width: 60, Height: 20}
+	for i := range maxVolatilityHistory {
+		h.Changes = append(h.Changes, TargetChange{Target: "home", Viewport: "800x600", RunID: fmt.Sprintf("run-%d", i/400),
+			Change: Change{Kind: ChangeText, Selector: fmt.Sprintf("#el-%d", i%200), Box: box,
+				Before: &ElementState{Box: box}, After: &ElementState{Box: box}}})
+	}
+	set := VolatilitySettings{Mode: VolatilityMask, MinRuns: 5, Threshold: 0.5}
+	b.ReportAllocs()
+	for b.Loop() {
+		if m := learnMask(h, set); m == nil || len(m.regions) != maxMaskedRegions {
+			b.Fatalf("learned %v", m)
+		}
+	}
+}

@@ -20,9 +20,11 @@ type Rect struct {
 
 // ElementState is an element as one capture saw it (box in segment image pixels).
 type ElementState struct {
-	Box   Rect              `json:"box"`
-	Text  string            `json:"text,omitempty"`
-	Style map[string]string `json:"style,omitempty"`
+	Box Rect `json:"box"`
+	// Container is the box of the element's parent (nil: not recorded).
+	Container *Rect             `json:"container,omitempty"`
+	Text      string            `json:"text,omitempty"`
+	Style     map[string]string `json:"style,omitempty"`
 }
 
 // Change is one explained difference of a comparison.
@@ -157,13 +159,15 @@ type Volatility struct {
 // VolatileRegion is one element of a target at a viewport and how often it
 // changed in place over the runs.
 type VolatileRegion struct {
-	Target      string   `json:"target"`
-	Viewport    string   `json:"viewport"`
-	Selector    string   `json:"selector"`
-	ChangedRuns int      `json:"changed_runs"`
-	Share       float64  `json:"share"`
-	Volatile    bool     `json:"volatile"`
-	Kinds       []string `json:"kinds"`
+	Target      string `json:"target"`
+	Viewport    string `json:"viewport"`
+	Selector    string `json:"selector"`
+	ChangedRuns int    `json:"changed_runs"`
+	// ApprovedRuns counts runs in which a human approved a change of it: never volatile.
+	ApprovedRuns int      `json:"approved_runs"`
+	Share        float64  `json:"share"`
+	Volatile     bool     `json:"volatile"`
+	Kinds        []string `json:"kinds"`
 }
 
 // SuiteVolatility learns a suite's volatility (GET /v1/suites/:id/volatility).

@@ -310,6 +310,18 @@ type Suite struct {
 	LastRun            *RunRef     `json:"last_run"`
 	// Discover is the suite's discovery; nil when it lists its targets only.
 	Discover *Discover `json:"discover,omitempty"`
+	// Volatility is how the suite uses its learned volatile regions
+	// (defaults filled in: mode off).
+	Volatility VolatilitySettings `json:"volatility"`
+}
+
+// VolatilitySettings is a suite's volatility section: Mode is "off" (the
+// default), "suggest" or "mask"; MinRuns (default 5) and Threshold (default
+// 0.5) say when a region is volatile. Zero fields take the defaults.
+type VolatilitySettings struct {
+	Mode      string  `json:"mode"`
+	MinRuns   int     `json:"min_runs,omitempty"`
+	Threshold float64 `json:"threshold,omitempty"`
 }
 
 // SuiteTarget is one page of a suite, captured at each of its viewports.
@@ -390,6 +402,8 @@ type SuiteInput struct {
 	// Discover, when set, adds a sitemap's pages (or the pages a crawl of the site's
 	// HTML links finds) to the targets on every run (Targets may then be empty).
 	Discover *Discover `json:"discover,omitempty"`
+	// Volatility, when set, turns learned volatility on (mode suggest or mask).
+	Volatility *VolatilitySettings `json:"volatility,omitempty"`
 }
 
 // Discover is a suite's discovery: the pages of Sitemap (at most Limit, 0: the server's
@@ -490,6 +504,21 @@ type Comparison struct {
 	Rejected   bool       `json:"rejected"`
 	RejectedAt *time.Time `json:"rejected_at"`
 	RejectedBy *string    `json:"rejected_by"`
+	// MaskedRegions are the learned-volatile regions whose changes were
+	// masked (suite volatility mode mask); empty for none.
+	MaskedRegions []MaskedRegion `json:"masked_regions"`
+}
+
+// MaskedRegion is a learned-volatile region a comparison masked: the
+// element's selector, its box in the segment image, the kinds of the
+// changes masked, and what it was learned from.
+type MaskedRegion struct {
+	Selector    string   `json:"selector"`
+	Box         Rect     `json:"box"`
+	Kinds       []string `json:"kinds"`
+	ChangedRuns int      `json:"changed_runs"`
+	Runs        int      `json:"runs"`
+	Share       float64  `json:"share"`
 }
 
 // PreviousMatch is the baseline version an image is identical to.

@@ -184,6 +184,7 @@ func (a *alignedPage) explain(i int, cmp *Comparison, s *diff.SegmentResult) (*i
 	}
 	var n int
 	cmp.Changes, n = a.ex.segment(i, img, a.c.alignedBaseTree(a.ctx, a.page, *s, i, a.seen))
+	cmp.MaskedRegions = a.rules.maskedRegions(cmp.Changes)
 	if n > 0 {
 		s.DiffPixels = max(0, s.DiffPixels-n)
 		if area := a.res.Width * (s.Y1 - s.Y0); area > 0 {

@@ -58,9 +58,12 @@ type Change struct {
 
 // ElementState is an element as one capture saw it.
 type ElementState struct {
-	Box   Rect              `json:"box"`
-	Text  string            `json:"text,omitempty"`
-	Style map[string]string `json:"style,omitempty"`
+	Box Rect `json:"box"`
+	// Container is the box of the element's parent (nil: none recorded): a
+	// dynamic_text rule holds while it stays put (rules.go).
+	Container *Rect             `json:"container,omitempty"`
+	Text      string            `json:"text,omitempty"`
+	Style     map[string]string `json:"style,omitempty"`
 }
 
 // Node is an element as a selector sees it.
@@ -265,6 +268,7 @@ func explained(kind string, props []string, dx, dy int, cl image.Rectangle, f fr
 	if e := bp.elem(b); e != nil {
 		ch.Selector, ch.Tag = e.Selector, e.Tag
 		ch.Before = stateOf(e, f)
+		ch.Before.Container = containerOf(bp.t, b, f)
 		ch.Ancestry = ancestry(bp.t, b)
 	}
 	if e := cp.elem(c); e != nil {
@@ -275,6 +279,7 @@ func explained(kind string, props []string, dx, dy int, cl image.Rectangle, f fr
 		}
 		ch.Tag = e.Tag
 		ch.After = stateOf(e, f)
+		ch.After.Container = containerOf(cp.t, c, f)
 		ch.Ancestry = ancestry(cp.t, c)
 	}
 	return ch
@@ -351,6 +356,16 @@ func stateOf(e *capture.Element, f frame) *ElementState {
 		}
 	}
 	return &ElementState{Box: rectOf(f.rect(e)), Text: e.Text, Style: st}
+}
+
+// containerOf is the box of element i's parent in t, nil when it has none.
+func containerOf(t *capture.BoxTree, i int, f frame) *Rect {
+	p := t.Elements[i].Parent
+	if p < 0 || p >= i {
+		return nil
+	}
+	r := rectOf(f.rect(&t.Elements[p]))
+	return &r
 }
 
 // ancestry is element i and its recorded ancestors, root first.

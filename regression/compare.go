@@ -69,6 +69,8 @@ type Comparer struct {
 	// comparison decoded (the worker's snapq_compare_decoded_segments_total).
 	Decoded func(n int)
 	// Rules, when set, gives the suite rules a comparison applies (rules.go).
+	// When it is also a VolatilityReader (store.Store), a suite in volatility
+	// mode mask learns its masks from it (volatilitymask.go).
 	Rules RuleSource
 }
 
@@ -352,6 +354,7 @@ func (c *Comparer) diffOne(ctx context.Context, job *jobs.Job, cmp *Comparison, 
 		// Explain the changes (changes.go); what the rules suppress is masked and diffed again.
 		var extra []image.Rectangle
 		cmp.Changes, extra = ex.explain(res.Diff)
+		cmp.MaskedRegions = ex.rules.maskedRegions(cmp.Changes)
 		if len(extra) > 0 {
 			opts.Mask = append(append([]image.Rectangle(nil), mask...), extra...)
 			if res, err = diff.Compare(base, cur, opts); err != nil {

@@ -45,7 +45,9 @@ func (c *Comparer) ruleSetFor(ctx context.Context, run *Run, target string, job 
 	if !cp.final() || job.Result == nil || job.Result.Elements == nil {
 		return nil
 	}
-	return newRuleSet(c.activeRules(ctx, run, target))
+	rs := newRuleSet(c.activeRules(ctx, run, target))
+	rs.volatile = c.volatileMaskFor(ctx, run, target, job)
+	return rs
 }
 
 // activeRules are the suite's rules active for target now; none when they

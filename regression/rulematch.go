@@ -38,6 +38,9 @@ type ruleSet struct {
 	trees map[*capture.BoxTree][][]int // per tree, per rule, the matched elements
 	spent int                          // rule × element matches so far
 	err   error                        // ErrRuleBudget, once passed
+	// volatile is the learned-volatile regions a suite in mask mode
+	// masks (volatilitymask.go); nil: none.
+	volatile *volatileMask
 }
 
 func newRuleSet(rules []*Rule) *ruleSet {
@@ -48,6 +51,14 @@ func newRuleSet(rules []*Rule) *ruleSet {
 		rs.sels[i], rs.ok[i] = c, err == nil
 	}
 	return rs
+}
+
+// maskedRegions lists the learned regions that masked some of changes.
+func (rs *ruleSet) maskedRegions(changes []Change) []MaskedRegion {
+	if rs == nil {
+		return nil
+	}
+	return rs.volatile.regionsOf(changes)
 }
 
 // list is the rules (none for a nil set).

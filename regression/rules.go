@@ -178,12 +178,32 @@ func (rs *ruleSet) suppresses(i int, ch Change, c *chain) bool {
 			return false
 		}
 		b, a := ch.Before, ch.After
-		if b.Box != a.Box { // its size or place changed: a layout change counts
+		if !sameTextBox(b, a, ch.Box) { // its place or its container changed: a layout change counts
 			return false
 		}
 		return b.Text != a.Text && re.ReplaceAllString(b.Text, dynamicPlaceholder) == re.ReplaceAllString(a.Text, dynamicPlaceholder)
 	}
 	return false
+}
+
+// sameTextBox reports whether a text change stayed within its element's own
+// box and its container's layout: the same box; or, when the text's width
+// changed with it ("52 seconds ago" → "1 minute ago"), the same top and
+// height, the same left or right edge, a container (the parent) recorded in
+// both captures with the same box, and the changed pixels (changed) inside
+// the union of the two boxes.
+func sameTextBox(b, a *ElementState, changed Rect) bool {
+	if b.Box == a.Box {
+		return true
+	}
+	bb, ab := b.Box, a.Box
+	if bb.Y != ab.Y || bb.Height != ab.Height || (bb.X != ab.X && bb.X+bb.Width != ab.X+ab.Width) {
+		return false
+	}
+	if b.Container == nil || a.Container == nil || *b.Container != *a.Container {
+		return false
+	}
+	return rectImage(changed).In(rectImage(bb).Union(rectImage(ab)).Inset(-maskSlackPx))
 }
 
 // ignoreBoxes returns the boxes (page CSS px) of the tree's elements an
@@ -223,7 +243,7 @@ func applyRules(rs *ruleSet, changes []Change) []image.Rectangle {
 			mask = append(mask, image.Rect(b.X, b.Y, b.X+b.Width, b.Y+b.Height))
 		}
 	}
-	return mask
+	return append(mask, rs.volatile.apply(changes)...)
 }
 
 // chain is a change's ancestry as one synthetic chain (html > body > …),
@@ -385,6 +405,10 @@ type TargetChange struct {
 	// RunID and Viewport are of the change's comparison (volatility.go).
 	RunID    string
 	Viewport string
+	// Approved says a human approved the change's comparison.
+	Approved bool
+	// Segment is the comparison's segment (a heat map places the change).
+	Segment int
 }
 
 // maxPreviewChanges bounds the changes a preview reads.
@@ -473,7 +497,12 @@ func changeKey(h *maphash.Hash, kind string, ch Change) uint64 {
 		h.WriteByte(1)
 	}
 	if kind == RuleDynamicText && ch.Before != nil && ch.After != nil {
-		fmt.Fprintf(h, "\x02%v\x00%v\x00%s\x00%s", ch.Before.Box, ch.After.Box, ch.Before.Text, ch.After.Text)
+		fmt.Fprintf(h, "\x02%v\x00%v\x00%s\x00%s\x00%v", ch.Before.Box, ch.After.Box, ch.Before.Text, ch.After.Text, ch.Box)
+		for _, c := range []*Rect{ch.Before.Container, ch.After.Container} {
+			if c != nil {
+				fmt.Fprintf(h, "\x03%v", *c)
+			}
+		}
 	}
 	return h.Sum64()
 }

@@ -165,6 +165,9 @@ type Comparison struct {
 	// Changes explain the differing pixels by elements (changes.go); nil
 	// when nothing differed or no box tree was recorded.
 	Changes []Change
+	// MaskedRegions are the learned-volatile regions whose changes the
+	// comparison masked (volatilitymask.go); nil: none.
+	MaskedRegions []MaskedRegion
 
 	// GroupKey identifies the change the comparison shows (group.go); ""
 	// when no pixel changed.

@@ -89,6 +89,9 @@ type SuiteSpec struct {
 	// Discover, when set, adds the pages of a sitemap (or a crawl) to the targets on every run
 	// (discover.go).
 	Discover *Discover `json:"discover,omitempty"`
+	// Volatility, when set, is how the suite uses what it learns of its
+	// volatile regions (volatility.go, volatilitymask.go); nil: off.
+	Volatility *VolatilitySettings `json:"volatility,omitempty"`
 }
 
 // Diff modes (SuiteSpec.Diff.Mode). They are part of the public API.

@@ -27,12 +27,13 @@ type SuiteInput struct {
 	AutoApproveBelow *float64 `json:"auto_approve_below,omitempty"`
 	FailAbove        *float64 `json:"fail_above,omitempty"`
 	// BranchBaselineDays is SuiteSpec's.
-	BranchBaselineDays *int               `json:"branch_baseline_days,omitempty"`
-	Enabled            *bool              `json:"enabled,omitempty"`
-	Webhook            *jobs.WebhookInput `json:"webhook,omitempty"`
-	VCS                *VCS               `json:"vcs,omitempty"`
-	Notify             []Channel          `json:"notify,omitempty"`
-	Discover           *DiscoverInput     `json:"discover,omitempty"`
+	BranchBaselineDays *int                `json:"branch_baseline_days,omitempty"`
+	Enabled            *bool               `json:"enabled,omitempty"`
+	Webhook            *jobs.WebhookInput  `json:"webhook,omitempty"`
+	VCS                *VCS                `json:"vcs,omitempty"`
+	Notify             []Channel           `json:"notify,omitempty"`
+	Discover           *DiscoverInput      `json:"discover,omitempty"`
+	Volatility         *VolatilitySettings `json:"volatility,omitempty"`
 }
 
 // ScheduleInput is the wire form of Schedule; the time zone defaults to UTC.
@@ -128,6 +129,9 @@ func (s *Suite) Input() map[string]any {
 	}
 	if d := s.Spec.Discover; d != nil {
 		doc["discover"] = d
+	}
+	if v := s.Spec.Volatility; v != nil {
+		doc["volatility"] = v
 	}
 	return doc
 }

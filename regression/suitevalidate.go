@@ -44,6 +44,7 @@ func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration
 	s.Spec.Retention = validateRetention(in.Retention, errs)
 	s.Spec.BranchBaselineDays = validateBranchBaselineDays(in.BranchBaselineDays, errs)
 	s.Spec.Discover = validateDiscover(in.Discover, in.Options, errs)
+	s.Spec.Volatility = validateVolatility(in.Volatility, errs)
 	in.validateOutbound(s, errs)
 	return s
 }

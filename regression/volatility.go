@@ -71,13 +71,20 @@ func (q *VolatilityQuery) Validate() error {
 
 // Region is one element of a target at a viewport and how often it changed.
 type Region struct {
-	Target      string   `json:"target"`
-	Viewport    string   `json:"viewport"`
-	Selector    string   `json:"selector"`
-	ChangedRuns int      `json:"changed_runs"`
-	Share       float64  `json:"share"`
-	Volatile    bool     `json:"volatile"`
-	Kinds       []string `json:"kinds"`
+	Target      string `json:"target"`
+	Viewport    string `json:"viewport"`
+	Selector    string `json:"selector"`
+	ChangedRuns int    `json:"changed_runs"`
+	// ApprovedRuns counts the runs in which a human approved a change of
+	// the region: a real change, so the region is not volatile.
+	ApprovedRuns int      `json:"approved_runs"`
+	Share        float64  `json:"share"`
+	Volatile     bool     `json:"volatile"`
+	Kinds        []string `json:"kinds"`
+	// Segment and Box place the region for a heat map: the element's box
+	// in that segment's image at one of its changes (nil: not recorded).
+	Segment int   `json:"segment,omitempty"`
+	Box     *Rect `json:"box,omitempty"`
 }
 
 // Suggestion is a rule for a volatile region and what it would have done.
@@ -142,34 +149,51 @@ func LearnVolatility(ctx context.Context, st RuleStore, s *Suite, q VolatilityQu
 	return v, nil
 }
 
-// learnRegions counts, per region, the runs in which it changed in place.
+// learnRegions counts, per region, the runs in which it changed in place
+// (a change a learned mask took out counts: it still changed), and the runs
+// in which a human approved a change of it: such a region is not volatile.
 func learnRegions(tcs []TargetChange, runs int, q VolatilityQuery) []Region {
 	type key struct{ target, viewport, selector string }
 	seen := map[key]map[string]bool{} // region → runs it changed in
 	kinds := map[key]map[string]bool{}
+	approved := map[key]map[string]bool{} // region → runs a change of it was approved in
+	where := map[key]TargetChange{}       // region → a change that places it
 	for _, tc := range tcs {
 		ch := tc.Change
-		if ch.SuppressedBy != "" || ch.Selector == "" || !volatileKinds[ch.Kind] {
+		if ch.Selector == "" || (ch.SuppressedBy != "" && ch.SuppressedBy != SuppressedByVolatility) {
 			continue
 		}
 		k := key{tc.Target, tc.Viewport, ch.Selector}
+		if tc.Approved && ch.SuppressedBy == "" {
+			if approved[k] == nil {
+				approved[k] = map[string]bool{}
+			}
+			approved[k][tc.RunID] = true
+		}
+		if !volatileKinds[ch.Kind] {
+			continue
+		}
 		if seen[k] == nil {
 			seen[k], kinds[k] = map[string]bool{}, map[string]bool{}
 		}
 		seen[k][tc.RunID] = true
 		kinds[k][ch.Kind] = true
+		if _, ok := where[k]; !ok {
+			where[k] = tc
+		}
 	}
 	out := make([]Region, 0, len(seen))
 	for k, rs := range seen {
-		r := Region{Target: k.target, Viewport: k.viewport, Selector: k.selector, ChangedRuns: len(rs)}
+		r := Region{Target: k.target, Viewport: k.viewport, Selector: k.selector, ChangedRuns: len(rs), ApprovedRuns: len(approved[k])}
 		if runs > 0 {
 			r.Share = float64(len(rs)) / float64(runs)
 		}
-		r.Volatile = runs >= q.MinRuns && r.Share >= q.Threshold
+		r.Volatile = runs >= q.MinRuns && r.Share >= q.Threshold && r.ApprovedRuns == 0
 		for kind := range kinds[k] {
 			r.Kinds = append(r.Kinds, kind)
 		}
 		sort.Strings(r.Kinds)
+		r.Segment, r.Box = placeOf(where[k])
 		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -180,4 +204,19 @@ func learnRegions(tcs []TargetChange, runs int, q VolatilityQuery) []Region {
 		return a.Target+a.Viewport+a.Selector < b.Target+b.Viewport+b.Selector
 	})
 	return out[:min(len(out), maxVolatilityRegions)]
+}
+
+// placeOf is the segment and the element's box (segment image px) of a
+// change; no box when it recorded none.
+func placeOf(tc TargetChange) (int, *Rect) {
+	b := tc.Change.Box
+	if st := tc.Change.After; st != nil {
+		b = st.Box
+	} else if st := tc.Change.Before; st != nil {
+		b = st.Box
+	}
+	if b.Width <= 0 || b.Height <= 0 {
+		return tc.Segment, nil
+	}
+	return tc.Segment, &b
 }

@@ -76,6 +76,14 @@ func TestLearnVolatility(t *testing.T) {
 	if err != nil || len(few.Suggestions) != 0 || len(few.Regions) != 2 || few.Regions[0].Volatile {
 		t.Errorf("4 runs: %+v, %v; want regions, none volatile, no suggestion", few, err)
 	}
+	// A human approved a change of #clock in one run: a real change, so
+	// the region is listed with it and neither volatile nor suggested.
+	approved := volatileHistory()
+	approved.tcs[0].Approved = true
+	av, err := LearnVolatility(context.Background(), approved, s, VolatilityQuery{})
+	if err != nil || len(av.Suggestions) != 0 || av.Regions[0].Selector != "#clock" || av.Regions[0].Volatile || av.Regions[0].ApprovedRuns != 1 {
+		t.Errorf("an approved change: %+v, %v; want #clock listed with approved_runs 1, not volatile, no suggestion", av, err)
+	}
 	if _, err := LearnVolatility(context.Background(), volatileHistory(), s, VolatilityQuery{Threshold: 1.5}); err == nil {
 		t.Error("threshold 1.5 accepted")
 	}

@@ -87,7 +87,7 @@ func (s *Store) scanComparisons(ctx context.Context, rows pgx.Rows, err error) (
 		err := r.Scan(&c.ID, &c.RunID, &c.JobID, &c.Target, &c.Viewport, &c.Segment, &c.Status, &c.DiffPixels,
 			&c.DiffRatio, &c.Threshold, &c.Message, &c.BaselineID, &ref.base, &ref.cur, &ref.diff, &c.ApprovedAt,
 			&c.DiffMode, &c.ShiftedPx, &c.Hunks, &c.Checkpoint, &c.Step, &c.FailedStep, &c.GroupKey, &c.MatchesPrevious,
-			&c.AutoApproved, &c.RejectedAt, &c.RejectedBy)
+			&c.AutoApproved, &c.RejectedAt, &c.RejectedBy, &c.MaskedRegions)
 		refs = append(refs, ref)
 		return &c, err
 	})

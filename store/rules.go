@@ -26,6 +26,14 @@ func changesOf(c *regression.Comparison) []regression.Change {
 	return c.Changes
 }
 
+// maskedOf is the comparison's masked regions as stored: NULL for none.
+func maskedOf(c *regression.Comparison) []regression.MaskedRegion {
+	if len(c.MaskedRegions) == 0 {
+		return nil
+	}
+	return c.MaskedRegions
+}
+
 const ruleColumns = `id, suite_id, kind, selector, target, pattern, expires_at, created_at`
 
 func scanRule(r pgx.CollectableRow) (*regression.Rule, error) {
@@ -113,7 +121,7 @@ func (s *Store) SuppressedCounts(ctx context.Context, suiteID string, runs int) 
 // RecentChanges returns the changes of the suite's last runs, with their
 // comparisons' targets, at most limit.
 func (s *Store) RecentChanges(ctx context.Context, suiteID string, runs, limit int) ([]regression.TargetChange, error) {
-	rows, err := s.pool.Query(ctx, `SELECT c.target, ch, c.run_id, c.viewport FROM comparisons c
+	rows, err := s.pool.Query(ctx, `SELECT c.target, ch, c.run_id, c.viewport, c.approved_at IS NOT NULL, c.segment FROM comparisons c
 		CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(c.changes) = 'array' THEN c.changes ELSE '[]'::jsonb END) ch
 		WHERE c.run_id IN (`+lastRuns+`) LIMIT $3`, suiteID, runs, limit)
 	if err != nil {
@@ -121,7 +129,7 @@ func (s *Store) RecentChanges(ctx context.Context, suiteID string, runs, limit i
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (regression.TargetChange, error) {
 		var tc regression.TargetChange
-		err := r.Scan(&tc.Target, &tc.Change, &tc.RunID, &tc.Viewport)
+		err := r.Scan(&tc.Target, &tc.Change, &tc.RunID, &tc.Viewport, &tc.Approved, &tc.Segment)
 		return tc, err
 	})
 }
@@ -147,4 +155,68 @@ func (s *Store) ComparisonChanges(ctx context.Context, id string) (*regression.C
 		return nil, fmt.Errorf("get comparison %s: %w", id, err)
 	}
 	return &c, nil
+}
+
+var _ regression.VolatilityReader = (*Store)(nil)
+
+// runsBefore selects the ids of the suite's ($1) last $3 runs created before
+// run $2, that compared target $4 at viewport $5.
+const runsBefore = `SELECT r.id FROM runs r WHERE r.suite_id = $1 AND r.id <> $2
+	AND r.created_at <= coalesce((SELECT created_at FROM runs WHERE id = $2), now())
+	AND EXISTS (SELECT 1 FROM comparisons c WHERE c.run_id = r.id AND c.target = $4 AND c.viewport = $5 AND c.checkpoint = '')
+	ORDER BY r.created_at DESC, r.id DESC LIMIT $3`
+
+// VolatilityHistory reads what a learned mask is made from
+// (regression/volatilitymask.go): how many of the suite's last runs before
+// beforeRunID compared target at viewport, and at most limit of the changes
+// of their final screenshots, with whether their comparisons were approved.
+// Only what the learning reads of a change is read (its kind, selector,
+// suppression and boxes), not its ancestry.
+func (s *Store) VolatilityHistory(ctx context.Context, suiteID, beforeRunID, target, viewport string, runs, limit int) (regression.VolatilityHistory, error) {
+	var h regression.VolatilityHistory
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM (`+runsBefore+`) r`, suiteID, beforeRunID, runs, target, viewport).Scan(&h.Runs); err != nil {
+		return h, fmt.Errorf("count the runs before %s: %w", beforeRunID, err)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT c.run_id, c.approved_at IS NOT NULL,
+		jsonb_build_object('kind', ch->'kind', 'selector', ch->'selector', 'suppressed_by', ch->'suppressed_by',
+			'box', ch->'box', 'before', ch->'before'->'box', 'after', ch->'after'->'box')
+		FROM comparisons c
+		CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(c.changes) = 'array' THEN c.changes ELSE '[]'::jsonb END) ch
+		WHERE c.run_id IN (`+runsBefore+`) AND c.target = $4 AND c.viewport = $5 AND c.checkpoint = ''
+		AND ch ? 'selector' LIMIT $6`, suiteID, beforeRunID, runs, target, viewport, limit)
+	if err != nil {
+		return h, fmt.Errorf("read the volatility history: %w", err)
+	}
+	h.Changes, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (regression.TargetChange, error) {
+		tc := regression.TargetChange{Target: target, Viewport: viewport}
+		var ch historyChange
+		err := r.Scan(&tc.RunID, &tc.Approved, &ch)
+		tc.Change = ch.change()
+		return tc, err
+	})
+	if err != nil {
+		return h, fmt.Errorf("read the volatility history: %w", err)
+	}
+	return h, nil
+}
+
+// historyChange is what VolatilityHistory reads of a stored change.
+type historyChange struct {
+	Kind         string           `json:"kind"`
+	Selector     string           `json:"selector"`
+	SuppressedBy string           `json:"suppressed_by"`
+	Box          regression.Rect  `json:"box"`
+	Before       *regression.Rect `json:"before"`
+	After        *regression.Rect `json:"after"`
+}
+
+func (h historyChange) change() regression.Change {
+	ch := regression.Change{Kind: h.Kind, Selector: h.Selector, SuppressedBy: h.SuppressedBy, Box: h.Box}
+	if h.Before != nil {
+		ch.Before = &regression.ElementState{Box: *h.Before}
+	}
+	if h.After != nil {
+		ch.After = &regression.ElementState{Box: *h.After}
+	}
+	return ch
 }

@@ -353,7 +353,7 @@ func (s *Store) ListRuns(ctx context.Context, suiteID string, limit int, cursor 
 const comparisonColumns = `id, run_id, coalesce(job_id::text, ''), target, viewport, segment, status, diff_pixels, diff_ratio, threshold,
 	message, coalesce(baseline_id::text, ''), coalesce(baseline_artifact_id::text, ''),
 	coalesce(current_artifact_id::text, ''), coalesce(diff_artifact_id::text, ''), approved_at, diff_mode, shifted_px, hunks,
-	checkpoint, step, failed_step, group_key, matches_previous, auto_approved, rejected_at, rejected_by`
+	checkpoint, step, failed_step, group_key, matches_previous, auto_approved, rejected_at, rejected_by, masked_regions`
 
 // comparisons loads a run's comparisons with their artifacts, in target,
 // viewport and segment order.
@@ -568,12 +568,12 @@ func insertComparisons(ctx context.Context, tx pgx.Tx, runID, jobID string, cs [
 		if _, err := tx.Exec(ctx, `INSERT INTO comparisons (id, run_id, job_id, target, viewport, segment, status,
 			diff_pixels, diff_ratio, threshold, message, baseline_id, baseline_artifact_id, current_artifact_id,
 			diff_artifact_id, diff_mode, shifted_px, hunks, checkpoint, step, failed_step, group_key, matches_previous,
-			auto_approved, changes) VALUES ($1, $2, $3, $4, $5,
-			$6, $7, $8, $9, $10, $11, NULLIF($12, '')::uuid, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`, c.ID, runID,
+			auto_approved, changes, masked_regions) VALUES ($1, $2, $3, $4, $5,
+			$6, $7, $8, $9, $10, $11, NULLIF($12, '')::uuid, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)`, c.ID, runID,
 			jobID, c.Target, c.Viewport, c.Segment, string(c.Status), c.DiffPixels, c.DiffRatio, c.Threshold, c.Message,
 			c.BaselineID, artID(c.BaselineArtifact), artID(c.CurrentArtifact), artID(c.DiffArtifact),
 			diffMode(c.DiffMode), c.ShiftedPx, hunksOf(c), c.Checkpoint, c.Step, c.FailedStep, c.GroupKey, c.MatchesPrevious,
-			c.AutoApproved, changesOf(c)); err != nil {
+			c.AutoApproved, changesOf(c), maskedOf(c)); err != nil {
 			return fmt.Errorf("insert comparison: %w", err)
 		}
 	}

@@ -195,12 +195,15 @@ type suiteView struct {
 	// BranchBaselineDays is null for the default (SNAPQ_BRANCH_BASELINE_DAYS).
 	BranchBaselineDays *int                 `json:"branch_baseline_days"`
 	Discover           *regression.Discover `json:"discover,omitempty"`
-	Enabled            bool                 `json:"enabled"`
-	Webhook            *webhookRef          `json:"webhook"`
-	VCS                *regression.VCS      `json:"vcs"` // without its token
-	CreatedAt          time.Time            `json:"created_at"`
-	UpdatedAt          time.Time            `json:"updated_at"`
-	LastRun            *lastRun             `json:"last_run"`
+	// Volatility is how the suite uses its learned volatile regions,
+	// defaults filled in.
+	Volatility regression.VolatilitySettings `json:"volatility"`
+	Enabled    bool                          `json:"enabled"`
+	Webhook    *webhookRef                   `json:"webhook"`
+	VCS        *regression.VCS               `json:"vcs"` // without its token
+	CreatedAt  time.Time                     `json:"created_at"`
+	UpdatedAt  time.Time                     `json:"updated_at"`
+	LastRun    *lastRun                      `json:"last_run"`
 
 	// Notify is the suite's channels without their urls and secrets.
 	Notify []regression.Channel `json:"notify"`
@@ -218,7 +221,7 @@ func newSuiteView(su *regression.Suite) suiteView {
 		Schedule: su.Schedule, Threshold: su.Spec.Threshold, PixelThreshold: su.Spec.PixelThreshold,
 		Ignore: su.Spec.Ignore, Diff: su.Spec.Diff, Preset: nullable(su.Spec.Preset), IncludeAA: su.Spec.IncludeAA,
 		AutoApproveBelow: positive(su.Spec.AutoApproveBelow), FailAbove: positive(su.Spec.FailAbove), MainBranch: su.Spec.MainBranchOf(), Retention: su.Spec.Retention, Discover: su.Spec.Discover,
-		BranchBaselineDays: su.Spec.BranchBaselineDays, Enabled: su.Enabled, CreatedAt: su.CreatedAt, UpdatedAt: su.UpdatedAt}
+		BranchBaselineDays: su.Spec.BranchBaselineDays, Volatility: su.Spec.VolatilityOf(), Enabled: su.Enabled, CreatedAt: su.CreatedAt, UpdatedAt: su.UpdatedAt}
 	if su.Webhook != nil {
 		out.Webhook = &webhookRef{URL: su.Webhook.URL}
 	}
@@ -327,6 +330,9 @@ type comparisonView struct {
 	Rejected   bool       `json:"rejected"`
 	RejectedAt *time.Time `json:"rejected_at"`
 	RejectedBy *string    `json:"rejected_by"`
+	// MaskedRegions are the learned-volatile regions whose changes the
+	// comparison masked (suite volatility mode mask); [] for none.
+	MaskedRegions []regression.MaskedRegion `json:"masked_regions"`
 }
 
 func newComparisonView(cmp *regression.Comparison, base string) comparisonView {
@@ -338,7 +344,15 @@ func newComparisonView(cmp *regression.Comparison, base string) comparisonView {
 		Diff: newImageRef(cmp.DiffArtifact, base), Approved: cmp.ApprovedAt != nil, ApprovedAt: cmp.ApprovedAt,
 		Checkpoint: cmp.Checkpoint, Step: cmp.Step, FailedStep: cmp.FailedStep, GroupKey: nullable(cmp.GroupKey),
 		MatchesPrevious: cmp.MatchesPrevious, AutoApproved: cmp.AutoApproved, Rejected: cmp.RejectedAt != nil,
-		RejectedAt: cmp.RejectedAt, RejectedBy: nullable(cmp.RejectedBy)}
+		RejectedAt: cmp.RejectedAt, RejectedBy: nullable(cmp.RejectedBy), MaskedRegions: nonNilMasked(cmp.MaskedRegions)}
+}
+
+// nonNilMasked is a comparison's masked regions, [] for none.
+func nonNilMasked(m []regression.MaskedRegion) []regression.MaskedRegion {
+	if m == nil {
+		return []regression.MaskedRegion{}
+	}
+	return m
 }
 
 func newRunView(r *regression.Run, base string) runView {

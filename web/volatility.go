@@ -28,7 +28,12 @@ func (s *Server) suiteVolatility(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	var q regression.VolatilityQuery
+	// The suite's own min_runs and threshold, unless the query says otherwise.
+	set := su.Spec.VolatilityOf()
+	q := regression.VolatilityQuery{MinRuns: set.MinRuns, Threshold: set.Threshold}
+	if set.MinRuns > regression.DefaultVolatilityRuns {
+		q.Runs = set.MinRuns
+	}
 	for _, p := range []struct {
 		name string
 		dst  *int

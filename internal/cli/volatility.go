@@ -14,6 +14,7 @@ import (
 func (a *app) volatilityCommand() *cobra.Command {
 	var o client.VolatilityOptions
 	var accept bool
+	var set string
 	cmd := &cobra.Command{
 		Use:   "volatility NAME|ID",
 		Short: "Show which elements change by themselves over a suite's last runs, and suggested rules",
@@ -21,13 +22,26 @@ func (a *app) volatilityCommand() *cobra.Command {
 stable selector) with the share of runs in which it changed in place (text, image, frame, style). An
 element that changed in at least --threshold of at least --min-runs runs is volatile and suggested as
 an ignore_element rule, with how many of those runs' changes it would have suppressed. --accept
-creates the suggested rules.`,
-		Example: "  snapq suites volatility homepage\n  snapq suites volatility homepage --runs 20 --threshold 0.6 --accept",
-		Args:    exactArgs(1),
+creates the suggested rules.
+
+--set MODE stores the suite's volatility mode (off, suggest or mask), with --min-runs and
+--threshold as its settings: in mask mode, each comparison masks the regions learned volatile
+over the suite's earlier runs (never one in which a human approved a change) and lists them.`,
+		Example: "  snapq suites volatility homepage\n  snapq suites volatility homepage --runs 20 --threshold 0.6 --accept\n" +
+			"  snapq suites volatility homepage --set mask --min-runs 3",
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := a.suiteID(cmd.Context(), args[0])
 			if err != nil {
 				return err
+			}
+			if set != "" {
+				patch := map[string]any{"volatility": client.VolatilitySettings{Mode: set, MinRuns: o.MinRuns, Threshold: o.Threshold}}
+				su, err := a.c.UpdateSuite(cmd.Context(), id, patch)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stderr, "volatility: mode %s, min_runs %d, threshold %g\n", su.Volatility.Mode, su.Volatility.MinRuns, su.Volatility.Threshold)
 			}
 			v, err := a.c.SuiteVolatility(cmd.Context(), id, o)
 			if err != nil {
@@ -51,6 +65,7 @@ creates the suggested rules.`,
 	cmd.Flags().IntVar(&o.MinRuns, "min-runs", 0, "fewer runs than this make nothing volatile (default 5)")
 	cmd.Flags().Float64Var(&o.Threshold, "threshold", 0, "the share of runs a volatile element changed in (default 0.5)")
 	cmd.Flags().BoolVar(&accept, "accept", false, "create the suggested rules")
+	cmd.Flags().StringVar(&set, "set", "", "store the suite's volatility mode: off, suggest or mask (with --min-runs and --threshold)")
 	return cmd
 }
 

@@ -59,7 +59,8 @@ function item(ch, out, list) {
   badge(ch.suppressed_by ? 'passed' : 'failed', KIND_LABEL[ch.kind] || ch.kind),
   ' ', ch.selector ? h('code', {}, ch.selector) : null,
   ' ', h('span', { class: 'muted' }, detail(ch)),
-  ch.suppressed_by ? h('span', { class: 'muted' }, ` · suppressed by rule ${ch.suppressed_by.slice(-8)}`) : null,
+  ch.suppressed_by ? h('span', { class: 'muted' }, ch.suppressed_by === 'volatility'
+    ? ' · masked: its region was learned volatile' : ` · suppressed by rule ${ch.suppressed_by.slice(-8)}`) : null,
   ch.selector && !ch.suppressed_by ? ruleButtons(ch, out) : null);
   return li;
 }

@@ -4,6 +4,7 @@
 // (for example a 404 from a server without the regression API).
 import { api, artifactURL } from './api.js';
 import { h, fill, badge, time, errorBox, shortID, previewImage } from './ui.js';
+import { volatilitySection } from './volatility.js';
 
 export function unavailable(err, what) {
   const box = errorBox(err, what);
@@ -94,6 +95,7 @@ export async function suiteView(ctx) {
         h('strong', {}, t.name || ''), ' ', t.url)))))),
     baselinesSection(s.id, ctx),
     flakinessSection(s.id, ctx),
+    volatilitySection(s, ctx),
     h('h2', { style: 'margin:20px 0 10px' }, 'Runs'),
     h('div', { class: 'table-wrap' }, h('table', { class: 'responsive' },
       h('thead', {}, h('tr', {}, ['Run', 'Status', 'Trigger', 'Comparisons', 'Created', 'Finished'].map((c) => h('th', { scope: 'col' }, c)))),

@@ -9,6 +9,7 @@ import { actionLog } from './authprofiles.js';
 import { unavailable, runCounts } from './regression.js';
 import { changeGroups } from './groups.js';
 import { changesPanel } from './changes.js';
+import { maskedPanel } from './volatility.js';
 
 const PAGE_SIZE = 50;
 
@@ -364,6 +365,7 @@ function comparison(c, { expanded, selected, approve, select }) {
         c.approved ? badge('approved') : null,
         c.rejected && !c.approved ? badge('rejected') : null,
         c.status === 'passed' && c.shifted_px ? badge('shifted', `unchanged, shifted ${c.shifted_px > 0 ? '+' : ''}${c.shifted_px} px`) : null,
+        (c.masked_regions || []).length ? badge('shifted', `${c.masked_regions.length} masked as volatile`) : null,
         h('span', { class: 'small muted' }, ratio(c))),
       needsApproval(c) ? h('button', { type: 'button', class: 'btn btn-small', onclick: (ev) => approve(ev.currentTarget, { comparisons: [c.id] }, c.id) },
         'Approve') : null),
@@ -371,6 +373,7 @@ function comparison(c, { expanded, selected, approve, select }) {
     expanded ? [
       bands(c),
       h('div', { class: 'cmp-images' }, image(c.baseline, 'baseline'), image(c.current, 'current'), image(c.diff, 'diff')),
+      maskedPanel(c),
       changesPanel(c),
       c.baseline && c.current ? overlay(c) : null,
     ] : h('div', { class: 'cmp-thumbs' }, thumb(c.baseline, 'baseline'), thumb(c.current, 'current'), thumb(c.diff, 'diff')));

@@ -20,7 +20,7 @@ import (
 //	                   live visitor counter, an A/B variant of the hero drawn
 //	                   at random per request, a JS carousel on a random first
 //	                   slide, lazy images served late, a newsletter modal on a
-//	                   delay, text in a web font served slowly by
+//	                   delay, the masthead in a web font served slowly by
 //	ads     127.0.0.3  a rotating ad slot: /ad_rotator/rotate.js fills the
 //	                   page's .ad-slot with an <iframe src=/ad.html?…> creative
 //	                   of a random colour and text (both paths are EasyList's)
@@ -149,7 +149,7 @@ func (s *noiseSite) pageHTML(n int, kind string, variantB bool) string {
 body{margin:0;font:15px/1.5 sans-serif;color:#222;background:#fafafa}
 header{background:hsl(%[3]d,50%%,30%%);color:#fff;padding:12px 24px;font:bold 24px Brand,serif;height:34px}
 main{display:grid;grid-template-columns:760px 1fr;gap:24px;padding:16px 24px}
-h1{font:bold 28px/1.2 Brand,serif;margin:0 0 6px}
+h1{font:bold 28px/1.2 serif;margin:0 0 6px}
 .meta{color:#666;font-size:13px;height:20px}
 .hero{height:70px;display:flex;align-items:center;gap:16px}
 .hero a{display:inline-block;width:200px;text-align:center;padding:10px 18px;color:#fff;border-radius:4px;text-decoration:none}
@@ -158,7 +158,7 @@ h1{font:bold 28px/1.2 Brand,serif;margin:0 0 6px}
 .ad-slot iframe{border:0;width:300px;height:250px}
 .share-buttons{height:32px;font-size:13px}
 .lazy img{display:block;margin:8px 0}
-#newsletter-modal{position:fixed;left:50%%;top:30%%;width:420px;margin-left:-210px;padding:24px;background:#fff;box-shadow:0 4px 24px #0005}
+#newsletter-modal{position:fixed;left:50%%;top:30%%;width:420px;margin-left:-210px;padding:24px;background:#fff;border:2px solid #333}
 </style></head><body>
 <header>The Harbour Gazette</header>
 <main><article>

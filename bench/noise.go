@@ -215,9 +215,9 @@ func (res *noiseResult) print(w io.Writer, n noiseOptions) {
 		k1, n1 := m.rate(1, res.firstN)
 		k2, n2 := m.rate(res.learnAfter+1, len(m.alarms))
 		ka, na := m.rate(1, len(m.alarms))
-		fmt.Fprintf(w, "noise: %-3s false alarms runs 1–%d: %d/%d (%.0f%%); runs %d–%d (after learning): %d/%d (%.0f%%); all %d: %d (%.0f%%); detected %d/%d injected changes (%.0f%%)\n",
+		fmt.Fprintf(w, "noise: %-3s false alarms runs 1–%d: %d/%d (%.0f%%); runs %d–%d (after learning): %d/%d (%.0f%%); all: %d/%d (%.0f%%); detected %d/%d injected changes (%.0f%%)\n",
 			m.name, res.firstN, k1, n1, share(k1, n1), res.learnAfter+1, len(m.alarms), k2, n2, share(k2, n2),
-			na, ka, share(ka, na), m.detected, m.injected, share(m.detected, m.injected))
+			ka, na, share(ka, na), m.detected, m.injected, share(m.detected, m.injected))
 	}
 	var cats []string
 	for c, v := range res.modes[1].blocking {

@@ -20,7 +20,7 @@ FUZZMINIMIZETIME ?= 5s
 # v0.8.2 is the first staticcheck release that builds with and understands go1.26.
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: demo up down services build test unit e2e chaos fuzz bench bench-filters soak proofs vet lint fmt clean
+.PHONY: demo up down services build test unit e2e chaos fuzz bench bench-filters noise soak proofs vet lint fmt clean
 
 ## demo: start everything, capture a sample batch of local pages, print the results
 demo: up
@@ -100,6 +100,12 @@ bench: services build
 ## bench-filters: filter-list matching per request (EasyList + EasyPrivacy + chat), p50/p99 in µs
 bench-filters:
 	$(GO) run ./bench -filters
+
+## noise: the noise benchmark: a suite over a noisy fixture site (ads, widgets, timestamps, A/B, …) run
+## 30 times with no real change and 10 with one, features off then on; false alarms and detection.
+## NOISE_ARGS for more flags (-noise-pages 3 -noise-runs 6 -noise-changes 2 for a small one, -noise-learn=mask)
+noise: services build
+	$(GO) run ./bench -noise $(NOISE_ARGS)
 
 ## soak: SOAK_PAGES (default 2000) mixed pages through api + worker while 200 clients poll the API;
 ## samples the worker every 10 s and fails when memory, goroutines, files, Chromium processes or

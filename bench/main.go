@@ -69,6 +69,7 @@ type options struct {
 	sse         sseOptions
 	agents      agentsOptions
 	filters     filtersOptions
+	noise       noiseOptions
 	archive     bool // the archive bench (archive.go)
 	session     bool // the session command bench (session.go)
 	sessionTabs int  // -session: the sessions held open while a batch runs (the worker's SNAPQ_SESSION_TABS)
@@ -108,7 +109,15 @@ func main() {
 	o.sse.flags()
 	o.agents.flags()
 	o.filters.flags()
+	o.noise.flags()
 	flag.Parse()
+	if o.noise.on {
+		if err := noiseBench(o); err != nil {
+			fmt.Fprintln(os.Stderr, "bench -noise:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if o.filters.on {
 		if err := filtersBench(o.filters); err != nil {
 			fmt.Fprintln(os.Stderr, "bench -filters:", err)

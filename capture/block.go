@@ -43,11 +43,14 @@ type Block struct {
 	ResourceTypes []string `json:"resource_types"`
 	// URLPatterns go to Network.setBlockedURLs ('*' is a wildcard).
 	URLPatterns []string `json:"url_patterns,omitempty"`
-	// Ads, Trackers and ChatWidgets block by the worker's filter lists
-	// (filter.go): EasyList, EasyPrivacy and snapq's chat list.
-	Ads         bool `json:"ads,omitempty"`
-	Trackers    bool `json:"trackers,omitempty"`
-	ChatWidgets bool `json:"chat_widgets,omitempty"`
+	// Ads, Trackers, ChatWidgets, Social and CookieBanners block by the
+	// worker's filter lists (filter.go): EasyList, EasyPrivacy, snapq's chat
+	// list, AdGuard's Social Media and Cookie Notices filters.
+	Ads           bool `json:"ads,omitempty"`
+	Trackers      bool `json:"trackers,omitempty"`
+	ChatWidgets   bool `json:"chat_widgets,omitempty"`
+	Social        bool `json:"social,omitempty"`
+	CookieBanners bool `json:"cookie_banners,omitempty"`
 }
 
 // applyBlock puts req's blocking in force on the tab before the navigation. The tab is reused

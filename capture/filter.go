@@ -10,7 +10,8 @@ import (
 	"github.com/go-rod/rod/lib/proto"
 )
 
-// Filter-list blocking (Block.Ads, Block.Trackers, Block.ChatWidgets): the
+// Filter-list blocking (Block.Ads, Block.Trackers, Block.ChatWidgets,
+// Block.Social, Block.CookieBanners): the
 // job's requests are paused at the request stage (Fetch), matched against
 // the worker's filter lists (Config.Filter, filterlist.Engine wired in
 // cmd/worker) and failed as blocked by the client when a turned-on
@@ -21,9 +22,11 @@ import (
 
 // Filter categories.
 const (
-	FilterAds         = "ads"
-	FilterTrackers    = "trackers"
-	FilterChatWidgets = "chat_widgets"
+	FilterAds           = "ads"
+	FilterTrackers      = "trackers"
+	FilterChatWidgets   = "chat_widgets"
+	FilterSocial        = "social"
+	FilterCookieBanners = "cookie_banners"
 )
 
 // Filter is the filter-list engine capture needs (*filterlist.Engine).
@@ -47,7 +50,8 @@ func (b Block) Categories() []string {
 	for _, c := range []struct {
 		on   bool
 		name string
-	}{{b.Ads, FilterAds}, {b.Trackers, FilterTrackers}, {b.ChatWidgets, FilterChatWidgets}} {
+	}{{b.Ads, FilterAds}, {b.Trackers, FilterTrackers}, {b.ChatWidgets, FilterChatWidgets},
+		{b.Social, FilterSocial}, {b.CookieBanners, FilterCookieBanners}} {
 		if c.on {
 			out = append(out, c.name)
 		}

@@ -78,11 +78,14 @@ type PDFOptions struct {
 type BlockOptions struct {
 	ResourceTypes *[]string `json:"resource_types,omitempty"`
 	URLPatterns   *[]string `json:"url_patterns,omitempty"`
-	// Ads, Trackers and ChatWidgets block by the worker's filter lists
-	// (EasyList, EasyPrivacy, snapq's chat list); default false.
-	Ads         *bool `json:"ads,omitempty"`
-	Trackers    *bool `json:"trackers,omitempty"`
-	ChatWidgets *bool `json:"chat_widgets,omitempty"`
+	// Ads, Trackers, ChatWidgets, Social and CookieBanners block by the
+	// worker's filter lists (EasyList, EasyPrivacy, snapq's chat list,
+	// AdGuard's Social Media and Cookie Notices filters); default false.
+	Ads           *bool `json:"ads,omitempty"`
+	Trackers      *bool `json:"trackers,omitempty"`
+	ChatWidgets   *bool `json:"chat_widgets,omitempty"`
+	Social        *bool `json:"social,omitempty"`
+	CookieBanners *bool `json:"cookie_banners,omitempty"`
 }
 
 // EmulateOptions set who the browser says it is.

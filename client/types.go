@@ -721,7 +721,8 @@ type Channel struct {
 }
 
 // Blocking counts what the filter lists blocked (block.ads, block.trackers,
-// block.chat_widgets), by category: requests failed and elements hidden.
+// block.chat_widgets, block.social, block.cookie_banners), by category:
+// requests failed and elements hidden.
 type Blocking struct {
 	Requests map[string]int `json:"requests"`
 	Elements map[string]int `json:"elements"`

@@ -16,14 +16,17 @@ import (
 
 // Categories an Engine blocks by.
 const (
-	Ads         = "ads"
-	Trackers    = "trackers"
-	ChatWidgets = "chat_widgets"
+	Ads           = "ads"
+	Trackers      = "trackers"
+	ChatWidgets   = "chat_widgets"
+	Social        = "social"
+	CookieBanners = "cookie_banners"
 )
 
 // Categories lists every category, in the order a request is matched: the
-// most specific list first, so a chat widget's request counts as chat.
-func Categories() []string { return []string{ChatWidgets, Trackers, Ads} }
+// most specific list first, so a chat widget's request counts as chat and
+// a consent manager's script as a cookie banner, not as a tracker.
+func Categories() []string { return []string{ChatWidgets, CookieBanners, Social, Trackers, Ads} }
 
 // maxListBytes bounds one list file, unpacked.
 const maxListBytes = 32 << 20
@@ -33,9 +36,11 @@ var shipped embed.FS
 
 // shippedFiles are the lists of each category shipped with snapq.
 var shippedFiles = map[string]string{
-	Ads:         "lists/easylist.txt.gz",
-	Trackers:    "lists/easyprivacy.txt.gz",
-	ChatWidgets: "lists/chat.txt",
+	Ads:           "lists/easylist.txt.gz",
+	Trackers:      "lists/easyprivacy.txt.gz",
+	ChatWidgets:   "lists/chat.txt",
+	Social:        "lists/adguard-social.txt.gz",
+	CookieBanners: "lists/adguard-cookies.txt.gz",
 }
 
 // Engine matches requests and pages against the lists of each category.

@@ -50,6 +50,11 @@ func TestShippedListsMatch(t *testing.T) {
 		{"analytics", "https://www.google-analytics.com/analytics.js", "Script", all, Trackers},
 		{"heatmap tracker", "https://static.hotjar.com/c/hotjar-1.js", "Script", all, Trackers},
 		{"chat widget", "https://widget.intercom.io/widget/abc123", "Script", all, ChatWidgets},
+		{"share buttons", "https://platform.twitter.com/widgets/tweet_button.html", "Document", all, Social},
+		{"share plugin", "http://cdn.test/wp-content/plugins/add-to-any/addtoany.min.js", "Script", all, Social},
+		{"consent manager", "https://cdn.cookielaw.org/scripttemplates/otSDKStub.js", "Script", all, CookieBanners},
+		{"cookie notice plugin", "http://cdn.test/cookie-notice.js", "Script", all, CookieBanners},
+		{"share plugin, social off", "http://cdn.test/wp-content/plugins/add-to-any/addtoany.min.js", "Script", []string{Ads, Trackers}, ""},
 		{"first-party script", "http://news.test/app.js", "Script", all, ""},
 		{"tracker, trackers off", "https://www.google-analytics.com/analytics.js", "Script", []string{Ads}, ""},
 		{"nothing asked", "https://ib.adnxs.com/ut/v3/prebid", "Script", nil, ""},
@@ -65,6 +70,17 @@ func TestShippedListsMatch(t *testing.T) {
 	sels := e.Selectors("news.test", []string{Ads, ChatWidgets})
 	if !slices.Contains(sels[Ads], ".ad-slot") || !slices.Contains(sels[ChatWidgets], "#intercom-container") {
 		t.Errorf("selectors: %d ads (has .ad-slot: %v), chat %v", len(sels[Ads]), slices.Contains(sels[Ads], ".ad-slot"), sels[ChatWidgets])
+	}
+	// Issue 30: the social and cookie-banner lists hide share bars and
+	// cookie notices by their usual containers, each in its own category.
+	sels = e.Selectors("news.test", all)
+	for c, sel := range map[string]string{Social: ".share-buttons", CookieBanners: "#cookie-notice"} {
+		if !slices.Contains(sels[c], sel) {
+			t.Errorf("%s selectors (%d) lack %s", c, len(sels[c]), sel)
+		}
+		if slices.Contains(sels[Ads], sel) {
+			t.Errorf("%s is hidden as an ad too", sel)
+		}
 	}
 	if _, ok := e.Selectors("news.test", []string{Trackers})[Ads]; ok {
 		t.Error("ads selectors given when only trackers were asked for")
@@ -100,6 +116,19 @@ func TestLoadFiles(t *testing.T) {
 	if got := e.Selectors("www.news.test", all)[Ads]; !slices.Equal(got, []string{".promo"}) {
 		t.Errorf("www.news.test selectors %v, want the site's and not the excepted one", got)
 	}
+	// An exception that only lifts element hiding on a site (AdGuard's
+	// lists have many) does not let that site's blocked requests through.
+	social := filepath.Join(dir, "social.txt")
+	if err := os.WriteFile(social, []byte("||news.test/share/\n@@||news.test^$generichide\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e, err = Load(map[string][]string{Social: {social}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Match("http://news.test/share/b.js", "http://news.test/", "Script", false, all); got != Social {
+		t.Errorf("a $generichide exception let a blocked request through: %q", got)
+	}
 	if _, err := Load(map[string][]string{Trackers: {filepath.Join(dir, "missing.txt")}}); err == nil {
 		t.Error("a missing list file loaded")
 	}
@@ -115,7 +144,8 @@ func TestParseSpec(t *testing.T) {
 		{"shipped", "", Spec{}, ""},
 		{"off", "off", Spec{Off: true}, ""},
 		{"files", "ads=/a.txt,/b.txt.gz; trackers=/c.txt", Spec{Files: map[string][]string{Ads: {"/a.txt", "/b.txt.gz"}, Trackers: {"/c.txt"}}}, ""},
-		{"unknown category", "social=/a.txt", Spec{}, "category one of"},
+		{"unknown category", "popups=/a.txt", Spec{}, "category one of"},
+		{"new categories", "social=/s.txt;cookie_banners=/c.txt", Spec{Files: map[string][]string{Social: {"/s.txt"}, CookieBanners: {"/c.txt"}}}, ""},
 		{"relative path", "ads=a.txt", Spec{}, "absolute"},
 		{"twice", "ads=/a;ads=/b", Spec{}, "twice"},
 	}

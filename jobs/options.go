@@ -95,11 +95,14 @@ type QualityInput struct {
 type BlockInput struct {
 	ResourceTypes *[]string `json:"resource_types,omitempty"`
 	URLPatterns   *[]string `json:"url_patterns,omitempty"`
-	// Ads, Trackers and ChatWidgets block by the worker's filter lists
-	// (default false: a suite's baselines are not changed under it).
-	Ads         *bool `json:"ads,omitempty"`
-	Trackers    *bool `json:"trackers,omitempty"`
-	ChatWidgets *bool `json:"chat_widgets,omitempty"`
+	// Ads, Trackers, ChatWidgets, Social and CookieBanners block by the
+	// worker's filter lists (default false: a suite's baselines are not
+	// changed under it).
+	Ads           *bool `json:"ads,omitempty"`
+	Trackers      *bool `json:"trackers,omitempty"`
+	ChatWidgets   *bool `json:"chat_widgets,omitempty"`
+	Social        *bool `json:"social,omitempty"`
+	CookieBanners *bool `json:"cookie_banners,omitempty"`
 }
 
 // PDFInput is the wire form of PDF.
@@ -494,7 +497,8 @@ func (v *validator) block(dst *Block, in *BlockInput, field string) {
 	for _, f := range []struct {
 		dst *bool
 		src *bool
-	}{{&dst.Ads, in.Ads}, {&dst.Trackers, in.Trackers}, {&dst.ChatWidgets, in.ChatWidgets}} {
+	}{{&dst.Ads, in.Ads}, {&dst.Trackers, in.Trackers}, {&dst.ChatWidgets, in.ChatWidgets},
+		{&dst.Social, in.Social}, {&dst.CookieBanners, in.CookieBanners}} {
 		if f.src != nil {
 			*f.dst = *f.src
 		}

@@ -147,7 +147,8 @@ type Result struct {
 	// BlockedRequests counts sub-resources the egress guard refused.
 	BlockedRequests int `json:"blocked_requests"`
 	// Blocking counts the requests and elements the filter lists blocked, by
-	// category (block.ads, block.trackers, block.chat_widgets).
+	// category (block.ads, block.trackers, block.chat_widgets, block.social,
+	// block.cookie_banners).
 	Blocking   *capture.Blocking `json:"blocking,omitempty"`
 	WaitErrors []string          `json:"wait_errors,omitempty"`
 	// TextChars is the character count of the text output (absent without one).

@@ -99,8 +99,8 @@ type workerConfig struct {
 	EgressAllow []netip.Prefix
 	Egress      egress.Config
 	// FilterLists is SNAPQ_FILTER_LISTS: the filter lists behind block.ads,
-	// block.trackers and block.chat_widgets (empty: the shipped EasyList,
-	// EasyPrivacy and chat list; "off": none).
+	// block.trackers, block.chat_widgets, block.social and
+	// block.cookie_banners (empty: the shipped lists; "off": none).
 	FilterLists filterlist.Spec
 
 	MetricsAddr string // SNAPQ_METRICS_ADDR; empty (default): metrics are not served

@@ -28,20 +28,17 @@ const (
 	compareGrace = 20 * time.Second
 )
 
-// CompareQueue carries comparisons to workers. queue.AsynqQueue implements it.
-type CompareQueue interface {
-	// EnqueueCompare submits the comparison of a run's capture job (task id
-	// "compare-<job id>", so a duplicate is not an error).
-	EnqueueCompare(ctx context.Context, jobID string) error
-}
+// CompareQueue carries comparisons (ComparePayload) to workers: a
+// duplicate is not an error. queue.AsynqQueue implements it.
+type CompareQueue = Submitter
 
 // CompareTasks is what the reconcile step needs of the queue.
 // queue.AsynqQueue implements it.
 type CompareTasks interface {
 	CompareQueue
-	// CompareTaskState reports the asynq state of a job's compare task ("" when
-	// the queue has none) and its last error.
-	CompareTaskState(ctx context.Context, jobID string) (state, lastErr string, err error)
+	// PayloadState reports the asynq state of a payload's task ("" when the
+	// queue has none) and its last error.
+	PayloadState(ctx context.Context, p jobs.Payload) (state, lastErr string, err error)
 }
 
 // BlobStore reads and writes artifact bytes. artifacts.Store implements it.
@@ -81,8 +78,8 @@ type RowHashReader interface {
 	RowHashes(ctx context.Context, ids []string) (map[string][]byte, error)
 }
 
-// Run is the asynq handler of jobs.KindCompare (see queue.Register).
-func (c *Comparer) Run(ctx context.Context, p jobs.ComparePayload) error {
+// Run is the asynq handler of KindCompare (see queue.Register).
+func (c *Comparer) Run(ctx context.Context, p ComparePayload) error {
 	return c.Compare(ctx, p.JobID)
 }
 
@@ -533,14 +530,14 @@ func ReconcileStep(repo Uncompared, q CompareTasks) jobs.ReconcileStep {
 		acted := 0
 		var errs []error
 		for _, id := range ids {
-			state, lastErr, err := q.CompareTaskState(ctx, id)
+			state, lastErr, err := q.PayloadState(ctx, ComparePayload{JobID: id})
 			if err != nil {
 				errs = append(errs, err)
 				continue
 			}
 			switch state {
 			case "":
-				err = q.EnqueueCompare(ctx, id)
+				err = q.Submit(ctx, ComparePayload{JobID: id}, 0)
 			case "archived":
 				err = compareGaveUp(ctx, repo, id, lastErr)
 			default:
@@ -601,7 +598,7 @@ func CompareWhenFinal(repo Captures, q CompareQueue, log *slog.Logger) func(ctx 
 
 // enqueueCompare enqueues the comparison of a run's final capture jobID.
 func enqueueCompare(ctx context.Context, q CompareQueue, jobID string, log *slog.Logger) {
-	if err := q.EnqueueCompare(ctx, jobID); err != nil {
+	if err := q.Submit(ctx, ComparePayload{JobID: jobID}, 0); err != nil {
 		log.Warn("enqueue comparison; the reconciler will retry", "job_id", jobID, "err", err)
 	}
 }

@@ -373,7 +373,7 @@ func authFailed(st *store.Store, tasks *queue.AsynqQueue, log *slog.Logger) func
 			}
 			return
 		}
-		if err := tasks.EnqueueWebhook(ctx, id); err != nil {
+		if err := webhook.Enqueue(ctx, tasks, id); err != nil {
 			log.Warn("enqueue the auth_profile.failed delivery; the reconciler will", "delivery_id", id, "err", err)
 		}
 	}

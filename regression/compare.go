@@ -80,13 +80,18 @@ type RowHashReader interface {
 
 // Run is the asynq handler of KindCompare (see queue.Register).
 func (c *Comparer) Run(ctx context.Context, p ComparePayload) error {
-	return c.Compare(ctx, p.JobID)
+	return c.compare(ctx, p)
 }
 
 // Compare compares one capture job of a run and records the outcome. Running
 // it again for the same job replaces the earlier outcome.
 func (c *Comparer) Compare(ctx context.Context, jobID string) error {
-	run, key, job, err := c.loadCapture(ctx, jobID)
+	return c.compare(ctx, ComparePayload{JobID: jobID})
+}
+
+func (c *Comparer) compare(ctx context.Context, p ComparePayload) error {
+	jobID := p.JobID
+	run, key, job, err := c.loadCapture(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -110,9 +115,23 @@ func (c *Comparer) Compare(ctx context.Context, jobID string) error {
 	return c.record(ctx, run, key, jobID, cs, diffs, log)
 }
 
+// CaptureRunReader is a CompareStore that reads a run (without its counts)
+// and a job in one round trip (store.Store): a compare task that carries its
+// capture key then costs one read instead of CaptureOf and GetJob.
+type CaptureRunReader interface {
+	CaptureRun(ctx context.Context, runID, jobID string) (*Run, *jobs.Job, error)
+}
+
 // loadCapture loads the run, the capture key and the job of a run's final
-// capture job.
-func (c *Comparer) loadCapture(ctx context.Context, jobID string) (*Run, CaptureKey, *jobs.Job, error) {
+// capture job: the key from the payload when it carries one.
+func (c *Comparer) loadCapture(ctx context.Context, p ComparePayload) (*Run, CaptureKey, *jobs.Job, error) {
+	jobID := p.JobID
+	if key, ok := p.key(); ok {
+		if rr, ok := c.Repo.(CaptureRunReader); ok {
+			run, job, err := rr.CaptureRun(ctx, p.RunID, jobID)
+			return checkCapture(run, key, job, jobID, err)
+		}
+	}
 	run, key, err := c.Repo.CaptureOf(ctx, jobID)
 	if errors.Is(err, jobs.ErrNotFound) {
 		return nil, key, nil, fmt.Errorf("job %s is not a run capture: %w", jobID, jobs.ErrNoRetry)
@@ -121,6 +140,14 @@ func (c *Comparer) loadCapture(ctx context.Context, jobID string) (*Run, Capture
 		return nil, key, nil, fmt.Errorf("load capture %s: %w", jobID, err)
 	}
 	job, err := c.Repo.GetJob(ctx, jobID)
+	return checkCapture(run, key, job, jobID, err)
+}
+
+// checkCapture passes a loaded capture on when its job is final.
+func checkCapture(run *Run, key CaptureKey, job *jobs.Job, jobID string, err error) (*Run, CaptureKey, *jobs.Job, error) {
+	if errors.Is(err, jobs.ErrNotFound) {
+		return nil, key, nil, fmt.Errorf("job %s or its run is gone: %w", jobID, jobs.ErrNoRetry)
+	}
 	if err != nil {
 		return nil, key, nil, fmt.Errorf("load job %s: %w", jobID, err)
 	}
@@ -582,24 +609,26 @@ func CompareWhenFinal(repo Captures, q CompareQueue, log *slog.Logger) func(ctx 
 	return func(ctx context.Context, job *jobs.Job, settled jobs.Settled) {
 		if settled.Known {
 			if settled.RunCapture {
-				enqueueCompare(ctx, q, job.ID, log)
+				enqueueCompare(ctx, q, compareOf(job.ID, settled.Capture), log)
 			}
 			return
 		}
-		if _, _, err := repo.CaptureOf(ctx, job.ID); errors.Is(err, jobs.ErrNotFound) {
+		run, key, err := repo.CaptureOf(ctx, job.ID)
+		if errors.Is(err, jobs.ErrNotFound) {
 			return
 		} else if err != nil {
 			log.Warn("look up run capture; the reconciler will compare it", "job_id", job.ID, "err", err)
 			return
 		}
-		enqueueCompare(ctx, q, job.ID, log)
+		enqueueCompare(ctx, q, compareOf(job.ID, jobs.RunCaptureRef{RunID: run.ID, Target: key.Target, Viewport: key.Viewport,
+			JobID: key.JobID, ReferenceJobID: key.ReferenceJobID}), log)
 	}
 }
 
-// enqueueCompare enqueues the comparison of a run's final capture jobID.
-func enqueueCompare(ctx context.Context, q CompareQueue, jobID string, log *slog.Logger) {
-	if err := q.Submit(ctx, ComparePayload{JobID: jobID}, 0); err != nil {
-		log.Warn("enqueue comparison; the reconciler will retry", "job_id", jobID, "err", err)
+// enqueueCompare enqueues the comparison of a run's final capture.
+func enqueueCompare(ctx context.Context, q CompareQueue, p ComparePayload, log *slog.Logger) {
+	if err := q.Submit(ctx, p, 0); err != nil {
+		log.Warn("enqueue comparison; the reconciler will retry", "job_id", p.JobID, "err", err)
 	}
 }
 

@@ -17,9 +17,30 @@ const (
 	KindVCSReport = "vcs:report"
 )
 
-// ComparePayload is the payload of a regression:compare task.
+// ComparePayload is the payload of a regression:compare task: the final
+// capture job JobID and, when the enqueuer knew it (the worker that settled
+// the job), which capture of which run it is, so the comparison need not
+// look it up (a payload without RunID, from the reconciler or an older
+// version, is looked up: Captures.CaptureOf).
 type ComparePayload struct {
-	JobID string `json:"job_id"`
+	JobID          string `json:"job_id"`
+	RunID          string `json:"run_id,omitempty"`
+	Target         string `json:"target,omitempty"`
+	Viewport       string `json:"viewport,omitempty"`
+	CaptureJobID   string `json:"capture_job_id,omitempty"`
+	ReferenceJobID string `json:"reference_job_id,omitempty"`
+}
+
+// compareOf is the compare payload of final job jobID, the capture c of a run.
+func compareOf(jobID string, c jobs.RunCaptureRef) ComparePayload {
+	return ComparePayload{JobID: jobID, RunID: c.RunID, Target: c.Target, Viewport: c.Viewport,
+		CaptureJobID: c.JobID, ReferenceJobID: c.ReferenceJobID}
+}
+
+// key is the capture key the payload carries (ok false: it carries none).
+func (p ComparePayload) key() (CaptureKey, bool) {
+	return CaptureKey{Target: p.Target, Viewport: p.Viewport, JobID: p.CaptureJobID, ReferenceJobID: p.ReferenceJobID},
+		p.RunID != "" && p.CaptureJobID != ""
 }
 
 // SuiteRunPayload is the payload of a regression:run task.

@@ -391,6 +391,38 @@ func (s *Store) CaptureOf(ctx context.Context, jobID string) (*regression.Run, r
 	return &r, key, nil
 }
 
+// CaptureRun implements regression.CaptureRunReader: the run of a capture
+// whose key the compare task carries (without its counts) and the capture
+// job, in one round trip.
+func (s *Store) CaptureRun(ctx context.Context, runID, jobID string) (*regression.Run, *jobs.Job, error) {
+	var r regression.Run
+	var spec []byte
+	var j *jobs.Job
+	b := &pgx.Batch{}
+	b.Queue(`SELECT r.id, r.suite_id, r.batch_id, r.trigger, r.scheduled_for, r.status, r.spec,
+		r.created_at, r.finished_at, r.branch, r.base_branch, r.commit_sha, r.base_url, r.compare_to_base_url
+		FROM runs r WHERE r.id = $1`, runID).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&r.ID, &r.SuiteID, &r.BatchID, &r.Trigger, &r.ScheduledFor, &r.Status, &spec, &r.CreatedAt,
+			&r.FinishedAt, &r.Branch, &r.BaseBranch, &r.Commit, &r.BaseURL, &r.CompareTo)
+	})
+	b.Queue(`SELECT `+jobColumns+`, `+sharedOptionsColumn+` FROM jobs WHERE id = $1`, jobID).QueryRow(func(row pgx.Row) error {
+		var err error
+		j, err = scanJob(row, true, nil)
+		return err
+	})
+	err := s.pool.SendBatch(ctx, b).Close()
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil, jobs.ErrNotFound
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("get run %s and capture %s: %w", runID, jobID, unavailable(err))
+	}
+	if err := json.Unmarshal(spec, &r.Spec); err != nil {
+		return nil, nil, fmt.Errorf("run %s spec: %w", r.ID, err)
+	}
+	return &r, j, nil
+}
+
 const baselineColumns = `b.id, b.suite_id, b.target, b.viewport, b.segment, b.version, coalesce(b.artifact_id::text, ''),
 	coalesce(b.run_id::text, ''), coalesce(b.restored_from::text, ''), b.approved_by, b.approved_at,
 	b.version = (SELECT max(version) FROM baselines o WHERE o.suite_id = b.suite_id AND o.branch = b.branch

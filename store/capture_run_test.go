@@ -9,6 +9,7 @@ import (
 
 	"github.com/snapq/snapq/jobs"
 	"github.com/snapq/snapq/regression"
+	"github.com/snapq/snapq/store"
 )
 
 // The worker's settle of a run's capture tells which capture it is (the
@@ -16,7 +17,7 @@ import (
 // one call: the same run and key CaptureOf finds.
 func TestSettleTellsRunCapture(t *testing.T) {
 	t.Parallel()
-	st := setup(t)
+	st, dbURL := setupURL(t)
 	ctx := context.Background()
 	g, s := newSuite(t, st)
 	runner := &regression.SuiteRunner{Regression: g, Now: time.Now}
@@ -53,6 +54,39 @@ func TestSettleTellsRunCapture(t *testing.T) {
 	}
 	if diff := cmp.Diff(wantRun, run); diff != "" {
 		t.Errorf("CaptureRun run (-CaptureOf +CaptureRun):\n%s", diff)
+	}
+	// Round trips of a comparison's lookup: CaptureOf and GetJob without the
+	// key; CaptureRun with it (statements prepared first, as on a warm pool).
+	rt := &store.RoundTrips{}
+	counted, err := store.Open(ctx, dbURL, store.WithRoundTrips(rt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(counted.Close)
+	lookup := func() {
+		if _, _, err := counted.CaptureOf(ctx, j.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := counted.GetJob(ctx, j.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keyed := func() {
+		if _, _, err := counted.CaptureRun(ctx, want.RunID, j.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lookup()
+	keyed()
+	rt.Reset()
+	lookup()
+	before := rt.Get("").Total()
+	rt.Reset()
+	keyed()
+	after := rt.Get("").Total()
+	t.Logf("Postgres round trips to load a comparison's capture: %d by lookup (CaptureOf, GetJob), %d with the key (CaptureRun)", before, after)
+	if after != 1 || before != 2 {
+		t.Errorf("round trips: %d by lookup, %d with the key; want 2 and 1", before, after)
 	}
 	if _, _, err := st.CaptureRun(ctx, want.RunID, newTestID(t)); err != jobs.ErrNotFound {
 		t.Errorf("CaptureRun of a missing job: %v, want jobs.ErrNotFound", err)

@@ -54,7 +54,7 @@ func (s *Service) Test(ctx context.Context, p *Profile) (*TestResult, error) {
 			Message: "the profile has no recipe to test (it was made from a storage_state)"}})
 	}
 	testID := jobs.NewID()
-	if err := s.Queue.Submit(ctx, jobs.AuthTestPayload{TestID: testID, ProfileID: p.ID}, 0); err != nil {
+	if err := s.Queue.Submit(ctx, TestPayload{TestID: testID, ProfileID: p.ID}, 0); err != nil {
 		return nil, fmt.Errorf("enqueue test login: %w", err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, TestTimeout)

@@ -359,7 +359,7 @@ func (s *Sessions) logger() *slog.Logger { return jobs.Log(s.Logger) }
 
 // RunTest is the worker's handler of auth:test tasks: it runs the profile's
 // recipe (Test) and records the outcome for the api to answer with.
-func (s *Sessions) RunTest(ctx context.Context, t jobs.AuthTestPayload) error {
+func (s *Sessions) RunTest(ctx context.Context, t TestPayload) error {
 	if s.Sealer == nil {
 		return fmt.Errorf("auth test %s: %w: %w", t.TestID, ErrNoSealer, jobs.ErrNoRetry)
 	}

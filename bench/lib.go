@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/snapq/snapq/capture"
+	"github.com/snapq/snapq/capture/markup"
 )
 
 // lib drives snapq's capture package directly (clean slate per job, no
@@ -22,6 +23,7 @@ func newLib(ctx context.Context, chrome string, tabs int) (*lib, error) {
 	cfg := capture.DefaultConfig()
 	cfg.ChromeBin = chrome
 	cfg.Tabs = tabs
+	cfg.Markup = markup.Codec{}
 	b, err := capture.New(ctx, cfg)
 	if err != nil {
 		return nil, err

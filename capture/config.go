@@ -75,6 +75,10 @@ type Config struct {
 	// Filter is the filter-list engine behind Block.Ads, Block.Trackers and
 	// Block.ChatWidgets (filter.go), loaded once per worker; nil refuses them.
 	Filter Filter
+	// Markup converts a page's HTML to the markdown output and decodes text downloads in a
+	// charset other than UTF-8 (*markup.Codec from capture/markup, wired in cmd/worker); nil
+	// refuses both (markup.go says why it is not built in).
+	Markup Markup
 	// NoSandbox disables Chromium's own sandbox (SNAPQ_CHROME_NO_SANDBOX): pages then run
 	// in renderers with the browser's privileges, which New logs as a warning. Only for
 	// hosts and containers that cannot give Chromium a user namespace (launch.go).

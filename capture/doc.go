@@ -42,5 +42,8 @@
 // A job runs as a sequence of phases (job.go): navigate, wait, prepare, actions, inspect,
 // quality, outputs. The pure codecs, which need no browser, live in internal packages with their own
 // tests: internal/pngcut (cutting a PNG band into segments), internal/markdown (HTML to
-// Markdown) and internal/pdftext (a PDF's pages, title and text).
+// Markdown) and internal/pdftext (a PDF's pages, title and text). The two that parse HTML
+// (the Markdown conversion and charset decoding) are reached only through Config.Markup
+// (markup.go), filled in by cmd/worker with capture/markup's Codec, so that the packages
+// that import capture's types (jobs and up) do not depend on an HTML parser.
 package capture

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"strconv"
@@ -16,9 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-rod/rod/lib/proto"
-	"golang.org/x/net/html/charset"
 
-	"github.com/snapq/snapq/capture/internal/markdown"
+	"github.com/snapq/snapq/capture/internal/runecap"
 )
 
 // A target whose main document Chromium would not render — a PDF, a Content-Disposition:
@@ -239,7 +237,7 @@ type Skipped struct {
 // downloadResult builds the job's outputs from a taken download: a PDF's bytes and text, or
 // a text or JSON body. Nothing was rendered, so screenshots, html and links are skipped.
 // A PDF is read under ctx, the job's context, so reading it counts in the job's time.
-func downloadResult(ctx context.Context, req Request, d *download, redirects []string, res *Result) (*Result, error) {
+func downloadResult(ctx context.Context, req Request, d *download, redirects []string, res *Result, mk Markup) (*Result, error) {
 	if d.err != nil {
 		return nil, newError(CodeInternal, true, d.err, "the target is a download that could not be read")
 	}
@@ -250,7 +248,7 @@ func downloadResult(ctx context.Context, req Request, d *download, redirects []s
 	if d.tooLarge {
 		return nil, newError(CodeDownloadTooLarge, false, nil, "the target is a download of %s over the %d MB limit", typeName(d), MaxPDFBytes>>20)
 	}
-	text, ok := decodeText(d)
+	text, ok := decodeText(d, mk)
 	if !ok {
 		return nil, newError(CodeUnsupportedContentType, false, nil,
 			"the target is a download of %s, which is neither a PDF nor text snapq can read", typeName(d))
@@ -336,7 +334,7 @@ func markdownFile(req Request, md string) File {
 	if maxChars <= 0 {
 		maxChars = DefaultMarkdownMaxChars
 	}
-	md, truncated := markdown.CapRunes(md, maxChars)
+	md, truncated := runecap.Cut(md, maxChars)
 	return File{Kind: OutputMarkdown, Name: req.Name + ".md", ContentType: "text/markdown; charset=utf-8",
 		Data: []byte(md), Chars: utf8.RuneCountInString(md), Truncated: truncated}
 }
@@ -360,8 +358,8 @@ func metadataFile(req Request, m Metadata, d *download, redirects []string) (Fil
 
 // decodeText returns the body as UTF-8 text when it is text: valid in its declared charset
 // (UTF-8 when none) and free of control bytes other than tab, newline, carriage return and
-// form feed.
-func decodeText(d *download) (string, bool) {
+// form feed. A charset other than UTF-8 is decoded by mk; without mk the body is not text.
+func decodeText(d *download, mk Markup) (string, bool) {
 	switch {
 	case strings.HasPrefix(d.mime, "image/"), strings.HasPrefix(d.mime, "audio/"), strings.HasPrefix(d.mime, "video/"),
 		strings.HasPrefix(d.mime, "font/"):
@@ -369,11 +367,11 @@ func decodeText(d *download) (string, bool) {
 	}
 	data := d.data
 	if d.charset != "" && d.charset != "utf-8" && d.charset != "us-ascii" {
-		r, err := charset.NewReaderLabel(d.charset, bytes.NewReader(data))
-		if err != nil {
+		if mk == nil {
 			return "", false
 		}
-		if data, err = io.ReadAll(r); err != nil {
+		var err error
+		if data, err = mk.DecodeCharset(d.charset, data); err != nil {
 			return "", false
 		}
 	}

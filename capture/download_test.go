@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snapq/snapq/capture/markup"
 	"github.com/snapq/snapq/egress"
 	sitefx "github.com/snapq/snapq/internal/fixtures"
 )
@@ -337,7 +338,7 @@ func TestDecodeText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := decodeText(&tt.d)
+			got, ok := decodeText(&tt.d, markup.Codec{})
 			if got != tt.want || ok != tt.wantOK {
 				t.Errorf("decodeText = %q, %v; want %q, %v", got, ok, tt.want, tt.wantOK)
 			}

@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/image/webp"
 
+	"github.com/snapq/snapq/capture/markup"
 	"github.com/snapq/snapq/internal/testenv"
 )
 
@@ -57,7 +58,7 @@ func sharedBrowser(t *testing.T) *Browser {
 	sharedOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		shared, sharedErr = New(ctx, Config{Tabs: 2, Logger: testLogger()})
+		shared, sharedErr = New(ctx, Config{Tabs: 2, Logger: testLogger(), Markup: markup.Codec{}})
 	})
 	if sharedErr != nil {
 		t.Fatalf("start shared browser: %v", sharedErr)
@@ -72,6 +73,9 @@ func newPortBrowser(t *testing.T, cfg Config) *Browser {
 	needChromium(t)
 	if cfg.Logger == nil {
 		cfg.Logger = testLogger()
+	}
+	if cfg.Markup == nil {
+		cfg.Markup = markup.Codec{}
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
@@ -92,6 +96,9 @@ func newBrowser(t *testing.T, cfg Config) *Browser {
 	needChromium(t)
 	if cfg.Logger == nil {
 		cfg.Logger = testLogger()
+	}
+	if cfg.Markup == nil {
+		cfg.Markup = markup.Codec{}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -212,7 +212,7 @@ func (j *job) navigationError(err error) *Error {
 // (download.go).
 func (j *job) downloadOutputs(st pageState) *Error {
 	start := time.Now()
-	out, err := downloadResult(j.ctx, j.req, st.download, st.redirects, j.res)
+	out, err := downloadResult(j.ctx, j.req, st.download, st.redirects, j.res, j.t.inst.cfg.Markup)
 	if err != nil {
 		return j.fail(phaseCapture, err) // already an *Error, passed through
 	}

@@ -13,8 +13,6 @@ import (
 	"github.com/go-rod/rod"
 	"github.com/go-rod/rod/lib/cdp"
 	"github.com/go-rod/rod/lib/proto"
-
-	"github.com/snapq/snapq/capture/internal/markdown"
 )
 
 // Outputs a Request can ask for. Every output of a job comes from the same page load.
@@ -30,7 +28,7 @@ const (
 
 // DefaultMarkdownMaxChars (100,000 characters) caps the markdown output when
 // Request.MarkdownMaxChars is 0.
-const DefaultMarkdownMaxChars = markdown.DefaultMaxChars
+const DefaultMarkdownMaxChars = 100_000
 
 // Paper sizes for PDFOptions.Paper.
 const (
@@ -177,7 +175,7 @@ func (t *tab) pageOutputs(p *rod.Page, req Request, res *Result) ([]File, error)
 	st, _ := t.state()
 	var files []File
 	for _, o := range req.Outputs {
-		f, ok, err := got.file(o, req, res, st)
+		f, ok, err := got.file(o, req, res, st, t.inst.cfg.Markup)
 		if err != nil {
 			return nil, err
 		}
@@ -221,7 +219,7 @@ func readDOM(p *rod.Page, req Request) (domRead, bool, error) {
 }
 
 // file is output o made of what was read (ok false: o is not a page output).
-func (got domRead) file(o string, req Request, res *Result, st pageState) (File, bool, error) {
+func (got domRead) file(o string, req Request, res *Result, st pageState, mk Markup) (File, bool, error) {
 	switch o {
 	case OutputHTML:
 		return File{Kind: o, Name: req.Name + ".html", ContentType: "text/html; charset=utf-8", Data: []byte(got.HTML)}, true, nil
@@ -247,12 +245,15 @@ func (got domRead) file(o string, req Request, res *Result, st pageState) (File,
 		data, err := json.Marshal(m)
 		return File{Kind: o, Name: req.Name + "-metadata.json", ContentType: "application/json", Data: data}, err == nil, err
 	case OutputMarkdown:
-		md, err := markdown.Convert(got.HTML, res.FinalURL, utf8.RuneCountInString(got.Text), req.MarkdownMaxChars)
+		if mk == nil {
+			return File{}, false, errNoMarkup
+		}
+		md, truncated, err := mk.Markdown(got.HTML, res.FinalURL, utf8.RuneCountInString(got.Text), req.MarkdownMaxChars)
 		if err != nil {
 			return File{}, false, err
 		}
 		return File{Kind: o, Name: req.Name + ".md", ContentType: "text/markdown; charset=utf-8",
-			Data: []byte(md.Text), Chars: utf8.RuneCountInString(md.Text), Truncated: md.Truncated}, true, nil
+			Data: []byte(md), Chars: utf8.RuneCountInString(md), Truncated: truncated}, true, nil
 	}
 	return File{}, false, nil
 }

@@ -71,8 +71,19 @@ type Settled struct {
 	// (the batch's completion), to enqueue now.
 	Deliveries []string
 	// RunCapture: the job is a capture of a regression run (its comparison
-	// is due once it is final).
+	// is due once it is final); Capture says which.
 	RunCapture bool
+	Capture    RunCaptureRef
+}
+
+// RunCaptureRef is which capture of a regression run a job is (regression's
+// CaptureKey and its run): the compare task carries it, so the comparison
+// does not look it up again.
+type RunCaptureRef struct {
+	RunID, Target, Viewport string
+	// JobID is the run's capture; ReferenceJobID, in an environment pair
+	// run, the capture of the same target on the reference origin.
+	JobID, ReferenceJobID string
 }
 
 // ReconcileStore is what Reconciler needs: the unfinished jobs and a way to

@@ -6,18 +6,23 @@ import (
 	"time"
 )
 
-// The tasks snapq puts on the queue: their kinds (stable strings on the
-// wire, never Go type names) and typed payloads. How each kind is queued,
-// timed and retried is the queue package's task table (queue/tasks.go).
+// Tasks: what every task payload is (Payload) and how a kind of task is
+// queued (TaskRule). Each feature declares its own payload, kind and rule
+// beside its handler (the capture's here; regression/tasks.go,
+// webhook/task.go, notify/task.go, authprofile/task.go,
+// maintenance/task.go); the queue package applies the rules and is the only
+// one that knows asynq.
 
-// Task kinds.
+// KindCapture is the kind of a job's capture task.
+const KindCapture = "capture:page"
+
+// Queues a TaskRule names; a worker weighs them (queue.Weights).
 const (
-	KindCapture  = "capture:page"
-	KindCompare  = "regression:compare"
-	KindSuiteRun = "regression:run"
-	KindWebhook  = "webhook:deliver"
-	// KindAuthTest runs an auth profile's recipe now (POST /v1/auth-profiles/:id/test).
-	KindAuthTest = "auth:test"
+	QueueCapture    = "capture"
+	QueueRegression = "regression"
+	QueueWebhooks   = "webhooks"
+	// QueueReports carries a run's reports to its code host (vcs:report).
+	QueueReports = "reports"
 )
 
 // TaskSlack is added to a job's own timeout for its task's time limit: the
@@ -26,11 +31,47 @@ const TaskSlack = 2 * time.Minute
 
 // Payload is a typed task payload: a JSON struct with a stable kind.
 type Payload interface {
-	// Kind is the task kind, one of the Kind* constants.
+	// Kind is the task kind, a stable string ("capture:page").
 	Kind() string
 	// ID identifies what the task is about (a job, a delivery, a suite); it
 	// makes the task id, so enqueuing the same work twice is a no-op.
 	ID() string
+	// Rule is how tasks of this kind are queued and retried; the same for
+	// every payload of the kind.
+	Rule() TaskRule
+}
+
+// RetryFrom says where a task rule's number of retries comes from.
+type RetryFrom int
+
+// Where retries come from.
+const (
+	// RetryFixed: TaskRule.Retries.
+	RetryFixed RetryFrom = iota
+	// RetryCaptures: the worker's capture retries (SNAPQ_MAX_RETRY), at
+	// least TaskRule.Retries.
+	RetryCaptures
+	// RetryDeliveries: the worker's delivery retries (SNAPQ_WEBHOOK_MAX_RETRY).
+	RetryDeliveries
+)
+
+// TaskRule is how one kind of task is queued, timed and retried.
+type TaskRule struct {
+	Queue string // one of the Queue* names
+	// Timeout bounds one attempt; 0 means the enqueuer gives it (a capture's
+	// own timeout plus TaskSlack).
+	Timeout time.Duration
+	// Retries after the first attempt, as RetryFrom says.
+	Retries   int
+	RetryFrom RetryFrom
+	// MaxDelay caps the exponential backoff between attempts.
+	MaxDelay time.Duration
+	// Unique, when set, makes a second task of the same payload within it a
+	// no-op instead of a task id.
+	Unique time.Duration
+	// IDPrefix prefixes the task id (the payload's id), so two kinds about
+	// the same job never share a task id.
+	IDPrefix string
 }
 
 // ScheduledTask is a task enqueued on a cron schedule (queue.CronProvider):
@@ -66,40 +107,14 @@ func CaptureTask(id, url string, o Options) CapturePayload {
 // Timeout is the job's own timeout the payload carries.
 func (p CapturePayload) Timeout() time.Duration { return time.Duration(p.TimeoutMS) * time.Millisecond }
 
-// ComparePayload is the payload of a regression:compare task.
-type ComparePayload struct {
-	JobID string `json:"job_id"`
+func (CapturePayload) Kind() string { return KindCapture }
+func (p CapturePayload) ID() string { return p.JobID }
+
+// Rule: on the capture queue, retried SNAPQ_MAX_RETRY times, timed by the
+// job's own timeout.
+func (CapturePayload) Rule() TaskRule {
+	return TaskRule{Queue: QueueCapture, RetryFrom: RetryCaptures, MaxDelay: 5 * time.Minute}
 }
-
-// SuiteRunPayload is the payload of a regression:run task.
-type SuiteRunPayload struct {
-	SuiteID string `json:"suite_id"`
-}
-
-// WebhookPayload is the payload of a webhook:deliver task.
-type WebhookPayload struct {
-	DeliveryID string `json:"delivery_id"`
-}
-
-// AuthTestPayload is the payload of an auth:test task.
-type AuthTestPayload struct {
-	TestID    string `json:"test_id"`
-	ProfileID string `json:"profile_id"`
-}
-
-func (AuthTestPayload) Kind() string { return KindAuthTest }
-
-func (p AuthTestPayload) ID() string { return p.TestID }
-
-func (CapturePayload) Kind() string  { return KindCapture }
-func (ComparePayload) Kind() string  { return KindCompare }
-func (SuiteRunPayload) Kind() string { return KindSuiteRun }
-func (WebhookPayload) Kind() string  { return KindWebhook }
-
-func (p CapturePayload) ID() string  { return p.JobID }
-func (p ComparePayload) ID() string  { return p.JobID }
-func (p SuiteRunPayload) ID() string { return p.SuiteID }
-func (p WebhookPayload) ID() string  { return p.DeliveryID }
 
 // ErrNoRetry marks a task failure that retrying cannot fix (a bad payload,
 // a job that no longer exists, a final failure already recorded): the queue
@@ -120,39 +135,3 @@ func LastAttempt(ctx context.Context) bool {
 	last, ok := ctx.Value(lastAttemptKey{}).(bool)
 	return last || !ok
 }
-
-// KindVCSReport reports a run to its suite's code host (vcs package).
-const KindVCSReport = "vcs:report"
-
-// VCSReportPayload is the payload of a vcs:report task. ReportID (a fresh id
-// per report: a run is reported when it starts, ends and is approved) makes
-// the task id. What the report says is decided when its event happens and
-// travels here, never re-read when the task runs: Seq orders a run's reports
-// (1 the start, 2 the end, 3 and up approvals; a task older than the run's
-// last delivered report is dropped), RunStatus, State and Description are
-// the run's status, the commit state and its description at that moment.
-// A payload without Seq (enqueued by an older version) reports the run as
-// it is when the task runs.
-type VCSReportPayload struct {
-	ReportID    string `json:"report_id"`
-	RunID       string `json:"run_id"`
-	Seq         int    `json:"seq,omitempty"`
-	RunStatus   string `json:"run_status,omitempty"`
-	State       string `json:"state,omitempty"`
-	Description string `json:"description,omitempty"`
-}
-
-func (VCSReportPayload) Kind() string { return KindVCSReport }
-func (p VCSReportPayload) ID() string { return p.ReportID }
-
-// KindNotify delivers one of a run's notifications (notify package).
-const KindNotify = "notify:deliver"
-
-// NotifyPayload is the payload of a notify:deliver task; the notification's
-// id makes the task id.
-type NotifyPayload struct {
-	NotificationID string `json:"notification_id"`
-}
-
-func (NotifyPayload) Kind() string { return KindNotify }
-func (p NotifyPayload) ID() string { return p.NotificationID }

@@ -83,7 +83,7 @@ type Batch struct {
 	CreatedAt  time.Time
 	FinishedAt *time.Time
 	// Webhook is set on creation when the batch has one; it is not read back
-	// (see Repository.GetBatchWebhook).
+	// (see webhook.DeliveryStore.GetBatchWebhook).
 	Webhook *Webhook
 	// Crawl is set for a crawl batch (crawl.go): its jobs are added as its pages find links.
 	Crawl *Crawl

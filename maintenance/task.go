@@ -41,6 +41,15 @@ func (SweepPayload) Kind() string { return KindSweep }
 
 func (p SweepPayload) ID() string { return p.PassID }
 
+// Rule: on the regression queue, 30 minutes a pass, unique per
+// DefaultSweepInterval rather than by task id (a pass that failed is
+// archived, and a fixed id would then refuse every later one; the api's
+// scheduler sets the uniqueness to its interval). Not retried: the next pass
+// carries on.
+func (SweepPayload) Rule() jobs.TaskRule {
+	return jobs.TaskRule{Queue: jobs.QueueRegression, Timeout: 30 * time.Minute, MaxDelay: time.Minute, Unique: DefaultSweepInterval}
+}
+
 // SlotClaimer records that a pass ran for a slot; true when this call
 // claimed it (store.ClaimSweepSlot).
 type SlotClaimer interface {

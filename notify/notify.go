@@ -40,8 +40,10 @@ type Store interface {
 
 // Queue carries notifications to workers. queue.AsynqQueue implements it.
 type Queue interface {
-	EnqueueNotification(ctx context.Context, id string) error
-	NotificationTaskState(ctx context.Context, id string) (state, lastErr string, err error)
+	// Submit enqueues a task; a duplicate (the same notification) is not an error.
+	Submit(ctx context.Context, p jobs.Payload, timeout time.Duration) error
+	// PayloadState is like jobs.Queue.TaskState for a payload's task.
+	PayloadState(ctx context.Context, p jobs.Payload) (state, lastErr string, err error)
 }
 
 // Planner decides which of a settled run's channels hear of it, records
@@ -92,7 +94,7 @@ func (p *Planner) Plan(ctx context.Context, runID string) error {
 		return fmt.Errorf("record notifications of run %s: %w", r.ID, err)
 	}
 	for _, n := range pending {
-		if err := p.Queue.EnqueueNotification(ctx, n.ID); err != nil {
+		if err := p.Queue.Submit(ctx, Payload{NotificationID: n.ID}, 0); err != nil {
 			jobs.Log(p.Logger).Warn("enqueue notification; the reconciler will", "notification_id", n.ID, "err", err)
 		}
 	}
@@ -142,8 +144,8 @@ type Handler struct {
 	Logger  *slog.Logger
 }
 
-// Run is the asynq handler of jobs.KindNotify.
-func (h *Handler) Run(ctx context.Context, p jobs.NotifyPayload) error {
+// Run is the asynq handler of KindNotify.
+func (h *Handler) Run(ctx context.Context, p Payload) error {
 	return h.Deliver(ctx, p.NotificationID, jobs.LastAttempt(ctx))
 }
 
@@ -337,14 +339,14 @@ func ReconcileStep(repo Store, q Queue, log *slog.Logger, publicURL string) jobs
 			return acted, errors.Join(append(errs, err)...)
 		}
 		for _, n := range ns {
-			state, lastErr, err := q.NotificationTaskState(ctx, n.ID)
+			state, lastErr, err := q.PayloadState(ctx, Payload{NotificationID: n.ID})
 			if err != nil {
 				errs = append(errs, err)
 				continue
 			}
 			switch state {
 			case "":
-				err = q.EnqueueNotification(ctx, n.ID)
+				err = q.Submit(ctx, Payload{NotificationID: n.ID}, 0)
 			case "archived", "completed":
 				msg := "the queue gave up on the notification"
 				if lastErr != "" {

@@ -12,8 +12,9 @@ import (
 )
 
 // AsynqQueue carries every kind of task to workers on asynq; it implements
-// jobs.Queue and the enqueue interfaces the regression and webhook packages
-// declare. How each kind's task is queued is in tasks.go.
+// jobs.Queue and the enqueue interfaces the features declare (Submit and
+// PayloadState of their own payloads). How a task is queued is its kind's
+// rule (tasks.go).
 type AsynqQueue struct {
 	client    *asynq.Client
 	inspector *asynq.Inspector
@@ -64,28 +65,12 @@ func (q *AsynqQueue) Enqueue(ctx context.Context, p jobs.CapturePayload) error {
 	return q.Submit(ctx, p, p.Timeout()+jobs.TaskSlack)
 }
 
-// EnqueueCompare submits the comparison of a run's capture job (task id
-// "compare-<job id>", so a duplicate is not an error).
-func (q *AsynqQueue) EnqueueCompare(ctx context.Context, jobID string) error {
-	return q.Submit(ctx, jobs.ComparePayload{JobID: jobID}, 0)
-}
-
-// EnqueueWebhook submits a delivery's task (task id = delivery id, so
-// enqueuing it twice is not an error); retries: Config.WebhookMaxRetry.
-func (q *AsynqQueue) EnqueueWebhook(ctx context.Context, deliveryID string) error {
-	return q.Submit(ctx, jobs.WebhookPayload{DeliveryID: deliveryID}, 0)
-}
-
-// EnqueueNotification submits a run notification's delivery (task id
-// "notify-<id>", so a duplicate is not an error); retries:
-// Config.WebhookMaxRetry.
-func (q *AsynqQueue) EnqueueNotification(ctx context.Context, id string) error {
-	return q.Submit(ctx, jobs.NotifyPayload{NotificationID: id}, 0)
-}
-
-// NotificationTaskState is TaskState for a notification's task.
-func (q *AsynqQueue) NotificationTaskState(_ context.Context, id string) (string, string, error) {
-	return q.taskState(QueueWebhooks, id, taskRules[jobs.KindNotify].idPrefix+id)
+// PayloadState reports the asynq state of p's task ("" when the queue has
+// none) and its last error: the reconcile passes of comparisons, webhook
+// deliveries and notifications ask it of the payload they would enqueue.
+func (q *AsynqQueue) PayloadState(_ context.Context, p jobs.Payload) (string, string, error) {
+	r := p.Rule()
+	return q.taskState(r.Queue, p.ID(), r.IDPrefix+p.ID())
 }
 
 // TaskState implements jobs.Queue.
@@ -95,16 +80,6 @@ func (q *AsynqQueue) TaskState(_ context.Context, jobID string) (string, string,
 		return state, lastErr, err
 	}
 	return q.taskState(QueueInteractive, jobID, jobID) // the interactive lane's (lane.go)
-}
-
-// WebhookTaskState is TaskState for a delivery's task.
-func (q *AsynqQueue) WebhookTaskState(_ context.Context, deliveryID string) (string, string, error) {
-	return q.taskState(QueueWebhooks, deliveryID, deliveryID)
-}
-
-// CompareTaskState is TaskState for a capture job's compare task.
-func (q *AsynqQueue) CompareTaskState(_ context.Context, jobID string) (string, string, error) {
-	return q.taskState(QueueRegression, jobID, taskRules[jobs.KindCompare].idPrefix+jobID)
 }
 
 // taskState reports the asynq state and last error of task id, routed by the

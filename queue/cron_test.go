@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/snapq/snapq/jobs"
+	"github.com/snapq/snapq/regression"
 )
 
 type scheduled struct {
@@ -22,7 +23,7 @@ func (s scheduled) ScheduledTasks(context.Context) ([]jobs.ScheduledTask, error)
 func TestCronProviderBuildsEachScheduledTask(t *testing.T) {
 	t.Parallel()
 	src := scheduled{tasks: []jobs.ScheduledTask{
-		{Cronspec: "CRON_TZ=UTC */5 * * * *", Payload: jobs.SuiteRunPayload{SuiteID: "0190a000-0000-7000-8000-000000000001"}},
+		{Cronspec: "CRON_TZ=UTC */5 * * * *", Payload: regression.SuiteRunPayload{SuiteID: "0190a000-0000-7000-8000-000000000001"}},
 	}}
 	cfgs, err := (&CronProvider{Source: src}).GetConfigs()
 	if err != nil {
@@ -32,7 +33,7 @@ func TestCronProviderBuildsEachScheduledTask(t *testing.T) {
 		t.Fatalf("%d configs, want 1", len(cfgs))
 	}
 	c := cfgs[0]
-	if c.Cronspec != "CRON_TZ=UTC */5 * * * *" || c.Task.Type() != jobs.KindSuiteRun ||
+	if c.Cronspec != "CRON_TZ=UTC */5 * * * *" || c.Task.Type() != regression.KindSuiteRun ||
 		string(c.Task.Payload()) != `{"suite_id":"0190a000-0000-7000-8000-000000000001"}` {
 		t.Errorf("config %q %q %s, want the suite run on its spec", c.Cronspec, c.Task.Type(), c.Task.Payload())
 	}

@@ -6,27 +6,28 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
 
 	"github.com/snapq/snapq/jobs"
-	"github.com/snapq/snapq/maintenance"
 )
 
-// Every task snapq puts on the queue, in one table: its queue, its time
-// limit, how often it is retried and how long the backoff between attempts
-// may grow, by kind (the kinds and payloads are jobs' tasks.go).
+// How a task is queued, timed and retried is its kind's jobs.TaskRule,
+// declared by the feature beside its payload (Payload.Rule); this file
+// applies it. Tasks a process has seen (enqueued or registered a handler
+// for) have their rules remembered by kind for the retry delay.
 
-// Queues, and their weights in a worker (see QueueWeights).
+// Queues, and their weights in a worker (see Weights).
 const (
-	QueueCapture    = "capture"
-	QueueRegression = "regression"
-	QueueWebhooks   = "webhooks"
+	QueueCapture    = jobs.QueueCapture
+	QueueRegression = jobs.QueueRegression
+	QueueWebhooks   = jobs.QueueWebhooks
 	// QueueReports carries a run's reports to its code host (vcs:report):
 	// one short request each, weighted as captures so a run's start report
 	// is not starved behind the run's own captures.
-	QueueReports = "reports"
+	QueueReports = jobs.QueueReports
 )
 
 // Weights is the share of a worker's slots each queue gets when all
@@ -34,43 +35,25 @@ const (
 // soon as captures (a report is one HTTP request).
 var Weights = map[string]int{QueueCapture: 6, QueueRegression: 3, QueueWebhooks: 1, QueueReports: 6}
 
-// taskRule is how one kind of task is queued and retried.
-type taskRule struct {
-	queue string
-	// timeout bounds one attempt; 0 means the enqueuer gives it (a capture's
-	// own timeout_ms plus taskSlack).
-	timeout time.Duration
-	// retries is the number of retries after the first attempt.
-	retries func(Config) int
-	// maxDelay caps the exponential backoff between attempts.
-	maxDelay time.Duration
-	// unique, when set, makes a second task of the same payload within it a no-op.
-	unique time.Duration
-	// idPrefix prefixes the task id (the payload's id), so two kinds about
-	// the same job never share a task id.
-	idPrefix string
+// rules remembers each kind's rule (kind → jobs.TaskRule) once a payload of
+// it was enqueued or its handler registered, for RetryDelay.
+var rules sync.Map
+
+func remember(p jobs.Payload) jobs.TaskRule {
+	r := p.Rule()
+	rules.Store(p.Kind(), r)
+	return r
 }
 
-var taskRules = map[string]taskRule{
-	jobs.KindCapture: {queue: QueueCapture, retries: func(c Config) int { return c.MaxRetry },
-		maxDelay: 5 * time.Minute},
-	jobs.KindCompare: {queue: QueueRegression, timeout: 5 * time.Minute, retries: func(c Config) int { return max(c.MaxRetry, 3) },
-		maxDelay: 5 * time.Minute, idPrefix: "compare-"},
-	jobs.KindSuiteRun: {queue: QueueRegression, timeout: time.Minute, retries: func(Config) int { return 3 },
-		maxDelay: 5 * time.Minute, unique: time.Minute},
-	jobs.KindAuthTest: {queue: QueueCapture, timeout: 3 * time.Minute, retries: func(Config) int { return 0 },
-		maxDelay: time.Minute, idPrefix: "authtest-"},
-	jobs.KindWebhook: {queue: QueueWebhooks, timeout: 3 * time.Minute, retries: func(c Config) int { return c.WebhookMaxRetry },
-		maxDelay: 10 * time.Minute},
-	// Unique, not a task id: a pass that failed is archived, and a fixed id
-	// would then refuse every later one. The api's scheduler sets the
-	// uniqueness to its interval. Not retried: the next pass carries on.
-	maintenance.KindSweep: {queue: QueueRegression, timeout: 30 * time.Minute, retries: func(Config) int { return 0 },
-		maxDelay: time.Minute, unique: maintenance.DefaultSweepInterval},
-	jobs.KindVCSReport: {queue: QueueReports, timeout: time.Minute, retries: func(c Config) int { return c.WebhookMaxRetry },
-		maxDelay: 10 * time.Minute, idPrefix: "vcs-"},
-	jobs.KindNotify: {queue: QueueWebhooks, timeout: 2 * time.Minute, retries: func(c Config) int { return c.WebhookMaxRetry },
-		maxDelay: 10 * time.Minute, idPrefix: "notify-"},
+// retries is the number of retries after the first attempt rule r gives with cfg.
+func retries(r jobs.TaskRule, cfg Config) int {
+	switch r.RetryFrom {
+	case jobs.RetryCaptures:
+		return max(cfg.MaxRetry, r.Retries, 0)
+	case jobs.RetryDeliveries:
+		return max(cfg.WebhookMaxRetry, 0)
+	}
+	return max(r.Retries, 0)
 }
 
 // Config configures retries of the tasks that take them from configuration.
@@ -85,24 +68,25 @@ type Config struct {
 }
 
 // NewTask builds the asynq task of a payload with its kind's queue (its
-// shard, by the payload's id), retries, timeout and id. timeout overrides the kind's own limit when it has none.
+// shard, by the payload's id), retries, timeout and id, by its rule. timeout
+// bounds an attempt when the rule gives no limit.
 func NewTask(p jobs.Payload, timeout time.Duration, cfg Config) (*asynq.Task, []asynq.Option, error) {
-	rule, ok := taskRules[p.Kind()]
-	if !ok {
-		return nil, nil, fmt.Errorf("task kind %q is not in the task table", p.Kind())
+	rule := remember(p)
+	if rule.Queue == "" {
+		return nil, nil, fmt.Errorf("task kind %q has no queue in its rule", p.Kind())
 	}
 	raw, err := json.Marshal(p)
 	if err != nil {
 		return nil, nil, fmt.Errorf("encode %s payload: %w", p.Kind(), err)
 	}
-	if rule.timeout > 0 {
-		timeout = rule.timeout
+	if rule.Timeout > 0 {
+		timeout = rule.Timeout
 	}
-	opts := []asynq.Option{asynq.Queue(cfg.QueueFor(rule.queue, p.ID())), asynq.MaxRetry(max(rule.retries(cfg), 0)), asynq.Timeout(timeout)}
-	if rule.unique > 0 {
-		opts = append(opts, asynq.Unique(rule.unique))
+	opts := []asynq.Option{asynq.Queue(cfg.QueueFor(rule.Queue, p.ID())), asynq.MaxRetry(retries(rule, cfg)), asynq.Timeout(timeout)}
+	if rule.Unique > 0 {
+		opts = append(opts, asynq.Unique(rule.Unique))
 	} else {
-		opts = append(opts, asynq.TaskID(rule.idPrefix+p.ID()))
+		opts = append(opts, asynq.TaskID(rule.IDPrefix+p.ID()))
 	}
 	return asynq.NewTask(p.Kind(), raw), opts, nil
 }
@@ -113,6 +97,7 @@ func NewTask(p jobs.Payload, timeout time.Duration, cfg Config) (*asynq.Task, []
 func Register[P jobs.Payload](mux *asynq.ServeMux, fn func(ctx context.Context, p P) error, wrap ...func(asynq.Handler) asynq.Handler) {
 	var zero P
 	kind := zero.Kind()
+	remember(zero)
 	var h asynq.Handler = asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
 		var p P
 		if err := json.Unmarshal(t.Payload(), &p); err != nil || !jobs.ValidID(p.ID()) {
@@ -144,7 +129,8 @@ func (e noRetry) Error() string   { return e.err.Error() }
 func (e noRetry) Unwrap() []error { return []error{e.err, asynq.SkipRetry} }
 
 // RetryDelay is the worker's asynq RetryDelayFunc: exponential from base,
-// capped at the task kind's maxDelay, with up to 20% jitter.
+// capped at the task kind's rule's MaxDelay (5 minutes for a kind this
+// process has neither enqueued nor registered), with up to 20% jitter.
 func RetryDelay(base time.Duration) asynq.RetryDelayFunc {
 	if base <= 0 {
 		base = 10 * time.Second
@@ -152,8 +138,8 @@ func RetryDelay(base time.Duration) asynq.RetryDelayFunc {
 	return func(n int, _ error, t *asynq.Task) time.Duration {
 		ceiling := 5 * time.Minute
 		if t != nil {
-			if r, ok := taskRules[t.Type()]; ok {
-				ceiling = r.maxDelay
+			if r, ok := rules.Load(t.Type()); ok {
+				ceiling = r.(jobs.TaskRule).MaxDelay
 			}
 		}
 		d := base

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -10,10 +11,25 @@ import (
 	"github.com/snapq/snapq/jobs"
 )
 
+// slowPayload is a kind whose rule lets the backoff grow to 10 minutes.
+type slowPayload struct{ N string }
+
+func (slowPayload) Kind() string { return "test:slow" }
+func (p slowPayload) ID() string { return p.N }
+func (slowPayload) Rule() jobs.TaskRule {
+	return jobs.TaskRule{Queue: QueueWebhooks, RetryFrom: jobs.RetryDeliveries, MaxDelay: 10 * time.Minute}
+}
+
+// The backoff grows to the MaxDelay of the task's rule, once the process
+// has seen the kind (registered its handler or enqueued it).
 func TestRetryDelayPerKind(t *testing.T) {
 	t.Parallel()
+	Register(asynq.NewServeMux(), func(context.Context, jobs.CapturePayload) error { return nil })
+	if _, _, err := NewTask(slowPayload{N: "x"}, 0, Config{}); err != nil {
+		t.Fatal(err)
+	}
 	f := RetryDelay(time.Second)
-	hook, capture := asynq.NewTask(jobs.KindWebhook, nil), asynq.NewTask(jobs.KindCapture, nil)
+	hook, capture := asynq.NewTask("test:slow", nil), asynq.NewTask(jobs.KindCapture, nil)
 	if d := f(20, nil, hook); d < 10*time.Minute || d > 12*time.Minute {
 		t.Errorf("webhook delay after 20 retries = %s, want about 10m", d)
 	}

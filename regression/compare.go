@@ -28,20 +28,17 @@ const (
 	compareGrace = 20 * time.Second
 )
 
-// CompareQueue carries comparisons to workers. queue.AsynqQueue implements it.
-type CompareQueue interface {
-	// EnqueueCompare submits the comparison of a run's capture job (task id
-	// "compare-<job id>", so a duplicate is not an error).
-	EnqueueCompare(ctx context.Context, jobID string) error
-}
+// CompareQueue carries comparisons (ComparePayload) to workers: a
+// duplicate is not an error. queue.AsynqQueue implements it.
+type CompareQueue = Submitter
 
 // CompareTasks is what the reconcile step needs of the queue.
 // queue.AsynqQueue implements it.
 type CompareTasks interface {
 	CompareQueue
-	// CompareTaskState reports the asynq state of a job's compare task ("" when
-	// the queue has none) and its last error.
-	CompareTaskState(ctx context.Context, jobID string) (state, lastErr string, err error)
+	// PayloadState reports the asynq state of a payload's task ("" when the
+	// queue has none) and its last error.
+	PayloadState(ctx context.Context, p jobs.Payload) (state, lastErr string, err error)
 }
 
 // BlobStore reads and writes artifact bytes. artifacts.Store implements it.
@@ -83,15 +80,20 @@ type RowHashReader interface {
 	RowHashes(ctx context.Context, ids []string) (map[string][]byte, error)
 }
 
-// Run is the asynq handler of jobs.KindCompare (see queue.Register).
-func (c *Comparer) Run(ctx context.Context, p jobs.ComparePayload) error {
-	return c.Compare(ctx, p.JobID)
+// Run is the asynq handler of KindCompare (see queue.Register).
+func (c *Comparer) Run(ctx context.Context, p ComparePayload) error {
+	return c.compare(ctx, p)
 }
 
 // Compare compares one capture job of a run and records the outcome. Running
 // it again for the same job replaces the earlier outcome.
 func (c *Comparer) Compare(ctx context.Context, jobID string) error {
-	run, key, job, err := c.loadCapture(ctx, jobID)
+	return c.compare(ctx, ComparePayload{JobID: jobID})
+}
+
+func (c *Comparer) compare(ctx context.Context, p ComparePayload) error {
+	jobID := p.JobID
+	run, key, job, err := c.loadCapture(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -115,9 +117,23 @@ func (c *Comparer) Compare(ctx context.Context, jobID string) error {
 	return c.record(ctx, run, key, jobID, cs, diffs, log)
 }
 
+// CaptureRunReader is a CompareStore that reads a run (without its counts)
+// and a job in one round trip (store.Store): a compare task that carries its
+// capture key then costs one read instead of CaptureOf and GetJob.
+type CaptureRunReader interface {
+	CaptureRun(ctx context.Context, runID, jobID string) (*Run, *jobs.Job, error)
+}
+
 // loadCapture loads the run, the capture key and the job of a run's final
-// capture job.
-func (c *Comparer) loadCapture(ctx context.Context, jobID string) (*Run, CaptureKey, *jobs.Job, error) {
+// capture job: the key from the payload when it carries one.
+func (c *Comparer) loadCapture(ctx context.Context, p ComparePayload) (*Run, CaptureKey, *jobs.Job, error) {
+	jobID := p.JobID
+	if key, ok := p.key(); ok {
+		if rr, ok := c.Repo.(CaptureRunReader); ok {
+			run, job, err := rr.CaptureRun(ctx, p.RunID, jobID)
+			return checkCapture(run, key, job, jobID, err)
+		}
+	}
 	run, key, err := c.Repo.CaptureOf(ctx, jobID)
 	if errors.Is(err, jobs.ErrNotFound) {
 		return nil, key, nil, fmt.Errorf("job %s is not a run capture: %w", jobID, jobs.ErrNoRetry)
@@ -126,6 +142,14 @@ func (c *Comparer) loadCapture(ctx context.Context, jobID string) (*Run, Capture
 		return nil, key, nil, fmt.Errorf("load capture %s: %w", jobID, err)
 	}
 	job, err := c.Repo.GetJob(ctx, jobID)
+	return checkCapture(run, key, job, jobID, err)
+}
+
+// checkCapture passes a loaded capture on when its job is final.
+func checkCapture(run *Run, key CaptureKey, job *jobs.Job, jobID string, err error) (*Run, CaptureKey, *jobs.Job, error) {
+	if errors.Is(err, jobs.ErrNotFound) {
+		return nil, key, nil, fmt.Errorf("job %s or its run is gone: %w", jobID, jobs.ErrNoRetry)
+	}
 	if err != nil {
 		return nil, key, nil, fmt.Errorf("load job %s: %w", jobID, err)
 	}
@@ -536,14 +560,14 @@ func ReconcileStep(repo Uncompared, q CompareTasks) jobs.ReconcileStep {
 		acted := 0
 		var errs []error
 		for _, id := range ids {
-			state, lastErr, err := q.CompareTaskState(ctx, id)
+			state, lastErr, err := q.PayloadState(ctx, ComparePayload{JobID: id})
 			if err != nil {
 				errs = append(errs, err)
 				continue
 			}
 			switch state {
 			case "":
-				err = q.EnqueueCompare(ctx, id)
+				err = q.Submit(ctx, ComparePayload{JobID: id}, 0)
 			case "archived":
 				err = compareGaveUp(ctx, repo, id, lastErr)
 			default:
@@ -588,24 +612,26 @@ func CompareWhenFinal(repo Captures, q CompareQueue, log *slog.Logger) func(ctx 
 	return func(ctx context.Context, job *jobs.Job, settled jobs.Settled) {
 		if settled.Known {
 			if settled.RunCapture {
-				enqueueCompare(ctx, q, job.ID, log)
+				enqueueCompare(ctx, q, compareOf(job.ID, settled.Capture), log)
 			}
 			return
 		}
-		if _, _, err := repo.CaptureOf(ctx, job.ID); errors.Is(err, jobs.ErrNotFound) {
+		run, key, err := repo.CaptureOf(ctx, job.ID)
+		if errors.Is(err, jobs.ErrNotFound) {
 			return
 		} else if err != nil {
 			log.Warn("look up run capture; the reconciler will compare it", "job_id", job.ID, "err", err)
 			return
 		}
-		enqueueCompare(ctx, q, job.ID, log)
+		enqueueCompare(ctx, q, compareOf(job.ID, jobs.RunCaptureRef{RunID: run.ID, Target: key.Target, Viewport: key.Viewport,
+			JobID: key.JobID, ReferenceJobID: key.ReferenceJobID}), log)
 	}
 }
 
-// enqueueCompare enqueues the comparison of a run's final capture jobID.
-func enqueueCompare(ctx context.Context, q CompareQueue, jobID string, log *slog.Logger) {
-	if err := q.EnqueueCompare(ctx, jobID); err != nil {
-		log.Warn("enqueue comparison; the reconciler will retry", "job_id", jobID, "err", err)
+// enqueueCompare enqueues the comparison of a run's final capture.
+func enqueueCompare(ctx context.Context, q CompareQueue, p ComparePayload, log *slog.Logger) {
+	if err := q.Submit(ctx, p, 0); err != nil {
+		log.Warn("enqueue comparison; the reconciler will retry", "job_id", p.JobID, "err", err)
 	}
 }
 

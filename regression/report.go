@@ -80,8 +80,8 @@ type Reporter struct {
 	Logger *slog.Logger
 }
 
-// Run is the asynq handler of jobs.KindVCSReport.
-func (rp *Reporter) Run(ctx context.Context, p jobs.VCSReportPayload) error {
+// Run is the asynq handler of KindVCSReport.
+func (rp *Reporter) Run(ctx context.Context, p VCSReportPayload) error {
 	r, err := rp.Repo.GetRunSummary(ctx, p.RunID)
 	if errors.Is(err, jobs.ErrNotFound) {
 		return fmt.Errorf("run %s: %w: %w", p.RunID, err, jobs.ErrNoRetry)
@@ -329,7 +329,7 @@ func ReportApproval(repo ApprovalReports, q Submitter, log *slog.Logger) func(ct
 }
 
 func submitReport(ctx context.Context, q Submitter, log *slog.Logger, runID string, rep VCSReport) {
-	p := jobs.VCSReportPayload{ReportID: jobs.NewID(), RunID: runID, Seq: rep.Seq, RunStatus: string(rep.RunStatus),
+	p := VCSReportPayload{ReportID: jobs.NewID(), RunID: runID, Seq: rep.Seq, RunStatus: string(rep.RunStatus),
 		State: rep.State, Description: rep.Description}
 	if err := q.Submit(ctx, p, 0); err != nil {
 		jobs.Log(log).Warn("enqueue the run's report to its code host", "run_id", runID, "seq", rep.Seq, "err", err)

@@ -76,7 +76,7 @@ func TestReporterOrder(t *testing.T) {
 			repo.runs["r1"] = &Run{ID: "r1", SuiteID: "s1", Status: RunApproved, Commit: "abc", Counts: settled.Counts}
 			rp := &Reporter{Repo: repo, HTTP: srv.Client()}
 			for _, rep := range []VCSReport{end, start, end} {
-				p := jobs.VCSReportPayload{ReportID: jobs.NewID(), RunID: "r1", Seq: rep.Seq, RunStatus: string(rep.RunStatus),
+				p := VCSReportPayload{ReportID: jobs.NewID(), RunID: "r1", Seq: rep.Seq, RunStatus: string(rep.RunStatus),
 					State: rep.State, Description: rep.Description}
 				if err := rp.Run(context.Background(), p); err != nil {
 					t.Fatal(err)

@@ -47,7 +47,7 @@ func (p *ScheduleProvider) ScheduledTasks(ctx context.Context) ([]jobs.Scheduled
 			jobs.Log(p.Logger).Warn("suite schedule not scheduled", "suite_id", s.ID, "err", err)
 			continue
 		}
-		out = append(out, jobs.ScheduledTask{Cronspec: s.Schedule.Spec(), Payload: jobs.SuiteRunPayload{SuiteID: s.ID}})
+		out = append(out, jobs.ScheduledTask{Cronspec: s.Schedule.Spec(), Payload: SuiteRunPayload{SuiteID: s.ID}})
 	}
 	return out, nil
 }
@@ -58,11 +58,11 @@ type SuiteRunner struct {
 	Now        func() time.Time // for tests; default time.Now
 }
 
-// Run is the asynq handler of jobs.KindSuiteRun (see queue.Register): it starts the run of the
+// Run is the asynq handler of KindSuiteRun (see queue.Register): it starts the run of the
 // schedule's latest activation, unless the suite was disabled, unscheduled or
 // deleted or its owner key revoked since, that activation already has a run, or the run would take
 // the suite's owner past its in-flight cap (skipped and logged, not retried).
-func (r *SuiteRunner) Run(ctx context.Context, p jobs.SuiteRunPayload) error {
+func (r *SuiteRunner) Run(ctx context.Context, p SuiteRunPayload) error {
 	log := r.Regression.logger().With("suite_id", p.SuiteID)
 	s, err := r.Regression.Repo.GetSuite(ctx, p.SuiteID)
 	if errors.Is(err, jobs.ErrNotFound) {

@@ -44,7 +44,7 @@ func TestReconcileArchivedComparison(t *testing.T) {
 
 	// The after-final hook enqueues the comparison; every attempt fails until
 	// the queue archives the task.
-	if err := q.EnqueueCompare(ctx, jobID); err != nil {
+	if err := q.Submit(ctx, regression.ComparePayload{JobID: jobID}, 0); err != nil {
 		t.Fatal(err)
 	}
 	archiveCompare(t, redisOpt, jobID)
@@ -135,7 +135,7 @@ func archiveCompare(t *testing.T, redisOpt asynq.RedisClientOpt, jobID string) {
 		LogLevel:                 asynq.FatalLevel,
 	})
 	mux := asynq.NewServeMux()
-	queue.Register(mux, func(context.Context, jobs.ComparePayload) error {
+	queue.Register(mux, func(context.Context, regression.ComparePayload) error {
 		return errors.New("load capture: database is down")
 	})
 	if err := srv.Start(mux); err != nil {

@@ -109,7 +109,7 @@ func TestSuiteRunsCountAgainstInFlightLimit(t *testing.T) {
 	}
 	now := time.Date(2026, 11, 30, 8, 7, 31, 0, time.UTC)
 	runner := &regression.SuiteRunner{Regression: g, Now: func() time.Time { return now }}
-	if err := runner.Run(ctx, jobs.SuiteRunPayload{SuiteID: s.ID}); err != nil {
+	if err := runner.Run(ctx, regression.SuiteRunPayload{SuiteID: s.ID}); err != nil {
 		t.Fatalf("scheduled run over the cap: %v, want it skipped without an error", err)
 	}
 	if runs, _, err := st.ListRuns(ctx, s.ID, 10, ""); err != nil || len(runs) != 0 {
@@ -217,13 +217,13 @@ func TestRevokedKeysSuitesDoNotRun(t *testing.T) {
 
 	now := time.Date(2026, 11, 30, 8, 7, 31, 0, time.UTC)
 	runner := &regression.SuiteRunner{Regression: g, Now: func() time.Time { return now }}
-	if err := runner.Run(ctx, jobs.SuiteRunPayload{SuiteID: s.ID}); err != nil {
+	if err := runner.Run(ctx, regression.SuiteRunPayload{SuiteID: s.ID}); err != nil {
 		t.Fatal(err)
 	}
 	if runs, _, err := st.ListRuns(ctx, s.ID, 10, ""); err != nil || len(runs) != 0 {
 		t.Fatalf("runs of a revoked key's suite: %d, %v; want none", len(runs), err)
 	}
-	if err := runner.Run(ctx, jobs.SuiteRunPayload{SuiteID: kept.ID}); err != nil {
+	if err := runner.Run(ctx, regression.SuiteRunPayload{SuiteID: kept.ID}); err != nil {
 		t.Fatal(err)
 	}
 	if runs, _, err := st.ListRuns(ctx, kept.ID, 10, ""); err != nil || len(runs) != 1 {

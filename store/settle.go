@@ -147,10 +147,22 @@ func (o *outcome) queueSettle(b *pgx.Batch, jobID string, finish bool) {
 			jobs.EventBatchCompleted).QueryRow(func(row pgx.Row) error {
 			return row.Scan(&o.BatchFinished, &o.Deliveries)
 		})
-		b.Queue(`SELECT EXISTS (SELECT 1 FROM run_captures WHERE job_id = $1 OR reference_job_id = $1)`, jobID).
-			QueryRow(func(row pgx.Row) error { return row.Scan(&o.RunCapture) })
+		b.Queue(`SELECT run_id::text, target, viewport, job_id::text, coalesce(reference_job_id::text, '')
+			FROM run_captures WHERE job_id = $1 OR reference_job_id = $1 ORDER BY job_id = $1 DESC LIMIT 1`, jobID).
+			QueryRow(o.scanRunCapture)
 	}
 	queueBatchOfJob(b, jobID, &o.batch)
+}
+
+// scanRunCapture reads which run capture the job is, if any.
+func (o *outcome) scanRunCapture(row pgx.Row) error {
+	c := &o.Capture
+	err := row.Scan(&c.RunID, &c.Target, &c.Viewport, &c.JobID, &c.ReferenceJobID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	o.RunCapture = err == nil
+	return err
 }
 
 // sendOutcome sends an outcome's batch and commits it when the attempt was

@@ -15,7 +15,7 @@ import (
 	"github.com/snapq/snapq/regression"
 )
 
-// Visual regression: suites, runs, comparisons and baselines (jobs.SuiteRepository).
+// Visual regression: suites, runs, comparisons and baselines (regression's stores).
 
 const suiteColumns = `s.id, coalesce(s.api_key_id::text, ''), s.name, s.spec, s.schedule_cron, s.schedule_tz,
 	s.enabled, s.webhook_url, s.webhook_secret, s.created_at, s.updated_at,
@@ -81,7 +81,7 @@ func suiteArgs(s *regression.Suite) (spec []byte, cron, tz, hookURL *string, err
 	return spec, cron, tz, hookURL, err
 }
 
-// CreateSuite implements jobs.SuiteRepository.
+// CreateSuite implements regression.SuiteStore.
 func (s *Store) CreateSuite(ctx context.Context, su *regression.Suite, maxPerOwner int) error {
 	spec, cron, tz, hookURL, err := suiteArgs(su)
 	if err != nil {
@@ -117,7 +117,7 @@ func (s *Store) CreateSuite(ctx context.Context, su *regression.Suite, maxPerOwn
 	})
 }
 
-// GetSuite implements jobs.SuiteRepository.
+// GetSuite implements regression.SuiteStore.
 func (s *Store) GetSuite(ctx context.Context, id string) (*regression.Suite, error) {
 	su, err := s.scanSuite(s.pool.QueryRow(ctx, `SELECT `+suiteColumns+suiteFrom+` WHERE s.id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -129,7 +129,7 @@ func (s *Store) GetSuite(ctx context.Context, id string) (*regression.Suite, err
 	return su, nil
 }
 
-// ListSuites implements jobs.SuiteRepository.
+// ListSuites implements regression.Reader.
 func (s *Store) ListSuites(ctx context.Context, owner string, limit int, cursor string) ([]*regression.Suite, string, error) {
 	args := []any{limit + 1}
 	var conds []string
@@ -161,7 +161,7 @@ func (s *Store) ListSuites(ctx context.Context, owner string, limit int, cursor 
 	return out, next, nil
 }
 
-// UpdateSuite implements jobs.SuiteRepository.
+// UpdateSuite implements regression.SuiteStore.
 func (s *Store) UpdateSuite(ctx context.Context, su *regression.Suite) error {
 	spec, cron, tz, hookURL, err := suiteArgs(su)
 	if err != nil {
@@ -185,7 +185,7 @@ func (s *Store) UpdateSuite(ctx context.Context, su *regression.Suite) error {
 	return nil
 }
 
-// DeleteSuite implements jobs.SuiteRepository. Its runs, comparisons and
+// DeleteSuite implements regression.Reader. Its runs, comparisons and
 // baselines go with it; the run batches and their artifacts stay.
 func (s *Store) DeleteSuite(ctx context.Context, id string) error {
 	tag, err := s.pool.Exec(ctx, `DELETE FROM suites WHERE id = $1`, id)
@@ -209,7 +209,7 @@ func (s *Store) ScheduledSuites(ctx context.Context) ([]*regression.Suite, error
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*regression.Suite, error) { return s.scanSuite(r) })
 }
 
-// CreateRun implements jobs.SuiteRepository.
+// CreateRun implements regression.SuiteStore.
 func (s *Store) CreateRun(ctx context.Context, r *regression.Run, b *jobs.Batch, js []*jobs.Job, keys []regression.CaptureKey, maxInFlight int) error {
 	spec, err := json.Marshal(r.Spec)
 	if err != nil {
@@ -308,7 +308,7 @@ func (s *Store) getRunWhere(ctx context.Context, q pgx.Tx, cond string, arg any)
 	return r, err
 }
 
-// GetRun implements jobs.SuiteRepository.
+// GetRun implements regression.Reader.
 func (s *Store) GetRun(ctx context.Context, id string) (*regression.Run, error) {
 	r, err := s.getRunWhere(ctx, nil, `r.id = $1`, id)
 	if err != nil {
@@ -321,12 +321,12 @@ func (s *Store) GetRun(ctx context.Context, id string) (*regression.Run, error) 
 	return r, err
 }
 
-// RunOfBatch implements jobs.SuiteRepository.
+// RunOfBatch implements regression.RunsOfBatches.
 func (s *Store) RunOfBatch(ctx context.Context, batchID string) (*regression.Run, error) {
 	return s.getRunWhere(ctx, nil, `r.batch_id = $1`, batchID)
 }
 
-// ListRuns implements jobs.SuiteRepository.
+// ListRuns implements regression.Reader.
 func (s *Store) ListRuns(ctx context.Context, suiteID string, limit int, cursor string) ([]*regression.Run, string, error) {
 	q := `SELECT ` + runColumns + ` FROM runs r WHERE r.suite_id = $1`
 	args := []any{suiteID, limit + 1}
@@ -363,7 +363,7 @@ func (s *Store) comparisons(ctx context.Context, runID string) ([]*regression.Co
 	return s.scanComparisons(ctx, rows, err)
 }
 
-// CaptureOf implements jobs.SuiteRepository: one query, without the run's counts.
+// CaptureOf implements regression.Captures: one query, without the run's counts.
 func (s *Store) CaptureOf(ctx context.Context, jobID string) (*regression.Run, regression.CaptureKey, error) {
 	var key regression.CaptureKey
 	var r regression.Run
@@ -389,6 +389,38 @@ func (s *Store) CaptureOf(ctx context.Context, jobID string) (*regression.Run, r
 		return nil, key, fmt.Errorf("run %s spec: %w", r.ID, err)
 	}
 	return &r, key, nil
+}
+
+// CaptureRun implements regression.CaptureRunReader: the run of a capture
+// whose key the compare task carries (without its counts) and the capture
+// job, in one round trip.
+func (s *Store) CaptureRun(ctx context.Context, runID, jobID string) (*regression.Run, *jobs.Job, error) {
+	var r regression.Run
+	var spec []byte
+	var j *jobs.Job
+	b := &pgx.Batch{}
+	b.Queue(`SELECT r.id, r.suite_id, r.batch_id, r.trigger, r.scheduled_for, r.status, r.spec,
+		r.created_at, r.finished_at, r.branch, r.base_branch, r.commit_sha, r.base_url, r.compare_to_base_url
+		FROM runs r WHERE r.id = $1`, runID).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&r.ID, &r.SuiteID, &r.BatchID, &r.Trigger, &r.ScheduledFor, &r.Status, &spec, &r.CreatedAt,
+			&r.FinishedAt, &r.Branch, &r.BaseBranch, &r.Commit, &r.BaseURL, &r.CompareTo)
+	})
+	b.Queue(`SELECT `+jobColumns+`, `+sharedOptionsColumn+` FROM jobs WHERE id = $1`, jobID).QueryRow(func(row pgx.Row) error {
+		var err error
+		j, err = scanJob(row, true, nil)
+		return err
+	})
+	err := s.pool.SendBatch(ctx, b).Close()
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil, jobs.ErrNotFound
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("get run %s and capture %s: %w", runID, jobID, unavailable(err))
+	}
+	if err := json.Unmarshal(spec, &r.Spec); err != nil {
+		return nil, nil, fmt.Errorf("run %s spec: %w", r.ID, err)
+	}
+	return &r, j, nil
 }
 
 const baselineColumns = `b.id, b.suite_id, b.target, b.viewport, b.segment, b.version, coalesce(b.artifact_id::text, ''),
@@ -453,7 +485,7 @@ func (s *Store) artifactsByID(ctx context.Context, ids []string) (map[string]*jo
 	return out, nil
 }
 
-// ActiveBaselines implements jobs.SuiteRepository.
+// ActiveBaselines implements regression.CompareStore.
 // A segment's baseline is the newest version of the first branch that has
 // one; a branch's removal of a segment hides its base's.
 func (s *Store) ActiveBaselines(ctx context.Context, suiteID string, branches []string, key regression.CaptureKey) ([]*regression.Baseline, error) {
@@ -483,7 +515,7 @@ func (s *Store) Reject(ctx context.Context, runID string, ids []string, by strin
 	return int(tag.RowsAffected()), nil
 }
 
-// ListBaselines implements jobs.SuiteRepository.
+// ListBaselines implements regression.Reader.
 func (s *Store) ListBaselines(ctx context.Context, suiteID, branch string, history bool) ([]*regression.Baseline, error) {
 	q := `SELECT ` + baselineColumns + ` FROM baselines b WHERE b.suite_id = $1 AND b.branch = $2`
 	if !history {
@@ -494,7 +526,7 @@ func (s *Store) ListBaselines(ctx context.Context, suiteID, branch string, histo
 	return s.scanBaselines(ctx, rows, err)
 }
 
-// GetBaseline implements jobs.SuiteRepository.
+// GetBaseline implements regression.Reader.
 func (s *Store) GetBaseline(ctx context.Context, id string) (*regression.Baseline, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+baselineColumns+` FROM baselines b WHERE b.id = $1`, id)
 	bs, err := s.scanBaselines(ctx, rows, err)
@@ -507,7 +539,7 @@ func (s *Store) GetBaseline(ctx context.Context, id string) (*regression.Baselin
 	return bs[0], nil
 }
 
-// RecordComparisons implements jobs.SuiteRepository.
+// RecordComparisons implements regression.CompareStore.
 func (s *Store) RecordComparisons(ctx context.Context, runID, jobID string, cs []*regression.Comparison, diffs []*jobs.Artifact) (bool, error) {
 	finished := false
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -621,7 +653,7 @@ func artID(a *jobs.Artifact) *string {
 	return &a.ID
 }
 
-// UncomparedCaptures implements jobs.SuiteRepository.
+// UncomparedCaptures implements regression.Uncompared.
 func (s *Store) UncomparedCaptures(ctx context.Context, before time.Time, limit int) ([]string, error) {
 	rows, err := s.pool.Query(ctx, `SELECT rc.job_id FROM run_captures rc JOIN jobs j ON j.id = rc.job_id
 		WHERE rc.compared_at IS NULL AND j.status IN ('succeeded', 'failed', 'canceled') AND j.finished_at < $1
@@ -662,7 +694,7 @@ func nonNil(ss []string) []string {
 	return ss
 }
 
-// RestoreBaseline implements jobs.SuiteRepository.
+// RestoreBaseline implements regression.Reader.
 func (s *Store) RestoreBaseline(ctx context.Context, id, by string) (*regression.Baseline, error) {
 	newID := uuid.Must(uuid.NewV7()).String()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -731,7 +763,7 @@ func (s *Store) MergeBranch(ctx context.Context, suiteID, branch, base, by strin
 	return n, nil
 }
 
-// VCSComment implements regression.VCSComments: the id of the comment the
+// VCSComment implements regression.VCSStore: the id of the comment the
 // suite's runs edit on a pull request, "" before the first.
 func (s *Store) VCSComment(ctx context.Context, suiteID string, pr int) (string, error) {
 	var id string
@@ -743,7 +775,7 @@ func (s *Store) VCSComment(ctx context.Context, suiteID string, pr int) (string,
 	return id, err
 }
 
-// SetVCSComment implements regression.VCSComments.
+// SetVCSComment implements regression.VCSStore.
 func (s *Store) SetVCSComment(ctx context.Context, suiteID string, pr int, id string) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO vcs_comments (suite_id, pull_request, comment_id) VALUES ($1, $2, $3)
 		ON CONFLICT (suite_id, pull_request) DO UPDATE SET comment_id = EXCLUDED.comment_id`, suiteID, pr, id)

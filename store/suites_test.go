@@ -73,7 +73,7 @@ func TestSuiteRunsAndBaselines(t *testing.T) {
 
 	now := time.Date(2026, 11, 30, 8, 7, 31, 0, time.UTC)
 	runner := &regression.SuiteRunner{Regression: g, Now: func() time.Time { return now }}
-	payload := jobs.SuiteRunPayload{SuiteID: s.ID}
+	payload := regression.SuiteRunPayload{SuiteID: s.ID}
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	for i := range errs {

@@ -53,7 +53,7 @@ func createDelivery(ctx context.Context, tx pgx.Tx, batchID, event string) error
 	return nil
 }
 
-// GetBatchWebhook implements jobs.WebhookRepository.
+// GetBatchWebhook implements webhook.DeliveryStore.
 func (s *Store) GetBatchWebhook(ctx context.Context, batchID string) (*jobs.Webhook, error) {
 	var w jobs.Webhook
 	var plain *string
@@ -93,7 +93,7 @@ func collectDeliveries(rows pgx.Rows, err error) ([]*webhook.Delivery, error) {
 	return out, nil
 }
 
-// GetWebhookDelivery implements jobs.WebhookRepository.
+// GetWebhookDelivery implements webhook.DeliveryStore.
 func (s *Store) GetWebhookDelivery(ctx context.Context, id string) (*webhook.Delivery, error) {
 	d, err := scanDelivery(s.pool.QueryRow(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -105,19 +105,19 @@ func (s *Store) GetWebhookDelivery(ctx context.Context, id string) (*webhook.Del
 	return d, nil
 }
 
-// ListWebhookDeliveries implements jobs.WebhookRepository.
+// ListWebhookDeliveries implements webhook.Deliveries.
 func (s *Store) ListWebhookDeliveries(ctx context.Context, batchID string) ([]*webhook.Delivery, error) {
 	return collectDeliveries(s.pool.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries
 		WHERE batch_id = $1 ORDER BY created_at, id`, batchID))
 }
 
-// PendingWebhookDeliveries implements jobs.WebhookRepository.
+// PendingWebhookDeliveries implements webhook.PendingStore.
 func (s *Store) PendingWebhookDeliveries(ctx context.Context, before time.Time, limit int) ([]*webhook.Delivery, error) {
 	return collectDeliveries(s.pool.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries
 		WHERE status = 'pending' AND updated_at < $1 ORDER BY updated_at LIMIT $2`, before, limit))
 }
 
-// RecordWebhookAttempt implements jobs.WebhookRepository.
+// RecordWebhookAttempt implements webhook.DeliveryStore.
 func (s *Store) RecordWebhookAttempt(ctx context.Context, id string, a webhook.Attempt) (bool, error) {
 	switch a.Status {
 	case webhook.DeliveryPending, webhook.DeliveryDelivered, webhook.DeliveryFailed:
@@ -134,7 +134,7 @@ func (s *Store) RecordWebhookAttempt(ctx context.Context, id string, a webhook.A
 	return tag.RowsAffected() == 1, nil
 }
 
-// FailWebhookDelivery implements jobs.WebhookRepository.
+// FailWebhookDelivery implements webhook.PendingStore.
 func (s *Store) FailWebhookDelivery(ctx context.Context, id, reason string) (bool, error) {
 	tag, err := s.pool.Exec(ctx, `UPDATE webhook_deliveries SET status = 'failed', last_error = $2, updated_at = now()
 		WHERE id = $1 AND status = 'pending'`, id, reason)

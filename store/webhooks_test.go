@@ -250,11 +250,11 @@ type webhookQueue struct {
 	enqueued []string
 }
 
-func (q *webhookQueue) EnqueueWebhook(_ context.Context, id string) error {
-	q.enqueued = append(q.enqueued, id)
+func (q *webhookQueue) Submit(_ context.Context, p jobs.Payload, _ time.Duration) error {
+	q.enqueued = append(q.enqueued, p.(webhook.Payload).DeliveryID)
 	return nil
 }
 
-func (q *webhookQueue) WebhookTaskState(context.Context, string) (string, string, error) {
+func (q *webhookQueue) PayloadState(context.Context, jobs.Payload) (string, string, error) {
 	return q.state, "boom", nil
 }

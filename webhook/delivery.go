@@ -59,8 +59,8 @@ type Handler struct {
 // errWebhookBlocked marks an attempt the egress policy refused.
 var errWebhookBlocked = errors.New("blocked by the egress policy")
 
-// Run is the asynq handler of jobs.KindWebhook (see queue.Register).
-func (h *Handler) Run(ctx context.Context, p jobs.WebhookPayload) error {
+// Run is the asynq handler of KindWebhook (see queue.Register).
+func (h *Handler) Run(ctx context.Context, p Payload) error {
 	return h.Deliver(ctx, p.DeliveryID, jobs.LastAttempt(ctx))
 }
 

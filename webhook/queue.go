@@ -13,20 +13,27 @@ import (
 // How deliveries reach the queue: the worker that makes a batch (or a run)
 // final enqueues its pending deliveries at once (Announcer); the api's
 // reconciler enqueues any it missed (ReconcileStep). The task's kind, queue,
-// retries and backoff are in jobs' task table.
+// retries and backoff are its rule (task.go).
 
 // reconcileGrace is how long a pending delivery may sit before the
 // reconciler checks its task: the worker that completed the batch normally
 // enqueues it right away.
 const reconcileGrace = 5 * time.Second
 
-// Queue carries deliveries to workers. queue.AsynqQueue implements it.
+// Queue carries deliveries (Payload) to workers. queue.AsynqQueue implements it.
 type Queue interface {
-	// EnqueueWebhook submits the delivery's task (task id = delivery id, so
-	// enqueuing it twice is not an error).
-	EnqueueWebhook(ctx context.Context, deliveryID string) error
-	// WebhookTaskState is like jobs.Queue.TaskState for a delivery's task.
-	WebhookTaskState(ctx context.Context, deliveryID string) (state, lastErr string, err error)
+	// Submit enqueues a task; a duplicate (the same delivery) is not an error.
+	Submit(ctx context.Context, p jobs.Payload, timeout time.Duration) error
+	// PayloadState is like jobs.Queue.TaskState for a payload's task.
+	PayloadState(ctx context.Context, p jobs.Payload) (state, lastErr string, err error)
+}
+
+// Enqueue submits delivery id's task (task id = delivery id, so enqueuing it
+// twice is not an error).
+func Enqueue(ctx context.Context, q interface {
+	Submit(ctx context.Context, p jobs.Payload, timeout time.Duration) error
+}, id string) error {
+	return q.Submit(ctx, Payload{DeliveryID: id}, 0)
 }
 
 // Announcer enqueues a batch's pending deliveries right after the batch may
@@ -47,7 +54,7 @@ func (a *Announcer) AfterFinal(ctx context.Context, job *jobs.Job, settled jobs.
 		return
 	}
 	for _, id := range settled.Deliveries {
-		if err := a.Queue.EnqueueWebhook(ctx, id); err != nil {
+		if err := Enqueue(ctx, a.Queue, id); err != nil {
 			jobs.Log(a.Logger).Warn("enqueue webhook delivery; the reconciler will retry", "delivery_id", id, "err", err)
 		}
 	}
@@ -65,7 +72,7 @@ func (a *Announcer) Batch(ctx context.Context, batchID string) {
 		if d.Status != DeliveryPending {
 			continue
 		}
-		if err := a.Queue.EnqueueWebhook(ctx, d.ID); err != nil {
+		if err := Enqueue(ctx, a.Queue, d.ID); err != nil {
 			log.Warn("enqueue webhook delivery; the reconciler will retry", "delivery_id", d.ID, "err", err)
 		}
 	}
@@ -97,14 +104,14 @@ func ReconcileStep(repo PendingStore, q Queue, grace time.Duration) jobs.Reconci
 		acted := 0
 		var errs []error
 		for _, d := range ds {
-			state, lastErr, err := q.WebhookTaskState(ctx, d.ID)
+			state, lastErr, err := q.PayloadState(ctx, Payload{DeliveryID: d.ID})
 			if err != nil {
 				errs = append(errs, err)
 				continue
 			}
 			switch state {
 			case "":
-				err = q.EnqueueWebhook(ctx, d.ID)
+				err = Enqueue(ctx, q, d.ID)
 			case "archived", "completed":
 				msg := "the queue gave up on the delivery"
 				if lastErr != "" {

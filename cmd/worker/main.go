@@ -20,6 +20,7 @@ import (
 
 	"github.com/snapq/snapq/artifacts"
 	"github.com/snapq/snapq/capture"
+	"github.com/snapq/snapq/capture/markup"
 	"github.com/snapq/snapq/cmd/internal/env"
 	"github.com/snapq/snapq/cmd/internal/harden"
 	"github.com/snapq/snapq/discover"
@@ -247,7 +248,7 @@ func (d *deps) startBrowsers(ctx context.Context, cfg workerConfig, log *slog.Lo
 	ecfg, ccfg := cfg.Egress, cfg.Capture
 	ecfg.Logger = log.With("component", "egress")
 	d.guard = egress.New(ecfg)
-	ccfg.Logger = log
+	ccfg.Logger, ccfg.Markup = log, markup.Codec{}
 	if !cfg.FilterLists.Off {
 		// Loaded on the first job that blocks, once per worker, shared by every tab.
 		eng, err := filterlist.NewLazy(cfg.FilterLists.Files, log.With("component", "filterlist"))
@@ -372,7 +373,7 @@ func authFailed(st *store.Store, tasks *queue.AsynqQueue, log *slog.Logger) func
 			}
 			return
 		}
-		if err := tasks.EnqueueWebhook(ctx, id); err != nil {
+		if err := webhook.Enqueue(ctx, tasks, id); err != nil {
 			log.Warn("enqueue the auth_profile.failed delivery; the reconciler will", "delivery_id", id, "err", err)
 		}
 	}

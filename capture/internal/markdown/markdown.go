@@ -13,6 +13,8 @@ import (
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/snapq/snapq/capture/internal/runecap"
 )
 
 // Limits and thresholds.
@@ -90,25 +92,8 @@ func Convert(rawHTML, pageURL string, visibleChars, maxChars int) (Result, error
 }
 
 // CapRunes cuts s to at most max characters, at the last line break of the final tenth
-// when there is one, so a cut rarely splits a line.
-func CapRunes(s string, max int) (string, bool) {
-	if utf8.RuneCountInString(s) <= max {
-		return s, false
-	}
-	cut, n := 0, 0
-	for i := range s {
-		if n == max {
-			cut = i
-			break
-		}
-		n++
-	}
-	s = s[:cut]
-	if i := strings.LastIndexByte(s, '\n'); i > 0 && utf8.RuneCountInString(s[i:]) <= max/10 {
-		s = s[:i]
-	}
-	return strings.TrimRight(s, " \n"), true
-}
+// when there is one (runecap.Cut, shared with capture's download Markdown).
+func CapRunes(s string, max int) (string, bool) { return runecap.Cut(s, max) }
 
 // replaceDataImages replaces every <img> whose src is a data: URI with a short text naming its
 // size, e.g. "[image: data URI, 2.0 MB]", and drops data: URIs from srcset, so an inline

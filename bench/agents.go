@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,12 +36,16 @@ type agentsOptions struct {
 	calls    int
 	batch    int
 	variants string
+	// browserless is the base URL of a running Browserless (e.g. http://127.0.0.1:3000?token=T):
+	// its /chromium/screenshot and /chromium/content join the idle series.
+	browserless string
 }
 
 func (a *agentsOptions) flags() {
 	flag.BoolVar(&a.on, "agents", false, "only measure synchronous capture latency: idle against a bare go-rod capture, and behind another key's batch (agents.go)")
 	flag.IntVar(&a.calls, "agents-calls", 20, "synchronous calls per series")
 	flag.IntVar(&a.batch, "agents-batch", 1000, "pages of the other key's batch")
+	flag.StringVar(&a.browserless, "agents-browserless", "", "base URL of a running Browserless with its token (http://127.0.0.1:3000?token=T): its /chromium/screenshot and /chromium/content join the idle series (docs/agents.md says how to run it here)")
 	flag.StringVar(&a.variants, "agents-variants", "", `run the whole measurement once per variant, back to back, each a stack of its own with extra worker settings: "name:K=V,K=V;name2:…" (e.g. "shared:SNAPQ_INTERACTIVE_BROWSER_TABS=0,SNAPQ_INTERACTIVE_TABS=1,SNAPQ_BATCH_CHROME_NICE=0;own:")`)
 }
 
@@ -161,7 +166,7 @@ func agentsOne(o options) (agentsResult, error) {
 		}
 	}
 	r.loadStart = loadAvg()
-	if err := agentsIdle(ctx, st, floor, agent, page, o.agents.calls, &r); err != nil {
+	if err := agentsIdle(ctx, st, floor, agent, page, o.agents.browserless, o.agents.calls, &r); err != nil {
 		return r, err
 	}
 	if err := agentsPhases(st, agent, page, o.agents.calls, "idle"); err != nil {
@@ -173,7 +178,7 @@ func agentsOne(o options) (agentsResult, error) {
 }
 
 // agentsIdle runs the idle series, interleaved, prints them and keeps their percentiles in r.
-func agentsIdle(ctx context.Context, st *stack, f *floor, key, page string, n int, r *agentsResult) error {
+func agentsIdle(ctx context.Context, st *stack, f *floor, key, page, peer string, n int, r *agentsResult) error {
 	var fl, sy, bl []time.Duration
 	for i := range n {
 		u := page + "?i=" + strconv.Itoa(i)
@@ -201,10 +206,26 @@ func agentsIdle(ctx context.Context, st *stack, f *floor, key, page string, n in
 		}
 		bl = append(bl, d)
 	}
-	for _, s := range []struct {
+	series := []struct {
 		name string
 		ds   []time.Duration
-	}{{"bare go-rod", fl}, {"POST /v1/capture", sy}, {"browserless /screenshot", bl}} {
+	}{{"bare go-rod", fl}, {"POST /v1/capture", sy}, {"browserless /screenshot", bl}}
+	if peer != "" {
+		pshot, pcontent, err := peerSeries(peer, page, n)
+		if err != nil {
+			return err
+		}
+		series = append(series, struct {
+			name string
+			ds   []time.Duration
+		}{"Browserless /screenshot", pshot}, struct {
+			name string
+			ds   []time.Duration
+		}{"Browserless /content", pcontent})
+		fmt.Printf("bench: agents: Browserless itself: sync/Browserless-screenshot p50 = %.2f, compat-screenshot/Browserless-screenshot p50 = %.2f\n",
+			ratio(pctOf(sy, 50), pctOf(pshot, 50)), ratio(pctOf(bl, 50), pctOf(pshot, 50)))
+	}
+	for _, s := range series {
 		fmt.Printf("bench: agents: idle %-24s p50 %6s  p95 %6s\n", s.name, pctOf(s.ds, 50), pctOf(s.ds, 95))
 	}
 	fmt.Printf("bench: agents: sync/floor p50 = %.2f (p95 %.2f); compat/floor p50 = %.2f\n",
@@ -311,8 +332,9 @@ func agentsPhases(st *stack, key, page string, n int, label string) error {
 	return nil
 }
 
-// phaseSteps are the capture timings (result.timings_ms) the phases print.
-var phaseSteps = []string{"slot", "tab", "navigate", "wait", "capture", "encode", "thumbnail", "upload"}
+// phaseSteps are the timings (result.timings_ms) the phases print: queue (created → the
+// worker's handler: dispatch and dequeue), start (the host's slot and the start), then the capture's.
+var phaseSteps = []string{"queue", "start", "slot", "tab", "navigate", "wait", "capture", "encode", "thumbnail", "upload"}
 
 // sep is the separator before another query parameter of u.
 func sep(u string) string {
@@ -409,3 +431,37 @@ func pctOf(ds []time.Duration, p int) time.Duration {
 }
 
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
+
+// peerSeries times n calls of a running Browserless's /chromium/screenshot and
+// /chromium/content on the page, interleaved (after snapq's series: a
+// Browserless call starts a browser of its own, which would weigh on snapq's).
+func peerSeries(base, page string, n int) (shot, content []time.Duration, err error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range n {
+		for _, route := range []string{"/chromium/screenshot", "/chromium/content"} {
+			v := *u
+			v.Path = strings.TrimSuffix(v.Path, "/") + route
+			raw, _ := json.Marshal(map[string]any{"url": page + "?peer=" + strconv.Itoa(i)})
+			start := time.Now()
+			resp, err := http.Post(v.String(), "application/json", bytes.NewReader(raw))
+			if err != nil {
+				return nil, nil, err
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			d := time.Since(start)
+			if resp.StatusCode != http.StatusOK || len(b) == 0 {
+				return nil, nil, fmt.Errorf("Browserless %s: status %d, %.200s", route, resp.StatusCode, b)
+			}
+			if route == "/chromium/screenshot" {
+				shot = append(shot, d)
+			} else {
+				content = append(content, d)
+			}
+		}
+	}
+	return shot, content, nil
+}

@@ -36,6 +36,9 @@ type agentsOptions struct {
 	calls    int
 	batch    int
 	variants string
+	// otherHost puts the other key's batch on another site (loopback address) than the
+	// sync calls, so the host's cap (host_concurrency) is not between them.
+	otherHost bool
 	// browserless is the base URL of a running Browserless (e.g. http://127.0.0.1:3000?token=T):
 	// its /chromium/screenshot and /chromium/content join the idle series.
 	browserless string
@@ -46,6 +49,7 @@ func (a *agentsOptions) flags() {
 	flag.IntVar(&a.calls, "agents-calls", 20, "synchronous calls per series")
 	flag.IntVar(&a.batch, "agents-batch", 1000, "pages of the other key's batch")
 	flag.StringVar(&a.browserless, "agents-browserless", "", "base URL of a running Browserless with its token (http://127.0.0.1:3000?token=T): its /chromium/screenshot and /chromium/content join the idle series (docs/agents.md says how to run it here)")
+	flag.BoolVar(&a.otherHost, "agents-batch-other-host", false, "serve the other key's batch from another loopback address than the sync calls' page (default: the same host, so the sync call also waits for a slot of the host's cap)")
 	flag.StringVar(&a.variants, "agents-variants", "", `run the whole measurement once per variant, back to back, each a stack of its own with extra worker settings: "name:K=V,K=V;name2:…" (e.g. "shared:SNAPQ_INTERACTIVE_BROWSER_TABS=0,SNAPQ_INTERACTIVE_TABS=1,SNAPQ_BATCH_CHROME_NICE=0;own:")`)
 }
 
@@ -130,12 +134,17 @@ func agentsBench(o options) error {
 func agentsOne(o options) (agentsResult, error) {
 	var r agentsResult
 	ctx := context.Background()
-	sites, stopSites, err := serveSites(strings.Split(o.addrs, ",")[:1])
+	addrs := strings.Split(o.addrs, ",")[:1]
+	if o.agents.otherHost {
+		addrs = strings.Split(o.addrs, ",")[:2]
+	}
+	sites, stopSites, err := serveSites(addrs)
 	if err != nil {
 		return r, err
 	}
 	defer stopSites()
-	o.allow = allowCIDRs(strings.Split(o.addrs, ",")[0])
+	o.allow = allowCIDRs(strings.Join(addrs, ","))
+	batchSite := sites[len(sites)-1]
 	o.env = append([]string{"SNAPQ_AUTH=on", "SNAPQ_INTERACTIVE_TABS=" + strconv.Itoa(max(1, o.concurrency/4))}, o.env...) // a variant's settings win
 	st, err := startStack(ctx, o)
 	if err != nil {
@@ -172,7 +181,7 @@ func agentsOne(o options) (agentsResult, error) {
 	if err := agentsPhases(st, agent, page, o.agents.calls, "idle"); err != nil {
 		return r, err
 	}
-	err = agentsLoaded(st, agent, other, sites[0], page, o.agents, &r)
+	err = agentsLoaded(st, agent, other, batchSite, page, o.agents, &r)
 	r.loadEnd = loadAvg()
 	return r, err
 }
@@ -271,7 +280,11 @@ func agentsLoaded(st *stack, agent, other, site, page string, a agentsOptions, r
 		Counts map[string]int `json:"counts"`
 	}
 	st.get(other, "/v1/batches/"+b.ID, &cur)
-	fmt.Printf("bench: agents: behind a %d-page batch of another key (its counts at the end: %v)\n", a.batch, cur.Counts)
+	where := "the same host"
+	if a.otherHost {
+		where = "another host"
+	}
+	fmt.Printf("bench: agents: behind a %d-page batch of another key on %s (its counts at the end: %v)\n", a.batch, where, cur.Counts)
 	r.loaded50, r.loaded95, r.late = pctOf(loaded, 50), pctOf(loaded, 95), late
 	fmt.Printf("bench: agents: idle   POST /v1/capture p50 %6s  p95 %6s\n", r.sync50, r.sync95)
 	fmt.Printf("bench: agents: loaded POST /v1/capture p50 %6s  p95 %6s\n", r.loaded50, r.loaded95)

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -30,78 +32,174 @@ import (
 // interactive lane, as docs/agents.md suggests (a quarter).
 
 type agentsOptions struct {
-	on    bool
-	calls int
-	batch int
+	on       bool
+	calls    int
+	batch    int
+	variants string
+	// otherHost puts the other key's batch on another site (loopback address) than the
+	// sync calls, so the host's cap (host_concurrency) is not between them.
+	otherHost bool
+	// browserless is the base URL of a running Browserless (e.g. http://127.0.0.1:3000?token=T):
+	// its /chromium/screenshot and /chromium/content join the idle series.
+	browserless string
 }
 
 func (a *agentsOptions) flags() {
 	flag.BoolVar(&a.on, "agents", false, "only measure synchronous capture latency: idle against a bare go-rod capture, and behind another key's batch (agents.go)")
 	flag.IntVar(&a.calls, "agents-calls", 20, "synchronous calls per series")
 	flag.IntVar(&a.batch, "agents-batch", 1000, "pages of the other key's batch")
+	flag.StringVar(&a.browserless, "agents-browserless", "", "base URL of a running Browserless with its token (http://127.0.0.1:3000?token=T): its /chromium/screenshot and /chromium/content join the idle series (docs/agents.md says how to run it here)")
+	flag.BoolVar(&a.otherHost, "agents-batch-other-host", false, "serve the other key's batch from another loopback address than the sync calls' page (default: the same host, so the sync call also waits for a slot of the host's cap)")
+	flag.StringVar(&a.variants, "agents-variants", "", `run the whole measurement once per variant, back to back, each a stack of its own with extra worker settings: "name:K=V,K=V;name2:…" (e.g. "shared:SNAPQ_INTERACTIVE_BROWSER_TABS=0,SNAPQ_INTERACTIVE_TABS=1,SNAPQ_BATCH_CHROME_NICE=0;own:")`)
+}
+
+// agentsVariant is one configuration the -agents bench measures.
+type agentsVariant struct {
+	name string
+	env  []string
+}
+
+// parseVariants reads -agents-variants; empty: one variant with the defaults.
+func parseVariants(s string) ([]agentsVariant, error) {
+	if strings.TrimSpace(s) == "" {
+		return []agentsVariant{{name: "defaults"}}, nil
+	}
+	var out []agentsVariant
+	for _, part := range strings.Split(s, ";") {
+		name, kvs, ok := strings.Cut(strings.TrimSpace(part), ":")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("-agents-variants: %q: want name:K=V,K=V", part)
+		}
+		v := agentsVariant{name: name}
+		for _, kv := range strings.Split(kvs, ",") {
+			if kv = strings.TrimSpace(kv); kv != "" {
+				if !strings.HasPrefix(kv, "SNAPQ_") || !strings.Contains(kv, "=") {
+					return nil, fmt.Errorf("-agents-variants: %q: want SNAPQ_NAME=value", kv)
+				}
+				v.env = append(v.env, kv)
+			}
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// loadAvg is /proc/loadavg's first three fields.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
+}
+
+// agentsResult is one variant's numbers, for the summary.
+type agentsResult struct {
+	name                              string
+	floor50, sync50, sync95, compat50 time.Duration
+	loaded50, loaded95                time.Duration
+	late                              int
+	loadStart, loadEnd                string
 }
 
 func agentsBench(o options) error {
-	ctx := context.Background()
-	sites, stopSites, err := serveSites(strings.Split(o.addrs, ",")[:1])
+	variants, err := parseVariants(o.agents.variants)
 	if err != nil {
 		return err
 	}
+	var results []agentsResult
+	for i, v := range variants {
+		vo := o
+		vo.env = append(append([]string(nil), o.env...), v.env...)
+		vo.suffix = "-agents-" + strconv.Itoa(i)
+		fmt.Printf("bench: agents: variant %q (%s), load average %s\n", v.name, strings.Join(v.env, " "), loadAvg())
+		r, err := agentsOne(vo)
+		if err != nil {
+			return fmt.Errorf("variant %s: %w", v.name, err)
+		}
+		r.name = v.name
+		results = append(results, r)
+	}
+	fmt.Printf("bench: agents: summary (wall times inflated on a shared machine; ratios are within a variant's run)\n")
+	for _, r := range results {
+		fmt.Printf("bench: agents: %-10s sync/floor p50 %.2f (sync p50 %s, floor p50 %s), compat/floor p50 %.2f; idle p95 %s, loaded p50 %s p95 %s, loaded/idle p95 %.2f (%d not done); load %s → %s\n",
+			r.name, ratio(r.sync50, r.floor50), r.sync50, r.floor50, ratio(r.compat50, r.floor50), r.sync95, r.loaded50, r.loaded95,
+			ratio(r.loaded95, r.sync95), r.late, r.loadStart, r.loadEnd)
+	}
+	return nil
+}
+
+// agentsOne measures one variant on a stack of its own.
+func agentsOne(o options) (agentsResult, error) {
+	var r agentsResult
+	ctx := context.Background()
+	addrs := strings.Split(o.addrs, ",")[:1]
+	if o.agents.otherHost {
+		addrs = strings.Split(o.addrs, ",")[:2]
+	}
+	sites, stopSites, err := serveSites(addrs)
+	if err != nil {
+		return r, err
+	}
 	defer stopSites()
-	o.allow = allowCIDRs(strings.Split(o.addrs, ",")[0])
-	o.env = append(o.env, "SNAPQ_AUTH=on", "SNAPQ_INTERACTIVE_TABS="+strconv.Itoa(max(1, o.concurrency/4)))
+	o.allow = allowCIDRs(strings.Join(addrs, ","))
+	batchSite := sites[len(sites)-1]
+	o.env = append([]string{"SNAPQ_AUTH=on", "SNAPQ_INTERACTIVE_TABS=" + strconv.Itoa(max(1, o.concurrency/4))}, o.env...) // a variant's settings win
 	st, err := startStack(ctx, o)
 	if err != nil {
-		return err
+		return r, err
 	}
 	defer st.close()
 	agent, err := st.key("agent")
 	if err != nil {
-		return err
+		return r, err
 	}
 	other, err := st.key("batch")
 	if err != nil {
-		return err
+		return r, err
 	}
 	floor, err := newFloor(ctx, o.chrome, 1)
 	if err != nil {
-		return err
+		return r, err
 	}
 	defer floor.close()
 	page := sites[0] + "/short"
-	fmt.Printf("bench: agents: %s, %d calls per series, worker concurrency %d (1 interactive tab); wall times on a shared machine are inflated, the ratios are the result\n", page, o.agents.calls, o.concurrency)
+	fmt.Printf("bench: agents: %s, %d calls per series, worker concurrency %d; wall times on a shared machine are inflated, the ratios are the result\n", page, o.agents.calls, o.concurrency)
 	for i := range 3 { // warm both paths
 		if _, err := floor.time(ctx, page+"?warm="+strconv.Itoa(i)); err != nil {
-			return err
+			return r, err
 		}
 		if _, err := st.syncCall(agent, "/v1/capture", page+"?warm="+strconv.Itoa(i)); err != nil {
-			return err
+			return r, err
 		}
 	}
-	idle, err := agentsIdle(ctx, st, floor, agent, page, o.agents.calls)
-	if err != nil {
-		return err
+	r.loadStart = loadAvg()
+	if err := agentsIdle(ctx, st, floor, agent, page, o.agents.browserless, o.agents.calls, &r); err != nil {
+		return r, err
 	}
-	if err := agentsPhases(st, agent, page, o.agents.calls); err != nil {
-		return err
+	if err := agentsPhases(st, agent, page, o.agents.calls, "idle"); err != nil {
+		return r, err
 	}
-	return agentsLoaded(st, agent, other, sites[0], page, o.agents, idle)
+	err = agentsLoaded(st, agent, other, batchSite, page, o.agents, &r)
+	r.loadEnd = loadAvg()
+	return r, err
 }
 
-// agentsIdle runs the idle series, interleaved, prints them and returns the sync latencies.
-func agentsIdle(ctx context.Context, st *stack, f *floor, key, page string, n int) ([]time.Duration, error) {
+// agentsIdle runs the idle series, interleaved, prints them and keeps their percentiles in r.
+func agentsIdle(ctx context.Context, st *stack, f *floor, key, page, peer string, n int, r *agentsResult) error {
 	var fl, sy, bl []time.Duration
 	for i := range n {
 		u := page + "?i=" + strconv.Itoa(i)
 		d, err := f.time(ctx, u)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		fl = append(fl, d)
 		if d, err = st.syncCall(key, "/v1/capture", u); err != nil {
 			var nd errNotDone
 			if !errors.As(err, &nd) {
-				return nil, err
+				return err
 			}
 			fmt.Printf("bench: agents: an idle sync call was not done within wait_ms (counted at it)\n")
 			d = time.Duration(nd)
@@ -110,26 +208,43 @@ func agentsIdle(ctx context.Context, st *stack, f *floor, key, page string, n in
 		if d, err = st.syncCall(key, "/compat/browserless/screenshot", u); err != nil {
 			var nd errNotDone
 			if !errors.As(err, &nd) {
-				return nil, err
+				return err
 			}
 			fmt.Printf("bench: agents: a compat call was not done within its 30 s timeout (counted at it)\n")
 			d = time.Duration(nd)
 		}
 		bl = append(bl, d)
 	}
-	for _, s := range []struct {
+	series := []struct {
 		name string
 		ds   []time.Duration
-	}{{"bare go-rod", fl}, {"POST /v1/capture", sy}, {"browserless /screenshot", bl}} {
+	}{{"bare go-rod", fl}, {"POST /v1/capture", sy}, {"browserless /screenshot", bl}}
+	if peer != "" {
+		pshot, pcontent, err := peerSeries(peer, page, n)
+		if err != nil {
+			return err
+		}
+		series = append(series, struct {
+			name string
+			ds   []time.Duration
+		}{"Browserless /screenshot", pshot}, struct {
+			name string
+			ds   []time.Duration
+		}{"Browserless /content", pcontent})
+		fmt.Printf("bench: agents: Browserless itself: sync/Browserless-screenshot p50 = %.2f, compat-screenshot/Browserless-screenshot p50 = %.2f\n",
+			ratio(pctOf(sy, 50), pctOf(pshot, 50)), ratio(pctOf(bl, 50), pctOf(pshot, 50)))
+	}
+	for _, s := range series {
 		fmt.Printf("bench: agents: idle %-24s p50 %6s  p95 %6s\n", s.name, pctOf(s.ds, 50), pctOf(s.ds, 95))
 	}
 	fmt.Printf("bench: agents: sync/floor p50 = %.2f (p95 %.2f); compat/floor p50 = %.2f\n",
 		ratio(pctOf(sy, 50), pctOf(fl, 50)), ratio(pctOf(sy, 95), pctOf(fl, 95)), ratio(pctOf(bl, 50), pctOf(fl, 50)))
-	return sy, nil
+	r.floor50, r.sync50, r.sync95, r.compat50 = pctOf(fl, 50), pctOf(sy, 50), pctOf(sy, 95), pctOf(bl, 50)
+	return nil
 }
 
 // agentsLoaded queues another key's batch and runs the sync series behind it.
-func agentsLoaded(st *stack, agent, other, site, page string, a agentsOptions, idle []time.Duration) error {
+func agentsLoaded(st *stack, agent, other, site, page string, a agentsOptions, r *agentsResult) error {
 	urls := make([]string, a.batch)
 	for i := range urls {
 		urls[i] = site + "/short?batch=" + strconv.Itoa(i)
@@ -158,25 +273,33 @@ func agentsLoaded(st *stack, agent, other, site, page string, a agentsOptions, i
 	if late > 0 {
 		fmt.Printf("bench: agents: %d of %d loaded calls were not done within wait_ms (counted as their wait: see .data/bench/logs/worker.log)\n", late, a.calls)
 	}
+	if err := agentsPhases(st, agent, page+"?loadedphase=1", a.calls, "loaded"); err != nil {
+		return err
+	}
 	var cur struct {
 		Counts map[string]int `json:"counts"`
 	}
 	st.get(other, "/v1/batches/"+b.ID, &cur)
-	fmt.Printf("bench: agents: behind a %d-page batch of another key (its counts at the end: %v)\n", a.batch, cur.Counts)
-	fmt.Printf("bench: agents: idle   POST /v1/capture p50 %6s  p95 %6s\n", pctOf(idle, 50), pctOf(idle, 95))
-	fmt.Printf("bench: agents: loaded POST /v1/capture p50 %6s  p95 %6s\n", pctOf(loaded, 50), pctOf(loaded, 95))
-	fmt.Printf("bench: agents: loaded/idle p95 = %.2f\n", ratio(pctOf(loaded, 95), pctOf(idle, 95)))
+	where := "the same host"
+	if a.otherHost {
+		where = "another host"
+	}
+	fmt.Printf("bench: agents: behind a %d-page batch of another key on %s (its counts at the end: %v)\n", a.batch, where, cur.Counts)
+	r.loaded50, r.loaded95, r.late = pctOf(loaded, 50), pctOf(loaded, 95), late
+	fmt.Printf("bench: agents: idle   POST /v1/capture p50 %6s  p95 %6s\n", r.sync50, r.sync95)
+	fmt.Printf("bench: agents: loaded POST /v1/capture p50 %6s  p95 %6s\n", r.loaded50, r.loaded95)
+	fmt.Printf("bench: agents: loaded/idle p95 = %.2f\n", ratio(r.loaded95, r.sync95))
 	return nil
 }
 
 // agentsPhases says where an idle sync call's time goes: n calls answered
 // with the job view, split by the job's own timestamps (Postgres's clock, the
 // same machine's) and the capture's timings; medians.
-func agentsPhases(st *stack, key, page string, n int) error {
+func agentsPhases(st *stack, key, page string, n int, label string) error {
 	var total, toStart, render, upload, toFinish, reply []time.Duration
 	steps := map[string][]time.Duration{}
 	for i := range n {
-		body, _ := json.Marshal(map[string]any{"url": page + "?phase=" + strconv.Itoa(i), "wait_ms": 120000,
+		body, _ := json.Marshal(map[string]any{"url": page + sep(page) + "phase=" + strconv.Itoa(i), "wait_ms": 120000,
 			"options": map[string]any{"outputs": []string{"screenshot"}, "screenshot": map[string]any{"format": "png"}}})
 		req, _ := http.NewRequest("POST", st.api+"/v1/capture", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -208,15 +331,30 @@ func agentsPhases(st *stack, key, page string, n int) error {
 		upload = append(upload, ms("upload"))
 		toFinish = append(toFinish, j.FinishedAt.Sub(*j.StartedAt))
 		reply = append(reply, end.Sub(*j.FinishedAt))
-		for _, k := range []string{"navigate", "wait", "capture", "encode"} {
+		for _, k := range phaseSteps {
 			steps[k] = append(steps[k], ms(k))
 		}
 	}
-	fmt.Printf("bench: agents: idle phases (p50 of %d JSON calls): total %s = submit→started %s, started→finished %s (render %s, upload %s), finished→reply %s\n",
-		n, pctOf(total, 50), pctOf(toStart, 50), pctOf(toFinish, 50), pctOf(render, 50), pctOf(upload, 50), pctOf(reply, 50))
-	fmt.Printf("bench: agents: idle render steps (p50): navigate %s, wait %s, capture %s, encode %s; the rest of render is the tab's take and clean slate\n",
-		pctOf(steps["navigate"], 50), pctOf(steps["wait"], 50), pctOf(steps["capture"], 50), pctOf(steps["encode"], 50))
+	fmt.Printf("bench: agents: %s phases (p50 of %d JSON calls): total %s = submit→started %s, started→finished %s (render %s, upload %s), finished→reply %s\n",
+		label, n, pctOf(total, 50), pctOf(toStart, 50), pctOf(toFinish, 50), pctOf(render, 50), pctOf(upload, 50), pctOf(reply, 50))
+	parts := make([]string, 0, len(phaseSteps))
+	for _, k := range phaseSteps {
+		parts = append(parts, fmt.Sprintf("%s %s/%s", k, pctOf(steps[k], 50), pctOf(steps[k], 95)))
+	}
+	fmt.Printf("bench: agents: %s render steps (p50/p95): %s\n", label, strings.Join(parts, ", "))
 	return nil
+}
+
+// phaseSteps are the timings (result.timings_ms) the phases print: queue (created → the
+// worker's handler: dispatch and dequeue), start (the host's slot and the start), then the capture's.
+var phaseSteps = []string{"queue", "start", "slot", "tab", "navigate", "wait", "capture", "encode", "thumbnail", "upload"}
+
+// sep is the separator before another query parameter of u.
+func sep(u string) string {
+	if strings.Contains(u, "?") {
+		return "&"
+	}
+	return "?"
 }
 
 // errNotDone is a sync call answered 202 (not done within wait_ms) after this long.
@@ -306,3 +444,37 @@ func pctOf(ds []time.Duration, p int) time.Duration {
 }
 
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
+
+// peerSeries times n calls of a running Browserless's /chromium/screenshot and
+// /chromium/content on the page, interleaved (after snapq's series: a
+// Browserless call starts a browser of its own, which would weigh on snapq's).
+func peerSeries(base, page string, n int) (shot, content []time.Duration, err error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range n {
+		for _, route := range []string{"/chromium/screenshot", "/chromium/content"} {
+			v := *u
+			v.Path = strings.TrimSuffix(v.Path, "/") + route
+			raw, _ := json.Marshal(map[string]any{"url": page + "?peer=" + strconv.Itoa(i)})
+			start := time.Now()
+			resp, err := http.Post(v.String(), "application/json", bytes.NewReader(raw))
+			if err != nil {
+				return nil, nil, err
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			d := time.Since(start)
+			if resp.StatusCode != http.StatusOK || len(b) == 0 {
+				return nil, nil, fmt.Errorf("Browserless %s: status %d, %.200s", route, resp.StatusCode, b)
+			}
+			if route == "/chromium/screenshot" {
+				shot = append(shot, d)
+			} else {
+				content = append(content, d)
+			}
+		}
+	}
+	return shot, content, nil
+}

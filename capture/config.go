@@ -91,6 +91,11 @@ type Config struct {
 	// SiteIsolation runs every site in its own renderer process (Chromium's site-per-process,
 	// SNAPQ_CHROME_SITE_ISOLATION), so a page's cross-site frames do not share its process.
 	SiteIsolation bool
+	// Nice is the niceness (0 to 19, default 0) Chromium and every process it starts run
+	// at: a batch browser at a higher niceness than the worker and the interactive lane's
+	// browser renders with the CPU they leave (nice.go). Linux only; not applied with
+	// RemoteURL.
+	Nice int
 	// Logger receives lifecycle logs (launch, restart, crash). Default: discard.
 	Logger *slog.Logger
 }
@@ -195,6 +200,9 @@ func (c Config) validate(euid int) error {
 	}
 	if c.CallTimeout < 0 {
 		errs = append(errs, fmt.Errorf("call timeout must be positive, got %s", c.CallTimeout))
+	}
+	if c.Nice < 0 || c.Nice > MaxNice {
+		errs = append(errs, fmt.Errorf("nice must be 0 to %d, got %d", MaxNice, c.Nice))
 	}
 	for k := range c.ExtraFlags {
 		name := strings.TrimLeft(k, "-")

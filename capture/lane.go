@@ -55,3 +55,18 @@ func (c Config) validateLane() error {
 	}
 	return nil
 }
+
+// Lanes runs interactive captures (WithInteractive) on a Browser of their own, so a
+// synchronous capture never shares a Chromium's renderers, recycling or tab pool with a
+// batch, and the other captures on Batch. Interactive nil: every capture runs on Batch.
+type Lanes struct {
+	Batch, Interactive *Browser
+}
+
+// Capture runs req on the lane's browser (Browser.Capture).
+func (l Lanes) Capture(ctx context.Context, req Request) (*Result, error) {
+	if l.Interactive != nil && Interactive(ctx) {
+		return l.Interactive.Capture(ctx, req)
+	}
+	return l.Batch.Capture(ctx, req)
+}

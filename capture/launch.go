@@ -173,8 +173,15 @@ func startChrome(cmd *exec.Cmd, cfg Config) (*chromeProcess, *stderrReader, erro
 		// process ends, not the process: this goroutine holds its thread until Chromium
 		// exits, and a thread locked by a goroutine that unlocks is never ended.
 		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		err := cmd.Start()
+		// A niced thread is not given back: it ends with this goroutine (nice.go).
+		niced := cfg.Nice > 0 && cfg.RemoteURL == ""
+		if !niced {
+			defer runtime.UnlockOSThread()
+		}
+		err := niceThread(cfg.Nice, niced)
+		if err == nil {
+			err = cmd.Start()
+		}
 		started <- err
 		if err == nil {
 			_ = cmd.Wait()

@@ -15,3 +15,6 @@ func sysProcAttr(cred *credential) (*syscall.SysProcAttr, error) {
 	}
 	return &syscall.SysProcAttr{}, nil
 }
+
+// niceThread is Linux only: elsewhere Chromium runs at the worker's niceness.
+func niceThread(int, bool) error { return nil }

@@ -48,6 +48,18 @@ type workerConfig struct {
 	// task slots but shares the tabs; 0 to Concurrency-1). The worker serves the interactive queue with
 	// max(1, 2 × InteractiveTabs) task slots of their own either way.
 	InteractiveTabs int
+	// InteractiveBrowserTabs is the tabs of the interactive lane's own Chromium
+	// (SNAPQ_INTERACTIVE_BROWSER_TABS, default DefaultInteractiveBrowserTabs, 0 to 64):
+	// synchronous captures then never share a Chromium's renderers, recycling or tab pool
+	// with batches, and InteractiveTabs is not applied (the batch Chromium keeps all its
+	// tabs). 0, or a remote browser pool: the lane uses the batch Chromium, where
+	// InteractiveTabs reserves tabs.
+	InteractiveBrowserTabs int
+	// BatchChromeNice is the niceness the batch Chromium runs at
+	// (SNAPQ_BATCH_CHROME_NICE, default DefaultBatchChromeNice, 0 to 19; capture/nice.go):
+	// above the worker's, the api's and the lane's and sessions' Chromiums (0), so a
+	// synchronous capture is not starved by batch rendering on a few cores.
+	BatchChromeNice int
 	// InteractivePoll is how often the interactive lane's asynq server looks
 	// at its (usually empty) queue (SNAPQ_INTERACTIVE_POLL, default
 	// DefaultInteractivePoll, 1ms to 1s): a synchronous capture waits about
@@ -145,6 +157,8 @@ func loadWorkerConfig() (workerConfig, error) {
 	}
 	c.Jobs = r.Int("SNAPQ_WORKER_JOBS", 2*c.Concurrency)
 	c.InteractiveTabs = r.Int("SNAPQ_INTERACTIVE_TABS", 0)
+	c.InteractiveBrowserTabs = r.Int("SNAPQ_INTERACTIVE_BROWSER_TABS", DefaultInteractiveBrowserTabs)
+	c.BatchChromeNice = r.Int("SNAPQ_BATCH_CHROME_NICE", DefaultBatchChromeNice)
 	c.InteractivePoll = r.Duration("SNAPQ_INTERACTIVE_POLL", DefaultInteractivePoll)
 	c.InteractiveCopyBytes = r.Int("SNAPQ_INTERACTIVE_COPY_BYTES", hotcopy.DefaultMaxBytes)
 	c.SessionTabs, c.Sessions = readSessions(&r)
@@ -198,7 +212,10 @@ func (c *workerConfig) readCapture(r *env.Reader) {
 	c.Capture.ChromeBin = r.String("SNAPQ_CHROME_BIN", c.Capture.ChromeBin)
 	c.Capture.RemoteURL = r.String("SNAPQ_CHROME_URL", "")
 	c.Capture.Tabs = c.Concurrency
-	c.Capture.InteractiveTabs = c.InteractiveTabs
+	if !c.laneOwnBrowser() {
+		c.Capture.InteractiveTabs = c.InteractiveTabs
+	}
+	c.Capture.Nice = c.BatchChromeNice
 	c.Capture.BrowserRecycleAfter = r.Int("SNAPQ_BROWSER_RECYCLE_AFTER", c.Capture.BrowserRecycleAfter)
 	c.Capture.TabRecycleAfter = r.Int("SNAPQ_TAB_RECYCLE_AFTER", c.Capture.TabRecycleAfter)
 	c.Capture.CallTimeout = r.Duration("SNAPQ_CAPTURE_CALL_TIMEOUT", c.Capture.CallTimeout)
@@ -250,6 +267,7 @@ func (c *workerConfig) validate(read ...error) error {
 		// Tabs is SNAPQ_WORKER_CONCURRENCY, reported already: not twice.
 		cc.Tabs = 0 // Validate reads 0 as the default
 		cc.InteractiveTabs = 0
+		cc.Nice = 0 // SNAPQ_BATCH_CHROME_NICE, likewise
 	}
 	egressErr := c.Egress.Validate()
 	if egressErr != nil {
@@ -305,6 +323,12 @@ func (c workerConfig) validateConcurrency() error {
 	if c.InteractiveTabs < 0 || c.InteractiveTabs >= c.Concurrency && c.InteractiveTabs > 0 {
 		return fmt.Errorf("SNAPQ_INTERACTIVE_TABS=%d: want 0 to SNAPQ_WORKER_CONCURRENCY-1 (%d)", c.InteractiveTabs, c.Concurrency-1)
 	}
+	if c.InteractiveBrowserTabs < 0 || c.InteractiveBrowserTabs > 64 {
+		return fmt.Errorf("SNAPQ_INTERACTIVE_BROWSER_TABS=%d: want 0 to 64", c.InteractiveBrowserTabs)
+	}
+	if c.BatchChromeNice < 0 || c.BatchChromeNice > capture.MaxNice {
+		return fmt.Errorf("SNAPQ_BATCH_CHROME_NICE=%d: want 0 to %d", c.BatchChromeNice, capture.MaxNice)
+	}
 	if c.InteractivePoll < time.Millisecond || c.InteractivePoll > time.Second {
 		return fmt.Errorf("SNAPQ_INTERACTIVE_POLL=%s: want 1ms to 1s", c.InteractivePoll)
 	}
@@ -312,6 +336,27 @@ func (c workerConfig) validateConcurrency() error {
 		return fmt.Errorf("SNAPQ_INTERACTIVE_COPY_BYTES=%d: want 0 to %d", c.InteractiveCopyBytes, hotcopy.HardMaxBytes)
 	}
 	return nil
+}
+
+// DefaultInteractiveBrowserTabs is SNAPQ_INTERACTIVE_BROWSER_TABS's default: two
+// synchronous captures at once per worker in the lane's own Chromium.
+const DefaultInteractiveBrowserTabs = 2
+
+// DefaultBatchChromeNice is SNAPQ_BATCH_CHROME_NICE's default.
+const DefaultBatchChromeNice = 10
+
+// laneOwnBrowser reports whether the interactive lane has a Chromium of its own.
+func (c workerConfig) laneOwnBrowser() bool {
+	return c.InteractiveBrowserTabs > 0 && c.Capture.RemoteURL == ""
+}
+
+// laneTabs is the tabs interactive captures may use at once: the lane's own
+// Chromium's, else the batch Chromium's reserved ones (SNAPQ_INTERACTIVE_TABS).
+func (c workerConfig) laneTabs() int {
+	if c.laneOwnBrowser() {
+		return c.InteractiveBrowserTabs
+	}
+	return c.InteractiveTabs
 }
 
 // DefaultInteractivePoll is SNAPQ_INTERACTIVE_POLL's default: about 10 ms

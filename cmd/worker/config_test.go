@@ -64,22 +64,25 @@ func defaultWorkerConfig(chrome string) workerConfig {
 	eg := egress.DefaultConfig()
 	eg.Listen = "127.0.0.1:0"
 	cc.ChromeUser = "nobody"
+	cc.Nice = 10
 	return workerConfig{
-		LogLevel:             slog.LevelInfo,
-		DatabaseURL:          "postgres://postgres@127.0.0.1:5432/snapq?sslmode=disable",
-		Redis:                asynq.RedisClientOpt{Addr: "127.0.0.1:6379"},
-		S3:                   s3,
-		Concurrency:          2,
-		Jobs:                 4,
-		InteractivePoll:      DefaultInteractivePoll,
-		InteractiveCopyBytes: hotcopy.DefaultMaxBytes,
-		SessionTabs:          2,
-		Sessions:             session.RunConfig{ReplyBytes: 64 << 10, CommandTimeout: 45 * time.Second},
-		ShutdownTimeout:      30 * time.Second,
-		RetryBaseDelay:       10 * time.Second,
-		Polling:              queue.Polling{TaskCheck: time.Second, DelayedTaskCheck: 5 * time.Second},
-		MaxRetry:             3,
-		MaxJobsInFlight:      10000,
+		LogLevel:               slog.LevelInfo,
+		DatabaseURL:            "postgres://postgres@127.0.0.1:5432/snapq?sslmode=disable",
+		Redis:                  asynq.RedisClientOpt{Addr: "127.0.0.1:6379"},
+		S3:                     s3,
+		Concurrency:            2,
+		Jobs:                   4,
+		InteractivePoll:        DefaultInteractivePoll,
+		InteractiveCopyBytes:   hotcopy.DefaultMaxBytes,
+		InteractiveBrowserTabs: 2,
+		BatchChromeNice:        10,
+		SessionTabs:            2,
+		Sessions:               session.RunConfig{ReplyBytes: 64 << 10, CommandTimeout: 45 * time.Second},
+		ShutdownTimeout:        30 * time.Second,
+		RetryBaseDelay:         10 * time.Second,
+		Polling:                queue.Polling{TaskCheck: time.Second, DelayedTaskCheck: 5 * time.Second},
+		MaxRetry:               3,
+		MaxJobsInFlight:        10000,
 		Budget: map[string]ratelimit.Cap{
 			jobs.WorkDiscover:   {PerKey: 2, PerReplica: 8, RetryAfter: 10 * time.Second},
 			jobs.WorkPreview:    {PerKey: 1, PerReplica: 4, RetryAfter: 5 * time.Second},
@@ -125,6 +128,19 @@ func TestLoadWorkerConfig(t *testing.T) {
 			name: "interactive poll",
 			env:  []string{"SNAPQ_INTERACTIVE_POLL=5ms"},
 			want: func(c *workerConfig) { c.InteractivePoll = 5 * time.Millisecond },
+		},
+		{
+			name: "the lane in the batch chromium, with a reserved tab, not niced",
+			env:  []string{"SNAPQ_INTERACTIVE_BROWSER_TABS=0", "SNAPQ_INTERACTIVE_TABS=1", "SNAPQ_BATCH_CHROME_NICE=0"},
+			want: func(c *workerConfig) {
+				c.InteractiveBrowserTabs, c.InteractiveTabs, c.Capture.InteractiveTabs = 0, 1, 1
+				c.BatchChromeNice, c.Capture.Nice = 0, 0
+			},
+		},
+		{
+			name: "the lane's own chromium: no tab of the batch one reserved",
+			env:  []string{"SNAPQ_INTERACTIVE_BROWSER_TABS=3", "SNAPQ_INTERACTIVE_TABS=1"},
+			want: func(c *workerConfig) { c.InteractiveBrowserTabs, c.InteractiveTabs = 3, 1 },
 		},
 		{
 			name: "no artifact copies",
@@ -276,6 +292,16 @@ func TestLoadWorkerConfigErrors(t *testing.T) {
 			name: "interactive poll out of range",
 			env:  []string{"SNAPQ_INTERACTIVE_POLL=2s"},
 			want: []string{"SNAPQ_INTERACTIVE_POLL=2s: want 1ms to 1s"},
+		},
+		{
+			name: "lane tabs out of range",
+			env:  []string{"SNAPQ_INTERACTIVE_BROWSER_TABS=65"},
+			want: []string{"SNAPQ_INTERACTIVE_BROWSER_TABS=65: want 0 to 64"},
+		},
+		{
+			name: "niceness out of range",
+			env:  []string{"SNAPQ_BATCH_CHROME_NICE=20"},
+			want: []string{"SNAPQ_BATCH_CHROME_NICE=20: want 0 to 19"},
 		},
 		{
 			name: "artifact copies too large",

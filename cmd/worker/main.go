@@ -157,6 +157,30 @@ type deps struct {
 	events   *events.Publisher // live events, counted in metrics
 	// sessionBrowser holds the interactive sessions' tabs (SNAPQ_SESSION_TABS); nil: none.
 	sessionBrowser *capture.Browser
+	// laneBrowser renders the interactive lane's captures (SNAPQ_INTERACTIVE_BROWSER_TABS);
+	// nil: they share browser.
+	laneBrowser *capture.Browser
+}
+
+// renderer runs interactive captures on the lane's Chromium, the rest on the batch one.
+func (d *deps) renderer() capture.Lanes {
+	return capture.Lanes{Batch: d.browser, Interactive: d.laneBrowser}
+}
+
+// startLaneBrowser starts the interactive lane's own Chromium (at once, so the first
+// synchronous capture does not wait for a launch), or returns nil when the lane shares the
+// batch Chromium.
+func startLaneBrowser(ctx context.Context, cfg workerConfig, ccfg capture.Config, log *slog.Logger) (*capture.Browser, error) {
+	if !cfg.laneOwnBrowser() {
+		return nil, nil
+	}
+	ccfg.Tabs, ccfg.InteractiveTabs, ccfg.Nice = cfg.InteractiveBrowserTabs, 0, 0
+	ccfg.Logger = log.With("component", "interactive")
+	b, err := capture.New(ctx, ccfg)
+	if err != nil {
+		return nil, fmt.Errorf("the interactive lane's chromium: %w", err)
+	}
+	return b, nil
 }
 
 // startSessionBrowser prepares the Chromium of interactive sessions: one of their own, so a
@@ -167,7 +191,7 @@ func startSessionBrowser(cfg workerConfig, ccfg capture.Config, log *slog.Logger
 	if cfg.SessionTabs == 0 || ccfg.RemoteURL != "" {
 		return nil, nil
 	}
-	ccfg.Tabs, ccfg.InteractiveTabs = cfg.SessionTabs, 0
+	ccfg.Tabs, ccfg.InteractiveTabs, ccfg.Nice = cfg.SessionTabs, 0, 0
 	ccfg.Logger = log.With("component", "sessions")
 	b, err := capture.NewUnstarted(ccfg)
 	if err != nil {
@@ -268,6 +292,9 @@ func (d *deps) startBrowsers(ctx context.Context, cfg workerConfig, log *slog.Lo
 	if d.browser, err = capture.New(ctx, ccfg); err != nil {
 		return fmt.Errorf("start chromium: %w", err)
 	}
+	if d.laneBrowser, err = startLaneBrowser(ctx, cfg, ccfg, log); err != nil {
+		return err
+	}
 	d.sessionBrowser, err = startSessionBrowser(cfg, ccfg, log)
 	return err
 }
@@ -292,6 +319,9 @@ func (d *deps) close() {
 	if d.sessionBrowser != nil {
 		d.sessionBrowser.Close()
 	}
+	if d.laneBrowser != nil {
+		d.laneBrowser.Close()
+	}
 	d.store.Close()
 }
 
@@ -301,9 +331,9 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 	st, tasks := d.store, d.tasks
 	announce := &webhook.Announcer{Repo: st, Queue: tasks, Logger: log.With("component", "webhooks")}
 	regLog := log.With("component", "regression")
-	sessions := &authprofile.Sessions{Repo: st, Sealer: cfg.Sealer, Renderer: d.browser, Lock: ratelimit.NewFlight(d.rdb),
+	sessions := &authprofile.Sessions{Repo: st, Sealer: cfg.Sealer, Renderer: d.renderer(), Lock: ratelimit.NewFlight(d.rdb),
 		Logger: log.With("component", "auth"), OnFailure: authFailed(st, tasks, log)}
-	h := &jobs.Handler{Repo: st, Renderer: d.browser, Store: d.objects, Logger: log,
+	h := &jobs.Handler{Repo: st, Renderer: d.renderer(), Store: d.objects, Logger: log,
 		AfterFinal: []func(context.Context, *jobs.Job, jobs.Settled){announce.AfterFinal, regression.CompareWhenFinal(st, tasks, regLog),
 			d.dispatch.AfterFinal},
 		Hosts: d.hosts, HostConcurrency: cfg.HostConcurrency, Uploads: metrics.upload,
@@ -416,11 +446,11 @@ func drainBoth(ctx context.Context, srv, lane *queue.Server) bool {
 }
 
 // newLaneServer serves the interactive queue (queue/lane.go) with task slots
-// of its own: max(1, 2 × SNAPQ_INTERACTIVE_TABS), looking for a task every
+// of its own: max(1, 2 × the lane's tabs), looking for a task every
 // SNAPQ_INTERACTIVE_POLL while the queue is empty.
 func newLaneServer(cfg workerConfig, log *slog.Logger) *queue.Server {
 	return queue.NewServer(cfg.Redis, queue.ServerConfig{
-		Concurrency: max(1, 2*cfg.InteractiveTabs),
+		Concurrency: max(1, 2*cfg.laneTabs()),
 		Queues:      map[string]int{queue.QueueInteractive: 1},
 		// Somebody waits: a transient failure (a browser that crashed under
 		// load) is tried again within a second or two, not after the batch

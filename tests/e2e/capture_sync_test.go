@@ -101,11 +101,27 @@ func TestSyncCapture(t *testing.T) {
 	}
 }
 
-// With one of two tabs reserved, a synchronous capture is answered while another key's
-// batch of slow pages holds every batch tab and more wait in the queue.
+// A synchronous capture is answered while another key's batch of slow pages holds every
+// batch tab and more wait in the queue: in the lane's own Chromium (the default), and in the
+// batch Chromium with one of its two tabs reserved.
 func TestSyncCaptureInteractiveLane(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, "SNAPQ_INTERACTIVE_TABS=1")
+	for _, tc := range []struct {
+		name string
+		env  []string
+	}{
+		{name: "own chromium"},
+		{name: "reserved tab", env: []string{"SNAPQ_INTERACTIVE_BROWSER_TABS=0", "SNAPQ_INTERACTIVE_TABS=1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			syncBehindBatch(t, startStack(t, tc.env...))
+		})
+	}
+}
+
+// syncBehindBatch submits 12 slow pages, then a synchronous capture, which must be done first.
+func syncBehindBatch(t *testing.T, s *stack) {
 	site := fixtureSite(t)
 	urls := make([]string, 12)
 	for i := range urls {

@@ -235,14 +235,6 @@ func share(k, n int) float64 {
 	return 100 * float64(k) / float64(n)
 }
 
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	return strings.Join(strings.Fields(string(b))[:3], " ")
-}
-
 // noiseAPI is the few calls of snapq's API the benchmark makes.
 type noiseAPI struct{ base string }
 

@@ -112,6 +112,9 @@ func stackEnv(port, dbURL, redisURL string, s3 testenv.S3, bucket, chrome string
 		"SNAPQ_S3_BUCKET="+bucket, "SNAPQ_S3_USE_SSL=false",
 		"SNAPQ_CHROME_BIN="+chrome,
 		"SNAPQ_WORKER_CONCURRENCY=2",
+		// One Chromium per worker: the interactive lane reserves a tab of it instead of
+		// starting a second browser (TestSyncCaptureInteractiveLane runs both modes).
+		"SNAPQ_INTERACTIVE_BROWSER_TABS=0",
 		"SNAPQ_RETRY_BASE_DELAY=500ms",
 		// A retry, and a task queued into idle queues, start within 200 ms and
 		// 100 ms instead of asynq's 5 s and 1 s (docs/development.md#test-tiers).

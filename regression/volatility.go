@@ -188,12 +188,13 @@ func learnRegions(tcs []TargetChange, runs int, q VolatilityQuery) []Region {
 		if runs > 0 {
 			r.Share = float64(len(rs)) / float64(runs)
 		}
-		r.Volatile = runs >= q.MinRuns && r.Share >= q.Threshold && r.ApprovedRuns == 0
 		for kind := range kinds[k] {
 			r.Kinds = append(r.Kinds, kind)
 		}
 		sort.Strings(r.Kinds)
 		r.Segment, r.Box = placeOf(where[k])
+		r.Volatile = runs >= q.MinRuns && r.Share >= q.Threshold && r.ApprovedRuns == 0 &&
+			!pageSized(k.viewport, r.Box)
 		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -204,6 +205,21 @@ func learnRegions(tcs []TargetChange, runs int, q VolatilityQuery) []Region {
 		return a.Target+a.Viewport+a.Selector < b.Target+b.Viewport+b.Selector
 	})
 	return out[:min(len(out), maxVolatilityRegions)]
+}
+
+// pageSized reports whether box is page content rather than a widget:
+// taller than the viewport or covering more than 80 % of its area (a change
+// attributed to a common ancestor such as "body > main"). Such a region is
+// never volatile: masking it would hide every real change inside it.
+func pageSized(viewport string, box *Rect) bool {
+	var w, h int
+	if box == nil {
+		return false
+	}
+	if n, _ := fmt.Sscanf(viewport, "%dx%d", &w, &h); n != 2 || w <= 0 || h <= 0 {
+		return false
+	}
+	return box.Height > h || box.Width*box.Height*5 > w*h*4
 }
 
 // placeOf is the segment and the element's box (segment image px) of a

@@ -88,3 +88,26 @@ func TestLearnVolatility(t *testing.T) {
 		t.Error("threshold 1.5 accepted")
 	}
 }
+
+// TestPageSizedRegionsNeverVolatile: a region as tall as the page's content
+// (a change blamed on "body > main") or covering most of the viewport is not
+// offered or masked; a carousel-sized widget is.
+func TestPageSizedRegionsNeverVolatile(t *testing.T) {
+	for _, tc := range []struct {
+		box  *Rect
+		want bool
+	}{
+		{&Rect{X: 0, Y: 80, Width: 1280, Height: 2400}, true}, // taller than the viewport
+		{&Rect{X: 0, Y: 0, Width: 1280, Height: 640}, true},   // 89 % of it
+		{&Rect{X: 0, Y: 100, Width: 1280, Height: 400}, false},
+		{&Rect{X: 10, Y: 10, Width: 120, Height: 20}, false},
+		{nil, false},
+	} {
+		if got := pageSized("1280x720", tc.box); got != tc.want {
+			t.Errorf("pageSized(1280x720, %+v) = %v, want %v", tc.box, got, tc.want)
+		}
+	}
+	if pageSized("bogus", &Rect{Width: 5000, Height: 5000}) {
+		t.Error("an unreadable viewport must not make a region page-sized")
+	}
+}

@@ -417,6 +417,7 @@ func (a noiseAPI) acceptVolatility(suite string, runs int, n noiseOptions) (int,
 			if err := a.do("POST", "/v1/suites/"+suite+"/rules", r, nil); err != nil {
 				return k, err
 			}
+			fmt.Printf("noise: rule ignore_element %q on %v\n", sel, ts)
 			k++
 		}
 	}

@@ -110,7 +110,7 @@ func TestSyncCaptureInteractiveLane(t *testing.T) {
 		name string
 		env  []string
 	}{
-		{name: "own chromium", env: []string{"SNAPQ_INTERACTIVE_BROWSER_TABS=2"}},
+		{name: "own chromium", env: []string{"SNAPQ_INTERACTIVE_BROWSER_TABS=2", "SNAPQ_BATCH_CHROME_NICE=10"}},
 		{name: "reserved tab", env: []string{"SNAPQ_INTERACTIVE_BROWSER_TABS=0", "SNAPQ_INTERACTIVE_TABS=1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

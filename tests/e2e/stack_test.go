@@ -115,6 +115,10 @@ func stackEnv(port, dbURL, redisURL string, s3 testenv.S3, bucket, chrome string
 		// One Chromium per worker: the interactive lane reserves a tab of it instead of
 		// starting a second browser (TestSyncCaptureInteractiveLane runs both modes).
 		"SNAPQ_INTERACTIVE_BROWSER_TABS=0",
+		// Chromium at the workers' own priority: at nice 10 (the default, so an agent's call
+		// beats batch rendering) the renderers of 60 stacks starve behind the test processes
+		// on 2 cores (TestNiceChromium proves the default; the lane test uses it).
+		"SNAPQ_BATCH_CHROME_NICE=0",
 		"SNAPQ_RETRY_BASE_DELAY=500ms",
 		// A retry, and a task queued into idle queues, start within 200 ms and
 		// 100 ms instead of asynq's 5 s and 1 s (docs/development.md#test-tiers).

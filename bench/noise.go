@@ -163,7 +163,9 @@ func (res *noiseResult) loop(ctx context.Context, api noiseAPI, site *noiseSite,
 			if err != nil {
 				return fmt.Errorf("%s run %d: %w", m.name, r, err)
 			}
-			failed, err := api.failedTargets(run.ID)
+			explain := api // after learning, say why the on suite still fails
+			explain.why = m.name == "on" && r > res.learnAfter && page == 0
+			failed, err := explain.failedTargets(run.ID)
 			if err != nil {
 				return err
 			}
@@ -236,7 +238,11 @@ func share(k, n int) float64 {
 }
 
 // noiseAPI is the few calls of snapq's API the benchmark makes.
-type noiseAPI struct{ base string }
+// why prints, for each failed comparison it lists, the changes that failed it.
+type noiseAPI struct {
+	base string
+	why  bool
+}
 
 func (a noiseAPI) do(method, path string, body, out any) error {
 	var rd io.Reader
@@ -329,6 +335,7 @@ func (a noiseAPI) run(suite string) (noiseRun, error) {
 func (a noiseAPI) failedTargets(run string) ([]string, error) {
 	var page struct {
 		Comparisons []struct {
+			ID     string `json:"id"`
 			Target string `json:"target"`
 		} `json:"comparisons"`
 	}
@@ -340,9 +347,37 @@ func (a noiseAPI) failedTargets(run string) ([]string, error) {
 		if !slices.Contains(out, c.Target) {
 			out = append(out, c.Target)
 		}
+		if a.why {
+			fmt.Printf("noise:   %s: %s\n", c.Target, a.changes(c.ID))
+		}
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// changes is what failed a comparison, for the log: its unsuppressed
+// changes' kinds and selectors (the first six).
+func (a noiseAPI) changes(comparison string) string {
+	var cs struct {
+		Changes []struct {
+			Kind         string `json:"kind"`
+			Selector     string `json:"selector"`
+			SuppressedBy string `json:"suppressed_by"`
+		} `json:"changes"`
+	}
+	if err := a.do("GET", "/v1/comparisons/"+comparison+"/changes", nil, &cs); err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, c := range cs.Changes {
+		if c.SuppressedBy == "" && len(out) < 6 {
+			out = append(out, c.Kind+" "+c.Selector)
+		}
+	}
+	if len(out) == 0 {
+		return "no unsuppressed change explained"
+	}
+	return strings.Join(out, "; ")
 }
 
 // blocking sums result.blocking over a batch's jobs, per category.

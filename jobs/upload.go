@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"hash/crc32"
-	"slices"
 	"sync"
 	"time"
 
@@ -88,18 +87,33 @@ func (h *Handler) putImages(ctx context.Context, job *Job, imgs []capture.Image,
 	}
 	wg.Wait()
 	if i := firstFailure(ctx, errs); i >= 0 {
-		err := errs[i]
-		stored := slices.DeleteFunc(slices.Clone(arts), func(a *Artifact) bool { return a == nil })
-		if thumb != nil {
-			stored = append(stored, &Artifact{ObjectKey: thumb.ObjectKey})
-		}
-		h.uploadFailed(ctx, job, stored, err)
-		return nil, uploadError(ctx, imgs[i].Name, err)
+		h.uploadFailed(ctx, job, h.maybeStored(job, imgs, arts, thumb), errs[i])
+		return nil, uploadError(ctx, imgs[i].Name, errs[i])
 	}
 	if len(arts) > 0 {
 		arts[0].Thumbnail = thumb
 	}
 	return arts, nil
+}
+
+// maybeStored is what a failed putImages may have left in the bucket: every
+// image it stored, and, under attempt keys, every image it tried — a PUT whose
+// answer was lost or canceled may still have landed. Content-addressed keys
+// are listed only when their PUT succeeded: other jobs may share them.
+func (h *Handler) maybeStored(job *Job, imgs []capture.Image, arts []*Artifact, thumb *Thumbnail) []*Artifact {
+	var stored []*Artifact
+	for i, a := range arts {
+		switch {
+		case a != nil:
+			stored = append(stored, a)
+		case h.Content == nil:
+			stored = append(stored, &Artifact{ObjectKey: AttemptKey(job, imgs[i].Name)})
+		}
+	}
+	if thumb != nil {
+		stored = append(stored, &Artifact{ObjectKey: thumb.ObjectKey})
+	}
+	return stored
 }
 
 // putFile stores one file output of the capture as the seq-th artifact.

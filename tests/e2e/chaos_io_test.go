@@ -291,6 +291,21 @@ func TestChaosStorageDownMidUpload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A write the storage took while its answer was lost (a reset, a held
+	// reply the attempt gave up on), or an earlier attempt's objects whose
+	// deletion met a fault, outlive the commit: the orphan sweep is what
+	// removes them. It may delete only objects of attempts that did not commit.
+	rep := s.sweep(false)
+	js, _ := s.rows()
+	for _, key := range rep.Orphans.Keys {
+		for _, j := range js {
+			if strings.Contains(key, "/jobs/"+j.ID+"/") && strings.Contains(key, fmt.Sprintf("/attempt-%d/", j.Attempts)) {
+				t.Errorf("the sweep deleted %s, an object of job %s's committed attempt %d", key, j.ID, j.Attempts)
+			}
+		}
+	}
+	t.Logf("the sweep deleted %d objects the faults left behind; worker logged %d failed cleanups",
+		rep.Orphans.Deleted, s.logCount("worker", "the orphan sweep will"))
 	jobs := s.checkStored(mc, bucket)
 	hist, retried := attemptsSummary(jobs)
 	failedUploads := s.logCount("worker", `"job attempt failed"`, `"code":"upload_failed"`)
@@ -309,7 +324,8 @@ func TestChaosStorageFaults(t *testing.T) {
 	p := testenv.NewFaultProxy(m.Endpoint)
 	t.Cleanup(p.Close)
 	bucket := "snapq-chaos-" + testenv.RandomSuffix(4)
-	s := startStack(t, append(storageEnv(m.S3, p.Addr, bucket), "SNAPQ_MAX_RETRY=8")...)
+	s := startStack(t, append(storageEnv(m.S3, p.Addr, bucket), "SNAPQ_MAX_RETRY=8",
+		"SNAPQ_SWEEP_GRACE=1ms", "SNAPQ_SWEEP_INTERVAL=0", "SNAPQ_ADMIN_TOKEN="+retentionAdminToken)...)
 	site := fixtureSite(t)
 	const n = 8
 	id := s.submit(map[string]any{"targets": tallTargets(site, n)})
@@ -362,6 +378,21 @@ func TestChaosStorageFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A write the storage took while its answer was lost (a reset, a held
+	// reply the attempt gave up on), or an earlier attempt's objects whose
+	// deletion met a fault, outlive the commit: the orphan sweep is what
+	// removes them. It may delete only objects of attempts that did not commit.
+	rep := s.sweep(false)
+	js, _ := s.rows()
+	for _, key := range rep.Orphans.Keys {
+		for _, j := range js {
+			if strings.Contains(key, "/jobs/"+j.ID+"/") && strings.Contains(key, fmt.Sprintf("/attempt-%d/", j.Attempts)) {
+				t.Errorf("the sweep deleted %s, an object of job %s's committed attempt %d", key, j.ID, j.Attempts)
+			}
+		}
+	}
+	t.Logf("the sweep deleted %d objects the faults left behind; worker logged %d failed cleanups",
+		rep.Orphans.Deleted, s.logCount("worker", "the orphan sweep will"))
 	jobs := s.checkStored(mc, bucket)
 	hist, retried := attemptsSummary(jobs)
 	failedUploads := s.logCount("worker", `"job attempt failed"`, `"code":"upload_failed"`)

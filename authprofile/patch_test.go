@@ -41,7 +41,8 @@ func storedProfile(t *testing.T, sl *Sealer) *Profile {
 	}
 	p := &Profile{ID: jobs.NewID()}
 	secrets := map[string]string{}
-	if _, errs := in.apply(p, secrets, true); len(errs) > 0 {
+	var errs jobs.FieldErrors
+	if in.apply(p, secrets, true, &errs); len(errs) > 0 {
 		t.Fatal(errs)
 	}
 	if err := s.sealSecrets(p, secrets); err != nil {

@@ -133,11 +133,10 @@ type Input struct {
 	StorageState  *json.RawMessage    `json:"storage_state,omitempty"`
 }
 
-// apply validates in over p (a new profile or a copy of the stored one).
-// secrets gets the secrets after the change; state the uploaded storage
-// state, if any.
-func (in *Input) apply(p *Profile, secrets map[string]string, creating bool) (*capture.StorageState, jobs.FieldErrors) {
-	var errs jobs.FieldErrors
+// apply validates in over p (a new profile or a copy of the stored one),
+// recording its problems in errs. secrets gets the secrets after the change;
+// state the uploaded storage state, if any.
+func (in *Input) apply(p *Profile, secrets map[string]string, creating bool, errs *jobs.FieldErrors) *capture.StorageState {
 	if in.Name != nil {
 		if !jobs.ValidProfileName(*in.Name) {
 			errs.Add("invalid_field", "name", "must be 1-64 of a-z, 0-9, '-', '_', starting with a letter or digit")
@@ -147,30 +146,28 @@ func (in *Input) apply(p *Profile, secrets map[string]string, creating bool) (*c
 		errs.Add("required", "name", "is required")
 	}
 	if in.Origins != nil {
-		p.Origins = applyOrigins(*in.Origins, &errs)
+		p.Origins = applyOrigins(*in.Origins, errs)
 	} else if creating {
 		errs.Add("required", "origins", "is required")
 	}
-	in.applyRecipe(p, &errs)
+	in.applyRecipe(p, errs)
 	if in.Secrets != nil {
-		applySecrets(*in.Secrets, secrets, &errs)
+		applySecrets(*in.Secrets, secrets, errs)
 	}
 	p.SecretNames = []string{}
 	for name := range secrets {
 		p.SecretNames = append(p.SecretNames, name)
 	}
 	sort.Strings(p.SecretNames)
-	errs = append(errs, checkSpec(p, secrets)...)
+	checkSpec(p, secrets, errs)
 	var st *capture.StorageState
 	if in.StorageState != nil {
-		var ferrs jobs.FieldErrors
-		st, ferrs = parseStorageState(*in.StorageState, p.Origins)
-		errs = append(errs, ferrs...)
+		st = parseStorageState(*in.StorageState, p.Origins, errs)
 	}
 	if creating && !p.HasRecipe() && st == nil {
 		errs.Add("required", "login_url", "a profile needs a recipe (login_url, steps, success) or a storage_state")
 	}
-	return st, errs
+	return st
 }
 
 // applyOrigins is the given origins normalized, without repeats.
@@ -237,9 +234,8 @@ func applySecrets(given map[string]*string, secrets map[string]string, errs *job
 
 // checkSpec validates the recipe: its login URL on one of the origins, its
 // steps valid actions whose secret references name secrets it has, a success
-// condition, and the logged-out conditions.
-func checkSpec(p *Profile, secrets map[string]string) jobs.FieldErrors {
-	var errs jobs.FieldErrors
+// condition, and the logged-out conditions; its problems go to errs.
+func checkSpec(p *Profile, secrets map[string]string, errs *jobs.FieldErrors) {
 	s := p.Spec
 	if s.LoginURL != "" {
 		if o, ok := originOf(s.LoginURL); !ok || !slices.Contains(p.Origins, o) {
@@ -264,10 +260,7 @@ func checkSpec(p *Profile, secrets map[string]string) jobs.FieldErrors {
 			errs.Add("invalid_field", fmt.Sprintf("logged_out.statuses[%d]", i), "must be an HTTP error status (400-599)")
 		}
 	}
-	if _, ferrs := recipeActions(s.Steps, secrets, p.Origins, false); len(ferrs) > 0 {
-		errs = append(errs, ferrs...)
-	}
-	return errs
+	recipeActions(s.Steps, secrets, p.Origins, false, errs)
 }
 
 // dataSteps are the action types a recipe may not hold: each returns page
@@ -276,9 +269,10 @@ var dataSteps = map[string]bool{capture.ActionEvaluate: true, capture.ActionScre
 
 // recipeActions turns the steps into the renderer's actions; with fill, a
 // type step's secret reference gets the secret's value (marked Secret) and
-// may be typed only into a document of one of origins.
-func recipeActions(steps []json.RawMessage, secrets map[string]string, origins []string, fill bool) ([]capture.Action, jobs.FieldErrors) {
-	var errs jobs.FieldErrors
+// may be typed only into a document of one of origins. Its problems go to errs
+// (and the actions are nil).
+func recipeActions(steps []json.RawMessage, secrets map[string]string, origins []string, fill bool, errs *jobs.FieldErrors) []capture.Action {
+	n := len(*errs)
 	inputs := make([]jobs.ActionInput, len(steps))
 	refs := map[int]string{}
 	for i, raw := range steps {
@@ -313,12 +307,12 @@ func recipeActions(steps []json.RawMessage, secrets map[string]string, origins [
 			errs.Add("invalid_field", f, err.Error())
 		}
 	}
-	if len(errs) > 0 {
-		return nil, errs
+	if len(*errs) > n {
+		return nil
 	}
-	as, ferrs := jobs.ResolveActions(inputs, "steps")
-	if len(ferrs) > 0 {
-		return nil, ferrs
+	as := jobs.ResolveActions(inputs, "steps", errs)
+	if len(*errs) > n {
+		return nil
 	}
 	for i, name := range refs {
 		as[i].Secret = true
@@ -326,7 +320,7 @@ func recipeActions(steps []json.RawMessage, secrets map[string]string, origins [
 			as[i].Text, as[i].Origins = secrets[name], origins
 		}
 	}
-	return as, nil
+	return as
 }
 
 func sortedKeys(m map[string]string) []string {
@@ -359,17 +353,16 @@ func originOf(raw string) (string, bool) {
 
 // parseStorageState reads a Playwright storageState document and keeps it to
 // the profile's origins: every cookie's domain must be one of their hosts
-// (or a parent domain of one), every origin one of them.
-func parseStorageState(raw []byte, origins []string) (*capture.StorageState, jobs.FieldErrors) {
-	var errs jobs.FieldErrors
+// (or a parent domain of one), every origin one of them. Its problems go to errs.
+func parseStorageState(raw []byte, origins []string, errs *jobs.FieldErrors) *capture.StorageState {
 	if len(raw) > MaxStateBytes {
 		errs.Add("invalid_field", "storage_state", fmt.Sprintf("at most %d bytes", MaxStateBytes))
-		return nil, errs
+		return nil
 	}
 	var st capture.StorageState
 	if err := json.Unmarshal(raw, &st); err != nil {
 		errs.Add("invalid_field", "storage_state", "must be a Playwright storageState object {cookies, origins}: "+err.Error())
-		return nil, errs
+		return nil
 	}
 	if len(st.Cookies) > MaxStateCookies {
 		errs.Add("invalid_field", "storage_state.cookies", fmt.Sprintf("at most %d cookies", MaxStateCookies))
@@ -407,7 +400,7 @@ func parseStorageState(raw []byte, origins []string) (*capture.StorageState, job
 	if st.Origins == nil {
 		st.Origins = []capture.OriginState{}
 	}
-	return &st, errs
+	return &st
 }
 
 // Mask is the one masking function of everything a profile's login turns

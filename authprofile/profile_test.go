@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/snapq/snapq/capture"
+	"github.com/snapq/snapq/jobs"
 )
 
 func TestRecipeSecretsAreFilledOnlyAtRunTime(t *testing.T) {
@@ -16,14 +17,15 @@ func TestRecipeSecretsAreFilledOnlyAtRunTime(t *testing.T) {
 		json.RawMessage(`{"type": "click", "selector": "#go"}`),
 	}
 	secrets := map[string]string{"password": "hunter2"}
-	checked, errs := recipeActions(steps, secrets, nil, false)
+	var errs jobs.FieldErrors
+	checked := recipeActions(steps, secrets, nil, false, &errs)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
 	if checked[1].Text == "hunter2" || !checked[1].Secret {
 		t.Errorf("validation filled the secret: %+v", checked[1])
 	}
-	run, _ := recipeActions(steps, secrets, []string{"http://127.0.0.1:8080"}, true)
+	run := recipeActions(steps, secrets, []string{"http://127.0.0.1:8080"}, true, new(jobs.FieldErrors))
 	if run[1].Text != "hunter2" || !run[1].Secret || run[0].Secret || len(run[1].Origins) != 1 {
 		t.Errorf("run actions: %+v", run)
 	}
@@ -41,7 +43,8 @@ func TestRecipeRefusals(t *testing.T) {
 		{"evaluate", `{"type": "evaluate", "expression": "btoa(document.querySelector('#p').value)"}`, "steps[0].type"},
 		{"screenshot", `{"type": "screenshot", "name": "pw"}`, "steps[0].type"},
 	} {
-		_, errs := recipeActions([]json.RawMessage{json.RawMessage(tc.step)}, map[string]string{"password": "x"}, nil, false)
+		var errs jobs.FieldErrors
+		recipeActions([]json.RawMessage{json.RawMessage(tc.step)}, map[string]string{"password": "x"}, nil, false, &errs)
 		if len(errs) == 0 || errs[0].Field != tc.field {
 			t.Errorf("%s: errors %+v, want one naming %s", tc.name, errs, tc.field)
 		}
@@ -71,7 +74,8 @@ func TestProfileInput(t *testing.T) {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		p := &Profile{}
-		_, errs := in.apply(p, map[string]string{}, true)
+		var errs jobs.FieldErrors
+		in.apply(p, map[string]string{}, true, &errs)
 		switch {
 		case tc.field == "" && len(errs) > 0:
 			t.Errorf("%s: refused: %+v", tc.name, errs)

@@ -50,8 +50,9 @@ func (s *Service) Test(ctx context.Context, p *Profile) (*TestResult, error) {
 		return nil, errors.New("no task queue for test logins")
 	}
 	if !p.HasRecipe() {
-		return nil, jobs.ValidationErrors([]jobs.FieldError{{Code: "no_recipe", Field: "login_url",
-			Message: "the profile has no recipe to test (it was made from a storage_state)"}})
+		var errs jobs.FieldErrors
+		errs.Add("no_recipe", "login_url", "the profile has no recipe to test (it was made from a storage_state)")
+		return nil, jobs.ValidationErrors(errs)
 	}
 	testID := jobs.NewID()
 	if err := s.Queue.Submit(ctx, TestPayload{TestID: testID, ProfileID: p.ID}, 0); err != nil {
@@ -95,8 +96,8 @@ func (s *Service) Create(ctx context.Context, owner string, body []byte) (*Profi
 		return nil, ErrNoSealer
 	}
 	var in Input
-	errs, ok := jobs.DecodeStrict(body, &in, "")
-	if !ok {
+	var errs jobs.FieldErrors
+	if !jobs.DecodeStrict(body, &in, "", &errs) {
 		return nil, jobs.ValidationErrors(errs)
 	}
 	if err := s.checkProfileCap(ctx, owner); err != nil {
@@ -105,8 +106,8 @@ func (s *Service) Create(ctx context.Context, owner string, body []byte) (*Profi
 	now := time.Now().UTC()
 	p := &Profile{ID: jobs.NewID(), Owner: owner, CreatedAt: now, UpdatedAt: now}
 	secrets := map[string]string{}
-	st, ferrs := in.apply(p, secrets, true)
-	if err := jobs.ValidationErrors(append(errs, ferrs...)); err != nil {
+	st := in.apply(p, secrets, true, &errs)
+	if err := jobs.ValidationErrors(errs); err != nil {
 		return nil, err
 	}
 	if err := s.sealSecrets(p, secrets); err != nil {
@@ -135,19 +136,19 @@ func (s *Service) Update(ctx context.Context, cur *Profile, body []byte) (*Profi
 		return nil, ErrNoSealer
 	}
 	var in Input
-	errs, ok := jobs.DecodeStrict(body, &in, "")
-	if !ok {
+	var errs jobs.FieldErrors
+	if !jobs.DecodeStrict(body, &in, "", &errs) {
 		return nil, jobs.ValidationErrors(errs)
 	}
 	secrets, unreadable := s.keptSecrets(cur, &in)
 	p := *cur
 	p.SecretNames = append([]string(nil), cur.SecretNames...)
-	st, ferrs := in.apply(&p, secrets, false)
+	st := in.apply(&p, secrets, false, &errs)
 	if unreadable && in.Secrets == nil {
-		ferrs.Add("secrets_unreadable", "secrets", "the stored secrets were sealed under a key this server no longer has "+
+		errs.Add("secrets_unreadable", "secrets", "the stored secrets were sealed under a key this server no longer has "+
 			"(SNAPQ_SECRET_KEYS_OLD): send them again")
 	}
-	if err := jobs.ValidationErrors(append(errs, ferrs...)); err != nil {
+	if err := jobs.ValidationErrors(errs); err != nil {
 		return nil, err
 	}
 	if err := s.sealSecrets(&p, secrets); err != nil {

@@ -244,7 +244,8 @@ func (s *Sessions) Login(ctx context.Context, p *Profile) (*capture.StorageState
 		return nil, nil, err
 	}
 	mask := newMasker(secrets)
-	actions, ferrs := recipeActions(p.Spec.Steps, secrets, p.Origins, true)
+	var ferrs jobs.FieldErrors
+	actions := recipeActions(p.Spec.Steps, secrets, p.Origins, true, &ferrs)
 	if len(ferrs) > 0 {
 		return nil, nil, fmt.Errorf("the recipe's steps are not valid: %s", ferrs[0].Field+": "+ferrs[0].Message)
 	}

@@ -114,8 +114,9 @@ func CrawlLinks(ctx context.Context, f PageFetcher, c *jobs.Crawl) ([]string, Li
 			c, origin = &cc, jobs.Origin(final)
 		}
 		if ctx.Err() != nil {
-			return nil, st, jobs.ValidationErrors(jobs.FieldErrors{{Code: "crawl_unreachable", Field: "url",
-				Message: fmt.Sprintf("reading the pages took longer than %s (%d requests)", LinkCrawlTimeout, st.Fetches)}})
+			var errs jobs.FieldErrors
+			errs.Add("crawl_unreachable", "url", fmt.Sprintf("reading the pages took longer than %s (%d requests)", LinkCrawlTimeout, st.Fetches))
+			return nil, st, jobs.ValidationErrors(errs)
 		}
 		if err != nil {
 			if it.depth == 0 {
@@ -154,7 +155,9 @@ func startFailed(err error) error {
 	if errors.Is(err, errNotHTML) {
 		code = "crawl_not_html"
 	}
-	return jobs.ValidationErrors(jobs.FieldErrors{{Code: code, Field: "url", Message: err.Error()}})
+	var errs jobs.FieldErrors
+	errs.Add(code, "url", err.Error())
+	return jobs.ValidationErrors(errs)
 }
 
 // count notes a linked page that is not a page of the crawl: not HTML, or failed (a

@@ -49,17 +49,20 @@ func ReadSitemap(ctx context.Context, r SitemapReader, u string, limit int, incl
 		urls = append(urls, n)
 		return len(urls) >= limit
 	})
+	var errs jobs.FieldErrors
 	if err != nil {
 		code := "sitemap_unreachable"
 		var pe interface{ ProblemCode() string }
 		if errors.As(err, &pe) {
 			code = pe.ProblemCode()
 		}
-		return nil, jobs.ValidationErrors(jobs.FieldErrors{{Code: code, Field: "sitemap", Message: err.Error()}})
+		errs.Add(code, "sitemap", err.Error())
+		return nil, jobs.ValidationErrors(errs)
 	}
 	if len(urls) == 0 {
-		return nil, jobs.ValidationErrors(jobs.FieldErrors{{Code: "sitemap_empty", Field: "sitemap",
-			Message: fmt.Sprintf("no page URL to capture: %d listed, %d not loadable http(s) URLs, the rest filtered out by include/exclude", looked, skipped)}})
+		errs.Add("sitemap_empty", "sitemap",
+			fmt.Sprintf("no page URL to capture: %d listed, %d not loadable http(s) URLs, the rest filtered out by include/exclude", looked, skipped))
+		return nil, jobs.ValidationErrors(errs)
 	}
 	return urls, nil
 }

@@ -118,7 +118,7 @@ func (v *validator) actions(dst *[]Action, src []ActionInput, field string) {
 		v.add(field, fmt.Sprintf("at most %d actions", MaxActions))
 		return
 	}
-	n := len(v.errs)
+	n := len(*v.errs)
 	out := make([]Action, 0, len(src))
 	names := map[string]bool{}
 	for i, in := range src {
@@ -132,13 +132,13 @@ func (v *validator) actions(dst *[]Action, src []ActionInput, field string) {
 		}
 		out = append(out, a)
 	}
-	if len(v.errs) == n {
+	if len(*v.errs) == n {
 		*dst = out
 	}
 }
 
 func (v *validator) action(in ActionInput, p string) (Action, bool) {
-	n := len(v.errs)
+	n := len(*v.errs)
 	var a Action
 	if in.Type == nil {
 		v.add(p+".type", "required: one of "+joinQuoted(actionTypes))
@@ -158,7 +158,7 @@ func (v *validator) action(in ActionInput, p string) (Action, bool) {
 	v.actionText(&a.Selector, in.Selector, p+".selector", needSelector, false, MaxSelectorLength)
 	v.intIn(&a.TimeoutMS, in.TimeoutMS, p+".timeout_ms", 0, int(MaxActionTimeout/time.Millisecond))
 	v.actionOfType(&a, in, p)
-	return a, len(v.errs) == n
+	return a, len(*v.errs) == n
 }
 
 // actionFieldsGiven names each given field that does not apply to an action of type t, or
@@ -170,7 +170,7 @@ func (v *validator) actionFieldsGiven(given, allowed []string, t, p string) {
 		case slices.ContainsFunc(actionTypes, func(t string) bool { return slices.Contains(actionFields[t], k) }):
 			v.add(p+"."+k, fmt.Sprintf("does not apply to a %s action", t))
 		default:
-			v.errs = append(v.errs, FieldError{Code: "unknown_field", Field: p + "." + k, Message: fmt.Sprintf("unknown field %q", k)})
+			v.errs.Add("unknown_field", p+"."+k, fmt.Sprintf("unknown field %q", k))
 		}
 	}
 }
@@ -272,12 +272,12 @@ func (o Options) actionsTimeout() time.Duration {
 }
 
 // ResolveActions validates src as the actions of a job and converts them to the
-// renderer's (an auth profile's login steps); errors name fields under field.
-func ResolveActions(src []ActionInput, field string) ([]capture.Action, []FieldError) {
-	var v validator
+// renderer's (an auth profile's login steps); errors, in errs, name fields under field.
+func ResolveActions(src []ActionInput, field string, errs *FieldErrors) []capture.Action {
+	v := validator{errs: errs}
 	var as []Action
 	v.actions(&as, src, field)
-	return captureActions(as), v.errs
+	return captureActions(as)
 }
 
 // captureActions converts stored actions to the renderer's.
@@ -299,14 +299,13 @@ func captureActions(as []Action) []capture.Action {
 }
 
 // checkActionsTimeout refuses an actions_timeout_ms over the job's resolved timeout_ms.
-func (o Options) checkActionsTimeout(batch *OptionsInput, batchPrefix string, target *OptionsInput, targetPrefix string) []FieldError {
+func (o Options) checkActionsTimeout(batch *OptionsInput, batchPrefix string, target *OptionsInput, targetPrefix string, errs *FieldErrors) {
 	if o.ActionsTimeoutMS <= o.TimeoutMS {
-		return nil
+		return
 	}
 	field := targetPrefix + ".actions_timeout_ms"
 	if target == nil || target.ActionsTimeoutMS == nil {
 		field = batchPrefix + ".actions_timeout_ms"
 	}
-	return []FieldError{{Code: "invalid_option", Field: field,
-		Message: fmt.Sprintf("must be at most the job's timeout_ms (%d)", o.TimeoutMS)}}
+	errs.Add("invalid_option", field, fmt.Sprintf("must be at most the job's timeout_ms (%d)", o.TimeoutMS))
 }

@@ -17,13 +17,12 @@ import (
 // page decides (its height in full mode, an element's size, encoded bytes) is checked at
 // capture time with capture.CodeTooLargeCapture (capture/budget.go).
 
-// checkBudget returns the field errors of resolved options over the capture budget. It
+// checkBudget records in errs the field error of resolved options over the capture budget. It
 // names the field to change: device_scale_factor for one image (without it no viewport
 // reaches the limit), else the max_segments, or the action, whose images pass the job's.
-func (o Options) checkBudget(batch *OptionsInput, batchPrefix string, target *OptionsInput, targetPrefix string) []FieldError {
-	var errs FieldErrors
+func (o Options) checkBudget(batch *OptionsInput, batchPrefix string, target *OptionsInput, targetPrefix string, errs *FieldErrors) {
 	if !o.wantsScreenshot() && !slices.ContainsFunc(o.Actions, func(a Action) bool { return a.Type == capture.ActionScreenshot }) {
-		return nil // no image is taken: the viewport's scale costs nothing
+		return // no image is taken: the viewport's scale costs nothing
 	}
 	vp := o.Viewport
 	img := imagePixels(vp)
@@ -35,7 +34,7 @@ func (o Options) checkBudget(batch *OptionsInput, batchPrefix string, target *Op
 		errs.Add("invalid_option", field, fmt.Sprintf(
 			"a %d×%d viewport at device_scale_factor %g is %d device px per image, over the limit of %d (%d MP); at this size device_scale_factor may be at most %g",
 			vp.Width, vp.Height, vp.DeviceScaleFactor, img, capture.MaxImagePixels, capture.MaxImagePixels/1_000_000, maxDSF))
-		return errs
+		return
 	}
 
 	most := int64(capture.MaxJobPixels / img) // images of one viewport the job may hold
@@ -60,7 +59,7 @@ func (o Options) checkBudget(batch *OptionsInput, batchPrefix string, target *Op
 			n = int64(capture.NormalizeMaxSegments(float64(o.Screenshot.MaxSegments)))
 		}
 		if over(n, field, fmt.Sprintf("screenshot.max_segments %d", n)) {
-			return errs
+			return
 		}
 	}
 	actionsPrefix := blame(batch, batchPrefix, target, targetPrefix, func(in *OptionsInput) bool { return in.Actions != nil })
@@ -74,10 +73,9 @@ func (o Options) checkBudget(batch *OptionsInput, batchPrefix string, target *Op
 			field += ".max_segments"
 		}
 		if over(n, field, fmt.Sprintf("the screenshot action %q", a.Name)) {
-			return errs
+			return
 		}
 	}
-	return errs
 }
 
 // imagePixels is one viewport image in device px, rounded as capture rounds.

@@ -57,7 +57,8 @@ func TestMaxAgeValidation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := tc.in
-			o, errs := jobs.ResolveOptions(nil, "options", &jobs.OptionsInput{MaxAgeS: &v}, "targets[0].options")
+			var errs jobs.FieldErrors
+			o := jobs.ResolveOptions(nil, "options", &jobs.OptionsInput{MaxAgeS: &v}, "targets[0].options", &errs)
 			if tc.ok {
 				if len(errs) != 0 || o.MaxAgeS != int(tc.in) {
 					t.Errorf("max_age_s %v: errors %v, value %d", tc.in, errs, o.MaxAgeS)

@@ -63,11 +63,12 @@ func (s *Service) SubmitCapture(ctx context.Context, sub CaptureSubmission) (*Ba
 // fields, checked by the batch parser) and wait_ms, and applies the output
 // the caller asked for.
 func captureTarget(sub CaptureSubmission) (map[string]any, time.Duration, error) {
+	var errs FieldErrors
 	m, err := DecodeObject(sub.Body)
 	if err != nil {
-		return nil, 0, ValidationErrors([]FieldError{{Code: "invalid_json", Message: err.Error()}})
+		errs.Add("invalid_json", "", err.Error())
+		return nil, 0, ValidationErrors(errs)
 	}
-	var errs FieldErrors
 	wait := DefaultCaptureWait
 	if raw, ok := m["wait_ms"]; ok {
 		delete(m, "wait_ms")

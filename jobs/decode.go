@@ -27,25 +27,27 @@ const maxDecodeDepth = 32
 const maxFieldErrors = 100
 
 // DecodeStrict decodes body, which must hold exactly one JSON object, into dst
-// (a pointer to a struct). It returns every key dst's type does not declare
-// and every value of the wrong JSON type, each named by its full path under
-// prefix ("targets[2].options.viewport.width"). ok is false when dst could not
-// be filled (bad JSON or a wrong type): the caller stops there. Unknown keys
-// alone leave ok true, so validation can name the rest of the problems too.
-func DecodeStrict(body []byte, dst any, prefix string) (errs FieldErrors, ok bool) {
-	root, err := decodeObject(body)
-	if err != nil {
-		return FieldErrors{*err}, false
+// (a pointer to a struct). It records in errs every key dst's type does not
+// declare and every value of the wrong JSON type, each named by its full path
+// under prefix ("targets[2].options.viewport.width"). ok is false when dst
+// could not be filled (bad JSON or a wrong type): the caller stops there.
+// Unknown keys alone leave ok true, so validation can name the rest of the
+// problems too.
+func DecodeStrict(body []byte, dst any, prefix string, errs *FieldErrors) (ok bool) {
+	root := decodeObject(body, errs)
+	if root == nil {
+		return false
 	}
-	var w walker
+	w := walker{errs: errs}
 	w.walk(root, reflect.TypeOf(dst), prefix, 0)
 	if w.typeErrs {
-		return w.errs, false
+		return false
 	}
 	if err := json.Unmarshal(body, dst); err != nil {
-		return append(w.errs, FieldError{Code: "invalid_json", Field: prefix, Message: err.Error()}), false
+		errs.Add("invalid_json", prefix, err.Error())
+		return false
 	}
-	return w.errs, true
+	return true
 }
 
 // ValidationErrors caps errs and wraps them; nil when there are none.
@@ -62,43 +64,49 @@ func ValidationErrors(errs []FieldError) error {
 // DecodeObject decodes a body that must hold exactly one JSON object into
 // its generic form (numbers as json.Number).
 func DecodeObject(body []byte) (map[string]any, error) {
-	m, err := decodeObject(body)
-	if err != nil {
-		return nil, &ValidationError{Fields: []FieldError{*err}}
+	var errs FieldErrors
+	m := decodeObject(body, &errs)
+	if m == nil {
+		return nil, ValidationErrors(errs)
 	}
 	return m, nil
 }
 
-func decodeObject(body []byte) (map[string]any, *FieldError) {
+// decodeObject is body's one JSON object, or nil with its problem in errs.
+func decodeObject(body []byte, errs *FieldErrors) map[string]any {
 	var generic any
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(&generic); err != nil {
-		return nil, invalidJSON(err)
+		errs.Add("invalid_json", "", invalidJSON(err))
+		return nil
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, &FieldError{Code: "invalid_json", Message: "request body must hold exactly one JSON object"}
+		errs.Add("invalid_json", "", "request body must hold exactly one JSON object")
+		return nil
 	}
 	root, ok := generic.(map[string]any)
 	if !ok {
-		return nil, &FieldError{Code: "invalid_json", Message: "request body must be a JSON object"}
+		errs.Add("invalid_json", "", "request body must be a JSON object")
+		return nil
 	}
-	return root, nil
+	return root
 }
 
-func invalidJSON(err error) *FieldError {
+// invalidJSON is the message of a body that does not parse.
+func invalidJSON(err error) string {
 	var se *json.SyntaxError
-	msg := "request body is not valid JSON"
 	if errors.As(err, &se) {
-		msg = fmt.Sprintf("request body is not valid JSON (at byte %d: %v)", se.Offset, se)
-	} else if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		msg = "request body is empty or truncated JSON"
+		return fmt.Sprintf("request body is not valid JSON (at byte %d: %v)", se.Offset, se)
 	}
-	return &FieldError{Code: "invalid_json", Message: msg}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return "request body is empty or truncated JSON"
+	}
+	return "request body is not valid JSON"
 }
 
 type walker struct {
-	errs     FieldErrors
+	errs     *FieldErrors
 	typeErrs bool
 }
 
@@ -154,7 +162,7 @@ func (w *walker) object(v any, t reflect.Type, path string, depth int) {
 	for _, k := range sortedKeys(obj) {
 		ft, known := fields[k]
 		if !known {
-			w.errs = append(w.errs, FieldError{Code: "unknown_field", Field: join(path, k), Message: fmt.Sprintf("unknown field %q", k)})
+			w.errs.Add("unknown_field", join(path, k), fmt.Sprintf("unknown field %q", k))
 			continue
 		}
 		w.walk(obj[k], ft, join(path, k), depth+1)
@@ -192,7 +200,7 @@ func (w *walker) mismatch(path, want string, got any) {
 
 func (w *walker) typeError(path, msg string) {
 	w.typeErrs = true
-	w.errs = append(w.errs, FieldError{Code: "invalid_type", Field: path, Message: msg})
+	w.errs.Add("invalid_type", path, msg)
 }
 
 func jsonKind(v any) string {

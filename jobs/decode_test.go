@@ -146,7 +146,8 @@ func TestDecodeStrict(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var got decodeTarget
-			errs, ok := jobs.DecodeStrict([]byte(tt.body), &got, "spec")
+			var errs jobs.FieldErrors
+			ok := jobs.DecodeStrict([]byte(tt.body), &got, "spec", &errs)
 			if ok != tt.wantOK {
 				t.Errorf("ok = %v, want %v", ok, tt.wantOK)
 			}

@@ -12,10 +12,10 @@ func TestPrepareDeepCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	var o Options
-	v := &validator{}
+	v := &validator{errs: new(FieldErrors)}
 	o.applyPage(&in, "options", v)
-	if len(v.errs) != 0 {
-		t.Fatalf("errors %+v", v.errs)
+	if len(*v.errs) != 0 {
+		t.Fatalf("errors %+v", *v.errs)
 	}
 	if d := o.Prepare.DeepCapture; !d.Enabled || d.MaxItems != 50 || d.MaxMS != 2000 || d.MaxBytes != 0 {
 		t.Errorf("deep capture %+v", d)
@@ -25,10 +25,10 @@ func TestPrepareDeepCapture(t *testing.T) {
 		if err := json.Unmarshal([]byte(`{"prepare":{"deep_capture":`+bad+`}}`), &in); err != nil {
 			t.Fatal(err)
 		}
-		v := &validator{}
+		v := &validator{errs: new(FieldErrors)}
 		(&Options{}).applyPage(&in, "options", v)
-		if len(v.errs) != 1 || !strings.HasPrefix(v.errs[0].Field, "options.prepare.deep_capture.") {
-			t.Errorf("%s: errors %+v, want one naming options.prepare.deep_capture.*", bad, v.errs)
+		if len(*v.errs) != 1 || !strings.HasPrefix((*v.errs)[0].Field, "options.prepare.deep_capture.") {
+			t.Errorf("%s: errors %+v, want one naming options.prepare.deep_capture.*", bad, *v.errs)
 		}
 	}
 }

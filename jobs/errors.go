@@ -13,8 +13,17 @@ type FieldError struct {
 	Message string `json:"message"`
 }
 
-// FieldErrors collects the problems of one request; every validator in the
-// domain records them this way.
+// FieldErrors collects the problems of one request. It is the one validator
+// idiom of the code base: a validator takes the caller's collector as its
+// last parameter, errs *FieldErrors, and records each problem with errs.Add;
+// it never returns field errors nor builds FieldError values itself. The
+// caller declares one `var errs FieldErrors`, passes &errs to every check,
+// and rejects the request when len(errs) > 0 with ValidationErrors(errs) (or
+// &ValidationError{Fields: errs}). A caller that needs to know whether one
+// check added problems compares len(errs) before and after. A one-field
+// rejection is the same three lines. `go test ./internal/house` checks that
+// no production function returns field errors and that no code outside this
+// file builds them.
 type FieldErrors []FieldError
 
 // Add records one problem.

@@ -65,15 +65,15 @@ func TargetHost(rawURL string) string {
 	return strings.ToLower(u.Host)
 }
 
-// HostConcurrencyErrors names the host_concurrency of in (at prefix) when it
-// is above the server's maximum (0: DefaultHostConcurrencyMax).
-func HostConcurrencyErrors(max int, in *OptionsInput, prefix string) []FieldError {
+// CheckHostConcurrency names the host_concurrency of in (at prefix) in errs when
+// it is above the server's maximum (0: DefaultHostConcurrencyMax).
+func CheckHostConcurrency(max int, in *OptionsInput, prefix string, errs *FieldErrors) {
 	if max <= 0 {
 		max = DefaultHostConcurrencyMax
 	}
 	if in == nil || in.HostConcurrency == nil || *in.HostConcurrency <= float64(max) {
-		return nil
+		return
 	}
-	return []FieldError{{Code: "invalid_option", Field: prefix + ".host_concurrency",
-		Message: fmt.Sprintf("must be at most %d on this server (SNAPQ_HOST_CONCURRENCY_MAX)", max)}}
+	errs.Add("invalid_option", prefix+".host_concurrency",
+		fmt.Sprintf("must be at most %d on this server (SNAPQ_HOST_CONCURRENCY_MAX)", max))
 }

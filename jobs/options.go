@@ -247,38 +247,38 @@ func DefaultOptions() Options {
 }
 
 // ResolveOptions applies batch options, then target options, over the
-// defaults, validating every value given. Errors name fields relative to
-// their own prefix (for example "options.viewport.width").
-func ResolveOptions(batch *OptionsInput, batchPrefix string, target *OptionsInput, targetPrefix string) (Options, []FieldError) {
+// defaults, validating every value given. Errors, in errs, name fields relative
+// to their own prefix (for example "options.viewport.width").
+func ResolveOptions(batch *OptionsInput, batchPrefix string, target *OptionsInput, targetPrefix string, errs *FieldErrors) Options {
 	o := DefaultOptions()
-	var errs []FieldError
-	errs = append(errs, o.apply(batch, batchPrefix)...)
-	errs = append(errs, o.apply(target, targetPrefix)...)
+	n := len(*errs)
+	o.apply(batch, batchPrefix, errs)
+	o.apply(target, targetPrefix, errs)
 	o.applyDevice(batch, target) // prepare.go
 	// actions.go
-	errs = append(errs, o.checkActionsTimeout(batch, batchPrefix, target, targetPrefix)...)
+	o.checkActionsTimeout(batch, batchPrefix, target, targetPrefix, errs)
 	typesGiven := func(in *OptionsInput) bool { return in != nil && in.Block != nil && in.Block.ResourceTypes != nil }
 	if !typesGiven(batch) && !typesGiven(target) &&
 		!slices.Contains(o.Outputs, capture.OutputScreenshot) && !slices.Contains(o.Outputs, capture.OutputPDF) {
 		o.Block.ResourceTypes = slices.Clone(defaultBlockTypes)
 	}
-	if len(errs) == 0 && o.Screenshot.Quality != 0 && o.Screenshot.Format == capture.FormatPNG {
+	if len(*errs) == n && o.Screenshot.Quality != 0 && o.Screenshot.Format == capture.FormatPNG {
 		field := blame(batch, batchPrefix, target, targetPrefix,
 			func(in *OptionsInput) bool { return in.Screenshot != nil && in.Screenshot.Quality != nil }) + ".screenshot.quality"
-		errs = append(errs, FieldError{Code: "invalid_option", Field: field,
-			Message: "quality applies to jpeg and webp only; png is lossless"})
+		errs.Add("invalid_option", field, "quality applies to jpeg and webp only; png is lossless")
 	}
-	if len(errs) == 0 {
-		errs = append(errs, o.checkBudget(batch, batchPrefix, target, targetPrefix)...) // budget.go
+	if len(*errs) == n {
+		o.checkBudget(batch, batchPrefix, target, targetPrefix, errs) // budget.go
 	}
-	return o, errs
+	return o
 }
 
-func (o *Options) apply(in *OptionsInput, prefix string) []FieldError {
+// apply validates in (at prefix) and applies its values over o; errors go to errs.
+func (o *Options) apply(in *OptionsInput, prefix string, errs *FieldErrors) {
 	if in == nil {
-		return nil
+		return
 	}
-	var v validator
+	v := validator{errs: errs}
 	o.applyViewport(in.Viewport, prefix+".viewport", &v)
 	o.applyScreenshot(in.Screenshot, prefix+".screenshot", &v)
 	o.applyWait(in.Wait, prefix+".wait", &v)
@@ -309,7 +309,6 @@ func (o *Options) apply(in *OptionsInput, prefix string) []FieldError {
 	v.intIn(&o.MaxAgeS, in.MaxAgeS, prefix+".max_age_s", 0, MaxCacheAgeS) // cache.go
 	o.applyQuality(in.Quality, prefix+".quality", &v)
 	o.applyPDF(in.PDF, prefix+".pdf", &v)
-	return v.errs
 }
 
 // applyViewport validates and applies the viewport options at p.
@@ -457,7 +456,7 @@ func (v *validator) outputs(dst *[]string, src []string, field string) {
 		v.add(field, "must list at least one of "+joinQuoted(outputNames))
 		return
 	}
-	n := len(v.errs)
+	n := len(*v.errs)
 	seen := make(map[string]bool, len(src))
 	for i, o := range src {
 		f := fmt.Sprintf("%s[%d]", field, i)
@@ -469,7 +468,7 @@ func (v *validator) outputs(dst *[]string, src []string, field string) {
 		}
 		seen[o] = true
 	}
-	if len(v.errs) == n {
+	if len(*v.errs) == n {
 		*dst = slices.Clone(src)
 	}
 }
@@ -478,7 +477,7 @@ func (v *validator) outputs(dst *[]string, src []string, field string) {
 // non-empty URL patterns of at most MaxBlockPatternLength characters.
 func (v *validator) block(dst *Block, in *BlockInput, field string) {
 	if in.ResourceTypes != nil {
-		n := len(v.errs)
+		n := len(*v.errs)
 		seen := map[string]bool{}
 		for i, rt := range *in.ResourceTypes {
 			f := fmt.Sprintf("%s.resource_types[%d]", field, i)
@@ -490,7 +489,7 @@ func (v *validator) block(dst *Block, in *BlockInput, field string) {
 			}
 			seen[rt] = true
 		}
-		if len(v.errs) == n {
+		if len(*v.errs) == n {
 			dst.ResourceTypes = append([]string{}, *in.ResourceTypes...) // [] stays [], not nil
 		}
 	}
@@ -505,7 +504,7 @@ func (v *validator) block(dst *Block, in *BlockInput, field string) {
 	}
 	if in.URLPatterns != nil {
 		ps := *in.URLPatterns
-		n := len(v.errs)
+		n := len(*v.errs)
 		if len(ps) > capture.MaxBlockPatterns {
 			v.add(field+".url_patterns", fmt.Sprintf("at most %d patterns", capture.MaxBlockPatterns))
 		}
@@ -515,7 +514,7 @@ func (v *validator) block(dst *Block, in *BlockInput, field string) {
 					fmt.Sprintf("must be 1 to %d characters", capture.MaxBlockPatternLength))
 			}
 		}
-		if len(v.errs) == n {
+		if len(*v.errs) == n {
 			dst.URLPatterns = slices.Clone(ps)
 		}
 	}
@@ -533,8 +532,8 @@ func (v *validator) floatIn(dst *float64, src *float64, field string, lo, hi flo
 	*dst = f
 }
 
-// validator collects field errors while copying valid values.
-type validator struct{ errs FieldErrors }
+// validator copies valid values and records the problems of the others in errs.
+type validator struct{ errs *FieldErrors }
 
 func (v *validator) add(field, msg string) { v.errs.Add("invalid_option", field, msg) }
 

@@ -257,7 +257,7 @@ func validTimezone(name string) bool {
 }
 
 func (v *validator) headers(dst *map[string]string, src map[string]string, field string) {
-	n := len(v.errs)
+	n := len(*v.errs)
 	if len(src) > MaxEmulateHeaders {
 		v.add(field, fmt.Sprintf("at most %d headers", MaxEmulateHeaders))
 	}
@@ -279,7 +279,7 @@ func (v *validator) headers(dst *map[string]string, src map[string]string, field
 			v.add(f, fmt.Sprintf("value must be at most %d characters, on one line", MaxHeaderValueLength))
 		}
 	}
-	if len(v.errs) == n {
+	if len(*v.errs) == n {
 		*dst = make(map[string]string, len(src))
 		for k, val := range src {
 			(*dst)[k] = val
@@ -288,7 +288,7 @@ func (v *validator) headers(dst *map[string]string, src map[string]string, field
 }
 
 func (v *validator) cookies(dst *[]CookieInput, src []CookieInput, field string) {
-	n := len(v.errs)
+	n := len(*v.errs)
 	if len(src) > MaxEmulateCookies {
 		v.add(field, fmt.Sprintf("at most %d cookies", MaxEmulateCookies))
 	}
@@ -315,7 +315,7 @@ func (v *validator) cookies(dst *[]CookieInput, src []CookieInput, field string)
 			v.add(f+".expires", "must be a whole number of unix seconds")
 		}
 	}
-	if len(v.errs) == n {
+	if len(*v.errs) == n {
 		*dst = slices.Clone(src)
 	}
 }
@@ -324,7 +324,7 @@ func (v *validator) selectors(dst *[]string, src *[]string, field string) {
 	if src == nil {
 		return
 	}
-	n := len(v.errs)
+	n := len(*v.errs)
 	if len(*src) > MaxPrepareSelectors {
 		v.add(field, fmt.Sprintf("at most %d selectors", MaxPrepareSelectors))
 	}
@@ -333,7 +333,7 @@ func (v *validator) selectors(dst *[]string, src *[]string, field string) {
 			v.add(fmt.Sprintf("%s[%d]", field, i), fmt.Sprintf("must be a CSS selector of 1 to %d characters, without { or }", MaxSelectorLength))
 		}
 	}
-	if len(v.errs) == n {
+	if len(*v.errs) == n {
 		*dst = slices.Clone(*src)
 	}
 }

@@ -54,7 +54,8 @@ type NewJob struct {
 // the whole request with a *ValidationError naming every bad field.
 func ParseBatchRequest(body []byte, maxTargets int) ([]NewJob, *BatchRequest, error) {
 	var req BatchRequest
-	errs, ok := DecodeStrict(body, &req, "")
+	var errs FieldErrors
+	ok := DecodeStrict(body, &req, "", &errs)
 	jobs, err := validateBatch(&req, errs, ok, maxTargets)
 	if err != nil {
 		return nil, nil, err
@@ -70,14 +71,14 @@ func validateBatch(req *BatchRequest, errs FieldErrors, ok bool, maxTargets int)
 	if !ok {
 		return nil, ValidationErrors(errs)
 	}
-	jobs := req.validate(&errs, maxTargets)
+	jobs := req.validate(maxTargets, &errs)
 	if err := ValidationErrors(errs); err != nil {
 		return nil, err
 	}
 	return jobs, nil
 }
 
-func (r *BatchRequest) validate(errs *FieldErrors, maxTargets int) []NewJob {
+func (r *BatchRequest) validate(maxTargets int, errs *FieldErrors) []NewJob {
 	targets, prefixes := r.allTargets()
 	switch {
 	case len(targets) == 0:
@@ -96,12 +97,13 @@ func (r *BatchRequest) validate(errs *FieldErrors, maxTargets int) []NewJob {
 	ValidateWebhook(r.Webhook, errs)
 	// Batch options are validated once on their own, so their errors are not
 	// repeated for every target.
-	_, batchErrs := ResolveOptions(r.Options, "options", nil, "")
-	*errs = append(*errs, batchErrs...)
+	n := len(*errs)
+	ResolveOptions(r.Options, "options", nil, "", errs)
+	batchOK := len(*errs) == n
 
 	out := make([]NewJob, 0, len(targets))
 	for i, t := range targets {
-		if nj, ok := r.target(t, prefixes[i], len(batchErrs) == 0, errs); ok {
+		if nj, ok := r.target(t, prefixes[i], batchOK, errs); ok {
 			out = append(out, nj)
 		}
 	}
@@ -139,9 +141,7 @@ func (r *BatchRequest) target(t TargetInput, p string, batchOK bool, errs *Field
 	}
 	var opts Options
 	if batchOK {
-		var targetErrs []FieldError
-		opts, targetErrs = ResolveOptions(r.Options, "options", t.Options, p+".options")
-		*errs = append(*errs, targetErrs...)
+		opts = ResolveOptions(r.Options, "options", t.Options, p+".options", errs)
 	}
 	if len(*errs) > 0 {
 		return NewJob{}, false
@@ -157,8 +157,8 @@ func (r *BatchRequest) target(t TargetInput, p string, batchOK bool, errs *Field
 // of its own: the batch's options over the defaults. Jobs store only how their options
 // differ from them (Batch.JobOptions).
 func (r *BatchRequest) SharedOptions() Options {
-	o, _ := ResolveOptions(r.Options, "options", nil, "")
-	return o
+	var ignored FieldErrors // the request was validated
+	return ResolveOptions(r.Options, "options", nil, "", &ignored)
 }
 
 func validateLabels(labels map[string]string, errs *FieldErrors) {

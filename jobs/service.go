@@ -122,7 +122,8 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (b *Batch, jobs []
 // pages into its urls, and validates it.
 func (s *Service) parse(ctx context.Context, sub Submission) ([]NewJob, *BatchRequest, *Crawl, error) {
 	req := &BatchRequest{}
-	errs, ok := DecodeStrict(sub.Body, req, "")
+	var errs FieldErrors
+	ok := DecodeStrict(sub.Body, req, "", &errs)
 	crawl, err := s.expandCrawl(req, errs, ok)
 	if err != nil {
 		return nil, nil, nil, err
@@ -134,9 +135,10 @@ func (s *Service) parse(ctx context.Context, sub Submission) ([]NewJob, *BatchRe
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	hostErrs := HostConcurrencyErrors(s.MaxHostConcurrency, req.Options, "options")
+	var hostErrs FieldErrors
+	CheckHostConcurrency(s.MaxHostConcurrency, req.Options, "options", &hostErrs)
 	for i, t := range req.Targets {
-		hostErrs = append(hostErrs, HostConcurrencyErrors(s.MaxHostConcurrency, t.Options, fmt.Sprintf("targets[%d].options", i))...)
+		CheckHostConcurrency(s.MaxHostConcurrency, t.Options, fmt.Sprintf("targets[%d].options", i), &hostErrs)
 	}
 	if err := ValidationErrors(hostErrs); err != nil {
 		return nil, nil, nil, err

@@ -91,8 +91,9 @@ func checkApprovalIDs(ctx context.Context, tx ApprovalTx, runID string, ids []st
 		return err
 	}
 	if known != len(ids) {
-		return &jobs.ValidationError{Fields: []jobs.FieldError{{Code: "unknown_comparison", Field: "comparisons",
-			Message: fmt.Sprintf("%d of the %d ids are not comparisons of this run", len(ids)-known, len(ids))}}}
+		var errs jobs.FieldErrors
+		errs.Add("unknown_comparison", "comparisons", fmt.Sprintf("%d of the %d ids are not comparisons of this run", len(ids)-known, len(ids)))
+		return &jobs.ValidationError{Fields: errs}
 	}
 	return nil
 }

@@ -68,12 +68,12 @@ var commitPattern = regexp.MustCompile(`^[0-9a-fA-F]{7,64}$`)
 // options), naming every bad field.
 func ParseRunOptions(body []byte) (RunOptions, error) {
 	var in RunInput
+	var errs jobs.FieldErrors
 	if len(strings.TrimSpace(string(body))) > 0 {
-		if errs, ok := jobs.DecodeStrict(body, &in, ""); !ok || len(errs) > 0 {
+		if !jobs.DecodeStrict(body, &in, "", &errs) || len(errs) > 0 {
 			return RunOptions{}, jobs.ValidationErrors(errs)
 		}
 	}
-	var errs jobs.FieldErrors
 	out := RunOptions{Branch: strings.TrimSpace(in.Branch), BaseBranch: strings.TrimSpace(in.BaseBranch),
 		Commit: strings.TrimSpace(in.Commit), PullRequest: in.PullRequest}
 	if in.PullRequest < 0 {

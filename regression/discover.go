@@ -95,9 +95,7 @@ func validateDiscover(in *DiscoverInput, suiteOpts *jobs.OptionsInput, errs *job
 		jobs.CompilePatterns(in.Include, "discover.include", errs)
 		jobs.CompilePatterns(in.Exclude, "discover.exclude", errs)
 	}
-	if _, oerrs := jobs.ResolveOptions(suiteOpts, "options", in.Options, "discover.options"); len(oerrs) > 0 {
-		*errs = append(*errs, oerrs...)
-	}
+	jobs.ResolveOptions(suiteOpts, "options", in.Options, "discover.options", errs)
 	return d
 }
 
@@ -161,9 +159,11 @@ func DiscoveredName(rawURL string) string {
 // is skipped.
 func (g *Service) discover(ctx context.Context, spec SuiteSpec) ([]SuiteTarget, error) {
 	d := spec.Discover
+	var errs jobs.FieldErrors
 	if d.Crawl != nil {
 		if g.Pages == nil {
-			return nil, jobs.ValidationErrors(jobs.FieldErrors{{Code: "invalid_field", Field: "discover.crawl", Message: "this server does not crawl pages"}})
+			errs.Add("invalid_field", "discover.crawl", "this server does not crawl pages")
+			return nil, jobs.ValidationErrors(errs)
 		}
 		urls, _, err := discover.CrawlLinks(ctx, g.Pages, d.Crawl)
 		if ve, ok := err.(*jobs.ValidationError); ok {
@@ -177,9 +177,9 @@ func (g *Service) discover(ctx context.Context, spec SuiteSpec) ([]SuiteTarget, 
 		return discoveredTargets(spec, urls), nil
 	}
 	if g.Sitemaps == nil {
-		return nil, jobs.ValidationErrors(jobs.FieldErrors{{Code: "invalid_field", Field: "discover", Message: "this server does not read sitemaps"}})
+		errs.Add("invalid_field", "discover", "this server does not read sitemaps")
+		return nil, jobs.ValidationErrors(errs)
 	}
-	var errs jobs.FieldErrors
 	include := jobs.CompilePatterns(d.Include, "discover.include", &errs)
 	exclude := jobs.CompilePatterns(d.Exclude, "discover.exclude", &errs)
 	urls, err := discover.ReadSitemap(ctx, g.Sitemaps, d.Sitemap, d.Limit, include, exclude)

@@ -316,9 +316,8 @@ func (m MailDomains) Allows(addr string) bool {
 
 // CheckRecipients names every email channel of chs the allowlist refuses:
 // all of them when the list is empty (email is off), else each recipient
-// off the list (notify[i].to[j]).
-func (m MailDomains) CheckRecipients(chs []Channel) []jobs.FieldError {
-	var errs jobs.FieldErrors
+// off the list (notify[i].to[j]), in errs.
+func (m MailDomains) CheckRecipients(chs []Channel, errs *jobs.FieldErrors) {
 	for i, c := range chs {
 		if c.Kind != ChannelEmail {
 			continue
@@ -335,5 +334,4 @@ func (m MailDomains) CheckRecipients(chs []Channel) []jobs.FieldError {
 			}
 		}
 	}
-	return errs
 }

@@ -104,11 +104,13 @@ func TestMailDomains(t *testing.T) {
 		}
 	}
 	chs := []Channel{{Kind: ChannelSlack}, {Kind: ChannelEmail, To: []string{"ops@example.com", "x@evil.com"}}}
-	errs := m.CheckRecipients(chs)
+	var errs jobs.FieldErrors
+	m.CheckRecipients(chs, &errs)
 	if len(errs) != 1 || errs[0].Field != "notify[1].to[1]" || errs[0].Code != CodeRecipientNotAllowed {
 		t.Fatalf("CheckRecipients = %+v", errs)
 	}
-	errs = MailDomains(nil).CheckRecipients(chs)
+	errs = nil
+	MailDomains(nil).CheckRecipients(chs, &errs)
 	if len(errs) != 1 || errs[0].Field != "notify[1].kind" || errs[0].Code != CodeEmailDisabled {
 		t.Fatalf("CheckRecipients without a list = %+v", errs)
 	}

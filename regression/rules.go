@@ -417,7 +417,8 @@ const maxPreviewChanges = 50_000
 // ParseRule decodes and validates a rule's body for suite s.
 func ParseRule(s *Suite, body []byte, now time.Time) (*Rule, error) {
 	var in RuleInput
-	if errs, ok := jobs.DecodeStrict(body, &in, ""); !ok || len(errs) > 0 {
+	var errs jobs.FieldErrors
+	if !jobs.DecodeStrict(body, &in, "", &errs) || len(errs) > 0 {
 		return nil, jobs.ValidationErrors(errs)
 	}
 	return NewRule(s, in, now)

@@ -89,10 +89,11 @@ type Service struct {
 // checkHostConcurrency names every host_concurrency of s above
 // MaxHostConcurrency, and every email recipient MailDomains refuses.
 func (g *Service) checkHostConcurrency(s *Suite) error {
-	errs := jobs.HostConcurrencyErrors(g.MaxHostConcurrency, s.Spec.Options, "options")
-	errs = append(errs, g.MailDomains.CheckRecipients(s.Notify)...)
+	var errs jobs.FieldErrors
+	jobs.CheckHostConcurrency(g.MaxHostConcurrency, s.Spec.Options, "options", &errs)
+	g.MailDomains.CheckRecipients(s.Notify, &errs)
 	for i, t := range s.Spec.Targets {
-		errs = append(errs, jobs.HostConcurrencyErrors(g.MaxHostConcurrency, t.Options, fmt.Sprintf("targets[%d].options", i))...)
+		jobs.CheckHostConcurrency(g.MaxHostConcurrency, t.Options, fmt.Sprintf("targets[%d].options", i), &errs)
 	}
 	return jobs.ValidationErrors(errs)
 }
@@ -132,7 +133,8 @@ func (g *Service) CreateSuite(ctx context.Context, owner string, body []byte) (*
 // A patch without "webhook" keeps the webhook and its secret.
 func (g *Service) UpdateSuite(ctx context.Context, cur *Suite, body []byte) (*Suite, error) {
 	var in SuiteInput
-	if errs, _ := decodeSuite(body, &in); len(errs) > 0 {
+	var errs jobs.FieldErrors
+	if decodeSuite(body, &in, &errs); len(errs) > 0 {
 		return nil, jobs.ValidationErrors(errs)
 	}
 	patch, err := jobs.DecodeObject(body)
@@ -298,5 +300,7 @@ func noSecretKey(s *Suite) error {
 	if s.VCS != nil {
 		field = "vcs"
 	}
-	return &jobs.ValidationError{Fields: []jobs.FieldError{{Code: "secret_key_required", Field: field, Message: ErrNoSecretKey.Error()}}}
+	var errs jobs.FieldErrors
+	errs.Add("secret_key_required", field, ErrNoSecretKey.Error())
+	return &jobs.ValidationError{Fields: errs}
 }

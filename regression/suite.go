@@ -181,7 +181,8 @@ func (sp SuiteSpec) Captures() ([]jobs.NewJob, []CaptureKey, error) {
 	var out []jobs.NewJob
 	var keys []CaptureKey
 	for i, t := range sp.Targets {
-		base, errs := jobs.ResolveOptions(sp.Options, "options", t.Options, fmt.Sprintf("targets[%d].options", i))
+		var errs jobs.FieldErrors
+		base := jobs.ResolveOptions(sp.Options, "options", t.Options, fmt.Sprintf("targets[%d].options", i), &errs)
 		if len(errs) > 0 {
 			return nil, nil, &jobs.ValidationError{Fields: errs}
 		}
@@ -204,7 +205,8 @@ func (sp SuiteSpec) Captures() ([]jobs.NewJob, []CaptureKey, error) {
 // the suite's viewport: what a run's jobs share (jobs.Batch.JobOptions), so each stores
 // only its target's overrides and viewport.
 func (sp SuiteSpec) SharedOptions() jobs.Options {
-	o, _ := jobs.ResolveOptions(sp.Options, "options", nil, "")
+	var ignored jobs.FieldErrors // the suite was validated
+	o := jobs.ResolveOptions(sp.Options, "options", nil, "", &ignored)
 	sp.stabilize(&o)
 	return o
 }

@@ -60,11 +60,11 @@ func ParseSuite(body []byte) (*Suite, error) {
 // (negative: no minimum).
 func parseSuite(body []byte, minInterval time.Duration) (*Suite, error) {
 	var in SuiteInput
-	errs, ok := decodeSuite(body, &in)
-	if !ok || len(errs) > 0 {
+	var errs jobs.FieldErrors
+	if !decodeSuite(body, &in, &errs) || len(errs) > 0 {
 		return nil, jobs.ValidationErrors(errs)
 	}
-	s := in.validate(&errs, minInterval)
+	s := in.validate(minInterval, &errs)
 	if err := jobs.ValidationErrors(errs); err != nil {
 		return nil, err
 	}
@@ -73,14 +73,16 @@ func parseSuite(body []byte, minInterval time.Duration) (*Suite, error) {
 
 // decodeSuite decodes a suite document (or a patch of one) strictly; the
 // pre-release webhook_url key gets a message that shows the webhook's form.
-func decodeSuite(body []byte, in *SuiteInput) (jobs.FieldErrors, bool) {
-	errs, ok := jobs.DecodeStrict(body, in, "")
-	for i, e := range errs {
+// Its problems go to errs; ok as jobs.DecodeStrict's.
+func decodeSuite(body []byte, in *SuiteInput, errs *jobs.FieldErrors) (ok bool) {
+	n := len(*errs)
+	ok = jobs.DecodeStrict(body, in, "", errs)
+	for i, e := range (*errs)[n:] {
 		if e.Code == "unknown_field" && e.Field == "webhook_url" {
-			errs[i].Message = `give the suite's webhook as "webhook": {"url": "…", "secret": "…"}: deliveries are signed like batch webhooks`
+			(*errs)[n+i].Message = `give the suite's webhook as "webhook": {"url": "…", "secret": "…"}: deliveries are signed like batch webhooks`
 		}
 	}
-	return errs, ok
+	return ok
 }
 
 // Input returns the suite as the document a PATCH merges into; the webhook

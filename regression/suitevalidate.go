@@ -18,7 +18,7 @@ import (
 // validate checks a suite document section by section and builds the
 // suite; every problem is added to errs (the suite is nil when too many
 // targets make the rest not worth checking).
-func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration) *Suite {
+func (in *SuiteInput) validate(minInterval time.Duration, errs *jobs.FieldErrors) *Suite {
 	s := &Suite{Name: strings.TrimSpace(in.Name), Enabled: in.Enabled == nil || *in.Enabled}
 	if n := utf8.RuneCountInString(s.Name); n == 0 || n > jobs.MaxNameLength {
 		errs.Add("invalid_name", "name", fmt.Sprintf("give the suite a name of 1-%d characters", jobs.MaxNameLength))
@@ -52,12 +52,13 @@ func (in *SuiteInput) validate(errs *jobs.FieldErrors, minInterval time.Duration
 // validateTargets checks the suite's options and each target, and names the
 // targets (from their URL when they have no name).
 func (in *SuiteInput) validateTargets(errs *jobs.FieldErrors) []SuiteTarget {
-	_, suiteErrs := jobs.ResolveOptions(in.Options, "options", nil, "")
-	*errs = append(*errs, suiteErrs...)
+	n := len(*errs)
+	jobs.ResolveOptions(in.Options, "options", nil, "", errs)
+	optionsOK := len(*errs) == n
 	var out []SuiteTarget
 	names := map[string]int{} // target name → index
 	for i, t := range in.Targets {
-		out = append(out, in.validateTarget(i, t, names, len(suiteErrs) == 0, errs))
+		out = append(out, in.validateTarget(i, t, names, optionsOK, errs))
 	}
 	return out
 }
@@ -81,13 +82,15 @@ func (in *SuiteInput) validateTarget(i int, t SuiteTarget, names map[string]int,
 		errs.Add("duplicate_name", p+".name", fmt.Sprintf("targets[%d] already has the name %q; names key the baselines, give each target its own", j, name))
 	}
 	names[name] = i
+	var o jobs.Options
+	n := len(*errs)
 	if optionsOK {
-		_, targetErrs := jobs.ResolveOptions(in.Options, "options", t.Options, p+".options")
-		*errs = append(*errs, targetErrs...)
+		o = jobs.ResolveOptions(in.Options, "options", t.Options, p+".options", errs)
 	}
+	targetOptionsOK := optionsOK && len(*errs) == n
 	validateViewports(p, t.Viewports, errs)
-	if t.FinalScreenshot != nil && !*t.FinalScreenshot && optionsOK {
-		if o, oerrs := jobs.ResolveOptions(in.Options, "options", t.Options, p+".options"); len(oerrs) == 0 && len(checkpointActions(o.Actions)) == 0 {
+	if t.FinalScreenshot != nil && !*t.FinalScreenshot && targetOptionsOK {
+		if len(checkpointActions(o.Actions)) == 0 {
 			errs.Add("invalid_option", p+".final_screenshot", "a target without its final screenshot needs at least one screenshot action (a checkpoint)")
 		}
 	}

@@ -53,8 +53,9 @@ func (s *Store) ListComparisons(ctx context.Context, runID string, f regression.
 			return nil, "", fmt.Errorf("list comparisons: %w", err)
 		}
 		if !known {
-			return nil, "", &jobs.ValidationError{Fields: []jobs.FieldError{{Code: "invalid_query", Field: "cursor",
-				Message: "is not a cursor returned by this API for this run"}}}
+			var errs jobs.FieldErrors
+			errs.Add("invalid_query", "cursor", "is not a cursor returned by this API for this run")
+			return nil, "", &jobs.ValidationError{Fields: errs}
 		}
 		args = append(args, cursor)
 		q += fmt.Sprintf(` AND %s > (SELECT %s FROM comparisons o WHERE o.id = $%d)`, comparisonKey,

@@ -112,5 +112,7 @@ func toAPIError(err error) *apiError {
 
 // badRequest is a 400 for one field, in the shape of a validation error.
 func badRequest(code, field, msg string) error {
-	return &jobs.ValidationError{Fields: []jobs.FieldError{{Code: code, Field: field, Message: msg}}}
+	var errs jobs.FieldErrors
+	errs.Add(code, field, msg)
+	return &jobs.ValidationError{Fields: errs}
 }

@@ -224,8 +224,8 @@ func parseApproval(body []byte) (regression.Approval, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&a); err != nil {
-		return a, &jobs.ValidationError{Fields: []jobs.FieldError{{Code: "invalid_json", Field: "",
-			Message: "send {\"all\": true}, {\"targets\": [names]}, {\"comparisons\": [ids]} or {\"status\": [statuses]}: " + err.Error()}}}
+		return a, badRequest("invalid_json", "",
+			"send {\"all\": true}, {\"targets\": [names]}, {\"comparisons\": [ids]} or {\"status\": [statuses]}: "+err.Error())
 	}
 	given := 0
 	if a.All {
@@ -241,19 +241,17 @@ func parseApproval(body []byte) (regression.Approval, error) {
 		given++
 	}
 	if given != 1 {
-		return a, &jobs.ValidationError{Fields: []jobs.FieldError{{Code: "invalid_approval", Field: "",
-			Message: "give exactly one of all (true), targets (names), comparisons (ids) or status (failed, new, missing)"}}}
+		return a, badRequest("invalid_approval", "",
+			"give exactly one of all (true), targets (names), comparisons (ids) or status (failed, new, missing)")
 	}
 	for i, st := range a.Statuses {
 		if !contains(approvable, string(st)) {
-			return a, &jobs.ValidationError{Fields: []jobs.FieldError{{Code: "invalid_option",
-				Field: fmt.Sprintf("status[%d]", i), Message: "must be one of " + strings.Join(approvable, ", ")}}}
+			return a, badRequest("invalid_option", fmt.Sprintf("status[%d]", i), "must be one of "+strings.Join(approvable, ", "))
 		}
 	}
 	for i, id := range a.Comparisons {
 		if !jobs.ValidID(id) {
-			return a, &jobs.ValidationError{Fields: []jobs.FieldError{{Code: "invalid_id",
-				Field: fmt.Sprintf("comparisons[%d]", i), Message: "is not a comparison id"}}}
+			return a, badRequest("invalid_id", fmt.Sprintf("comparisons[%d]", i), "is not a comparison id")
 		}
 	}
 	return a, nil
@@ -335,7 +333,8 @@ func (s *Server) mergeBranch(c *gin.Context) error {
 	}
 	var in mergeInput
 	if len(bytes.TrimSpace(body)) > 0 {
-		if errs, ok := jobs.DecodeStrict(body, &in, ""); !ok || len(errs) > 0 {
+		var errs jobs.FieldErrors
+		if !jobs.DecodeStrict(body, &in, "", &errs) || len(errs) > 0 {
 			return jobs.ValidationErrors(errs)
 		}
 	}
@@ -345,16 +344,14 @@ func (s *Server) mergeBranch(c *gin.Context) error {
 		return err
 	}
 	if branch == main {
-		return &jobs.ValidationError{Fields: []jobs.FieldError{{Code: "invalid_option", Field: "branch",
-			Message: fmt.Sprintf("%q is the suite's main branch; merge a branch into it", branch)}}}
+		return badRequest("invalid_option", "branch", fmt.Sprintf("%q is the suite's main branch; merge a branch into it", branch))
 	}
 	base := cmp.Or(in.BaseBranch, main)
 	if err := regression.CheckBranchName(base, "base_branch"); err != nil {
 		return err
 	}
 	if base == branch {
-		return &jobs.ValidationError{Fields: []jobs.FieldError{{Code: "invalid_option", Field: "base_branch",
-			Message: "a branch cannot be merged into itself"}}}
+		return badRequest("invalid_option", "base_branch", "a branch cannot be merged into itself")
 	}
 	n, err := s.Suites.MergeBranch(c.Request.Context(), su.ID, branch, regression.BranchKey(base, main), approver(c))
 	if err != nil {

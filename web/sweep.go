@@ -83,8 +83,8 @@ func (s *Server) runSweep(c *gin.Context) error {
 	}
 	var req sweepRequest
 	if len(strings.TrimSpace(string(body))) > 0 {
-		errs, ok := jobs.DecodeStrict(body, &req, "")
-		if !ok || len(errs) > 0 {
+		var errs jobs.FieldErrors
+		if !jobs.DecodeStrict(body, &req, "", &errs) || len(errs) > 0 {
 			return jobs.ValidationErrors(errs)
 		}
 	}

@@ -54,7 +54,8 @@ func Parse(route string, body []byte) (*Request, error) {
 	p := &parser{route: route, o: &jobs.OptionsInput{}, req: &Request{Origin: map[string]string{}}}
 	var top map[string]json.RawMessage
 	if err := strictUnmarshal(body, &top); err != nil || top == nil {
-		return nil, jobs.ValidationErrors(jobs.FieldErrors{{Code: "invalid_json", Message: "the body must be one JSON object"}})
+		p.errs.Add("invalid_json", "", "the body must be one JSON object")
+		return nil, jobs.ValidationErrors(p.errs)
 	}
 	p.defaults()
 	for _, k := range sortedKeys(top) {

@@ -111,6 +111,9 @@ type attempt struct {
 	cached bool
 	// links are the links a crawl page found (crawl.go).
 	links []string
+	// preview is the image an interactive capture previews after its answer
+	// (thumbnailAfter), with the artifact that stores it; nil otherwise.
+	preview *laterThumbnail
 }
 
 // process runs one attempt of the job of p: the host's slot, the start, the
@@ -223,6 +226,7 @@ func (h *Handler) succeed(ctx context.Context, a *attempt, result *Result, arts 
 	final := time.Now()
 	h.afterFinal(ctx, a.job, settled)
 	h.observe(StageEvents, final)
+	h.thumbnailAfter(cctx, a)
 	a.log.Info("job succeeded", "http_status", result.HTTPStatus, "artifacts", len(arts), "partial", result.Partial,
 		"segments", result.Segments.Captured, "ms", result.TimingsMS["total"])
 	return nil
@@ -405,6 +409,9 @@ func (h *Handler) run(ctx context.Context, a *attempt) (*Result, []*Artifact, *j
 	arts, up, jerr := h.upload(ctx, a.job, res)
 	if jerr != nil {
 		return nil, nil, jerr
+	}
+	if h.previewLater(ctx) && len(res.Images) > 0 {
+		a.preview = &laterThumbnail{artifact: arts[0], img: res.Images[0]}
 	}
 	h.keepCopies(ctx, res, arts)
 	result := newResult(res)

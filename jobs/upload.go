@@ -68,7 +68,7 @@ func (h *Handler) putImages(ctx context.Context, job *Job, imgs []capture.Image,
 	errs := make([]error, len(imgs))
 	var thumb *Thumbnail
 	var wg sync.WaitGroup
-	if len(imgs) > 0 && !h.SkipThumbnails {
+	if len(imgs) > 0 && !h.SkipThumbnails && !h.previewLater(ctx) {
 		wg.Go(func() {
 			start := time.Now()
 			thumb = h.thumbnail(uctx, job, imgs[0].Name, imgs[0].Data)

@@ -54,3 +54,15 @@ func (s *Store) GetThumbnail(ctx context.Context, artifactID string) (*jobs.Thum
 	}
 	return &t, nil
 }
+
+// AddThumbnail records the thumbnail of an artifact already committed (an
+// interactive capture's preview, made after its answer); a second call for
+// the same artifact keeps the first.
+func (s *Store) AddThumbnail(ctx context.Context, artifactID string, t *jobs.Thumbnail) error {
+	if _, err := s.pool.Exec(ctx, `INSERT INTO thumbnails (artifact_id, object_key, content_type, bytes, width, height)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (artifact_id) DO NOTHING`,
+		artifactID, t.ObjectKey, t.ContentType, t.Bytes, t.Width, t.Height); err != nil {
+		return fmt.Errorf("thumbnail of %s: %w", artifactID, unavailable(err))
+	}
+	return nil
+}

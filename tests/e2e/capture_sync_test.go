@@ -59,9 +59,13 @@ func TestSyncCapture(t *testing.T) {
 	}
 	var job struct {
 		Artifacts []struct {
+			ID     string `json:"id"`
 			Kind   string `json:"kind"`
 			SHA256 string `json:"sha256"`
 		} `json:"artifacts"`
+		Result struct {
+			TimingsMS map[string]int64 `json:"timings_ms"`
+		} `json:"result"`
 	}
 	if code := s.do("GET", "/v1/jobs/"+h.Get("X-Snapq-Job-Id"), nil, &job); code != http.StatusOK || len(job.Artifacts) == 0 {
 		t.Fatalf("GET the capture's job: %d, %+v", code, job)
@@ -69,6 +73,21 @@ func TestSyncCapture(t *testing.T) {
 	sum := sha256.Sum256(png)
 	if job.Artifacts[0].SHA256 != hex.EncodeToString(sum[:]) {
 		t.Errorf("the PNG answered is not the stored artifact (sha256 %s vs %s)", hex.EncodeToString(sum[:]), job.Artifacts[0].SHA256)
+	}
+	// The preview is made after the answer: not a stage of the result, but
+	// served a moment later (the worker's next step after completing the job).
+	if _, ok := job.Result.TimingsMS["thumbnail"]; ok {
+		t.Errorf("a synchronous capture's result has a thumbnail stage (%v): its preview should follow the answer", job.Result.TimingsMS)
+	}
+	thumb := "/v1/artifacts/" + job.Artifacts[0].ID + "/thumbnail"
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		resp, th := s.get(thumb)
+		if resp.StatusCode == http.StatusOK && bytes.HasPrefix(th, []byte("\xff\xd8")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET %s: %d after 30 s; want the JPEG preview made after the answer", thumb, resp.StatusCode)
+		}
 	}
 
 	code, h, md := s.rawCapture("/v1/capture", "text/markdown", map[string]any{"url": site + "/status/404", "wait_ms": 120000})

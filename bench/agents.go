@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -48,7 +49,7 @@ func (a *agentsOptions) flags() {
 	flag.BoolVar(&a.on, "agents", false, "only measure synchronous capture latency: idle against a bare go-rod capture, and behind another key's batch (agents.go)")
 	flag.IntVar(&a.calls, "agents-calls", 20, "synchronous calls per series")
 	flag.IntVar(&a.batch, "agents-batch", 1000, "pages of the other key's batch")
-	flag.StringVar(&a.browserless, "agents-browserless", "", "base URL of a running Browserless with its token (http://127.0.0.1:3000?token=T): its /chromium/screenshot and /chromium/content join the idle series (docs/agents.md says how to run it here)")
+	flag.StringVar(&a.browserless, "agents-browserless", "", "base URL of a running Browserless with its token (http://127.0.0.1:3000?token=T): its /chromium/screenshot and /chromium/content join the idle series, and a concurrency 1 and 4 series (latency, pages/s) compares its /chromium/screenshot with the sync and compat doors (docs/agents.md says how to run it here)")
 	flag.BoolVar(&a.otherHost, "agents-batch-other-host", false, "serve the other key's batch from another loopback address than the sync calls' page (default: the same host, so the sync call also waits for a slot of the host's cap)")
 	flag.StringVar(&a.variants, "agents-variants", "", `run the whole measurement once per variant, back to back, each a stack of its own with extra worker settings: "name:K=V,K=V;name2:…" (e.g. "shared:SNAPQ_INTERACTIVE_BROWSER_TABS=0,SNAPQ_INTERACTIVE_TABS=1,SNAPQ_BATCH_CHROME_NICE=0;own:")`)
 }
@@ -180,6 +181,11 @@ func agentsOne(o options) (agentsResult, error) {
 	}
 	if err := agentsPhases(st, agent, page, o.agents.calls, "idle"); err != nil {
 		return r, err
+	}
+	if o.agents.browserless != "" {
+		if err := agentsConcurrency(st, agent, page, o.agents.browserless, o.agents.calls); err != nil {
+			return r, err
+		}
 	}
 	err = agentsLoaded(st, agent, other, batchSite, page, o.agents, &r)
 	r.loadEnd = loadAvg()
@@ -449,32 +455,92 @@ func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
 // /chromium/content on the page, interleaved (after snapq's series: a
 // Browserless call starts a browser of its own, which would weigh on snapq's).
 func peerSeries(base, page string, n int) (shot, content []time.Duration, err error) {
-	u, err := url.Parse(base)
-	if err != nil {
-		return nil, nil, err
-	}
 	for i := range n {
-		for _, route := range []string{"/chromium/screenshot", "/chromium/content"} {
-			v := *u
-			v.Path = strings.TrimSuffix(v.Path, "/") + route
-			raw, _ := json.Marshal(map[string]any{"url": page + "?peer=" + strconv.Itoa(i)})
-			start := time.Now()
-			resp, err := http.Post(v.String(), "application/json", bytes.NewReader(raw))
-			if err != nil {
-				return nil, nil, err
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			d := time.Since(start)
-			if resp.StatusCode != http.StatusOK || len(b) == 0 {
-				return nil, nil, fmt.Errorf("Browserless %s: status %d, %.200s", route, resp.StatusCode, b)
-			}
-			if route == "/chromium/screenshot" {
-				shot = append(shot, d)
-			} else {
-				content = append(content, d)
-			}
+		u := page + "?peer=" + strconv.Itoa(i)
+		d, err := peerCall(base, "/chromium/screenshot", u)
+		if err != nil {
+			return nil, nil, err
 		}
+		shot = append(shot, d)
+		if d, err = peerCall(base, "/chromium/content", u); err != nil {
+			return nil, nil, err
+		}
+		content = append(content, d)
 	}
 	return shot, content, nil
+}
+
+// agentsConcurrency runs n calls at concurrency 1 and then 4 through each
+// door — snapq's sync capture and compat screenshot, Browserless's own
+// /chromium/screenshot — and prints latency p50/p95 and pages/s per door and
+// the pages/s ratios snapq/Browserless (issue 28's side-by-side).
+func agentsConcurrency(st *stack, key, page, peer string, n int) error {
+	doors := []struct {
+		name string
+		call func(u string) (time.Duration, error)
+	}{
+		{"POST /v1/capture", func(u string) (time.Duration, error) { return st.syncCall(key, "/v1/capture", u) }},
+		{"compat /screenshot", func(u string) (time.Duration, error) { return st.syncCall(key, "/compat/browserless/screenshot", u) }},
+		{"Browserless /screenshot", func(u string) (time.Duration, error) { return peerCall(peer, "/chromium/screenshot", u) }},
+	}
+	for _, c := range []int{1, 4} {
+		rates := make([]float64, len(doors))
+		for i, d := range doors {
+			ds, wall, err := concurrentCalls(n, c, func(j int) (time.Duration, error) {
+				return d.call(fmt.Sprintf("%s?c%d=%d-%d", page, c, i, j))
+			})
+			if err != nil {
+				return fmt.Errorf("%s at concurrency %d: %w", d.name, c, err)
+			}
+			rates[i] = float64(n) / wall.Seconds()
+			fmt.Printf("bench: agents: concurrency %d %-24s p50 %6s  p95 %6s  %.2f pages/s\n", c, d.name, pctOf(ds, 50), pctOf(ds, 95), rates[i])
+		}
+		fmt.Printf("bench: agents: concurrency %d pages/s sync/Browserless = %.2f, compat/Browserless = %.2f\n",
+			c, rates[0]/rates[2], rates[1]/rates[2])
+	}
+	return nil
+}
+
+// concurrentCalls runs call(0..n-1), c at a time, and returns each call's
+// time and the wall time of all.
+func concurrentCalls(n, c int, call func(j int) (time.Duration, error)) ([]time.Duration, time.Duration, error) {
+	ds := make([]time.Duration, n)
+	errs := make([]error, n)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range c {
+		wg.Go(func() {
+			for j := range next {
+				ds[j], errs[j] = call(j)
+			}
+		})
+	}
+	for j := range n {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	return ds, time.Since(start), errors.Join(errs...)
+}
+
+// peerCall posts one page to a Browserless route (base carries ?token=).
+func peerCall(base, route, page string) (time.Duration, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return 0, err
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + route
+	raw, _ := json.Marshal(map[string]any{"url": page})
+	start := time.Now()
+	resp, err := http.Post(u.String(), "application/json", bytes.NewReader(raw))
+	if err != nil {
+		return 0, err
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || len(b) == 0 {
+		return 0, fmt.Errorf("Browserless %s: status %d, %.200s", route, resp.StatusCode, b)
+	}
+	return time.Since(start), nil
 }

@@ -10,13 +10,13 @@ import (
 
 // Issue 30: the noise benchmark at small scale, on real services (api,
 // worker, Chromium, Postgres, Redis, MinIO): 3 pages of the noisy fixture
-// site, 6 runs with no real change (learning from the first 4) and 1 with
+// site, 7 runs with no real change (learning from the first 4) and 1 with
 // one. With blocking, the user's rules and learned volatility on, fewer
 // runs after learning raise a false alarm than with everything off, and
 // the injected change still fails its page in both.
 func TestNoiseBenchSmall(t *testing.T) {
 	o := options{root: "..", concurrency: 2, chrome: testenv.Getenv("SNAPQ_CHROME_BIN", "/usr/bin/chromium"),
-		noise: noiseOptions{pages: 3, runs: 6, changes: 1, learn: "accept", minRuns: 3, threshold: 0.2,
+		noise: noiseOptions{pages: 3, runs: 7, changes: 1, learn: "accept", minRuns: 3, threshold: 0.2,
 			addrs: "127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5,127.0.0.6"}}
 	res, err := runNoise(context.Background(), o)
 	if errors.Is(err, errNoStack) {

@@ -53,6 +53,19 @@ type CrawlPos struct {
 	FoundOn  string // that page's URL
 	// URLKey is the job's normalised URL identity (dedupeKey): a batch holds each once.
 	URLKey string
+	// Batch is the crawl batch's settings, read with the job when it starts
+	// (JobStore.StartJob), so the page's completion need not read them
+	// again; nil when the batch is no crawl or they were not read.
+	Batch *Crawl `json:"-"`
+}
+
+// Pages is the Crawl.Frontier of the links the page at p found: none
+// without the batch's settings.
+func (p *CrawlPos) Pages(links []string) []CrawlPage {
+	if p == nil || p.Batch == nil {
+		return nil
+	}
+	return p.Batch.Frontier(p.Depth, links)
 }
 
 // CrawlPage is one page the frontier would add.
@@ -164,12 +177,15 @@ func CrawlKey(normalized string) string { return dedupeKey(normalized) }
 
 // CrawlStore adds a crawl page's links to its batch when it completes (store.Store).
 type CrawlStore interface {
-	// CompleteCrawlJob is CompleteJob that, in the same transaction and under the batch's
-	// lock, adds the pages of the job's batch's Crawl.Frontier(job depth, links) the batch
-	// does not hold yet, up to max_pages jobs in the batch and, when maxInFlight > 0 and
-	// the batch has an owner, up to the owner's in-flight cap. added is how many it added.
-	CompleteCrawlJob(ctx context.Context, id string, attempt int, result *Result, arts []*Artifact,
-		links []string, maxInFlight int) (ok bool, added int, err error)
+	// CompleteCrawlJob is CompleteAttempt of job's current attempt (job as
+	// StartJob returned it, with its crawl position and its batch's
+	// settings) that, in the same transaction and under the batch's lock,
+	// adds the pages of job.Crawl.Pages(links) the batch does not hold yet,
+	// up to max_pages jobs in the batch and, when maxInFlight > 0 and the
+	// batch has an owner, up to the owner's in-flight cap. added is how
+	// many it added; Settled is CompleteAttempt's.
+	CompleteCrawlJob(ctx context.Context, job *Job, result *Result, arts []*Artifact,
+		links []string, maxInFlight int) (settled Settled, added int, err error)
 }
 
 // crawlRequest makes a crawl job's capture collect links even when the batch did not ask.

@@ -239,11 +239,11 @@ func (h *Handler) commit(ctx context.Context, a *attempt, result *Result, arts [
 	if !crawls || a.job.Crawl == nil {
 		return h.Repo.CompleteAttempt(ctx, a.job.ID, a.job.Attempts, result, arts)
 	}
-	ok, added, err := cs.CompleteCrawlJob(ctx, a.job.ID, a.job.Attempts, result, arts, a.links, h.MaxInFlight)
-	if ok {
+	settled, added, err := cs.CompleteCrawlJob(ctx, a.job, result, arts, a.links, h.MaxInFlight)
+	if settled.Current {
 		a.log.Info("crawl page done", "depth", a.job.Crawl.Depth, "links", len(a.links), "added", added)
 	}
-	return Settled{Current: ok}, err
+	return settled, err
 }
 
 // AttemptKey is where an attempt of job stores the artifact name:

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -13,237 +12,132 @@ import (
 
 var _ jobs.CrawlStore = (*Store)(nil)
 
-// CompleteCrawlJob implements jobs.CrawlStore. The job's success, its artifacts and the
-// pages its links add are one transaction: the batch never looks complete between the
-// page's completion and its children's insert. The batch row's lock (taken after the
-// owner's, as CreateBatchLimited takes it) makes the count against max_pages and the
-// insert one step; the unique (batch_id, url_key) index holds each URL once regardless.
-func (s *Store) CompleteCrawlJob(ctx context.Context, id string, attempt int, result *jobs.Result, arts []*jobs.Artifact,
-	links []string, maxInFlight int) (bool, int, error) {
+// CompleteCrawlJob implements jobs.CrawlStore in two round trips, as
+// CompleteAttempt does (settle.go): one pipelined batch (BEGIN, the job's
+// success, its artifacts, the key of the URL it landed on, the owner's and
+// the batch's locks, the pages its links add, the batch's finish and counts)
+// and the COMMIT. The job's success and the pages it adds are one
+// transaction: the batch never looks complete between the page's completion
+// and its children's insert. The batch row's lock (taken after the owner's,
+// as CreateBatchLimited takes them) makes the count against max_pages and
+// the insert one step; the unique (batch_id, url_key) index holds each URL
+// once regardless. The frontier is computed from the batch's settings read
+// with the job (jobs.CrawlPos.Batch): they never change.
+func (s *Store) CompleteCrawlJob(ctx context.Context, job *jobs.Job, result *jobs.Result, arts []*jobs.Artifact,
+	links []string, maxInFlight int) (jobs.Settled, int, error) {
 	res, err := json.Marshal(result)
 	if err != nil {
-		return false, 0, err
+		return jobs.Settled{}, 0, err
 	}
-	var ok bool
-	var batchID, name, url string
+	id, attempt := job.ID, job.Attempts
+	o := &outcome{}
+	b := &pgx.Batch{}
+	b.BeginTx(pgx.TxOptions{})
+	b.Queue(`UPDATE jobs SET status = 'succeeded', result = $3, error_code = NULL,
+		error_message = NULL, finished_at = now(), updated_at = now()
+		WHERE id = $1 AND status = 'running' AND attempts = $2 RETURNING batch_id, name, url`, id, attempt, res).
+		QueryRow(o.scanJob)
+	queueReplaceArtifacts(b, id, arts)
+	queueFinalKey(b, id, result)
 	var added []jobChanged
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		ok, added = false, nil
-		var depth *int32
-		err := tx.QueryRow(ctx, `UPDATE jobs SET status = 'succeeded', result = $3, error_code = NULL,
-			error_message = NULL, finished_at = now(), updated_at = now()
-			WHERE id = $1 AND status = 'running' AND attempts = $2 RETURNING batch_id, name, url, depth`, id, attempt, res).
-			Scan(&batchID, &name, &url, &depth)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if err := replaceArtifacts(ctx, tx, id, arts); err != nil {
-			return err
-		}
-		ok = true
-		if depth != nil {
-			if err := recordFinalKey(ctx, tx, id, result); err != nil {
-				return err
-			}
-			if added, err = addCrawlPages(ctx, tx, batchID, id, int(*depth), links, maxInFlight); err != nil {
-				return err
-			}
-		}
-		return finishBatch(ctx, tx, batchID)
-	})
-	if err != nil {
-		return false, 0, fmt.Errorf("complete crawl job %s: %w", id, unavailable(err))
+	queueCrawlPages(b, id, job.Crawl.Pages(links), maxInFlight, &added)
+	o.queueSettle(b, id, true)
+	if err := s.sendOutcome(ctx, b, o, true); err != nil {
+		return jobs.Settled{}, 0, fmt.Errorf("complete crawl job %s: %w", id, unavailable(err))
 	}
-	if ok {
-		s.publishJobs(ctx, batchID, append([]jobChanged{{id: id, name: name, url: url, status: string(jobs.StatusSucceeded), attempt: attempt}}, added...)...)
+	if !o.Current {
+		return o.Settled, 0, nil
 	}
-	return ok, len(added), nil
+	s.publishBatch(ctx, o.batchID, o.batch, append([]jobChanged{{id: id, name: o.name, url: o.url,
+		status: string(jobs.StatusSucceeded), attempt: attempt}}, added...)...)
+	return o.Settled, len(added), nil
 }
 
-// addCrawlPages adds the pages parent's links lead to (jobs.Crawl.Frontier) that batchID
-// does not hold yet, within its max_pages and the owner's in-flight cap, as held queued
-// jobs (the dispatcher enqueues them). A batch with a canceled job was canceled: it adds
-// nothing.
-func addCrawlPages(ctx context.Context, tx pgx.Tx, batchID, parent string, depth int, links []string, maxInFlight int) ([]jobChanged, error) {
-	c, owner, err := lockCrawl(ctx, tx, batchID, maxInFlight)
-	if c == nil || err != nil {
-		return nil, err
-	}
-	pages := c.Frontier(depth, links)
+// queueCrawlPages queues the insert of the pages (jobs.CrawlPos.Pages) that
+// parent's batch does not hold yet, within its max_pages and the owner's
+// in-flight cap, as held queued jobs (the dispatcher enqueues them), after
+// the owner's (with maxInFlight > 0) and the batch's locks; *added gets the
+// jobs added, in the pages' order. A batch that is no crawl, or has a
+// canceled job (it was canceled), adds nothing.
+func queueCrawlPages(b *pgx.Batch, parent string, pages []jobs.CrawlPage, maxInFlight int, added *[]jobChanged) {
 	if len(pages) == 0 {
-		return nil, nil
+		return
 	}
-	room, nextSeq, canceled, err := crawlRoom(ctx, tx, batchID, owner, c.MaxPages, maxInFlight)
-	if canceled || err != nil {
-		return nil, err
+	if maxInFlight > 0 {
+		onErr(b.Queue(`SELECT pg_advisory_xact_lock($1, hashtext(api_key_id::text)) FROM batches
+			WHERE id = (SELECT batch_id FROM jobs WHERE id = $2) AND api_key_id IS NOT NULL`, ownerLockSpace, parent), "lock owner")
 	}
-	have, err := knownCrawlPages(ctx, tx, batchID, pages)
-	if err != nil {
-		return nil, err
-	}
-	var out []jobChanged
-	var skipped []string
-	for _, p := range pages {
-		if have[p.Key] {
-			continue
-		}
-		if len(out) >= room {
-			skipped = append(skipped, p.Key)
-			continue
-		}
-		c, added, err := insertCrawlPage(ctx, tx, parent, nextSeq, p)
-		if err != nil {
-			return nil, err
-		}
-		if added {
-			nextSeq++
-			out = append(out, c)
-		}
-	}
-	if len(out) > 0 {
-		if _, err := tx.Exec(ctx, `UPDATE batches SET total = total + $2 WHERE id = $1`, batchID, len(out)); err != nil {
-			return nil, fmt.Errorf("count added pages: %w", err)
-		}
-	}
-	if err := recordCrawlSkipped(ctx, tx, batchID, skipped); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// lockCrawl locks the batch's owner (when its in-flight cap applies: owner is then
-// returned) and the batch, and returns the batch's crawl; nil for a batch that is not a
-// crawl.
-func lockCrawl(ctx context.Context, tx pgx.Tx, batchID string, maxInFlight int) (*jobs.Crawl, string, error) {
-	var owner string
-	if err := tx.QueryRow(ctx, `SELECT coalesce(api_key_id::text, '') FROM batches WHERE id = $1`, batchID).Scan(&owner); err != nil {
-		return nil, "", fmt.Errorf("read batch %s: %w", batchID, err)
-	}
-	if maxInFlight > 0 && owner != "" {
-		if err := lockOwner(ctx, tx, owner); err != nil {
-			return nil, "", err
-		}
-	} else {
-		owner = "" // no cap to count against
-	}
-	var raw []byte
-	if err := tx.QueryRow(ctx, `SELECT crawl FROM batches WHERE id = $1 FOR UPDATE`, batchID).Scan(&raw); err != nil {
-		return nil, "", fmt.Errorf("lock batch %s: %w", batchID, err)
-	}
-	if raw == nil {
-		return nil, "", nil
-	}
-	var c jobs.Crawl
-	if err := json.Unmarshal(raw, &c); err != nil {
-		return nil, "", fmt.Errorf("batch %s crawl: %w", batchID, err)
-	}
-	return &c, owner, nil
-}
-
-// crawlRoom is how many jobs the batch may still add (within maxPages and, when owner is
-// set, the owner's in-flight cap; it may be negative), the next job's seq, and whether the
-// batch has a canceled job.
-func crawlRoom(ctx context.Context, tx pgx.Tx, batchID, owner string, maxPages, maxInFlight int) (room, nextSeq int, canceled bool, err error) {
-	var held int
-	if err := tx.QueryRow(ctx, `SELECT count(*), coalesce(max(seq), -1) + 1, bool_or(status = 'canceled')
-		FROM jobs WHERE batch_id = $1`, batchID).Scan(&held, &nextSeq, &canceled); err != nil {
-		return 0, 0, false, fmt.Errorf("count batch %s: %w", batchID, err)
-	}
-	room = maxPages - held
-	if owner != "" {
-		n, err := countUnfinished(ctx, tx, owner)
-		if err != nil {
-			return 0, 0, false, err
-		}
-		room = min(room, maxInFlight-n)
-	}
-	return room, nextSeq, canceled, nil
-}
-
-// knownCrawlPages returns which of pages the batch holds: by the URL its job asked for
-// or the one it landed on.
-func knownCrawlPages(ctx context.Context, tx pgx.Tx, batchID string, pages []jobs.CrawlPage) (map[string]bool, error) {
-	keys := make([]string, len(pages))
+	onErr(b.Queue(`SELECT 1 FROM batches WHERE id = (SELECT batch_id FROM jobs WHERE id = $1) FOR UPDATE`, parent), "lock batch")
+	cs := make([]jobChanged, len(pages))
+	urls, keys, ids, names := make([]string, len(pages)), make([]string, len(pages)), make([]string, len(pages)), make([]string, len(pages))
 	for i, p := range pages {
-		keys[i] = p.Key
+		cs[i] = jobChanged{id: jobs.NewID(), name: jobs.NameFromURL(p.URL), url: p.URL, status: string(jobs.StatusQueued)}
+		urls[i], keys[i], ids[i], names[i] = p.URL, p.Key, cs[i].id, cs[i].name
 	}
-	rows, err := tx.Query(ctx, `SELECT url_key FROM jobs WHERE batch_id = $1 AND url_key = ANY($2)
-		UNION SELECT final_key FROM jobs WHERE batch_id = $1 AND final_key = ANY($2)`, batchID, keys)
-	if err != nil {
-		return nil, fmt.Errorf("known crawl pages: %w", err)
-	}
-	known, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("known crawl pages: %w", err)
-	}
-	have := make(map[string]bool, len(known))
-	for _, k := range known {
-		have[k] = true
-	}
-	return have, nil
-}
-
-// insertCrawlPage adds page p as a queued job under parent at seq; added is false when
-// the batch already held its URL.
-func insertCrawlPage(ctx context.Context, tx pgx.Tx, parent string, seq int, p jobs.CrawlPage) (jobChanged, bool, error) {
-	c := jobChanged{id: jobs.NewID(), name: jobs.NameFromURL(p.URL), url: p.URL, status: string(jobs.StatusQueued)}
-	// The child shares its parent's options (a crawl batch's jobs have no overrides).
-	tag, err := tx.Exec(ctx, `INSERT INTO jobs (id, batch_id, seq, url, name, options, status, created_at, updated_at,
-		options_hash, depth, parent_id, found_on, url_key)
-		SELECT $1, batch_id, $2, $3, $4, options, 'queued', now(), now(), options_hash, depth + 1, id, url, $5
-		FROM jobs WHERE id = $6
-		ON CONFLICT (batch_id, url_key) WHERE url_key IS NOT NULL DO NOTHING`,
-		c.id, seq, c.url, c.name, p.Key, parent)
-	if err != nil {
-		return c, false, fmt.Errorf("add crawl page %s: %w", p.URL, err)
-	}
-	return c, tag.RowsAffected() == 1, nil
-}
-
-// recordFinalKey records the identity of the URL a crawl page landed on when
-// a redirect took it elsewhere: the frontier then holds that page too.
-func recordFinalKey(ctx context.Context, tx pgx.Tx, id string, result *jobs.Result) error {
-	if result == nil || result.FinalURL == "" {
+	b.Queue(addCrawlPagesSQL, parent, urls, keys, ids, names, maxInFlight, jobs.MaxCrawlSkipped).QueryRow(func(row pgx.Row) error {
+		var got []string
+		if err := row.Scan(&got); err != nil {
+			return fmt.Errorf("add crawl pages: %w", err)
+		}
+		in := make(map[string]bool, len(got))
+		for _, id := range got {
+			in[id] = true
+		}
+		*added = nil
+		for _, c := range cs {
+			if in[c.id] {
+				*added = append(*added, c)
+			}
+		}
 		return nil
+	})
+}
+
+// addCrawlPagesSQL adds the pages ($2 urls, $3 keys, $4 new job ids, $5
+// names, in the links' order) under parent job $1 that its batch holds
+// neither by the URL a job asked for nor by the one it landed on: the first
+// of them as jobs one level below the parent, with the parent's options (a
+// crawl batch's jobs have no overrides), at the next seqs, as many as the
+// batch's max_pages leaves room for and, with $6 (the in-flight cap) > 0 and
+// an owner, the owner's unfinished jobs and sessions; the rest it records as
+// skipped, each URL once per batch and at most $7 (jobs.MaxCrawlSkipped) in
+// all. It counts both on the batch and answers the ids of the jobs it added.
+// Run it under the batch row's lock: its snapshot then sees every job.
+const addCrawlPagesSQL = `WITH p AS (SELECT id, batch_id, options, options_hash, depth, url FROM jobs WHERE id = $1),
+g AS (SELECT b.id, b.crawl_skipped, h.next_seq, greatest(least((b.crawl->>'max_pages')::int - h.held,
+		CASE WHEN $6::int > 0 AND b.api_key_id IS NOT NULL THEN $6::int - ` + unfinishedOwnerSQL + ` END), 0) AS room
+	FROM p JOIN batches b ON b.id = p.batch_id,
+	LATERAL (SELECT count(*) AS held, coalesce(max(seq), -1) + 1 AS next_seq, bool_or(status = 'canceled') AS canceled
+		FROM jobs WHERE batch_id = b.id) h
+	WHERE b.crawl IS NOT NULL AND h.canceled IS NOT TRUE),
+c AS (SELECT u.url, u.key, u.id, u.name, row_number() OVER (ORDER BY u.ord) AS n
+	FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(url, key, id, name, ord), p
+	WHERE NOT EXISTS (SELECT 1 FROM jobs k WHERE k.batch_id = p.batch_id AND k.url_key = u.key)
+		AND NOT EXISTS (SELECT 1 FROM jobs k WHERE k.batch_id = p.batch_id AND k.final_key = u.key)),
+ins AS (INSERT INTO jobs (id, batch_id, seq, url, name, options, status, created_at, updated_at,
+		options_hash, depth, parent_id, found_on, url_key)
+	SELECT c.id::uuid, p.batch_id, g.next_seq + c.n - 1, c.url, c.name, p.options, 'queued', now(), now(),
+		p.options_hash, p.depth + 1, p.id, p.url, c.key
+	FROM c, p, g WHERE c.n <= g.room ORDER BY c.n
+	ON CONFLICT (batch_id, url_key) WHERE url_key IS NOT NULL DO NOTHING RETURNING id::text),
+sk AS (INSERT INTO crawl_skipped (batch_id, url_key)
+	SELECT g.id, c.key FROM c, g WHERE c.n > g.room AND c.n - g.room <= $7::int - g.crawl_skipped ORDER BY c.n
+	ON CONFLICT DO NOTHING RETURNING 1),
+up AS (UPDATE batches SET total = total + (SELECT count(*) FROM ins), crawl_skipped = crawl_skipped + (SELECT count(*) FROM sk)
+	WHERE id = (SELECT id FROM g) AND EXISTS (SELECT 1 FROM ins UNION ALL SELECT 1 FROM sk))
+SELECT coalesce(array_agg(id), '{}') FROM ins`
+
+// queueFinalKey queues the record of the identity of the URL a crawl page
+// landed on when a redirect took it elsewhere: the frontier then holds that
+// page too.
+func queueFinalKey(b *pgx.Batch, id string, result *jobs.Result) {
+	if result == nil || result.FinalURL == "" {
+		return
 	}
 	norm, err := jobs.NormalizeURL(result.FinalURL)
 	if err != nil {
-		return nil // not a URL the crawl could add either
+		return // not a URL the crawl could add either
 	}
-	if _, err := tx.Exec(ctx, `UPDATE jobs SET final_key = $2 WHERE id = $1 AND url_key IS DISTINCT FROM $2`,
-		id, jobs.CrawlKey(norm)); err != nil {
-		return fmt.Errorf("record final URL: %w", err)
-	}
-	return nil
-}
-
-// recordCrawlSkipped counts the pages a full crawl batch did not add, each URL once per
-// batch, recording at most jobs.MaxCrawlSkipped of them (the batch's lock is held).
-func recordCrawlSkipped(ctx context.Context, tx pgx.Tx, batchID string, keys []string) error {
-	if len(keys) == 0 {
-		return nil
-	}
-	var n int
-	if err := tx.QueryRow(ctx, `SELECT crawl_skipped FROM batches WHERE id = $1`, batchID).Scan(&n); err != nil {
-		return fmt.Errorf("read skipped pages: %w", err)
-	}
-	if room := jobs.MaxCrawlSkipped - n; room <= 0 {
-		return nil
-	} else if len(keys) > room {
-		keys = keys[:room]
-	}
-	tag, err := tx.Exec(ctx, `INSERT INTO crawl_skipped (batch_id, url_key) SELECT $1, unnest($2::text[])
-		ON CONFLICT DO NOTHING`, batchID, keys)
-	if err != nil {
-		return fmt.Errorf("record skipped pages: %w", err)
-	}
-	if tag.RowsAffected() > 0 {
-		if _, err := tx.Exec(ctx, `UPDATE batches SET crawl_skipped = crawl_skipped + $2 WHERE id = $1`, batchID, tag.RowsAffected()); err != nil {
-			return fmt.Errorf("count skipped pages: %w", err)
-		}
-	}
-	return nil
+	onErr(b.Queue(`UPDATE jobs SET final_key = $2 WHERE id = $1 AND url_key IS DISTINCT FROM $2`,
+		id, jobs.CrawlKey(norm)), "record final URL")
 }

@@ -30,12 +30,13 @@ func TestCrawlFrontierConcurrent(t *testing.T) {
 	}
 	complete := func(id string, l []string) int {
 		t.Helper()
-		if _, _, err := st.StartJob(ctx, id); err != nil {
+		j, _, err := st.StartJob(ctx, id)
+		if err != nil {
 			t.Fatal(err)
 		}
-		ok, added, err := st.CompleteCrawlJob(ctx, id, 1, &jobs.Result{}, nil, l, 0)
-		if err != nil || !ok {
-			t.Fatalf("complete %s: %v %v", id, ok, err)
+		settled, added, err := st.CompleteCrawlJob(ctx, j, &jobs.Result{}, nil, l, 0)
+		if err != nil || !settled.Current || !settled.Known {
+			t.Fatalf("complete %s: %+v %v", id, settled, err)
 		}
 		return added
 	}
@@ -56,11 +57,12 @@ func TestCrawlFrontierConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, _, err := st.StartJob(ctx, c.ID); err != nil {
+			j, _, err := st.StartJob(ctx, c.ID)
+			if err != nil {
 				t.Error(err)
 				return
 			}
-			_, added, err := st.CompleteCrawlJob(ctx, c.ID, 1, &jobs.Result{}, nil, append(links("b", 30), "https://crawl.example/a1"), 0)
+			_, added, err := st.CompleteCrawlJob(ctx, j, &jobs.Result{}, nil, append(links("b", 30), "https://crawl.example/a1"), 0)
 			if err != nil {
 				t.Error(err)
 			}
@@ -114,26 +116,28 @@ func TestCrawlStopsWhenCanceledOrDeep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.StartJob(ctx, js[0].ID) //nolint:errcheck
-	if _, added, err := st.CompleteCrawlJob(ctx, js[0].ID, 1, &jobs.Result{}, nil, []string{"https://deep.example/a"}, 0); err != nil || added != 0 {
-		t.Errorf("max_depth 0: added %d (%v)", added, err)
+	j, _, _ := st.StartJob(ctx, js[0].ID)
+	// Its only page finishes the batch: the settlement says so (the hooks need not look).
+	if settled, added, err := st.CompleteCrawlJob(ctx, j, &jobs.Result{}, nil, []string{"https://deep.example/a"}, 0); err != nil ||
+		added != 0 || !settled.Current || !settled.Known || !settled.BatchFinished {
+		t.Errorf("max_depth 0: added %d, settled %+v (%v)", added, settled, err)
 	}
 
 	b, js, _, err := svc.Submit(ctx, jobs.Submission{Body: []byte(`{"crawl": {"url": "https://cancel.example/"}}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.StartJob(ctx, js[0].ID) //nolint:errcheck
-	ok, added, err := st.CompleteCrawlJob(ctx, js[0].ID, 1, &jobs.Result{}, nil, []string{"https://cancel.example/a", "https://cancel.example/b"}, 0)
-	if err != nil || !ok || added != 2 {
-		t.Fatalf("added %d (%v %v)", added, ok, err)
+	j, _, _ = st.StartJob(ctx, js[0].ID)
+	settled, added, err := st.CompleteCrawlJob(ctx, j, &jobs.Result{}, nil, []string{"https://cancel.example/a", "https://cancel.example/b"}, 0)
+	if err != nil || !settled.Current || added != 2 {
+		t.Fatalf("added %d (%+v %v)", added, settled, err)
 	}
 	kids, _, _ := st.ListJobs(ctx, b.ID, jobs.StatusQueued, 10, "")
-	st.StartJob(ctx, kids[0].ID) //nolint:errcheck
+	kid, _, _ := st.StartJob(ctx, kids[0].ID)
 	if _, err := st.CancelBatch(ctx, b.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, added, err := st.CompleteCrawlJob(ctx, kids[0].ID, 1, &jobs.Result{}, nil, []string{"https://cancel.example/c"}, 0); err != nil || added != 0 {
+	if _, added, err := st.CompleteCrawlJob(ctx, kid, &jobs.Result{}, nil, []string{"https://cancel.example/c"}, 0); err != nil || added != 0 {
 		t.Errorf("canceled batch: added %d (%v)", added, err)
 	}
 }
@@ -152,13 +156,13 @@ func TestCrawlCountsAgainstInFlightCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.StartJob(ctx, js[0].ID) //nolint:errcheck
+	j, _, _ := st.StartJob(ctx, js[0].ID)
 	var links []string
 	for i := range 10 {
 		links = append(links, fmt.Sprintf("https://cap.example/%d", i))
 	}
 	// 2 unfinished jobs of the owner's other batch, the start page done: room for 3.
-	if _, added, err := st.CompleteCrawlJob(ctx, js[0].ID, 1, &jobs.Result{}, nil, links, 5); err != nil || added != 3 {
+	if _, added, err := st.CompleteCrawlJob(ctx, j, &jobs.Result{}, nil, links, 5); err != nil || added != 3 {
 		t.Errorf("added %d (%v), want 3 under the cap of 5", added, err)
 	}
 	if got, _ := st.GetBatch(ctx, b.ID); got.Total != 4 {

@@ -94,6 +94,12 @@ type rowQuerier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
+// unfinishedOwnerSQL is countUnfinished's count for the owner of the batch
+// row b of the statement it is part of (addCrawlPagesSQL).
+const unfinishedOwnerSQL = `((SELECT count(*) FROM jobs uj JOIN batches ub ON ub.id = uj.batch_id
+		WHERE ub.api_key_id = b.api_key_id AND uj.status IN ('queued', 'running'))
+		+ (SELECT count(*) FROM sessions WHERE owner = b.api_key_id::text AND status IN ('opening', 'open')))`
+
 func countUnfinished(ctx context.Context, q rowQuerier, owner string) (int, error) {
 	var n int
 	// A live interactive session holds a tab like a running job: it counts too.

@@ -50,6 +50,9 @@ func (s *Store) StartJob(ctx context.Context, id string) (*jobs.Job, bool, error
 		j, err := s.GetJob(ctx, id)
 		return j, false, unavailable(err)
 	}
+	if j.Crawl != nil && batch != nil {
+		j.Crawl.Batch = batch.Crawl // the page's completion needs them (CompleteCrawlJob)
+	}
 	s.publishBatch(ctx, j.BatchID, batch, jobChanged{id: j.ID, name: j.Name, url: j.URL, status: string(j.Status), attempt: j.Attempts})
 	return j, true, nil
 }

@@ -531,19 +531,6 @@ func (s *Store) CompleteJob(ctx context.Context, id string, attempt int, result 
 	return settled.Current, err
 }
 
-// replaceArtifacts replaces the artifact rows of job id with arts, in tx.
-func replaceArtifacts(ctx context.Context, tx pgx.Tx, id string, arts []*jobs.Artifact) error {
-	b := &pgx.Batch{}
-	queueReplaceArtifacts(b, id, arts)
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return err
-	}
-	if tombstoneHook != nil {
-		tombstoneHook()
-	}
-	return nil
-}
-
 // artifactInsertError wraps a failed insert of the artifact (what) name; the
 // unique violation of (job_id, name) is jobs.ErrArtifactNameTaken.
 func artifactInsertError(what, name string, err error) error {

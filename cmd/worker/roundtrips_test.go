@@ -184,3 +184,101 @@ func (w *countingWorker) runBatch(t *testing.T, n int, hook string) []*jobs.Job 
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// TestRoundTripsPerCrawlPage is TestRoundTripsPerPage for a crawl batch: its
+// start page's completion adds the 3 leaf pages it links to (jobs/crawl.go,
+// store.CompleteCrawlJob); each leaf links back to the start and to its
+// siblings, all known already, and the last one finishes the batch, whose
+// webhook must arrive. A warm-up crawl first prepares the statements.
+func TestRoundTripsPerCrawlPage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs Postgres, Redis, MinIO and Chromium")
+	}
+	w := startCountingWorker(t)
+	site := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "text/html")
+		dir, leaf, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		if leaf != "" {
+			fmt.Fprintf(rw, "<!doctype html><title>%s</title><h1>Leaf %s</h1><a href=\"/%s/\">back</a>", leaf, leaf, dir)
+			for _, l := range []string{"a", "b", "c"} {
+				fmt.Fprintf(rw, "<p><a href=\"/%s/%s\">%s</a>", dir, l, l)
+			}
+			return
+		}
+		fmt.Fprintf(rw, "<!doctype html><title>%s</title><h1>Start</h1>", dir)
+		for _, l := range []string{"a", "b", "c"} {
+			fmt.Fprintf(rw, "<p><a href=\"/%s/%s\">%s</a>", dir, l, l)
+		}
+	}))
+	t.Cleanup(site.Close)
+	w.runCrawl(t, site.URL+"/warm/", "") // warm-up
+	w.rt.Reset()
+	hooks := make(chan struct{}, 4)
+	receiver := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		hooks <- struct{}{}
+	}))
+	t.Cleanup(receiver.Close)
+	js := w.runCrawl(t, site.URL+"/counted/", receiver.URL)
+	worst := map[bool]int{}
+	for _, j := range js {
+		c := w.rt.Get(j.ID)
+		start := j.Crawl != nil && j.Crawl.Depth == 0
+		worst[start] = max(worst[start], c.Total())
+		t.Logf("crawl page %s (depth %d): %d Postgres round trips (%d queries, %d batches; %d prepares)\n  %s",
+			j.URL, j.Crawl.Depth, c.Total(), c.Queries, c.Batches, c.Prepares, strings.Join(c.SQL, "\n  "))
+	}
+	other := w.rt.Get("")
+	t.Logf("outside the pages' tasks (dispatcher passes): %d round trips; health-check pings: %d", other.Total(), w.rt.Pings())
+	t.Logf("Postgres round trips per crawl page on the worker: start page %d, leaf pages at most %d (bound %d)",
+		worst[true], worst[false], maxRoundTripsPerPage)
+	for start, n := range worst {
+		if n > maxRoundTripsPerPage {
+			t.Errorf("a crawl page (start: %v) cost %d Postgres round trips; want at most %d", start, n, maxRoundTripsPerPage)
+		}
+	}
+	select {
+	case <-hooks:
+	case <-time.After(2 * time.Minute): // a bound against a hang: the delivery is enqueued at the batch's end
+		t.Errorf("the crawl batch's webhook was not delivered")
+	}
+}
+
+// runCrawl submits a crawl batch of depth 2 from start (which links to 3
+// leaves, which link to start and each other), with a webhook when hook is
+// set, and waits until it completes with its 4 pages succeeded; it returns
+// the batch's jobs.
+func (w *countingWorker) runCrawl(t *testing.T, start, hook string) []*jobs.Job {
+	t.Helper()
+	ctx := context.Background()
+	body := `{"crawl": {"url": "` + start + `", "max_depth": 2}`
+	if hook != "" {
+		body += `, "webhook": {"url": "` + hook + `", "secret": "0123456789abcdef0123"}`
+	}
+	b, js, _, err := w.svc.Submit(ctx, jobs.Submission{Body: []byte(body + `}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A bound against a hang: two levels of pages, each with its attempts' budget.
+	deadline := time.Now().Add(2 * time.Duration(cfgMaxRetry+1) * (js[0].Options.JobTimeout() + jobs.TaskSlack))
+	for {
+		got, err := w.read.GetBatch(ctx, b.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status() == jobs.BatchCompleted {
+			if got.Counts.Succeeded != 4 {
+				t.Fatalf("crawl batch counts %+v; want 4 succeeded", got.Counts)
+			}
+			all, _, err := w.read.ListJobs(ctx, b.ID, "", 100, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return all
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("crawl batch %s not completed: %+v", b.ID, got.Counts)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

@@ -78,7 +78,7 @@ func (a *alignedExplain) segment(i int, img *image.NRGBA, base *capture.BoxTree)
 		return nil, 0
 	}
 	n := 0
-	for _, r := range applyRules(a.rules, changes) {
+	for _, r := range applyRules(a.rules, changes, mb, a.cur) {
 		n += unmarkDiff(img, r)
 	}
 	return changes, n

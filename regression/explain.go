@@ -79,7 +79,7 @@ func (e *explain) explain(d *image.NRGBA) ([]Change, []image.Rectangle) {
 		return nil, nil
 	}
 	changes := attribute(e.base, e.cur, clusters, e.scale, e.offsetY)
-	mask := applyRules(e.rules, changes)
+	mask := applyRules(e.rules, changes, e.base, e.cur)
 	var ignored []image.Rectangle
 	for i, r := range e.rules.list() {
 		if r.Kind != RuleIgnoreElement {

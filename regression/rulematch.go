@@ -69,8 +69,8 @@ func (rs *ruleSet) list() []*Rule {
 	return rs.rules
 }
 
-// matches returns, per rule, the elements of t an ignore_element rule
-// matches (nil for other kinds), computed once per tree. Past the budget it
+// matches returns, per rule, the elements of t an ignore_element or a
+// dynamic_text rule matches, computed once per tree. Past the budget it
 // returns nil and sets rs.err.
 func (rs *ruleSet) matches(t *capture.BoxTree) [][]int {
 	if t == nil || rs == nil {
@@ -81,7 +81,7 @@ func (rs *ruleSet) matches(t *capture.BoxTree) [][]int {
 	}
 	var ign []int
 	for i, r := range rs.rules {
-		if r.Kind == RuleIgnoreElement {
+		if r.Kind == RuleIgnoreElement || r.Kind == RuleDynamicText {
 			ign = append(ign, i)
 		}
 	}

@@ -213,7 +213,10 @@ func ignoreBoxes(rs *ruleSet, t *capture.BoxTree) []Rect {
 		return nil
 	}
 	var out []Rect
-	for i := range rs.rules {
+	for i, r := range rs.rules {
+		if r.Kind != RuleIgnoreElement {
+			continue
+		}
 		for _, b := range rs.boxes(t, i) {
 			out = append(out, b)
 			if len(out) >= maxMaskBoxesPerCapture {
@@ -228,8 +231,10 @@ func ignoreBoxes(rs *ruleSet, t *capture.BoxTree) []Rect {
 const maxMaskBoxesPerCapture = 1000
 
 // applyRules marks the changes the rules suppress and returns the image
-// rectangles their pixels occupy.
-func applyRules(rs *ruleSet, changes []Change) []image.Rectangle {
+// rectangles their pixels occupy. base and cur are the captures' box trees
+// (nil when not recorded): a text change of an element that holds
+// dynamic_text elements is matched against them (dynamicContainer).
+func applyRules(rs *ruleSet, changes []Change, base, cur *capture.BoxTree) []image.Rectangle {
 	if rs == nil {
 		return nil
 	}
@@ -237,7 +242,11 @@ func applyRules(rs *ruleSet, changes []Change) []image.Rectangle {
 	c := &chain{}
 	for i := range changes {
 		c.reset()
-		if r := rs.suppressor(changes[i], c); r != nil {
+		r := rs.suppressor(changes[i], c)
+		if r == nil {
+			r = rs.dynamicContainer(changes[i], base, cur)
+		}
+		if r != nil {
 			changes[i].SuppressedBy = r.ID
 			b := changes[i].Box
 			mask = append(mask, image.Rect(b.X, b.Y, b.X+b.Width, b.Y+b.Height))

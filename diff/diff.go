@@ -368,7 +368,7 @@ func (c *comparer) comparePixel(x, y int, ra, rb []byte, masked []bool, out []by
 	if pa == pb || c.below(pa, pb, p, q, x, y) {
 		return
 	}
-	if !c.includeAA && (antialiasedOver(c.a, c.b, x, y, c.checker) || antialiasedOver(c.b, c.a, x, y, c.checker)) {
+	if !c.includeAA && c.antialiased(x, y) {
 		c.res.AAPixels++
 		if out != nil {
 			paint(out, i, aaRGB)

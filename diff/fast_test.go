@@ -153,3 +153,43 @@ func TestAntialiasedOpaqueMatchesFloat(t *testing.T) {
 		t.Fatal("no pixel was anti-aliasing: the cases exercise too little")
 	}
 }
+
+// TestAntialiasedInteriorMatchesFloat compares the comparer's
+// anti-aliasing test (antialiasedInterior off the edges: one load of the
+// neighbourhood, branch-free extremes) with pixelmatch's floating-point one
+// on noisy images, opaque (many equally bright neighbours: ties) and with
+// translucent pixels, over white and over the checkerboard.
+func TestAntialiasedInteriorMatchesFloat(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(15, 16))
+	aa := 0
+	for i := range 60 {
+		w, h := 2+rng.IntN(40), 2+rng.IntN(40)
+		a, b := noisyPair(rng, w, h)
+		if i%2 == 0 {
+			for k := 3; k < len(a.Pix); k += 4 {
+				a.Pix[k], b.Pix[k] = 255, 255
+			}
+		}
+		checker := i%4 == 1
+		c := newComparer(toRaster(a), toRaster(b), Options{Checkerboard: checker})
+		for y := range h {
+			for x := range w {
+				bg := bgWhite
+				if checker {
+					bg = checkerAt(4 * (y*w + x))
+				}
+				want := antialiasedFloat(c.a, c.b, x, y, bg) || antialiasedFloat(c.b, c.a, x, y, bg)
+				if got := c.antialiased(x, y); got != want {
+					t.Fatalf("case %d, %dx%d at (%d, %d): %v, float %v", i, w, h, x, y, got, want)
+				}
+				if want {
+					aa++
+				}
+			}
+		}
+	}
+	if aa == 0 {
+		t.Fatal("no pixel was anti-aliasing: the cases exercise too little")
+	}
+}

@@ -119,12 +119,23 @@ func palettedRaster(m *image.Paletted) raster {
 	out := make([]byte, 4*w*h)
 	for y := range h {
 		src := m.Pix[m.PixOffset(b.Min.X, b.Min.Y+y):][:w]
-		dst := out[4*w*y : 4*w*(y+1)]
-		for x, v := range src {
-			binary.LittleEndian.PutUint32(dst[4*x:], lut[v])
-		}
+		expandRow(out[4*w*y:4*w*(y+1)], src, &lut)
 	}
 	return raster{pix: out, stride: 4 * w, w: w, h: h}
+}
+
+// expandRow writes the colours of palette indices src through lut into
+// dst (4 bytes each), four pixels a loop.
+func expandRow(dst, src []byte, lut *[256]uint32) {
+	for len(src) >= 4 && len(dst) >= 16 {
+		binary.LittleEndian.PutUint64(dst, uint64(lut[src[0]])|uint64(lut[src[1]])<<32)
+		binary.LittleEndian.PutUint64(dst[8:], uint64(lut[src[2]])|uint64(lut[src[3]])<<32)
+		src, dst = src[4:], dst[16:]
+	}
+	for len(src) >= 1 && len(dst) >= 4 {
+		binary.LittleEndian.PutUint32(dst, lut[src[0]])
+		src, dst = src[1:], dst[4:]
+	}
 }
 
 // grayRaster expands a gray image (a grayscale PNG) to opaque RGBA.

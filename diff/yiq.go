@@ -195,8 +195,8 @@ func antialiasedFloat(img, other raster, x1, y1 int, bg background) bool {
 	if lo == 0 || hi == 0 {
 		return false // no darker and brighter neighbours both
 	}
-	return (hasManySiblings(img, loX, loY) && hasManySiblings(other, loX, loY)) ||
-		(hasManySiblings(img, hiX, hiY) && hasManySiblings(other, hiX, hiY))
+	return (hasManySiblings(&img, loX, loY) && hasManySiblings(&other, loX, loY)) ||
+		(hasManySiblings(&img, hiX, hiY) && hasManySiblings(&other, hiX, hiY))
 }
 
 // lumaWeights are the luma weights times 10⁸: integers, so the luma of an
@@ -221,7 +221,7 @@ func lumaInt(v uint32) int64 {
 // decides between equally bright ones.
 func antialiasedOpaque(img, other raster, x1, y1 int) (aa, ok bool) {
 	w, h, p := img.w, img.h, img.pix
-	if x1 > 0 && y1 > 0 && x1 < w-1 && y1 < h-1 && manyEqualNeighbours(img, x1, y1) {
+	if x1 > 0 && y1 > 0 && x1 < w-1 && y1 < h-1 && manyEqualNeighbours(&img, x1, y1) {
 		// pixelmatch stops at the third neighbour of the same brightness;
 		// for opaque pixels that is the same colour (TestLumaIntOrder), so
 		// the count is decided first, by word compares.
@@ -265,26 +265,21 @@ func antialiasedOpaque(img, other raster, x1, y1 int) (aa, ok bool) {
 	if lo == 0 || hi == 0 {
 		return false, true
 	}
-	return (hasManySiblings(img, loX, loY) && hasManySiblings(other, loX, loY)) ||
-		(hasManySiblings(img, hiX, hiY) && hasManySiblings(other, hiX, hiY)), true
+	return (hasManySiblings(&img, loX, loY) && hasManySiblings(&other, loX, loY)) ||
+		(hasManySiblings(&img, hiX, hiY) && hasManySiblings(&other, hiX, hiY)), true
 }
 
 // manyEqualNeighbours reports whether more than two of the eight
 // neighbours of pixel (x1, y1), off the edges, have exactly its colour
 // (hasManySiblings' count, without branches on the data).
-func manyEqualNeighbours(img raster, x1, y1 int) bool {
-	s := img.stride
-	pos := y1*s + 4*x1
-	p := img.pix[pos-s-4 : pos+s+8 : pos+s+8]
-	c := binary.LittleEndian.Uint32(p[s+4:])
-	n := eq32(p[0:], c) + eq32(p[4:], c) + eq32(p[8:], c) + eq32(p[s:], c) + eq32(p[s+8:], c) +
-		eq32(p[2*s:], c) + eq32(p[2*s+4:], c) + eq32(p[2*s+8:], c)
-	return n > 2
+func manyEqualNeighbours(img *raster, x1, y1 int) bool {
+	n := loadNeighbourhood(img, x1, y1)
+	return n.equal() > 2
 }
 
 // hasManySiblings reports whether pixel (x1, y1) has three or more
 // neighbours of exactly its colour (a pixel on the edge starts at one).
-func hasManySiblings(img raster, x1, y1 int) bool {
+func hasManySiblings(img *raster, x1, y1 int) bool {
 	if x1 > 0 && y1 > 0 && x1 < img.w-1 && y1 < img.h-1 {
 		return manyEqualNeighbours(img, x1, y1) // inside: no bounds logic
 	}
@@ -310,12 +305,4 @@ func hasManySiblings(img raster, x1, y1 int) bool {
 		}
 	}
 	return false
-}
-
-// eq32 is 1 when the pixel at the start of p is c, else 0.
-func eq32(p []byte, c uint32) int {
-	if binary.LittleEndian.Uint32(p) == c {
-		return 1
-	}
-	return 0
 }

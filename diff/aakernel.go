@@ -1,0 +1,118 @@
+package diff
+
+import "encoding/binary"
+
+// antialiased is pixelmatch's anti-aliasing test of a pixel over the
+// threshold: part of anti-aliasing in the first image or in the second.
+func (c *comparer) antialiased(x, y int) bool {
+	return c.antialiasedIn(&c.a, &c.b, x, y) || c.antialiasedIn(&c.b, &c.a, x, y)
+}
+
+// antialiasedIn is antialiasedOver(*img, *other, …): interior pixels take
+// antialiasedInterior, which decides every opaque neighbourhood and every
+// one with more than two neighbours of the centre's colour.
+func (c *comparer) antialiasedIn(img, other *raster, x, y int) bool {
+	if x > 0 && y > 0 && x < img.w-1 && y < img.h-1 {
+		if aa, ok := antialiasedInterior(img, other, x, y); ok {
+			return aa
+		}
+	}
+	return antialiasedOver(*img, *other, x, y, c.checker)
+}
+
+// neighbourhood is the 3×3 pixels around an interior pixel: the centre
+// and its eight neighbours in pixelmatch's order (column by column, top
+// to bottom), as little-endian words.
+type neighbourhood struct {
+	c                              uint32
+	n0, n1, n2, n3, n4, n5, n6, n7 uint32
+}
+
+// loadNeighbourhood reads the neighbourhood of interior pixel (x1, y1).
+func loadNeighbourhood(img *raster, x1, y1 int) neighbourhood {
+	s := img.stride
+	pos := (y1-1)*s + 4*(x1-1)
+	r0 := img.pix[pos : pos+12 : pos+12]
+	r1 := img.pix[pos+s : pos+s+12 : pos+s+12]
+	r2 := img.pix[pos+2*s : pos+2*s+12 : pos+2*s+12]
+	le := binary.LittleEndian
+	return neighbourhood{c: le.Uint32(r1[4:]),
+		n0: le.Uint32(r0), n1: le.Uint32(r1), n2: le.Uint32(r2),
+		n3: le.Uint32(r0[4:]), n4: le.Uint32(r2[4:]),
+		n5: le.Uint32(r0[8:]), n6: le.Uint32(r1[8:]), n7: le.Uint32(r2[8:])}
+}
+
+// equal counts the neighbours of exactly the centre's colour.
+func (n *neighbourhood) equal() int {
+	c := n.c
+	return b2i(n.n0 == c) + b2i(n.n1 == c) + b2i(n.n2 == c) + b2i(n.n3 == c) +
+		b2i(n.n4 == c) + b2i(n.n5 == c) + b2i(n.n6 == c) + b2i(n.n7 == c)
+}
+
+// opaque reports whether all nine pixels are opaque.
+func (n *neighbourhood) opaque() bool {
+	return (n.c&n.n0&n.n1&n.n2&n.n3&n.n4&n.n5&n.n6&n.n7)>>24 == 0xff
+}
+
+// extremes are pixelmatch's darkest and brightest neighbours of an opaque
+// neighbourhood (the first of equals in its order), as indices 0–7, or -1
+// when no neighbour is darker (brighter) than the centre. The luma
+// differences (lumaInt, exact) are keyed with the index in their low four
+// bits, so one branch-free min and max pick the value and the first index.
+func (n *neighbourhood) extremes() (lo, hi int) {
+	c := lumaInt(n.c)
+	d0, d1, d2, d3 := (c-lumaInt(n.n0))<<4, (c-lumaInt(n.n1))<<4, (c-lumaInt(n.n2))<<4, (c-lumaInt(n.n3))<<4
+	d4, d5, d6, d7 := (c-lumaInt(n.n4))<<4, (c-lumaInt(n.n5))<<4, (c-lumaInt(n.n6))<<4, (c-lumaInt(n.n7))<<4
+	mn := min(d0, d1|1, d2|2, d3|3, d4|4, d5|5, d6|6, d7|7)
+	mx := max(d0|7, d1|6, d2|5, d3|4, d4|3, d5|2, d6|1, d7)
+	lo, hi = -1, -1
+	if mn < 0 { // a luma difference below 0 (keys of 0 are 0–7)
+		lo = int(mn & 15)
+	}
+	if mx >= 16 { // a luma difference above 0
+		hi = 7 - int(mx&15)
+	}
+	return lo, hi
+}
+
+// neighbourDX and neighbourDY are the offsets of the eight neighbours in
+// pixelmatch's order.
+var (
+	neighbourDX = [8]int{-1, -1, -1, 0, 0, 1, 1, 1}
+	neighbourDY = [8]int{-1, 0, 1, -1, 1, -1, 0, 1}
+)
+
+// antialiasedInterior is antialiasedOpaque for a pixel off the edges of
+// img, from one load of its neighbourhood: more than two neighbours of
+// the centre's colour mean no anti-aliasing whatever the opacity
+// (pixelmatch stops there); otherwise an opaque neighbourhood runs
+// pixelmatch's whole loop, where an opaque neighbour of the same luma is
+// the same colour (TestLumaIntOrder), neither darker nor brighter. ok is
+// false for a translucent neighbourhood with at most two equal neighbours.
+func antialiasedInterior(img, other *raster, x1, y1 int) (aa, ok bool) {
+	n := loadNeighbourhood(img, x1, y1)
+	if n.equal() > 2 {
+		return false, true
+	}
+	if !n.opaque() {
+		return false, false
+	}
+	lo, hi := n.extremes()
+	if lo < 0 || hi < 0 {
+		return false, true
+	}
+	lx, ly := x1+neighbourDX[lo&7], y1+neighbourDY[lo&7]
+	if hasManySiblings(img, lx, ly) && hasManySiblings(other, lx, ly) {
+		return true, true
+	}
+	hx, hy := x1+neighbourDX[hi&7], y1+neighbourDY[hi&7]
+	return hasManySiblings(img, hx, hy) && hasManySiblings(other, hx, hy), true
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -58,6 +58,23 @@ func TestDynamicTextInsideALine(t *testing.T) {
 			}
 		})
 	}
+	// The change goes to the time itself, its pixels spilling over the
+	// separator it shifted: judged in its parent line.
+	spill := attribute(line("9 minutes ago", "1,265", "reading", 760, 80), line("10 minutes ago", "1,310", "reading", 760, 88),
+		[]image.Rectangle{image.Rect(87, 119, 194, 131)}, 1, 0)
+	if len(spill) != 1 || spill[0].Selector != "span.reltime" {
+		t.Fatalf("changes = %+v, want one text change of span.reltime", spill)
+	}
+	applyRules(newRuleSet(rules), spill, line("9 minutes ago", "1,265", "reading", 760, 80), line("10 minutes ago", "1,310", "reading", 760, 88))
+	if spill[0].SuppressedBy != "ago" {
+		t.Errorf("the time's change spilling over its line was suppressed by %q, want \"ago\"", spill[0].SuppressedBy)
+	}
+	spill = attribute(line("9 minutes ago", "1,265", "reading", 760, 80), line("10 minutes ago", "1,310", "leaving", 760, 88),
+		[]image.Rectangle{image.Rect(87, 119, 194, 131)}, 1, 0)
+	applyRules(newRuleSet(rules), spill, line("9 minutes ago", "1,265", "reading", 760, 80), line("10 minutes ago", "1,310", "leaving", 760, 88))
+	if len(spill) != 1 || spill[0].SuppressedBy != "" {
+		t.Errorf("the time's change in a line where another word changed: %+v, want it not suppressed", spill)
+	}
 	// Outside the line: the changed pixels reach below it.
 	changes := attribute(line("9 minutes ago", "1,265", "reading", 760, 80), line("10 minutes ago", "1,310", "reading", 760, 88),
 		[]image.Rectangle{image.Rect(87, 119, 334, 131)}, 1, 0)

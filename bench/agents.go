@@ -293,7 +293,7 @@ func agentsLoaded(st *stack, agent, other, site, page string, a agentsOptions, r
 	fmt.Printf("bench: agents: behind a %d-page batch of another key on %s (its counts at the end: %v)\n", a.batch, where, cur.Counts)
 	r.loaded50, r.loaded95, r.late = pctOf(loaded, 50), pctOf(loaded, 95), late
 	fmt.Printf("bench: agents: idle   POST /v1/capture p50 %6s  p95 %6s\n", r.sync50, r.sync95)
-	fmt.Printf("bench: agents: loaded POST /v1/capture p50 %6s  p95 %6s\n", r.loaded50, r.loaded95)
+	fmt.Printf("bench: agents: loaded POST /v1/capture p50 %6s  p95 %6s  (in call order: %v)\n", r.loaded50, r.loaded95, roundAll(loaded))
 	fmt.Printf("bench: agents: loaded/idle p95 = %.2f\n", ratio(r.loaded95, r.sync95))
 	return nil
 }
@@ -543,4 +543,13 @@ func peerCall(base, route, page string) (time.Duration, error) {
 		return 0, fmt.Errorf("Browserless %s: status %d, %.200s", route, resp.StatusCode, b)
 	}
 	return time.Since(start), nil
+}
+
+// roundAll rounds ds to milliseconds, for printing.
+func roundAll(ds []time.Duration) []time.Duration {
+	out := make([]time.Duration, len(ds))
+	for i, d := range ds {
+		out[i] = d.Round(time.Millisecond)
+	}
+	return out
 }

@@ -70,6 +70,7 @@ type noiseMode struct {
 	name     string
 	suite    string
 	alarms   []bool // per no-change run: not passed
+	failed   []int  // per no-change run: its pages that did not pass
 	detected int
 	injected int
 	blocking map[string][2]int // per category: requests, elements (one run's sum)
@@ -174,6 +175,7 @@ func (res *noiseResult) loop(ctx context.Context, api noiseAPI, site *noiseSite,
 			}
 			if page == 0 {
 				m.alarms = append(m.alarms, run.Status != "passed")
+				m.failed = append(m.failed, len(failed))
 				line = append(line, fmt.Sprintf("%s %s %v", m.name, run.Status, failed))
 				continue
 			}
@@ -199,6 +201,15 @@ func (res *noiseResult) loop(ctx context.Context, api noiseAPI, site *noiseSite,
 		}
 	}
 	return nil
+}
+
+// failedPages is how many pages failed over runs [from, to] (1-based).
+func (m *noiseMode) failedPages(from, to int) int {
+	k := 0
+	for _, n := range m.failed[from-1 : to] {
+		k += n
+	}
+	return k
 }
 
 // rate is the share of alarms among runs [from, to] (1-based).

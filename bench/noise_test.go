@@ -11,8 +11,8 @@ import (
 // Issue 30: the noise benchmark at small scale, on real services (api,
 // worker, Chromium, Postgres, Redis, MinIO): 3 pages of the noisy fixture
 // site, 7 runs with no real change (learning from the first 4) and 1 with
-// one. With blocking, the user's rules and learned volatility on, fewer
-// runs after learning raise a false alarm than with everything off, and
+// one. With blocking, the user's rules and learned volatility on, at most
+// half as many pages fail after learning as with everything off, and
 // the injected change still fails its page in both.
 func TestNoiseBenchSmall(t *testing.T) {
 	o := options{root: "..", concurrency: 2, chrome: testenv.Getenv("SNAPQ_CHROME_BIN", "/usr/bin/chromium"),
@@ -28,10 +28,14 @@ func TestNoiseBenchSmall(t *testing.T) {
 	off, on := res.modes[0], res.modes[1]
 	offAfter, n := off.rate(res.learnAfter+1, len(off.alarms))
 	onAfter, _ := on.rate(res.learnAfter+1, len(on.alarms))
-	t.Logf("false alarms after learning: off %d/%d, on %d/%d; detected off %d/%d, on %d/%d",
-		offAfter, n, onAfter, n, off.detected, off.injected, on.detected, on.injected)
-	if onAfter >= offAfter {
-		t.Errorf("after learning, %d of %d runs with everything on raised a false alarm, %d with everything off: want fewer on", onAfter, n, offAfter)
+	offPages, onPages := off.failedPages(res.learnAfter+1, len(off.alarms)), on.failedPages(res.learnAfter+1, len(on.alarms))
+	t.Logf("false alarms after learning: off %d/%d runs (%d pages), on %d/%d runs (%d pages); detected off %d/%d, on %d/%d",
+		offAfter, n, offPages, onAfter, n, onPages, off.detected, off.injected, on.detected, on.injected)
+	// Pages, not runs: at this size one page's stray change fails a whole run
+	// (the full-size benchmark measures runs); with everything off every page
+	// fails every run.
+	if onPages*2 > offPages {
+		t.Errorf("after learning, %d pages failed with everything on, %d with everything off: want at most half as many on", onPages, offPages)
 	}
 	for _, m := range res.modes {
 		if m.injected != 1 || m.detected != 1 {

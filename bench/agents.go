@@ -263,9 +263,11 @@ func agentsLoaded(st *stack, agent, other, site, page string, a agentsOptions, r
 	}
 	defer st.post(other, "/v1/batches/"+b.ID+"/cancel", nil, nil) //nolint:errcheck // best effort at the end
 	var loaded []time.Duration
+	var ids []string
 	late := 0
 	for i := range a.calls {
-		d, err := st.syncCall(agent, "/v1/capture", page+"?loaded="+strconv.Itoa(i))
+		d, id, err := st.syncCallJob(agent, "/v1/capture", page+"?loaded="+strconv.Itoa(i))
+		ids = append(ids, id)
 		var nd errNotDone
 		if errors.As(err, &nd) { // counted at the wait: the series' p95 is then a lower bound
 			late++
@@ -279,6 +281,7 @@ func agentsLoaded(st *stack, agent, other, site, page string, a agentsOptions, r
 	if late > 0 {
 		fmt.Printf("bench: agents: %d of %d loaded calls were not done within wait_ms (counted as their wait: see .data/bench/logs/worker.log)\n", late, a.calls)
 	}
+	slowCalls(st, agent, loaded, ids, 2*r.sync95)
 	if err := agentsPhases(st, agent, page+"?loadedphase=1", a.calls, "loaded"); err != nil {
 		return err
 	}
@@ -386,6 +389,12 @@ func (f *floor) time(ctx context.Context, url string) (time.Duration, error) {
 // syncCall posts one screenshot capture of url to path (POST /v1/capture or
 // the compat /screenshot) and returns its latency; anything but the image is an error.
 func (s *stack) syncCall(key, path, url string) (time.Duration, error) {
+	d, _, err := s.syncCallJob(key, path, url)
+	return d, err
+}
+
+// syncCallJob is syncCall that also returns the job's id (X-Snapq-Job-Id).
+func (s *stack) syncCallJob(key, path, url string) (time.Duration, string, error) {
 	body := map[string]any{"url": url, "wait_ms": 120000}
 	if strings.HasPrefix(path, "/compat/") {
 		body = map[string]any{"url": url}
@@ -398,18 +407,18 @@ func (s *stack) syncCall(key, path, url string) (time.Duration, error) {
 	start := time.Now()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	d := time.Since(start)
+	d, id := time.Since(start), resp.Header.Get("X-Snapq-Job-Id")
 	if resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusRequestTimeout { // 408: the compat door's
-		return 0, errNotDone(d)
+		return 0, id, errNotDone(d)
 	}
 	if resp.StatusCode != http.StatusOK || !bytes.HasPrefix(b, []byte("\x89PNG")) {
-		return 0, fmt.Errorf("%s %s: status %d, %.200s", path, url, resp.StatusCode, b)
+		return 0, id, fmt.Errorf("%s %s: status %d, %.200s", path, url, resp.StatusCode, b)
 	}
-	return d, nil
+	return d, id, nil
 }
 
 func (s *stack) post(key, path string, body, out any) (int, []byte, error) {
@@ -552,4 +561,34 @@ func roundAll(ds []time.Duration) []time.Duration {
 		out[i] = d.Round(time.Millisecond)
 	}
 	return out
+}
+
+// slowCalls prints where each call slower than bound spent its time, from
+// its job's own timestamps and timings: the calls that make a loaded p95.
+func slowCalls(st *stack, key string, ds []time.Duration, ids []string, bound time.Duration) {
+	for i, d := range ds {
+		if d <= bound || ids[i] == "" {
+			continue
+		}
+		var j struct {
+			CreatedAt  time.Time  `json:"created_at"`
+			StartedAt  *time.Time `json:"started_at"`
+			FinishedAt *time.Time `json:"finished_at"`
+			Result     struct {
+				Timings map[string]int64 `json:"timings_ms"`
+			} `json:"result"`
+		}
+		st.get(key, "/v1/jobs/"+ids[i], &j)
+		if j.StartedAt == nil || j.FinishedAt == nil {
+			fmt.Printf("bench: agents: slow call %d (%s): job %s not started or finished\n", i, d.Round(time.Millisecond), ids[i])
+			continue
+		}
+		parts := make([]string, 0, len(phaseSteps))
+		for _, k := range phaseSteps {
+			parts = append(parts, fmt.Sprintf("%s %d", k, j.Result.Timings[k]))
+		}
+		fmt.Printf("bench: agents: slow call %d (%s): created→started %s, started→finished %s; steps ms: %s\n", i,
+			d.Round(time.Millisecond), j.StartedAt.Sub(j.CreatedAt).Round(time.Millisecond),
+			j.FinishedAt.Sub(*j.StartedAt).Round(time.Millisecond), strings.Join(parts, ", "))
+	}
 }

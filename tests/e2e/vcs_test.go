@@ -194,9 +194,10 @@ func TestGitHubStatuses(t *testing.T) {
 	if code := s.do("POST", "/v1/runs/"+r2.ID+"/approve", map[string]any{"all": true}, nil); code != http.StatusOK {
 		t.Fatalf("approve: %d", code)
 	}
-	reqs = gh.waitFor(t, "a success status", func(rs []ghRequest) bool {
+	// The status and the comment edit are two requests; wait for both (the comment may follow the status).
+	reqs = gh.waitFor(t, "a success status and the comment edited again", func(rs []ghRequest) bool {
 		st := statusesOf(rs)
-		return st[len(st)-1].Body["state"] == "success"
+		return st[len(st)-1].Body["state"] == "success" && len(commentsOf(rs)) >= 3
 	})
 	if n := len(commentsOf(reqs)); n != 3 || commentsOf(reqs)[2].Method != "PATCH" {
 		t.Fatalf("comments after approval: %+v", commentsOf(reqs))

@@ -59,6 +59,22 @@ type Kicker interface {
 	Kick()
 }
 
+// LaneKicker is a Kicker that can make a pass of the interactive lane
+// alone, at once, not after a batch pass in progress. Dispatcher implements it.
+type LaneKicker interface {
+	KickInteractive()
+}
+
+// KickLane asks k for a pass of the interactive lane alone, and reports
+// whether it could (k is a LaneKicker).
+func KickLane(k Kicker) bool {
+	lk, ok := k.(LaneKicker)
+	if ok && lk != nil {
+		lk.KickInteractive()
+	}
+	return ok && lk != nil
+}
+
 // Dispatcher feeds the task queue from the held jobs in Postgres. Run it in
 // every api and worker process: kicks make a pass at once, the ticker
 // catches everything else (another process's submissions, lost kicks).
@@ -83,6 +99,7 @@ type Dispatcher struct {
 
 	once      sync.Once
 	kick      chan struct{}
+	laneKick  chan struct{}
 	mu        sync.Mutex
 	fleetAt   time.Time
 	fleetSize int
@@ -99,7 +116,9 @@ const (
 
 var _ Kicker = (*Dispatcher)(nil)
 
-func (d *Dispatcher) init() { d.once.Do(func() { d.kick = make(chan struct{}, 1) }) }
+func (d *Dispatcher) init() {
+	d.once.Do(func() { d.kick, d.laneKick = make(chan struct{}, 1), make(chan struct{}, 1) })
+}
 
 // Kick asks for a pass soon; kicks made while one is pending are one.
 func (d *Dispatcher) Kick() {
@@ -113,12 +132,29 @@ func (d *Dispatcher) Kick() {
 	}
 }
 
+// KickInteractive asks for a pass of the interactive lane alone soon: it
+// runs beside a batch pass in progress (the two take different locks), so a
+// synchronous capture is not dispatched after a pass over another key's
+// thousands of held jobs. Kicks made while one is pending are one.
+func (d *Dispatcher) KickInteractive() {
+	if d == nil {
+		return
+	}
+	d.init()
+	select {
+	case d.laneKick <- struct{}{}:
+	default:
+	}
+}
+
 // AfterFinal is a Handler hook: a finished job frees room.
 func (d *Dispatcher) AfterFinal(context.Context, *Job, Settled) { d.Kick() }
 
-// Run makes a pass on every kick and every Interval until ctx ends.
+// Run makes a pass on every kick and every Interval until ctx ends, and a
+// pass of the interactive lane alone on every KickInteractive.
 func (d *Dispatcher) Run(ctx context.Context) {
 	d.init()
+	go d.runLane(ctx)
 	interval := d.Interval
 	if interval <= 0 {
 		interval = DefaultDispatchInterval
@@ -138,18 +174,43 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	}
 }
 
+// runLane makes a pass of the interactive lane on every KickInteractive
+// until ctx ends.
+func (d *Dispatcher) runLane(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.laneKick:
+		}
+		if _, err := d.onceLane(ctx); err != nil && ctx.Err() == nil {
+			Log(d.Logger).Warn("dispatch interactive jobs", "err", err)
+		}
+	}
+}
+
+// onceLane dispatches and enqueues the interactive lane's held jobs (none
+// when Repo is no LaneStore).
+func (d *Dispatcher) onceLane(ctx context.Context) (int, error) {
+	ls, ok := d.Repo.(LaneStore)
+	if !ok {
+		return 0, nil
+	}
+	lane, err := ls.DispatchInteractive(ctx, d.interactiveDepth(ctx))
+	if err != nil {
+		return 0, fmt.Errorf("dispatch interactive jobs: %w", err)
+	}
+	return d.enqueueAll(ctx, lane), nil
+}
+
 // Once makes one pass: it marks held jobs dispatched and enqueues them, the
 // interactive lane's first and before the batch pass runs (somebody waits
 // for those). A failed enqueue is logged: the job is dispatched in Postgres,
 // and the reconciler enqueues dispatched jobs whose task is missing.
 func (d *Dispatcher) Once(ctx context.Context) (int, error) {
-	n := 0
-	if ls, ok := d.Repo.(LaneStore); ok {
-		lane, err := ls.DispatchInteractive(ctx, d.interactiveDepth(ctx))
-		if err != nil {
-			return 0, fmt.Errorf("dispatch interactive jobs: %w", err)
-		}
-		n += d.enqueueAll(ctx, lane)
+	n, err := d.onceLane(ctx)
+	if err != nil {
+		return 0, err
 	}
 	ds, err := d.Repo.DispatchHeld(ctx, d.depth(ctx))
 	if err != nil {

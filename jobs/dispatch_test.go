@@ -106,3 +106,60 @@ func TestDispatcherRunsOnKick(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// laneStore is a heldStore with an interactive lane whose batch pass blocks
+// until release is closed.
+type laneStore struct {
+	heldStore
+	lane    []jobs.Dispatch
+	inBatch chan struct{}
+	release chan struct{}
+}
+
+func (s *laneStore) DispatchHeld(ctx context.Context, depth int) ([]jobs.Dispatch, error) {
+	select {
+	case s.inBatch <- struct{}{}:
+	default:
+	}
+	<-s.release
+	return s.heldStore.DispatchHeld(ctx, depth)
+}
+
+func (s *laneStore) DispatchInteractive(context.Context, int) ([]jobs.Dispatch, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.lane
+	s.lane = nil
+	return out, nil
+}
+
+// A synchronous capture's kick dispatches the interactive lane while a
+// batch pass is still running (a pass over another key's held jobs).
+func TestDispatcherLaneKickBesideABatchPass(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	st := &laneStore{inBatch: make(chan struct{}, 1), release: make(chan struct{})}
+	d := &jobs.Dispatcher{Repo: st, Queue: e.queue, Depth: 5, Interval: time.Hour}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go d.Run(ctx)
+	<-st.inBatch // the first pass is stuck in its batch part
+	st.mu.Lock()
+	st.lane = []jobs.Dispatch{{ID: jobs.NewID(), Options: jobs.DefaultOptions(), Interactive: true}}
+	st.mu.Unlock()
+	d.KickInteractive()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		e.queue.mu.Lock()
+		n := len(e.queue.tasks)
+		e.queue.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the lane's kick did not enqueue its job while a batch pass ran")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(st.release)
+}

@@ -64,6 +64,13 @@ type Handler struct {
 	// HostWait is how long a job waits for its host's slot before its task
 	// goes back to the queue (default DefaultHostWait).
 	HostWait time.Duration
+	// InteractiveHostHeadroom is how many captures of a host an interactive
+	// job (capture.Interactive: somebody waits for it) may run above the host's
+	// cap, so a synchronous call does not wait for a batch page of the same host
+	// to finish (SNAPQ_INTERACTIVE_HOST_HEADROOM, default
+	// DefaultInteractiveHostHeadroom; 0: the cap is strict for it too). Batch
+	// jobs never take those slots.
+	InteractiveHostHeadroom int
 	// Auth logs in the jobs that name an auth profile (auth.go); nil: such
 	// jobs fail with auth_failed.
 	Auth Authenticator
@@ -687,7 +694,8 @@ func (h *Handler) logger() *slog.Logger { return Log(h.Logger) }
 // the queue (ErrHostBusy, which the worker does not count as a failure). On
 // the queue's last attempt that hand-back would end the task, so it waits up
 // to the job's timeout instead, as an interactive job (capture.Interactive)
-// always does, first in line (FirstHostSlots). The host, cap and timeout
+// always does, first in line (FirstHostSlots) and with InteractiveHostHeadroom
+// slots above the cap that only such jobs take. The host, cap and timeout
 // come with the task (CaptureTask); a payload without them makes it read the
 // job. release is idempotent.
 func (h *Handler) hostSlot(ctx context.Context, p CapturePayload, lastAttempt bool) (release func(), err error) {
@@ -716,6 +724,7 @@ func (h *Handler) hostSlot(ctx context.Context, p CapturePayload, lastAttempt bo
 		// Somebody waits for it: first in line for the host's next slot,
 		// and not handed back (a requeue costs its caller HostBusyDelay).
 		acquire, lastAttempt = fh.AcquireFirst, true
+		limit += h.InteractiveHostHeadroom
 	}
 	if lastAttempt {
 		wait = max(wait, p.Timeout())

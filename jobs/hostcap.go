@@ -28,6 +28,12 @@ const (
 	// HostBusyDelay is how long a task handed back for a busy host waits in
 	// the queue.
 	HostBusyDelay = 2 * time.Second
+	// DefaultInteractiveHostHeadroom is SNAPQ_INTERACTIVE_HOST_HEADROOM's
+	// default: one capture of a host somebody waits for may run above the
+	// host's cap (Handler.InteractiveHostHeadroom).
+	DefaultInteractiveHostHeadroom = 1
+	// MaxInteractiveHostHeadroom bounds SNAPQ_INTERACTIVE_HOST_HEADROOM.
+	MaxInteractiveHostHeadroom = 16
 )
 
 // ErrHostBusy is a capture attempt that did not start because its target
@@ -49,7 +55,9 @@ type HostSlots interface {
 
 // FirstHostSlots is HostSlots whose AcquireFirst goes ahead of Acquire's
 // waiters: an interactive job (somebody waits for it) takes the host's next
-// free slot before the batch jobs waiting for one, within the same limit.
+// free slot before the batch jobs waiting for one. Its limit may be above
+// theirs (Handler.InteractiveHostHeadroom): the slots above their limit are
+// then its alone.
 // ratelimit.HostSemaphore implements it.
 type FirstHostSlots interface {
 	AcquireFirst(ctx context.Context, host string, limit int, wait time.Duration) (release func(), ok bool, err error)

@@ -80,6 +80,46 @@ func TestHandlerHostBusyUsesNoAttempt(t *testing.T) {
 	}
 }
 
+// firstSlots is fakeSlots with AcquireFirst, recording which of the two a call used.
+type firstSlots struct {
+	fakeSlots
+	first []bool
+}
+
+func (f *firstSlots) Acquire(ctx context.Context, host string, limit int, wait time.Duration) (func(), bool, error) {
+	f.first = append(f.first, false)
+	return f.fakeSlots.Acquire(ctx, host, limit, wait)
+}
+
+func (f *firstSlots) AcquireFirst(ctx context.Context, host string, limit int, wait time.Duration) (func(), bool, error) {
+	f.first = append(f.first, true)
+	return f.fakeSlots.Acquire(ctx, host, limit, wait)
+}
+
+// An interactive job asks for its host's slot first in line, with the
+// headroom above the cap; a batch job of the same host asks within the cap.
+func TestHandlerInteractiveHostHeadroom(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	slots := &firstSlots{fakeSlots: fakeSlots{free: 2}}
+	e.h.Hosts, e.h.HostConcurrency, e.h.InteractiveHostHeadroom = slots, 3, 1
+	e.renderer.result = &capture.Result{HTTPStatus: 200, ContentType: "text/html", Timings: map[string]int64{}}
+	batch, sync := queuedJob(e, 0), queuedJob(e, 0)
+	ctx := jobs.WithLastAttempt(context.Background(), false)
+	if err := e.h.Capture(ctx, jobs.CapturePayload{JobID: batch.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.h.Capture(capture.WithInteractive(ctx), jobs.CapturePayload{JobID: sync.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if len(slots.first) != 2 || slots.first[0] || slots.limits[0] != 3 || !slots.first[1] || slots.limits[1] != 4 {
+		t.Fatalf("asked first %v with limits %v; want a batch job's Acquire with 3, then AcquireFirst with 3+1", slots.first, slots.limits)
+	}
+	if w := slots.waits[1]; w != sync.Options.JobTimeout() {
+		t.Fatalf("the interactive job waits up to %s for its slot, want its timeout %s (never handed back)", w, sync.Options.JobTimeout())
+	}
+}
+
 func TestHostConcurrencyOption(t *testing.T) {
 	t.Parallel()
 	body := `{"targets": [{"url": "https://a.example/", "options": {"host_concurrency": 20}}], "options": {"host_concurrency": 16}}`

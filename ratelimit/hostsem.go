@@ -122,9 +122,12 @@ func (s *HostSemaphore) Acquire(ctx context.Context, host string, limit int, wai
 // waits for (the interactive lane). While it waits it is registered as a
 // waiter of the host, and Acquire's callers take a slot only when the leases
 // and these waiters together are under the limit: the next slot that comes
-// free is its (it tries four times as often as Acquire). The limit holds for
-// both: leases never exceed it. A waiter that died drops out after a few of
-// its polls.
+// free is its (it tries four times as often as Acquire). Each caller's limit
+// holds for its own acquire: leases never exceed the limit of the caller that
+// took the last one, so a caller of AcquireFirst with a higher limit than
+// Acquire's (an interactive job's headroom above the host's cap) can take the
+// slots above the lower limit, which Acquire's callers never take. A waiter
+// that died drops out after a few of its polls.
 func (s *HostSemaphore) AcquireFirst(ctx context.Context, host string, limit int, wait time.Duration) (release func(), ok bool, err error) {
 	if limit <= 0 {
 		return func() {}, true, nil

@@ -173,3 +173,42 @@ func TestHostSemaphoreFirstGoesAhead(t *testing.T) {
 		r()
 	}
 }
+
+// An AcquireFirst caller with a higher limit than Acquire's (an interactive
+// job's headroom above the host's cap) takes a slot above the cap at once,
+// which Acquire's callers never take; its own limit still holds.
+func TestHostSemaphoreFirstHeadroom(t *testing.T) {
+	rdb := setup(t)
+	ctx := context.Background()
+	sem := NewHostSemaphore(rdb)
+	host := "127.0.0.1:" + testenv.RandomSuffix(3)
+	var held []func()
+	for range 2 { // the batch fills the cap of 2
+		r, ok, err := sem.Acquire(ctx, host, 2, 0)
+		if !ok || err != nil {
+			t.Fatalf("a batch slot: ok=%v err=%v", ok, err)
+		}
+		held = append(held, r)
+	}
+	over, ok, err := sem.AcquireFirst(ctx, host, 3, 0)
+	if !ok || err != nil {
+		t.Fatalf("the interactive caller at the batch's cap with headroom 1: ok=%v err=%v; want the slot at once", ok, err)
+	}
+	if _, ok, _ := sem.AcquireFirst(ctx, host, 3, 0); ok {
+		t.Fatal("a second interactive caller took a fourth slot of a limit of 3")
+	}
+	held[0]() // a batch page done: the freed slot is under the batch's cap again,
+	if _, ok, _ := sem.Acquire(ctx, host, 2, 0); ok { // but the interactive lease counts against it
+		t.Fatal("a batch caller took a slot while the batch's 1 and the interactive lease fill its cap of 2")
+	}
+	over()
+	if r, ok, err := sem.Acquire(ctx, host, 2, 0); !ok || err != nil {
+		t.Fatalf("a batch caller under its cap: ok=%v err=%v", ok, err)
+	} else {
+		r()
+	}
+	held[1]()
+	if n := rdb.ZCard(ctx, HostKey(host)).Val(); n != 0 {
+		t.Fatalf("%d leases left, want 0", n)
+	}
+}

@@ -71,6 +71,10 @@ type workerConfig struct {
 	// answers the waiting caller without reading the bucket
 	// (SNAPQ_INTERACTIVE_COPY_BYTES, default hotcopy.DefaultMaxBytes; 0: none).
 	InteractiveCopyBytes int
+	// InteractiveHostHeadroom is how many captures of a host an interactive
+	// job may run above the host's cap (SNAPQ_INTERACTIVE_HOST_HEADROOM,
+	// default jobs.DefaultInteractiveHostHeadroom, 0 to jobs.MaxInteractiveHostHeadroom).
+	InteractiveHostHeadroom int
 	// Sessions configures interactive sessions: SessionTabs (SNAPQ_SESSION_TABS, default
 	// DefaultSessionTabs; 0: this worker holds none) tabs of a Chromium of their own, so
 	// sessions and batches never take each other's tabs, and the commands' bounds
@@ -161,6 +165,7 @@ func loadWorkerConfig() (workerConfig, error) {
 	c.BatchChromeNice = r.Int("SNAPQ_BATCH_CHROME_NICE", DefaultBatchChromeNice)
 	c.InteractivePoll = r.Duration("SNAPQ_INTERACTIVE_POLL", DefaultInteractivePoll)
 	c.InteractiveCopyBytes = r.Int("SNAPQ_INTERACTIVE_COPY_BYTES", hotcopy.DefaultMaxBytes)
+	c.InteractiveHostHeadroom = r.Int("SNAPQ_INTERACTIVE_HOST_HEADROOM", jobs.DefaultInteractiveHostHeadroom)
 	c.SessionTabs, c.Sessions = readSessions(&r)
 	c.ShutdownTimeout = r.Duration("SNAPQ_SHUTDOWN_TIMEOUT", 30*time.Second)
 	c.RetryBaseDelay = r.Duration("SNAPQ_RETRY_BASE_DELAY", 10*time.Second)
@@ -334,6 +339,9 @@ func (c workerConfig) validateConcurrency() error {
 	}
 	if c.InteractiveCopyBytes < 0 || c.InteractiveCopyBytes > hotcopy.HardMaxBytes {
 		return fmt.Errorf("SNAPQ_INTERACTIVE_COPY_BYTES=%d: want 0 to %d", c.InteractiveCopyBytes, hotcopy.HardMaxBytes)
+	}
+	if c.InteractiveHostHeadroom < 0 || c.InteractiveHostHeadroom > jobs.MaxInteractiveHostHeadroom {
+		return fmt.Errorf("SNAPQ_INTERACTIVE_HOST_HEADROOM=%d: want 0 to %d", c.InteractiveHostHeadroom, jobs.MaxInteractiveHostHeadroom)
 	}
 	return nil
 }

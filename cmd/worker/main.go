@@ -336,7 +336,7 @@ func newMux(cfg workerConfig, d *deps, metrics *workerMetrics, log *slog.Logger)
 	h := &jobs.Handler{Repo: st, Renderer: d.renderer(), Store: d.objects, Logger: log,
 		AfterFinal: []func(context.Context, *jobs.Job, jobs.Settled){announce.AfterFinal, regression.CompareWhenFinal(st, tasks, regLog),
 			d.dispatch.AfterFinal},
-		Hosts: d.hosts, HostConcurrency: cfg.HostConcurrency, Uploads: metrics.upload,
+		Hosts: d.hosts, HostConcurrency: cfg.HostConcurrency, InteractiveHostHeadroom: cfg.InteractiveHostHeadroom, Uploads: metrics.upload,
 		Auth: sessions, Cache: st, Captured: metrics.captured, MaxInFlight: cfg.MaxJobsInFlight,
 		Copies: &hotcopy.Store{Redis: d.rdb, MaxBytes: cfg.InteractiveCopyBytes}, Stage: metrics.stage}
 	planner := &notify.Planner{Repo: st, Queue: tasks, Logger: log.With("component", "notify"), PublicURL: cfg.PublicURL}

@@ -28,25 +28,36 @@ type neighbourhood struct {
 	n0, n1, n2, n3, n4, n5, n6, n7 uint32
 }
 
-// loadNeighbourhood reads the neighbourhood of interior pixel (x1, y1).
-func loadNeighbourhood(img *raster, x1, y1 int) neighbourhood {
+// load reads the neighbourhood of interior pixel (x1, y1) into n (through
+// a pointer: a struct returned by value is copied with wide moves that
+// cannot be forwarded from its narrow stores, a stall a call).
+func (n *neighbourhood) load(img *raster, x1, y1 int) {
 	s := img.stride
 	pos := (y1-1)*s + 4*(x1-1)
 	r0 := img.pix[pos : pos+12 : pos+12]
 	r1 := img.pix[pos+s : pos+s+12 : pos+s+12]
 	r2 := img.pix[pos+2*s : pos+2*s+12 : pos+2*s+12]
 	le := binary.LittleEndian
-	return neighbourhood{c: le.Uint32(r1[4:]),
-		n0: le.Uint32(r0), n1: le.Uint32(r1), n2: le.Uint32(r2),
-		n3: le.Uint32(r0[4:]), n4: le.Uint32(r2[4:]),
-		n5: le.Uint32(r0[8:]), n6: le.Uint32(r1[8:]), n7: le.Uint32(r2[8:])}
+	n.c = le.Uint32(r1[4:])
+	n.n0, n.n1, n.n2 = le.Uint32(r0), le.Uint32(r1), le.Uint32(r2)
+	n.n3, n.n4 = le.Uint32(r0[4:]), le.Uint32(r2[4:])
+	n.n5, n.n6, n.n7 = le.Uint32(r0[8:]), le.Uint32(r1[8:]), le.Uint32(r2[8:])
 }
 
-// equal counts the neighbours of exactly the centre's colour.
-func (n *neighbourhood) equal() int {
-	c := n.c
-	return b2i(n.n0 == c) + b2i(n.n1 == c) + b2i(n.n2 == c) + b2i(n.n3 == c) +
-		b2i(n.n4 == c) + b2i(n.n5 == c) + b2i(n.n6 == c) + b2i(n.n7 == c)
+// sameAround counts the neighbours of interior pixel (x1, y1) of img of
+// exactly its colour: neighbourhood.equal straight from the rows, in
+// registers.
+func sameAround(img *raster, x1, y1 int) int {
+	s := img.stride
+	pos := (y1-1)*s + 4*(x1-1)
+	r0 := img.pix[pos : pos+12 : pos+12]
+	r1 := img.pix[pos+s : pos+s+12 : pos+s+12]
+	r2 := img.pix[pos+2*s : pos+2*s+12 : pos+2*s+12]
+	le := binary.LittleEndian
+	c := le.Uint32(r1[4:])
+	return b2i(le.Uint32(r0) == c) + b2i(le.Uint32(r1) == c) + b2i(le.Uint32(r2) == c) +
+		b2i(le.Uint32(r0[4:]) == c) + b2i(le.Uint32(r2[4:]) == c) +
+		b2i(le.Uint32(r0[8:]) == c) + b2i(le.Uint32(r1[8:]) == c) + b2i(le.Uint32(r2[8:]) == c)
 }
 
 // opaque reports whether all nine pixels are opaque.
@@ -90,10 +101,11 @@ var (
 // the same colour (TestLumaIntOrder), neither darker nor brighter. ok is
 // false for a translucent neighbourhood with at most two equal neighbours.
 func antialiasedInterior(img, other *raster, x1, y1 int) (aa, ok bool) {
-	n := loadNeighbourhood(img, x1, y1)
-	if n.equal() > 2 {
+	if sameAround(img, x1, y1) > 2 {
 		return false, true
 	}
+	var n neighbourhood
+	n.load(img, x1, y1)
 	if !n.opaque() {
 		return false, false
 	}

@@ -459,7 +459,7 @@ func (c *comparer) fadeRow(src, dst []byte) {
 		if w != pairKey {
 			pairKey = w
 			if w&opaquePair == opaquePair { // inline: no call for opaque pixels
-				pairVal = uint64(fadedOpaque(uint32(w))) | uint64(fadedOpaque(uint32(w>>32)))<<32
+				pairVal = fadedOpaquePair(w)
 			} else {
 				pairVal = uint64(c.faded(uint32(w))) | uint64(c.faded(uint32(w>>32)))<<32
 			}
@@ -499,6 +499,23 @@ func (c *comparer) faded(p uint32) uint32 {
 func fadedOpaque(p uint32) uint32 {
 	yk := 29889531*uint64(p&0xff) + 58662247*uint64(p>>8&0xff) + 11448223*uint64(p>>16&0xff)
 	return grayWord(byte((yk + 229_500_000_000) / 1_000_000_000))
+}
+
+// Weights of fadedOpaquePair: fadedOpaque's luma weights scaled by 2²⁷/10
+// and tuned so that (fadeR·r + fadeG·g + fadeB·b + 2²⁶) >> 27 is its byte
+// minus 229 for every opaque colour (TestFadedOpaquePairExact), with sums
+// below 2³²: two pixels fade in the two 32-bit halves of one word.
+const (
+	fadeR, fadeG, fadeB = 4011704, 7873514, 1536555
+	fadeLanes           = 0x000000ff_000000ff // the low byte of each half
+)
+
+// fadedOpaquePair is fadedOpaque of the two opaque pixels of word w (the
+// first in the low half), both at once: each half holds one pixel's sum.
+func fadedOpaquePair(w uint64) uint64 {
+	sum := (w&fadeLanes)*fadeR + (w>>8&fadeLanes)*fadeG + (w>>16&fadeLanes)*fadeB + 1<<26*(1<<32+1)
+	k := sum >> 27 & 0x0000001f_0000001f // 0–26 in each half
+	return (k+229*(1<<32+1))*0x010101 | opaquePair
 }
 
 // fadedColor computes faded's result in floating point.

@@ -20,6 +20,23 @@ func TestFadedOpaqueExact(t *testing.T) {
 	}
 }
 
+// TestFadedOpaquePairExact checks the two-pixel fade against fadedOpaque
+// for every opaque colour, in either half of the word (the other half a
+// different colour, so a carry between the halves would show).
+func TestFadedOpaquePairExact(t *testing.T) {
+	t.Parallel()
+	for p := uint32(0); p < 1<<24; p++ {
+		q := p*2654435761>>8 | 0xff000000 // another colour
+		p := p | 0xff000000
+		for _, w := range []uint64{uint64(p) | uint64(q)<<32, uint64(q) | uint64(p)<<32} {
+			got, want := fadedOpaquePair(w), uint64(fadedOpaque(uint32(w)))|uint64(fadedOpaque(uint32(w>>32)))<<32
+			if got != want {
+				t.Fatalf("pixels %016x: pair fade %016x, fadedOpaque %016x", w, got, want)
+			}
+		}
+	}
+}
+
 // TestSmallDeltaBound checks that yiqLambda bounds the YIQ distance of
 // opaque pixels by their squared channel distance, on the axes' extremes
 // and on random channel differences.

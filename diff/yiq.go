@@ -273,8 +273,7 @@ func antialiasedOpaque(img, other raster, x1, y1 int) (aa, ok bool) {
 // neighbours of pixel (x1, y1), off the edges, have exactly its colour
 // (hasManySiblings' count, without branches on the data).
 func manyEqualNeighbours(img *raster, x1, y1 int) bool {
-	n := loadNeighbourhood(img, x1, y1)
-	return n.equal() > 2
+	return sameAround(img, x1, y1) > 2
 }
 
 // hasManySiblings reports whether pixel (x1, y1) has three or more

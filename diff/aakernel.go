@@ -11,11 +11,20 @@ func (c *comparer) antialiased(x, y int) bool {
 // antialiasedIn is antialiasedOver(*img, *other, …): interior pixels take
 // antialiasedInterior, which decides every opaque neighbourhood and every
 // one with more than two neighbours of the centre's colour.
+// An interior pixel that antialiasedInterior leaves undecided has a
+// translucent pixel in its neighbourhood and at most two neighbours of its
+// colour, where antialiasedOpaque decides nothing either: it goes straight
+// to the floating point.
 func (c *comparer) antialiasedIn(img, other *raster, x, y int) bool {
 	if x > 0 && y > 0 && x < img.w-1 && y < img.h-1 {
 		if aa, ok := antialiasedInterior(img, other, x, y); ok {
 			return aa
 		}
+		bg := bgWhite
+		if c.checker {
+			bg = checkerAt(4 * (y*img.w + x))
+		}
+		return antialiasedFloat(*img, *other, x, y, bg)
 	}
 	return antialiasedOver(*img, *other, x, y, c.checker)
 }

@@ -537,8 +537,7 @@ func grayWord(v byte) uint32 { return uint32(v)*0x010101 | 0xff000000 }
 
 // paint draws an opaque colour at byte offset i.
 func paint(dst []byte, i int, rgb [3]byte) {
-	d := dst[i : i+4 : i+4]
-	d[0], d[1], d[2], d[3] = rgb[0], rgb[1], rgb[2], 255
+	binary.LittleEndian.PutUint32(dst[i:i+4:i+4], uint32(rgb[0])|uint32(rgb[1])<<8|uint32(rgb[2])<<16|0xff000000)
 }
 
 // Marks reports whether pixel (x, y) of a diff image made by Compare or

@@ -210,3 +210,40 @@ func TestAntialiasedInteriorMatchesFloat(t *testing.T) {
 		t.Fatal("no pixel was anti-aliasing: the cases exercise too little")
 	}
 }
+
+// TestTruncDiv checks the checkerboard's truncated quotients, taken by a
+// multiplication, against pixelmatch's division for every byte index of
+// a pixel (multiples of 4) of a canvas up to MaxPixels.
+func TestTruncDiv(t *testing.T) {
+	t.Parallel()
+	for _, d := range []float64{1.618033988749895, 2.618033988749895} {
+		inv := 1 / d
+		for k := 0; k < 4*MaxPixels; k += 4 {
+			f := float64(k)
+			if got, want := truncDiv(f, d, inv), int32(f/d); got != want {
+				t.Fatalf("%v / %v: %d by multiplication, %d by division", f, d, got, want)
+			}
+		}
+	}
+}
+
+// TestCheckerDeltaOpaqueOrClear checks the integer channel differences of
+// opaque and transparent pixels over the checkerboard against
+// pixelmatch's arithmetic, bit for bit, on random colours over every
+// checkerboard colour.
+func TestCheckerDeltaOpaqueOrClear(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	for n := range 1 << 20 {
+		bg := checkerAt(4 * (n % 64))
+		alphas := [2]byte{0, 255}
+		p := []byte{byte(rng.Uint32()), byte(rng.Uint32()), byte(rng.Uint32()), alphas[n&1]}
+		q := []byte{byte(rng.Uint32()), byte(rng.Uint32()), byte(rng.Uint32()), alphas[n>>1&1]}
+		for _, yOnly := range []bool{false, true} {
+			got, want := checkerDeltaOpaqueOrClear(p, q, bg, yOnly), checkerDelta(p, q, bg, yOnly)
+			if math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("%v vs %v over %v (yOnly %v): %v in integers, %v in floating point", p, q, bg, yOnly, got, want)
+			}
+		}
+	}
+}

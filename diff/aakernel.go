@@ -4,29 +4,32 @@ import "encoding/binary"
 
 // antialiased is pixelmatch's anti-aliasing test of a pixel over the
 // threshold: part of anti-aliasing in the first image or in the second.
+// Off the edges, a centre with more than two neighbours of its colour is
+// no anti-aliasing in its image whatever the opacity (pixelmatch stops
+// there): both counts come first, two calls, and only an image where the
+// count is lower runs the rest of the test.
 func (c *comparer) antialiased(x, y int) bool {
-	return c.antialiasedIn(&c.a, &c.b, x, y) || c.antialiasedIn(&c.b, &c.a, x, y)
+	if x > 0 && y > 0 && x < c.a.w-1 && y < c.a.h-1 {
+		manyA, manyB := sameAround(&c.a, x, y) > 2, sameAround(&c.b, x, y) > 2
+		return (!manyA && c.antialiasedInside(&c.a, &c.b, x, y)) ||
+			(!manyB && c.antialiasedInside(&c.b, &c.a, x, y))
+	}
+	return antialiasedOver(c.a, c.b, x, y, c.checker) || antialiasedOver(c.b, c.a, x, y, c.checker)
 }
 
-// antialiasedIn is antialiasedOver(*img, *other, …): interior pixels take
-// antialiasedInterior, which decides every opaque neighbourhood and every
-// one with more than two neighbours of the centre's colour.
-// An interior pixel that antialiasedInterior leaves undecided has a
-// translucent pixel in its neighbourhood and at most two neighbours of its
-// colour, where antialiasedOpaque decides nothing either: it goes straight
-// to the floating point.
-func (c *comparer) antialiasedIn(img, other *raster, x, y int) bool {
-	if x > 0 && y > 0 && x < img.w-1 && y < img.h-1 {
-		if aa, ok := antialiasedInterior(img, other, x, y); ok {
-			return aa
-		}
-		bg := bgWhite
-		if c.checker {
-			bg = checkerAt(4 * (y*img.w + x))
-		}
-		return antialiasedFloat(*img, *other, x, y, bg)
+// antialiasedInside is antialiasedOver(*img, *other, …) for an interior
+// pixel with at most two neighbours of its colour: antialiasedFew decides
+// an opaque neighbourhood; a translucent one goes straight to the
+// floating point (antialiasedOpaque could not decide it either).
+func (c *comparer) antialiasedInside(img, other *raster, x, y int) bool {
+	if aa, ok := antialiasedFew(img, other, x, y); ok {
+		return aa
 	}
-	return antialiasedOver(*img, *other, x, y, c.checker)
+	bg := bgWhite
+	if c.checker {
+		bg = checkerAt(4 * (y*img.w + x))
+	}
+	return antialiasedFloat(*img, *other, x, y, bg)
 }
 
 // neighbourhood is the 3×3 pixels around an interior pixel: the centre
@@ -102,17 +105,13 @@ var (
 	neighbourDY = [8]int{-1, 0, 1, -1, 1, -1, 0, 1}
 )
 
-// antialiasedInterior is antialiasedOpaque for a pixel off the edges of
-// img, from one load of its neighbourhood: more than two neighbours of
-// the centre's colour mean no anti-aliasing whatever the opacity
-// (pixelmatch stops there); otherwise an opaque neighbourhood runs
-// pixelmatch's whole loop, where an opaque neighbour of the same luma is
-// the same colour (TestLumaIntOrder), neither darker nor brighter. ok is
-// false for a translucent neighbourhood with at most two equal neighbours.
-func antialiasedInterior(img, other *raster, x1, y1 int) (aa, ok bool) {
-	if sameAround(img, x1, y1) > 2 {
-		return false, true
-	}
+// antialiasedFew is antialiasedOpaque for a pixel off the edges of img
+// with at most two neighbours of its colour (more mean no anti-aliasing
+// whatever the opacity: pixelmatch stops there), from one load of its
+// neighbourhood: an opaque one runs pixelmatch's whole loop, where an
+// opaque neighbour of the same luma is the same colour (TestLumaIntOrder),
+// neither darker nor brighter. ok is false for a translucent one.
+func antialiasedFew(img, other *raster, x1, y1 int) (aa, ok bool) {
 	var n neighbourhood
 	n.load(img, x1, y1)
 	if !n.opaque() {

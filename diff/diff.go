@@ -240,6 +240,7 @@ func newComparer(ra, rb raster, opts Options) *comparer {
 		c.maxDelta = maxOKLabDelta * t
 	}
 	c.smallD2 = int(c.maxDelta / yiqLambda)
+	c.largeD2 = int(c.maxDelta/yiqLambdaMin) + 1
 	return c
 }
 
@@ -251,6 +252,7 @@ type comparer struct {
 	includeAA bool
 	checker   bool              // Options.Checkerboard
 	smallD2   int               // opaque pixels this close (squared channel distance) are below maxDelta
+	largeD2   int               // and this far apart above it
 	okLab     bool              // MetricOKLab: okLabDelta against maxOKLabDelta·t
 	mask      []image.Rectangle // clipped to the canvas, non-empty
 	rowMask   []bool            // masked pixels of the current row
@@ -382,16 +384,20 @@ func (c *comparer) comparePixel(x, y int, ra, rb []byte, masked []bool, out []by
 }
 
 // below reports whether the unequal pixels pa of p and pb of q, at (x, y),
-// are within the threshold. Opaque pixels whose channels moved little are
-// decided in integers (yiqLambda), the others as pixelmatch does.
+// are within the threshold. Opaque pixels whose channels moved little or
+// much are decided in integers (yiqLambda, yiqLambdaMin), the others as
+// pixelmatch does.
 func (c *comparer) below(pa, pb uint32, p, q []byte, x, y int) bool {
 	if c.okLab {
 		return okLabDelta(p, q, 0, 0) <= c.maxDelta
 	}
 	if pa&pb>>24 == 0xff {
 		dr, dg, db := int(p[0])-int(q[0]), int(p[1])-int(q[1]), int(p[2])-int(q[2])
-		if dr*dr+dg*dg+db*db <= c.smallD2 {
+		switch d2 := dr*dr + dg*dg + db*db; {
+		case d2 <= c.smallD2:
 			return true
+		case d2 >= c.largeD2:
+			return false
 		}
 		return math.Abs(opaqueDelta(p, q)) <= c.maxDelta
 	}

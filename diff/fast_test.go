@@ -37,6 +37,24 @@ func TestFadedOpaquePairExact(t *testing.T) {
 	}
 }
 
+// TestLargeDeltaBound checks that yiqLambdaMin bounds the YIQ distance of
+// opaque pixels from below for every difference of channels.
+func TestLargeDeltaBound(t *testing.T) {
+	t.Parallel()
+	for dr := -255; dr <= 255; dr++ {
+		for dg := -255; dg <= 255; dg++ {
+			for db := -255; db <= 255; db++ {
+				p := []byte{byte(max(dr, 0)), byte(max(dg, 0)), byte(max(db, 0)), 255}
+				q := []byte{byte(max(-dr, 0)), byte(max(-dg, 0)), byte(max(-db, 0)), 255}
+				d2 := float64(dr*dr + dg*dg + db*db)
+				if d := math.Abs(opaqueDelta(p, q)); d < yiqLambdaMin*d2 {
+					t.Fatalf("channel differences (%d, %d, %d): delta %v below the bound %v", dr, dg, db, d, yiqLambdaMin*d2)
+				}
+			}
+		}
+	}
+}
+
 // TestSmallDeltaBound checks that yiqLambda bounds the YIQ distance of
 // opaque pixels by their squared channel distance, on the axes' extremes
 // and on random channel differences.
@@ -172,7 +190,7 @@ func TestAntialiasedOpaqueMatchesFloat(t *testing.T) {
 }
 
 // TestAntialiasedInteriorMatchesFloat compares the comparer's
-// anti-aliasing test (antialiasedInterior off the edges: one load of the
+// anti-aliasing test (antialiasedFew off the edges: one load of the
 // neighbourhood, branch-free extremes) with pixelmatch's floating-point one
 // on noisy images, opaque (many equally bright neighbours: ties) and with
 // translucent pixels, over white and over the checkerboard.

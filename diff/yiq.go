@@ -19,6 +19,13 @@ const (
 // that little is below the threshold without any floating point.
 const yiqLambda = 0.2561
 
+// yiqLambdaMin bounds it from below: |delta| ≥ yiqLambdaMin·(dr²+dg²+db²)
+// (the smallest eigenvalue of the form, 0.04481, rounded down; a margin
+// far above the rounding of colorDelta), so a pixel whose channels moved
+// that far is above the threshold without any floating point
+// (TestLargeDeltaBound).
+const yiqLambdaMin = 0.0447
+
 // colorDelta is the squared YIQ distance between pixel k of a and pixel m
 // of b (byte offsets); as in pixelmatch its sign is negative when a's pixel
 // is the brighter one. Opaque pixels are compared as pixelmatch 7 does,

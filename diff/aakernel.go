@@ -122,11 +122,20 @@ func antialiasedFew(img, other *raster, x1, y1 int) (aa, ok bool) {
 		return false, true
 	}
 	lx, ly := x1+neighbourDX[lo&7], y1+neighbourDY[lo&7]
-	if hasManySiblings(img, lx, ly) && hasManySiblings(other, lx, ly) {
+	if bothManySiblings(img, other, lx, ly) {
 		return true, true
 	}
 	hx, hy := x1+neighbourDX[hi&7], y1+neighbourDY[hi&7]
-	return hasManySiblings(img, hx, hy) && hasManySiblings(other, hx, hy), true
+	return bothManySiblings(img, other, hx, hy), true
+}
+
+// bothManySiblings is hasManySiblings in img and in other (same size);
+// off the edges straight from the counts.
+func bothManySiblings(img, other *raster, x, y int) bool {
+	if x > 0 && y > 0 && x < img.w-1 && y < img.h-1 {
+		return sameAround(img, x, y) > 2 && sameAround(other, x, y) > 2
+	}
+	return hasManySiblings(img, x, y) && hasManySiblings(other, x, y)
 }
 
 // b2i is 1 for true, 0 for false.

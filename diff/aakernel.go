@@ -29,7 +29,53 @@ func (c *comparer) antialiasedInside(img, other *raster, x, y int) bool {
 	if c.checker {
 		bg = checkerAt(4 * (y*img.w + x))
 	}
-	return antialiasedFloat(*img, *other, x, y, bg)
+	return antialiasedTranslucent(img, other, x, y, &bg)
+}
+
+// antialiasedTranslucent is antialiasedFloat for an interior pixel of img,
+// without its bounds logic and copies of the rasters, with one call a
+// translucent neighbour (TestAntialiasedInteriorMatchesFloat).
+func antialiasedTranslucent(img, other *raster, x1, y1 int, bg *background) bool {
+	s, pix := img.stride, img.pix
+	pos := y1*s + 4*x1
+	p := pix[pos : pos+4 : pos+4]
+	var lo, hi float64
+	loK, hiK, zeroes := 0, 0, 0
+	for k := range 8 {
+		m := pos + neighbourDY[k]*s + 4*neighbourDX[k]
+		switch delta := lumaOf(p, pix[m:m+4:m+4], bg); {
+		case delta == 0:
+			zeroes++
+			if zeroes > 2 {
+				return false // more than two equal neighbours: not anti-aliasing
+			}
+		case delta < lo:
+			lo, loK = delta, k
+		case delta > hi:
+			hi, hiK = delta, k
+		}
+	}
+	if lo == 0 || hi == 0 {
+		return false // no darker and brighter neighbours both
+	}
+	return bothManySiblings(img, other, x1+neighbourDX[loK], y1+neighbourDY[loK]) ||
+		bothManySiblings(img, other, x1+neighbourDX[hiK], y1+neighbourDY[hiK])
+}
+
+// lumaOf is lumaDelta of pixels p and q, colorDeltaBlended's cases taken
+// here rather than through its calls.
+func lumaOf(p, q []byte, bg *background) float64 {
+	switch {
+	case p[3] == 255 && q[3] == 255:
+		return float64(float64(int(p[0])-int(q[0]))*yR) + float64(float64(int(p[1])-int(q[1]))*yG) + float64(float64(int(p[2])-int(q[2]))*yB)
+	case binary.LittleEndian.Uint32(p) == binary.LittleEndian.Uint32(q):
+		return 0
+	case !bg.checker:
+		return colorDeltaBlended(p, q, *bg, true)
+	case (p[3]+1)&0xfe == 0 && (q[3]+1)&0xfe == 0: // alphas 0 or 255
+		return checkerDeltaOpaqueOrClear(p, q, *bg, true)
+	}
+	return checkerDelta(p, q, *bg, true)
 }
 
 // neighbourhood is the 3×3 pixels around an interior pixel: the centre

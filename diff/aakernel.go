@@ -6,13 +6,12 @@ import "encoding/binary"
 // threshold: part of anti-aliasing in the first image or in the second.
 // Off the edges, a centre with more than two neighbours of its colour is
 // no anti-aliasing in its image whatever the opacity (pixelmatch stops
-// there): both counts come first, two calls, and only an image where the
-// count is lower runs the rest of the test.
+// there): that count comes first, one call, and only an image where it is
+// lower runs the rest of the test.
 func (c *comparer) antialiased(x, y int) bool {
 	if x > 0 && y > 0 && x < c.a.w-1 && y < c.a.h-1 {
-		manyA, manyB := sameAround(&c.a, x, y) > 2, sameAround(&c.b, x, y) > 2
-		return (!manyA && c.antialiasedInside(&c.a, &c.b, x, y)) ||
-			(!manyB && c.antialiasedInside(&c.b, &c.a, x, y))
+		return (sameAround(&c.a, x, y) <= 2 && c.antialiasedInside(&c.a, &c.b, x, y)) ||
+			(sameAround(&c.b, x, y) <= 2 && c.antialiasedInside(&c.b, &c.a, x, y))
 	}
 	return antialiasedOver(c.a, c.b, x, y, c.checker) || antialiasedOver(c.b, c.a, x, y, c.checker)
 }

@@ -319,11 +319,11 @@ func (c *comparer) compareRow(y int) {
 }
 
 // compareSpan runs pixelmatch over the overlap part of row y, whose bytes
-// differ somewhere: the row is faded whole first (as an equal row is, runs
-// of background costing a compare a pixel pair), pairs of pixels equal in
-// both images are skipped with one 64-bit compare, and only the pixels of
-// unequal pairs are measured; a difference then paints over its faded
-// pixel.
+// differ somewhere: the whole row is faded (as an equal row is, runs of
+// background costing a compare a pixel pair; in the same pass, with a diff
+// image: compareFadeSpan), pairs of pixels equal in both images are
+// skipped with one 64-bit compare, and only the pixels of unequal pairs
+// are measured; a difference then paints over its faded pixel.
 func (c *comparer) compareSpan(y int, ra, rb []byte, masked []bool, out []byte) {
 	n := 4 * c.a.w
 	ra, rb = ra[:n:n], rb[:n:n]
@@ -331,7 +331,8 @@ func (c *comparer) compareSpan(y int, ra, rb []byte, masked []bool, out []byte) 
 		c.touched += touch(c.a.row(y+1)) + touch(c.b.row(y+1))
 	}
 	if out != nil {
-		c.fadeRow(ra, out[:n:n])
+		c.compareFadeSpan(y, ra, rb, masked, out[:n:n])
+		return
 	}
 	i := 0
 	for ; i+8 <= n; i += 8 {
@@ -361,6 +362,41 @@ func touch(row []byte) byte {
 		sum += row[i]
 	}
 	return sum
+}
+
+// compareFadeSpan is compareSpan's loop with fadeRow's in one pass: each
+// pair of pixels of the first image is faded into out before its
+// differences are measured and painted over it.
+func (c *comparer) compareFadeSpan(y int, ra, rb []byte, masked []bool, out []byte) {
+	n := len(ra)
+	rb, out = rb[:n:n], out[:n:n]
+	pairKey, pairVal := uint64(whitePair), uint64(fadedOpaque(0xffffffff))*0x1_0000_0001
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		wa, wb := binary.LittleEndian.Uint64(ra[i:]), binary.LittleEndian.Uint64(rb[i:])
+		if wa != pairKey {
+			pairKey = wa
+			if wa&opaquePair == opaquePair {
+				pairVal = fadedOpaquePair(wa)
+			} else {
+				pairVal = uint64(c.faded(uint32(wa))) | uint64(c.faded(uint32(wa>>32)))<<32
+			}
+		}
+		binary.LittleEndian.PutUint64(out[i:], pairVal)
+		if wa == wb {
+			continue
+		}
+		if !c.smallOpaque(uint32(wa), uint32(wb)) {
+			c.comparePixel(i/4, y, ra, rb, masked, out)
+		}
+		if !c.smallOpaque(uint32(wa>>32), uint32(wb>>32)) {
+			c.comparePixel(i/4+1, y, ra, rb, masked, out)
+		}
+	}
+	if i < n {
+		binary.LittleEndian.PutUint32(out[i:], c.faded(binary.LittleEndian.Uint32(ra[i:])))
+		c.comparePixel(i/4, y, ra, rb, masked, out)
+	}
 }
 
 // smallOpaque reports whether pixels pa and pb are equal, or opaque with

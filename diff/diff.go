@@ -266,7 +266,9 @@ type comparer struct {
 	grayVal uint32 // a gray, at first: never looked up) and its result
 
 	prevFaded bool // the previous row's overlap was drawn by fadeRow alone
-	touched   byte // the sum of touch's reads, kept so they are not dropped
+
+	translucentMemo [8]belowMemo // by background: white, or the checkerboard colour
+	touched         byte         // the sum of touch's reads, kept so they are not dropped
 
 	// verify checks each row of the overlap for translucent pixels before
 	// using it (unverified rasters); translucent says one was found and the
@@ -453,11 +455,25 @@ func (c *comparer) below(pa, pb uint32, p, q []byte, x, y int) bool {
 		}
 		return math.Abs(opaqueDelta(p, q)) <= c.maxDelta
 	}
-	bg := bgWhite
+	bg, slot := bgWhite, 0
 	if c.checker {
 		bg = checkerAt(4 * (y*c.a.w + x))
+		slot = b2i(bg.r > 128) | b2i(bg.g > 128)<<1 | b2i(bg.b > 128)<<2
 	}
-	return math.Abs(colorDeltaBlended(p, q, bg, false)) <= c.maxDelta
+	m, key := &c.translucentMemo[slot], uint64(pa)|uint64(pb)<<32
+	if !m.set || m.key != key {
+		m.key, m.set = key, true
+		m.below = math.Abs(colorDeltaBlended(p, q, bg, false)) <= c.maxDelta
+	}
+	return m.below
+}
+
+// belowMemo is below's verdict on the last pair of pixels (key: both
+// words) with a translucent pixel over one background colour: uniform
+// translucent regions cost a compare a pixel.
+type belowMemo struct {
+	key        uint64
+	set, below bool
 }
 
 // count records a differing pixel.

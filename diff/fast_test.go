@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"encoding/binary"
 	"image"
 	"image/color"
 	"image/draw"
@@ -261,6 +262,42 @@ func TestCheckerDeltaOpaqueOrClear(t *testing.T) {
 			got, want := checkerDeltaOpaqueOrClear(p, q, bg, yOnly), checkerDelta(p, q, bg, yOnly)
 			if math.Float64bits(got) != math.Float64bits(want) {
 				t.Fatalf("%v vs %v over %v (yOnly %v): %v in integers, %v in floating point", p, q, bg, yOnly, got, want)
+			}
+		}
+	}
+}
+
+// TestBelowMatchesDelta checks the comparer's threshold test, its integer
+// bounds and its memo of translucent pairs, against pixelmatch's distance
+// computed afresh, over white and over the checkerboard: pairs from a
+// small palette (so the memo is hit, at pixels of other checkerboard
+// colours too) at random pixels.
+func TestBelowMatchesDelta(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(17, 18))
+	var palette [][]byte
+	for range 12 {
+		alphas := []byte{0, 128, 200, 255, 255}
+		palette = append(palette, []byte{byte(rng.IntN(256)), byte(rng.IntN(256)), byte(rng.IntN(256)), alphas[rng.IntN(len(alphas))]})
+	}
+	const w, h = 64, 64
+	for _, checker := range []bool{false, true} {
+		img := raster{pix: make([]byte, 4*w*h), stride: 4 * w, w: w, h: h}
+		c := newComparer(img, img, Options{Checkerboard: checker})
+		for range 200_000 {
+			p, q := palette[rng.IntN(len(palette))], palette[rng.IntN(len(palette))]
+			pa, pb := binary.LittleEndian.Uint32(p), binary.LittleEndian.Uint32(q)
+			if pa == pb {
+				continue
+			}
+			x, y := rng.IntN(w), rng.IntN(h)
+			bg := bgWhite
+			if checker {
+				bg = checkerAt(4 * (y*w + x))
+			}
+			want := math.Abs(colorDeltaBlended(p, q, bg, false)) <= c.maxDelta
+			if got := c.below(pa, pb, p, q, x, y); got != want {
+				t.Fatalf("%v vs %v at (%d, %d), checkerboard %v: below %v, pixelmatch %v", p, q, x, y, checker, got, want)
 			}
 		}
 	}

@@ -77,33 +77,10 @@ func lumaOf(p, q []byte, bg *background) float64 {
 	return checkerDelta(p, q, *bg, true)
 }
 
-// neighbourhood is the 3×3 pixels around an interior pixel: the centre
-// and its eight neighbours in pixelmatch's order (column by column, top
-// to bottom), as little-endian words.
-type neighbourhood struct {
-	c                              uint32
-	n0, n1, n2, n3, n4, n5, n6, n7 uint32
-}
-
-// load reads the neighbourhood of interior pixel (x1, y1) into n (through
-// a pointer: a struct returned by value is copied with wide moves that
-// cannot be forwarded from its narrow stores, a stall a call).
-func (n *neighbourhood) load(img *raster, x1, y1 int) {
-	s := img.stride
-	pos := (y1-1)*s + 4*(x1-1)
-	r0 := img.pix[pos : pos+12 : pos+12]
-	r1 := img.pix[pos+s : pos+s+12 : pos+s+12]
-	r2 := img.pix[pos+2*s : pos+2*s+12 : pos+2*s+12]
-	le := binary.LittleEndian
-	n.c = le.Uint32(r1[4:])
-	n.n0, n.n1, n.n2 = le.Uint32(r0), le.Uint32(r1), le.Uint32(r2)
-	n.n3, n.n4 = le.Uint32(r0[4:]), le.Uint32(r2[4:])
-	n.n5, n.n6, n.n7 = le.Uint32(r0[8:]), le.Uint32(r1[8:]), le.Uint32(r2[8:])
-}
-
 // sameAround counts the neighbours of interior pixel (x1, y1) of img of
-// exactly its colour: neighbourhood.equal straight from the rows, in
-// registers.
+// exactly its colour, straight from the rows, in registers (a struct
+// returned by value was copied with wide moves that cannot be forwarded
+// from its narrow stores, a stall a call).
 func sameAround(img *raster, x1, y1 int) int {
 	s := img.stride
 	pos := (y1-1)*s + 4*(x1-1)
@@ -117,20 +94,29 @@ func sameAround(img *raster, x1, y1 int) int {
 		b2i(le.Uint32(r0[8:]) == c) + b2i(le.Uint32(r1[8:]) == c) + b2i(le.Uint32(r2[8:]) == c)
 }
 
-// opaque reports whether all nine pixels are opaque.
-func (n *neighbourhood) opaque() bool {
-	return (n.c&n.n0&n.n1&n.n2&n.n3&n.n4&n.n5&n.n6&n.n7)>>24 == 0xff
-}
-
-// extremes are pixelmatch's darkest and brightest neighbours of an opaque
-// neighbourhood (the first of equals in its order), as indices 0–7, or -1
-// when no neighbour is darker (brighter) than the centre. The luma
-// differences (lumaInt, exact) are keyed with the index in their low four
-// bits, so one branch-free min and max pick the value and the first index.
-func (n *neighbourhood) extremes() (lo, hi int) {
-	c := lumaInt(n.c)
-	d0, d1, d2, d3 := (c-lumaInt(n.n0))<<4, (c-lumaInt(n.n1))<<4, (c-lumaInt(n.n2))<<4, (c-lumaInt(n.n3))<<4
-	d4, d5, d6, d7 := (c-lumaInt(n.n4))<<4, (c-lumaInt(n.n5))<<4, (c-lumaInt(n.n6))<<4, (c-lumaInt(n.n7))<<4
+// extremes are pixelmatch's darkest and brightest neighbours of the
+// interior pixel (x1, y1) of img (the first of equals in its order,
+// column by column, top to bottom), as indices 0–7, or -1 when no
+// neighbour is darker (brighter) than the centre; opaque is false, and
+// nothing found, when one of the nine pixels is translucent. The nine are
+// read into registers, and the luma differences (lumaInt, exact) keyed
+// with the index in their low four bits, so one branch-free min and max
+// pick the value and the first index.
+func extremes(img *raster, x1, y1 int) (lo, hi int, opaque bool) {
+	s := img.stride
+	pos := (y1-1)*s + 4*(x1-1)
+	r0 := img.pix[pos : pos+12 : pos+12]
+	r1 := img.pix[pos+s : pos+s+12 : pos+s+12]
+	r2 := img.pix[pos+2*s : pos+2*s+12 : pos+2*s+12]
+	le := binary.LittleEndian
+	v, n0, n1, n2 := le.Uint32(r1[4:]), le.Uint32(r0), le.Uint32(r1), le.Uint32(r2)
+	n3, n4, n5, n6, n7 := le.Uint32(r0[4:]), le.Uint32(r2[4:]), le.Uint32(r0[8:]), le.Uint32(r1[8:]), le.Uint32(r2[8:])
+	if (v&n0&n1&n2&n3&n4&n5&n6&n7)>>24 != 0xff {
+		return -1, -1, false
+	}
+	c := lumaInt(v)
+	d0, d1, d2, d3 := (c-lumaInt(n0))<<4, (c-lumaInt(n1))<<4, (c-lumaInt(n2))<<4, (c-lumaInt(n3))<<4
+	d4, d5, d6, d7 := (c-lumaInt(n4))<<4, (c-lumaInt(n5))<<4, (c-lumaInt(n6))<<4, (c-lumaInt(n7))<<4
 	mn := min(d0, d1|1, d2|2, d3|3, d4|4, d5|5, d6|6, d7|7)
 	mx := max(d0|7, d1|6, d2|5, d3|4, d4|3, d5|2, d6|1, d7)
 	lo, hi = -1, -1
@@ -140,7 +126,7 @@ func (n *neighbourhood) extremes() (lo, hi int) {
 	if mx >= 16 { // a luma difference above 0
 		hi = 7 - int(mx&15)
 	}
-	return lo, hi
+	return lo, hi, true
 }
 
 // neighbourDX and neighbourDY are the offsets of the eight neighbours in
@@ -157,12 +143,10 @@ var (
 // opaque neighbour of the same luma is the same colour (TestLumaIntOrder),
 // neither darker nor brighter. ok is false for a translucent one.
 func antialiasedFew(img, other *raster, x1, y1 int) (aa, ok bool) {
-	var n neighbourhood
-	n.load(img, x1, y1)
-	if !n.opaque() {
+	lo, hi, opaque := extremes(img, x1, y1)
+	if !opaque {
 		return false, false
 	}
-	lo, hi := n.extremes()
 	if lo < 0 || hi < 0 {
 		return false, true
 	}

@@ -150,7 +150,11 @@ func Compare(a, b image.Image, opts Options) (*Result, error) {
 	if int64(w)*int64(h) > MaxPixels {
 		return nil, fmt.Errorf("%w: %d×%d canvas exceeds %d pixels", ErrTooLarge, w, h, MaxPixels)
 	}
-	return compareRasters(toRasterLazy(a), toRasterLazy(b), opts), nil
+	ra, rb := toRasterLazy(a), toRasterLazy(b)
+	r := compareRasters(ra, rb, opts)
+	ra.release()
+	rb.release()
+	return r, nil
 }
 
 // compareRasters is Compare on rasters, opts validated and the canvas

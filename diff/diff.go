@@ -272,6 +272,7 @@ type comparer struct {
 	prevFaded bool // the previous row's overlap was drawn by fadeRow alone
 
 	translucentMemo [8]belowMemo // by background: white, or the checkerboard colour
+	okLabA, okLabB  okLabMemo    // MetricOKLab: the last colour converted of each image
 	touched         byte         // the sum of touch's reads, kept so they are not dropped
 
 	// verify checks each row of the overlap for translucent pixels before
@@ -447,7 +448,10 @@ func (c *comparer) comparePixel(x, y int, ra, rb []byte, masked []bool, out []by
 // pixelmatch does.
 func (c *comparer) below(pa, pb uint32, p, q []byte, x, y int) bool {
 	if c.okLab {
-		return okLabDelta(p, q, 0, 0) <= c.maxDelta
+		l1, a1, b1 := c.okLabA.lab(pa, p)
+		l2, a2, b2 := c.okLabB.lab(pb, q)
+		da, db := a1-a2, b1-b2
+		return math.Abs(l1-l2)+math.Sqrt(da*da+db*db) <= c.maxDelta // okLabDelta
 	}
 	if pa&pb>>24 == 0xff {
 		dr, dg, db := int(p[0])-int(q[0]), int(p[1])-int(q[1]), int(p[2])-int(q[2])
@@ -470,6 +474,23 @@ func (c *comparer) below(pa, pb uint32, p, q []byte, x, y int) bool {
 		m.below = math.Abs(colorDeltaBlended(p, q, bg, false)) <= c.maxDelta
 	}
 	return m.below
+}
+
+// okLabMemo is the OKLab colour (okLab, blended with white) of the last
+// pixel of one image that below converted: runs of one colour convert once.
+type okLabMemo struct {
+	key     uint32
+	set     bool
+	l, a, b float64
+}
+
+// lab is the OKLab colour of pixel v (bytes p).
+func (m *okLabMemo) lab(v uint32, p []byte) (l, a, b float64) {
+	if !m.set || m.key != v {
+		m.key, m.set = v, true
+		m.l, m.a, m.b = okLab(blendRGB(p[0], p[1], p[2], p[3]))
+	}
+	return m.l, m.a, m.b
 }
 
 // belowMemo is below's verdict on the last pair of pixels (key: both

@@ -268,10 +268,10 @@ func TestCheckerDeltaOpaqueOrClear(t *testing.T) {
 }
 
 // TestBelowMatchesDelta checks the comparer's threshold test, its integer
-// bounds and its memo of translucent pairs, against pixelmatch's distance
-// computed afresh, over white and over the checkerboard: pairs from a
-// small palette (so the memo is hit, at pixels of other checkerboard
-// colours too) at random pixels.
+// bounds and its memos (translucent pairs, OKLab colours), against the
+// distance computed afresh, YIQ over white and over the checkerboard and
+// OKLab: pairs from a small palette (so the memos are hit, at pixels of
+// other checkerboard colours too) at random pixels.
 func TestBelowMatchesDelta(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(17, 18))
@@ -281,9 +281,10 @@ func TestBelowMatchesDelta(t *testing.T) {
 		palette = append(palette, []byte{byte(rng.IntN(256)), byte(rng.IntN(256)), byte(rng.IntN(256)), alphas[rng.IntN(len(alphas))]})
 	}
 	const w, h = 64, 64
-	for _, checker := range []bool{false, true} {
+	for _, o := range []Options{{}, {Checkerboard: true}, {ColorMetric: MetricOKLab}} {
+		checker := o.Checkerboard
 		img := raster{pix: make([]byte, 4*w*h), stride: 4 * w, w: w, h: h}
-		c := newComparer(img, img, Options{Checkerboard: checker})
+		c := newComparer(img, img, o)
 		for range 200_000 {
 			p, q := palette[rng.IntN(len(palette))], palette[rng.IntN(len(palette))]
 			pa, pb := binary.LittleEndian.Uint32(p), binary.LittleEndian.Uint32(q)
@@ -296,8 +297,11 @@ func TestBelowMatchesDelta(t *testing.T) {
 				bg = checkerAt(4 * (y*w + x))
 			}
 			want := math.Abs(colorDeltaBlended(p, q, bg, false)) <= c.maxDelta
+			if c.okLab {
+				want = okLabDelta(p, q, 0, 0) <= c.maxDelta
+			}
 			if got := c.below(pa, pb, p, q, x, y); got != want {
-				t.Fatalf("%v vs %v at (%d, %d), checkerboard %v: below %v, pixelmatch %v", p, q, x, y, checker, got, want)
+				t.Fatalf("%v vs %v at (%d, %d), %+v: below %v, pixelmatch %v", p, q, x, y, o, got, want)
 			}
 		}
 	}

@@ -4,65 +4,119 @@ import "encoding/binary"
 
 // antialiased is pixelmatch's anti-aliasing test of a pixel over the
 // threshold: part of anti-aliasing in the first image or in the second.
+// Off the edges, a centre with more than two neighbours of its colour is
+// no anti-aliasing in its image whatever the opacity (pixelmatch stops
+// there): that count comes first, one call, and only an image where it is
+// lower runs the rest of the test.
 func (c *comparer) antialiased(x, y int) bool {
-	return c.antialiasedIn(&c.a, &c.b, x, y) || c.antialiasedIn(&c.b, &c.a, x, y)
+	if x > 0 && y > 0 && x < c.a.w-1 && y < c.a.h-1 {
+		return (sameAround(&c.a, x, y) <= 2 && c.antialiasedInside(&c.a, &c.b, x, y)) ||
+			(sameAround(&c.b, x, y) <= 2 && c.antialiasedInside(&c.b, &c.a, x, y))
+	}
+	return antialiasedOver(c.a, c.b, x, y, c.checker) || antialiasedOver(c.b, c.a, x, y, c.checker)
 }
 
-// antialiasedIn is antialiasedOver(*img, *other, …): interior pixels take
-// antialiasedInterior, which decides every opaque neighbourhood and every
-// one with more than two neighbours of the centre's colour.
-func (c *comparer) antialiasedIn(img, other *raster, x, y int) bool {
-	if x > 0 && y > 0 && x < img.w-1 && y < img.h-1 {
-		if aa, ok := antialiasedInterior(img, other, x, y); ok {
-			return aa
+// antialiasedInside is antialiasedOver(*img, *other, …) for an interior
+// pixel with at most two neighbours of its colour: antialiasedFew decides
+// an opaque neighbourhood; a translucent one goes straight to the
+// floating point (antialiasedOpaque could not decide it either).
+func (c *comparer) antialiasedInside(img, other *raster, x, y int) bool {
+	if aa, ok := antialiasedFew(img, other, x, y); ok {
+		return aa
+	}
+	bg := bgWhite
+	if c.checker {
+		bg = checkerAt(4 * (y*img.w + x))
+	}
+	return antialiasedTranslucent(img, other, x, y, &bg)
+}
+
+// antialiasedTranslucent is antialiasedFloat for an interior pixel of img,
+// without its bounds logic and copies of the rasters, with one call a
+// translucent neighbour (TestAntialiasedInteriorMatchesFloat).
+func antialiasedTranslucent(img, other *raster, x1, y1 int, bg *background) bool {
+	s, pix := img.stride, img.pix
+	pos := y1*s + 4*x1
+	p := pix[pos : pos+4 : pos+4]
+	var lo, hi float64
+	loK, hiK, zeroes := 0, 0, 0
+	for k := range 8 {
+		m := pos + neighbourDY[k]*s + 4*neighbourDX[k]
+		switch delta := lumaOf(p, pix[m:m+4:m+4], bg); {
+		case delta == 0:
+			zeroes++
+			if zeroes > 2 {
+				return false // more than two equal neighbours: not anti-aliasing
+			}
+		case delta < lo:
+			lo, loK = delta, k
+		case delta > hi:
+			hi, hiK = delta, k
 		}
 	}
-	return antialiasedOver(*img, *other, x, y, c.checker)
+	if lo == 0 || hi == 0 {
+		return false // no darker and brighter neighbours both
+	}
+	return bothManySiblings(img, other, x1+neighbourDX[loK], y1+neighbourDY[loK]) ||
+		bothManySiblings(img, other, x1+neighbourDX[hiK], y1+neighbourDY[hiK])
 }
 
-// neighbourhood is the 3×3 pixels around an interior pixel: the centre
-// and its eight neighbours in pixelmatch's order (column by column, top
-// to bottom), as little-endian words.
-type neighbourhood struct {
-	c                              uint32
-	n0, n1, n2, n3, n4, n5, n6, n7 uint32
+// lumaOf is lumaDelta of pixels p and q, colorDeltaBlended's cases taken
+// here rather than through its calls.
+func lumaOf(p, q []byte, bg *background) float64 {
+	switch {
+	case p[3] == 255 && q[3] == 255:
+		return float64(float64(int(p[0])-int(q[0]))*yR) + float64(float64(int(p[1])-int(q[1]))*yG) + float64(float64(int(p[2])-int(q[2]))*yB)
+	case binary.LittleEndian.Uint32(p) == binary.LittleEndian.Uint32(q):
+		return 0
+	case !bg.checker:
+		return colorDeltaBlended(p, q, *bg, true)
+	case (p[3]+1)&0xfe == 0 && (q[3]+1)&0xfe == 0: // alphas 0 or 255
+		return checkerDeltaOpaqueOrClear(p, q, *bg, true)
+	}
+	return checkerDelta(p, q, *bg, true)
 }
 
-// loadNeighbourhood reads the neighbourhood of interior pixel (x1, y1).
-func loadNeighbourhood(img *raster, x1, y1 int) neighbourhood {
+// sameAround counts the neighbours of interior pixel (x1, y1) of img of
+// exactly its colour, straight from the rows, in registers (a struct
+// returned by value was copied with wide moves that cannot be forwarded
+// from its narrow stores, a stall a call).
+func sameAround(img *raster, x1, y1 int) int {
 	s := img.stride
 	pos := (y1-1)*s + 4*(x1-1)
 	r0 := img.pix[pos : pos+12 : pos+12]
 	r1 := img.pix[pos+s : pos+s+12 : pos+s+12]
 	r2 := img.pix[pos+2*s : pos+2*s+12 : pos+2*s+12]
 	le := binary.LittleEndian
-	return neighbourhood{c: le.Uint32(r1[4:]),
-		n0: le.Uint32(r0), n1: le.Uint32(r1), n2: le.Uint32(r2),
-		n3: le.Uint32(r0[4:]), n4: le.Uint32(r2[4:]),
-		n5: le.Uint32(r0[8:]), n6: le.Uint32(r1[8:]), n7: le.Uint32(r2[8:])}
+	c := le.Uint32(r1[4:])
+	return b2i(le.Uint32(r0) == c) + b2i(le.Uint32(r1) == c) + b2i(le.Uint32(r2) == c) +
+		b2i(le.Uint32(r0[4:]) == c) + b2i(le.Uint32(r2[4:]) == c) +
+		b2i(le.Uint32(r0[8:]) == c) + b2i(le.Uint32(r1[8:]) == c) + b2i(le.Uint32(r2[8:]) == c)
 }
 
-// equal counts the neighbours of exactly the centre's colour.
-func (n *neighbourhood) equal() int {
-	c := n.c
-	return b2i(n.n0 == c) + b2i(n.n1 == c) + b2i(n.n2 == c) + b2i(n.n3 == c) +
-		b2i(n.n4 == c) + b2i(n.n5 == c) + b2i(n.n6 == c) + b2i(n.n7 == c)
-}
-
-// opaque reports whether all nine pixels are opaque.
-func (n *neighbourhood) opaque() bool {
-	return (n.c&n.n0&n.n1&n.n2&n.n3&n.n4&n.n5&n.n6&n.n7)>>24 == 0xff
-}
-
-// extremes are pixelmatch's darkest and brightest neighbours of an opaque
-// neighbourhood (the first of equals in its order), as indices 0–7, or -1
-// when no neighbour is darker (brighter) than the centre. The luma
-// differences (lumaInt, exact) are keyed with the index in their low four
-// bits, so one branch-free min and max pick the value and the first index.
-func (n *neighbourhood) extremes() (lo, hi int) {
-	c := lumaInt(n.c)
-	d0, d1, d2, d3 := (c-lumaInt(n.n0))<<4, (c-lumaInt(n.n1))<<4, (c-lumaInt(n.n2))<<4, (c-lumaInt(n.n3))<<4
-	d4, d5, d6, d7 := (c-lumaInt(n.n4))<<4, (c-lumaInt(n.n5))<<4, (c-lumaInt(n.n6))<<4, (c-lumaInt(n.n7))<<4
+// extremes are pixelmatch's darkest and brightest neighbours of the
+// interior pixel (x1, y1) of img (the first of equals in its order,
+// column by column, top to bottom), as indices 0–7, or -1 when no
+// neighbour is darker (brighter) than the centre; opaque is false, and
+// nothing found, when one of the nine pixels is translucent. The nine are
+// read into registers, and the luma differences (lumaInt, exact) keyed
+// with the index in their low four bits, so one branch-free min and max
+// pick the value and the first index.
+func extremes(img *raster, x1, y1 int) (lo, hi int, opaque bool) {
+	s := img.stride
+	pos := (y1-1)*s + 4*(x1-1)
+	r0 := img.pix[pos : pos+12 : pos+12]
+	r1 := img.pix[pos+s : pos+s+12 : pos+s+12]
+	r2 := img.pix[pos+2*s : pos+2*s+12 : pos+2*s+12]
+	le := binary.LittleEndian
+	v, n0, n1, n2 := le.Uint32(r1[4:]), le.Uint32(r0), le.Uint32(r1), le.Uint32(r2)
+	n3, n4, n5, n6, n7 := le.Uint32(r0[4:]), le.Uint32(r2[4:]), le.Uint32(r0[8:]), le.Uint32(r1[8:]), le.Uint32(r2[8:])
+	if (v&n0&n1&n2&n3&n4&n5&n6&n7)>>24 != 0xff {
+		return -1, -1, false
+	}
+	c := lumaInt(v)
+	d0, d1, d2, d3 := (c-lumaInt(n0))<<4, (c-lumaInt(n1))<<4, (c-lumaInt(n2))<<4, (c-lumaInt(n3))<<4
+	d4, d5, d6, d7 := (c-lumaInt(n4))<<4, (c-lumaInt(n5))<<4, (c-lumaInt(n6))<<4, (c-lumaInt(n7))<<4
 	mn := min(d0, d1|1, d2|2, d3|3, d4|4, d5|5, d6|6, d7|7)
 	mx := max(d0|7, d1|6, d2|5, d3|4, d4|3, d5|2, d6|1, d7)
 	lo, hi = -1, -1
@@ -72,7 +126,7 @@ func (n *neighbourhood) extremes() (lo, hi int) {
 	if mx >= 16 { // a luma difference above 0
 		hi = 7 - int(mx&15)
 	}
-	return lo, hi
+	return lo, hi, true
 }
 
 // neighbourDX and neighbourDY are the offsets of the eight neighbours in
@@ -82,31 +136,35 @@ var (
 	neighbourDY = [8]int{-1, 0, 1, -1, 1, -1, 0, 1}
 )
 
-// antialiasedInterior is antialiasedOpaque for a pixel off the edges of
-// img, from one load of its neighbourhood: more than two neighbours of
-// the centre's colour mean no anti-aliasing whatever the opacity
-// (pixelmatch stops there); otherwise an opaque neighbourhood runs
-// pixelmatch's whole loop, where an opaque neighbour of the same luma is
-// the same colour (TestLumaIntOrder), neither darker nor brighter. ok is
-// false for a translucent neighbourhood with at most two equal neighbours.
-func antialiasedInterior(img, other *raster, x1, y1 int) (aa, ok bool) {
-	n := loadNeighbourhood(img, x1, y1)
-	if n.equal() > 2 {
-		return false, true
-	}
-	if !n.opaque() {
+// antialiasedFew is antialiasedOpaque for a pixel off the edges of img
+// with at most two neighbours of its colour (more mean no anti-aliasing
+// whatever the opacity: pixelmatch stops there), from one load of its
+// neighbourhood: an opaque one runs pixelmatch's whole loop, where an
+// opaque neighbour of the same luma is the same colour (TestLumaIntOrder),
+// neither darker nor brighter. ok is false for a translucent one.
+func antialiasedFew(img, other *raster, x1, y1 int) (aa, ok bool) {
+	lo, hi, opaque := extremes(img, x1, y1)
+	if !opaque {
 		return false, false
 	}
-	lo, hi := n.extremes()
 	if lo < 0 || hi < 0 {
 		return false, true
 	}
 	lx, ly := x1+neighbourDX[lo&7], y1+neighbourDY[lo&7]
-	if hasManySiblings(img, lx, ly) && hasManySiblings(other, lx, ly) {
+	if bothManySiblings(img, other, lx, ly) {
 		return true, true
 	}
 	hx, hy := x1+neighbourDX[hi&7], y1+neighbourDY[hi&7]
-	return hasManySiblings(img, hx, hy) && hasManySiblings(other, hx, hy), true
+	return bothManySiblings(img, other, hx, hy), true
+}
+
+// bothManySiblings is hasManySiblings in img and in other (same size);
+// off the edges straight from the counts.
+func bothManySiblings(img, other *raster, x, y int) bool {
+	if x > 0 && y > 0 && x < img.w-1 && y < img.h-1 {
+		return sameAround(img, x, y) > 2 && sameAround(other, x, y) > 2
+	}
+	return hasManySiblings(img, x, y) && hasManySiblings(other, x, y)
 }
 
 // b2i is 1 for true, 0 for false.

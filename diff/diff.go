@@ -150,7 +150,11 @@ func Compare(a, b image.Image, opts Options) (*Result, error) {
 	if int64(w)*int64(h) > MaxPixels {
 		return nil, fmt.Errorf("%w: %d×%d canvas exceeds %d pixels", ErrTooLarge, w, h, MaxPixels)
 	}
-	return compareRasters(toRasterLazy(a), toRasterLazy(b), opts), nil
+	ra, rb := toRasterLazy(a), toRasterLazy(b)
+	r := compareRasters(ra, rb, opts)
+	ra.release()
+	rb.release()
+	return r, nil
 }
 
 // compareRasters is Compare on rasters, opts validated and the canvas
@@ -240,6 +244,7 @@ func newComparer(ra, rb raster, opts Options) *comparer {
 		c.maxDelta = maxOKLabDelta * t
 	}
 	c.smallD2 = int(c.maxDelta / yiqLambda)
+	c.largeD2 = int(c.maxDelta/yiqLambdaMin) + 1
 	return c
 }
 
@@ -251,6 +256,7 @@ type comparer struct {
 	includeAA bool
 	checker   bool              // Options.Checkerboard
 	smallD2   int               // opaque pixels this close (squared channel distance) are below maxDelta
+	largeD2   int               // and this far apart above it
 	okLab     bool              // MetricOKLab: okLabDelta against maxOKLabDelta·t
 	mask      []image.Rectangle // clipped to the canvas, non-empty
 	rowMask   []bool            // masked pixels of the current row
@@ -264,6 +270,10 @@ type comparer struct {
 	grayVal uint32 // a gray, at first: never looked up) and its result
 
 	prevFaded bool // the previous row's overlap was drawn by fadeRow alone
+
+	translucentMemo [8]belowMemo // by background: white, or the checkerboard colour
+	okLabA, okLabB  okLabMemo    // MetricOKLab: the last colour converted of each image
+	touched         byte         // the sum of touch's reads, kept so they are not dropped
 
 	// verify checks each row of the overlap for translucent pixels before
 	// using it (unverified rasters); translucent says one was found and the
@@ -316,16 +326,20 @@ func (c *comparer) compareRow(y int) {
 }
 
 // compareSpan runs pixelmatch over the overlap part of row y, whose bytes
-// differ somewhere: the row is faded whole first (as an equal row is, runs
-// of background costing a compare a pixel pair), pairs of pixels equal in
-// both images are skipped with one 64-bit compare, and only the pixels of
-// unequal pairs are measured; a difference then paints over its faded
-// pixel.
+// differ somewhere: the whole row is faded (as an equal row is, runs of
+// background costing a compare a pixel pair; in the same pass, with a diff
+// image: compareFadeSpan), pairs of pixels equal in both images are
+// skipped with one 64-bit compare, and only the pixels of unequal pairs
+// are measured; a difference then paints over its faded pixel.
 func (c *comparer) compareSpan(y int, ra, rb []byte, masked []bool, out []byte) {
 	n := 4 * c.a.w
 	ra, rb = ra[:n:n], rb[:n:n]
+	if y+1 < c.a.h {
+		c.touched += touch(c.a.row(y+1)) + touch(c.b.row(y+1))
+	}
 	if out != nil {
-		c.fadeRow(ra, out[:n:n])
+		c.compareFadeSpan(y, ra, rb, masked, out[:n:n])
+		return
 	}
 	i := 0
 	for ; i+8 <= n; i += 8 {
@@ -341,6 +355,53 @@ func (c *comparer) compareSpan(y int, ra, rb []byte, masked []bool, out []byte) 
 		}
 	}
 	if i < n {
+		c.comparePixel(i/4, y, ra, rb, masked, out)
+	}
+}
+
+// touch reads one byte of each cache line of row, independent loads that
+// the processor overlaps: the anti-aliasing test of a row reads the row
+// below in both images, whose misses would otherwise come one at a time,
+// each behind the branches of the pixel before.
+func touch(row []byte) byte {
+	var sum byte
+	for i := 0; i < len(row); i += 64 {
+		sum += row[i]
+	}
+	return sum
+}
+
+// compareFadeSpan is compareSpan's loop with fadeRow's in one pass: each
+// pair of pixels of the first image is faded into out before its
+// differences are measured and painted over it.
+func (c *comparer) compareFadeSpan(y int, ra, rb []byte, masked []bool, out []byte) {
+	n := len(ra)
+	rb, out = rb[:n:n], out[:n:n]
+	pairKey, pairVal := uint64(whitePair), uint64(fadedOpaque(0xffffffff))*0x1_0000_0001
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		wa, wb := binary.LittleEndian.Uint64(ra[i:]), binary.LittleEndian.Uint64(rb[i:])
+		if wa != pairKey {
+			pairKey = wa
+			if wa&opaquePair == opaquePair {
+				pairVal = fadedOpaquePair(wa)
+			} else {
+				pairVal = uint64(c.faded(uint32(wa))) | uint64(c.faded(uint32(wa>>32)))<<32
+			}
+		}
+		binary.LittleEndian.PutUint64(out[i:], pairVal)
+		if wa == wb {
+			continue
+		}
+		if !c.smallOpaque(uint32(wa), uint32(wb)) {
+			c.comparePixel(i/4, y, ra, rb, masked, out)
+		}
+		if !c.smallOpaque(uint32(wa>>32), uint32(wb>>32)) {
+			c.comparePixel(i/4+1, y, ra, rb, masked, out)
+		}
+	}
+	if i < n {
+		binary.LittleEndian.PutUint32(out[i:], c.faded(binary.LittleEndian.Uint32(ra[i:])))
 		c.comparePixel(i/4, y, ra, rb, masked, out)
 	}
 }
@@ -382,24 +443,62 @@ func (c *comparer) comparePixel(x, y int, ra, rb []byte, masked []bool, out []by
 }
 
 // below reports whether the unequal pixels pa of p and pb of q, at (x, y),
-// are within the threshold. Opaque pixels whose channels moved little are
-// decided in integers (yiqLambda), the others as pixelmatch does.
+// are within the threshold. Opaque pixels whose channels moved little or
+// much are decided in integers (yiqLambda, yiqLambdaMin), the others as
+// pixelmatch does.
 func (c *comparer) below(pa, pb uint32, p, q []byte, x, y int) bool {
 	if c.okLab {
-		return okLabDelta(p, q, 0, 0) <= c.maxDelta
+		l1, a1, b1 := c.okLabA.lab(pa, p)
+		l2, a2, b2 := c.okLabB.lab(pb, q)
+		da, db := a1-a2, b1-b2
+		return math.Abs(l1-l2)+math.Sqrt(da*da+db*db) <= c.maxDelta // okLabDelta
 	}
 	if pa&pb>>24 == 0xff {
 		dr, dg, db := int(p[0])-int(q[0]), int(p[1])-int(q[1]), int(p[2])-int(q[2])
-		if dr*dr+dg*dg+db*db <= c.smallD2 {
+		switch d2 := dr*dr + dg*dg + db*db; {
+		case d2 <= c.smallD2:
 			return true
+		case d2 >= c.largeD2:
+			return false
 		}
 		return math.Abs(opaqueDelta(p, q)) <= c.maxDelta
 	}
-	bg := bgWhite
+	bg, slot := bgWhite, 0
 	if c.checker {
 		bg = checkerAt(4 * (y*c.a.w + x))
+		slot = b2i(bg.r > 128) | b2i(bg.g > 128)<<1 | b2i(bg.b > 128)<<2
 	}
-	return math.Abs(colorDeltaBlended(p, q, bg, false)) <= c.maxDelta
+	m, key := &c.translucentMemo[slot], uint64(pa)|uint64(pb)<<32
+	if !m.set || m.key != key {
+		m.key, m.set = key, true
+		m.below = math.Abs(colorDeltaBlended(p, q, bg, false)) <= c.maxDelta
+	}
+	return m.below
+}
+
+// okLabMemo is the OKLab colour (okLab, blended with white) of the last
+// pixel of one image that below converted: runs of one colour convert once.
+type okLabMemo struct {
+	key     uint32
+	set     bool
+	l, a, b float64
+}
+
+// lab is the OKLab colour of pixel v (bytes p).
+func (m *okLabMemo) lab(v uint32, p []byte) (l, a, b float64) {
+	if !m.set || m.key != v {
+		m.key, m.set = v, true
+		m.l, m.a, m.b = okLab(blendRGB(p[0], p[1], p[2], p[3]))
+	}
+	return m.l, m.a, m.b
+}
+
+// belowMemo is below's verdict on the last pair of pixels (key: both
+// words) with a translucent pixel over one background colour: uniform
+// translucent regions cost a compare a pixel.
+type belowMemo struct {
+	key        uint64
+	set, below bool
 }
 
 // count records a differing pixel.
@@ -459,7 +558,7 @@ func (c *comparer) fadeRow(src, dst []byte) {
 		if w != pairKey {
 			pairKey = w
 			if w&opaquePair == opaquePair { // inline: no call for opaque pixels
-				pairVal = uint64(fadedOpaque(uint32(w))) | uint64(fadedOpaque(uint32(w>>32)))<<32
+				pairVal = fadedOpaquePair(w)
 			} else {
 				pairVal = uint64(c.faded(uint32(w))) | uint64(c.faded(uint32(w>>32)))<<32
 			}
@@ -501,6 +600,23 @@ func fadedOpaque(p uint32) uint32 {
 	return grayWord(byte((yk + 229_500_000_000) / 1_000_000_000))
 }
 
+// Weights of fadedOpaquePair: fadedOpaque's luma weights scaled by 2²⁷/10
+// and tuned so that (fadeR·r + fadeG·g + fadeB·b + 2²⁶) >> 27 is its byte
+// minus 229 for every opaque colour (TestFadedOpaquePairExact), with sums
+// below 2³²: two pixels fade in the two 32-bit halves of one word.
+const (
+	fadeR, fadeG, fadeB = 4011704, 7873514, 1536555
+	fadeLanes           = 0x000000ff_000000ff // the low byte of each half
+)
+
+// fadedOpaquePair is fadedOpaque of the two opaque pixels of word w (the
+// first in the low half), both at once: each half holds one pixel's sum.
+func fadedOpaquePair(w uint64) uint64 {
+	sum := (w&fadeLanes)*fadeR + (w>>8&fadeLanes)*fadeG + (w>>16&fadeLanes)*fadeB + 1<<26*(1<<32+1)
+	k := sum >> 27 & 0x0000001f_0000001f // 0–26 in each half
+	return (k+229*(1<<32+1))*0x010101 | opaquePair
+}
+
 // fadedColor computes faded's result in floating point.
 func fadedColor(p uint32) uint32 {
 	y := rgb2y(float64(p&0xff), float64(p>>8&0xff), float64(p>>16&0xff))
@@ -520,8 +636,7 @@ func grayWord(v byte) uint32 { return uint32(v)*0x010101 | 0xff000000 }
 
 // paint draws an opaque colour at byte offset i.
 func paint(dst []byte, i int, rgb [3]byte) {
-	d := dst[i : i+4 : i+4]
-	d[0], d[1], d[2], d[3] = rgb[0], rgb[1], rgb[2], 255
+	binary.LittleEndian.PutUint32(dst[i:i+4:i+4], uint32(rgb[0])|uint32(rgb[1])<<8|uint32(rgb[2])<<16|0xff000000)
 }
 
 // Marks reports whether pixel (x, y) of a diff image made by Compare or

@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"encoding/binary"
 	"image"
 	"image/color"
 	"image/draw"
@@ -16,6 +17,41 @@ func TestFadedOpaqueExact(t *testing.T) {
 	for p := uint32(0); p < 1<<24; p++ {
 		if got, want := fadedOpaque(p|0xff000000), fadedColor(p|0xff000000); got != want {
 			t.Fatalf("colour %06x: integer fade %08x, float %08x", p, got, want)
+		}
+	}
+}
+
+// TestFadedOpaquePairExact checks the two-pixel fade against fadedOpaque
+// for every opaque colour, in either half of the word (the other half a
+// different colour, so a carry between the halves would show).
+func TestFadedOpaquePairExact(t *testing.T) {
+	t.Parallel()
+	for p := uint32(0); p < 1<<24; p++ {
+		q := p*2654435761>>8 | 0xff000000 // another colour
+		p := p | 0xff000000
+		for _, w := range []uint64{uint64(p) | uint64(q)<<32, uint64(q) | uint64(p)<<32} {
+			got, want := fadedOpaquePair(w), uint64(fadedOpaque(uint32(w)))|uint64(fadedOpaque(uint32(w>>32)))<<32
+			if got != want {
+				t.Fatalf("pixels %016x: pair fade %016x, fadedOpaque %016x", w, got, want)
+			}
+		}
+	}
+}
+
+// TestLargeDeltaBound checks that yiqLambdaMin bounds the YIQ distance of
+// opaque pixels from below for every difference of channels.
+func TestLargeDeltaBound(t *testing.T) {
+	t.Parallel()
+	for dr := -255; dr <= 255; dr++ {
+		for dg := -255; dg <= 255; dg++ {
+			for db := -255; db <= 255; db++ {
+				p := []byte{byte(max(dr, 0)), byte(max(dg, 0)), byte(max(db, 0)), 255}
+				q := []byte{byte(max(-dr, 0)), byte(max(-dg, 0)), byte(max(-db, 0)), 255}
+				d2 := float64(dr*dr + dg*dg + db*db)
+				if d := math.Abs(opaqueDelta(p, q)); d < yiqLambdaMin*d2 {
+					t.Fatalf("channel differences (%d, %d, %d): delta %v below the bound %v", dr, dg, db, d, yiqLambdaMin*d2)
+				}
+			}
 		}
 	}
 }
@@ -155,7 +191,7 @@ func TestAntialiasedOpaqueMatchesFloat(t *testing.T) {
 }
 
 // TestAntialiasedInteriorMatchesFloat compares the comparer's
-// anti-aliasing test (antialiasedInterior off the edges: one load of the
+// anti-aliasing test (antialiasedFew off the edges: one load of the
 // neighbourhood, branch-free extremes) with pixelmatch's floating-point one
 // on noisy images, opaque (many equally bright neighbours: ties) and with
 // translucent pixels, over white and over the checkerboard.
@@ -191,5 +227,82 @@ func TestAntialiasedInteriorMatchesFloat(t *testing.T) {
 	}
 	if aa == 0 {
 		t.Fatal("no pixel was anti-aliasing: the cases exercise too little")
+	}
+}
+
+// TestTruncDiv checks the checkerboard's truncated quotients, taken by a
+// multiplication, against pixelmatch's division for every byte index of
+// a pixel (multiples of 4) of a canvas up to MaxPixels.
+func TestTruncDiv(t *testing.T) {
+	t.Parallel()
+	for _, d := range []float64{1.618033988749895, 2.618033988749895} {
+		inv := 1 / d
+		for k := 0; k < 4*MaxPixels; k += 4 {
+			f := float64(k)
+			if got, want := truncDiv(f, d, inv), int32(f/d); got != want {
+				t.Fatalf("%v / %v: %d by multiplication, %d by division", f, d, got, want)
+			}
+		}
+	}
+}
+
+// TestCheckerDeltaOpaqueOrClear checks the integer channel differences of
+// opaque and transparent pixels over the checkerboard against
+// pixelmatch's arithmetic, bit for bit, on random colours over every
+// checkerboard colour.
+func TestCheckerDeltaOpaqueOrClear(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	for n := range 1 << 20 {
+		bg := checkerAt(4 * (n % 64))
+		alphas := [2]byte{0, 255}
+		p := []byte{byte(rng.Uint32()), byte(rng.Uint32()), byte(rng.Uint32()), alphas[n&1]}
+		q := []byte{byte(rng.Uint32()), byte(rng.Uint32()), byte(rng.Uint32()), alphas[n>>1&1]}
+		for _, yOnly := range []bool{false, true} {
+			got, want := checkerDeltaOpaqueOrClear(p, q, bg, yOnly), checkerDelta(p, q, bg, yOnly)
+			if math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("%v vs %v over %v (yOnly %v): %v in integers, %v in floating point", p, q, bg, yOnly, got, want)
+			}
+		}
+	}
+}
+
+// TestBelowMatchesDelta checks the comparer's threshold test, its integer
+// bounds and its memos (translucent pairs, OKLab colours), against the
+// distance computed afresh, YIQ over white and over the checkerboard and
+// OKLab: pairs from a small palette (so the memos are hit, at pixels of
+// other checkerboard colours too) at random pixels.
+func TestBelowMatchesDelta(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(17, 18))
+	var palette [][]byte
+	for range 12 {
+		alphas := []byte{0, 128, 200, 255, 255}
+		palette = append(palette, []byte{byte(rng.IntN(256)), byte(rng.IntN(256)), byte(rng.IntN(256)), alphas[rng.IntN(len(alphas))]})
+	}
+	const w, h = 64, 64
+	for _, o := range []Options{{}, {Checkerboard: true}, {ColorMetric: MetricOKLab}} {
+		checker := o.Checkerboard
+		img := raster{pix: make([]byte, 4*w*h), stride: 4 * w, w: w, h: h}
+		c := newComparer(img, img, o)
+		for range 200_000 {
+			p, q := palette[rng.IntN(len(palette))], palette[rng.IntN(len(palette))]
+			pa, pb := binary.LittleEndian.Uint32(p), binary.LittleEndian.Uint32(q)
+			if pa == pb {
+				continue
+			}
+			x, y := rng.IntN(w), rng.IntN(h)
+			bg := bgWhite
+			if checker {
+				bg = checkerAt(4 * (y*w + x))
+			}
+			want := math.Abs(colorDeltaBlended(p, q, bg, false)) <= c.maxDelta
+			if c.okLab {
+				want = okLabDelta(p, q, 0, 0) <= c.maxDelta
+			}
+			if got := c.below(pa, pb, p, q, x, y); got != want {
+				t.Fatalf("%v vs %v at (%d, %d), %+v: below %v, pixelmatch %v", p, q, x, y, o, got, want)
+			}
+		}
 	}
 }

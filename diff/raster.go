@@ -5,6 +5,7 @@ import (
 	"image"
 	"image/color"
 	"image/draw"
+	"sync"
 )
 
 // raster is straight-alpha (non-premultiplied) RGBA bytes, 4 per pixel,
@@ -18,6 +19,31 @@ type raster struct {
 	// only if every pixel is opaque, which the comparison checks row by row
 	// as it reads them (settle converts otherwise).
 	unverified bool
+	// pooled marks pixels converted into a buffer of pixPool, which
+	// release returns (Compare, once the comparison is over).
+	pooled bool
+}
+
+// pixPool recycles the buffers of converted images (palettes, grays):
+// every byte is written by the conversion, so a recycled buffer needs no
+// zeroing, and a comparison of paletted images allocates no pixels.
+var pixPool sync.Pool // of *[]byte
+
+// pooledPix is a buffer of n bytes from pixPool, or a new one.
+func pooledPix(n int) []byte {
+	if p, ok := pixPool.Get().(*[]byte); ok && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]byte, n)
+}
+
+// release returns a pooled raster's buffer to pixPool; r must not be used
+// after.
+func (r raster) release() {
+	if r.pooled {
+		pix := r.pix[:0]
+		pixPool.Put(&pix)
+	}
 }
 
 // row returns the bytes of row y.
@@ -76,15 +102,21 @@ func (r raster) settle() raster {
 }
 
 // opaqueRow reports whether every alpha byte of an RGBA row is 255.
+// Eight pixels are checked a step, their words ANDed together, with one
+// branch at the end: rows are nearly always opaque.
 func opaqueRow(row []byte) bool {
 	const alphas = 0xff000000_ff000000
+	and := uint64(alphas)
+	le := binary.LittleEndian
+	for len(row) >= 32 {
+		and &= le.Uint64(row) & le.Uint64(row[8:]) & le.Uint64(row[16:]) & le.Uint64(row[24:])
+		row = row[32:]
+	}
 	for len(row) >= 8 {
-		if binary.LittleEndian.Uint64(row)&alphas != alphas {
-			return false
-		}
+		and &= le.Uint64(row)
 		row = row[8:]
 	}
-	return len(row) < 4 || row[3] == 0xff
+	return and&alphas == alphas && (len(row) < 4 || row[3] == 0xff)
 }
 
 // opaque reports whether every alpha byte of the w×h pixels at off is 255.
@@ -116,12 +148,12 @@ func palettedRaster(m *image.Paletted) raster {
 	}
 	b := m.Bounds()
 	w, h := b.Dx(), b.Dy()
-	out := make([]byte, 4*w*h)
+	out := pooledPix(4 * w * h)
 	for y := range h {
 		src := m.Pix[m.PixOffset(b.Min.X, b.Min.Y+y):][:w]
 		expandRow(out[4*w*y:4*w*(y+1)], src, &lut)
 	}
-	return raster{pix: out, stride: 4 * w, w: w, h: h}
+	return raster{pix: out, stride: 4 * w, w: w, h: h, pooled: true}
 }
 
 // expandRow writes the colours of palette indices src through lut into
@@ -142,7 +174,7 @@ func expandRow(dst, src []byte, lut *[256]uint32) {
 func grayRaster(m *image.Gray) raster {
 	b := m.Bounds()
 	w, h := b.Dx(), b.Dy()
-	out := make([]byte, 4*w*h)
+	out := pooledPix(4 * w * h)
 	for y := range h {
 		src := m.Pix[m.PixOffset(b.Min.X, b.Min.Y+y):][:w]
 		dst := out[4*w*y : 4*w*(y+1)]
@@ -150,5 +182,5 @@ func grayRaster(m *image.Gray) raster {
 			binary.LittleEndian.PutUint32(dst[4*x:], grayWord(v))
 		}
 	}
-	return raster{pix: out, stride: 4 * w, w: w, h: h}
+	return raster{pix: out, stride: 4 * w, w: w, h: h, pooled: true}
 }

@@ -5,6 +5,7 @@ import (
 	"image"
 	"image/color"
 	"image/draw"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -38,4 +39,75 @@ func TestCompareTranslucentRGBA(t *testing.T) {
 			t.Fatalf("%+v: %d px differ, want both changes", o, got.DiffPixels)
 		}
 	}
+}
+
+// TestPooledRastersMatchDirect compares paletted and gray images (whose
+// converted pixels come from pixPool and go back to it after each
+// comparison) with the same images as NRGBA, many times over, sizes
+// changing (beside the other parallel tests): a buffer reused too early
+// would change a count.
+func TestPooledRastersMatchDirect(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(19, 20))
+	for i := range 40 {
+		w, h := 1+rng.IntN(60), 1+rng.IntN(60)
+		a, b := noisyPair(rng, w, h)
+		for k := 3; k < len(a.Pix); k += 4 {
+			a.Pix[k], b.Pix[k] = 255, 255
+		}
+		var pa, pb image.Image
+		if i%2 == 0 {
+			pa, pb = toPaletted(a), toPaletted(b)
+		} else {
+			pa, pb = toGray(a), toGray(b)
+		}
+		na, nb := toNRGBAImage(pa), toNRGBAImage(pb)
+		for range 3 {
+			got, err := Compare(pa, pb, Options{DiffImage: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := Compare(na, nb, Options{DiffImage: true})
+			if got.DiffPixels != want.DiffPixels || got.AAPixels != want.AAPixels || !bytes.Equal(got.Diff.Pix, want.Diff.Pix) {
+				t.Fatalf("%T %dx%d: %d differ, %d AA; as NRGBA %d, %d", pa, w, h, got.DiffPixels, got.AAPixels, want.DiffPixels, want.AAPixels)
+			}
+		}
+	}
+}
+
+// toPaletted is m through a palette of its colours (at most 256).
+func toPaletted(m *image.NRGBA) *image.Paletted {
+	var pal color.Palette
+	idx := map[color.NRGBA]uint8{}
+	p := image.NewPaletted(m.Rect, nil)
+	for y := range m.Rect.Dy() {
+		for x := range m.Rect.Dx() {
+			c := m.NRGBAAt(x, y)
+			k, ok := idx[c]
+			if !ok {
+				k = uint8(len(pal))
+				idx[c] = k
+				pal = append(pal, c)
+			}
+			p.SetColorIndex(x, y, k)
+		}
+	}
+	p.Palette = pal
+	return p
+}
+
+// toGray is m's green channel as a gray image.
+func toGray(m *image.NRGBA) *image.Gray {
+	g := image.NewGray(m.Rect)
+	for i := range g.Pix {
+		g.Pix[i] = m.Pix[4*i+1]
+	}
+	return g
+}
+
+// toNRGBAImage converts any image to NRGBA.
+func toNRGBAImage(m image.Image) *image.NRGBA {
+	n := image.NewNRGBA(m.Bounds())
+	draw.Draw(n, n.Rect, m, m.Bounds().Min, draw.Src)
+	return n
 }

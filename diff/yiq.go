@@ -19,6 +19,13 @@ const (
 // that little is below the threshold without any floating point.
 const yiqLambda = 0.2561
 
+// yiqLambdaMin bounds it from below: |delta| ≥ yiqLambdaMin·(dr²+dg²+db²)
+// (the smallest eigenvalue of the form, 0.04481, rounded down; a margin
+// far above the rounding of colorDelta), so a pixel whose channels moved
+// that far is above the threshold without any floating point
+// (TestLargeDeltaBound).
+const yiqLambdaMin = 0.0447
+
 // colorDelta is the squared YIQ distance between pixel k of a and pixel m
 // of b (byte offsets); as in pixelmatch its sign is negative when a's pixel
 // is the brighter one. Opaque pixels are compared as pixelmatch 7 does,
@@ -64,8 +71,21 @@ var bgWhite = background{}
 // index k (4·(y·width+x)).
 func checkerAt(k int) background {
 	f := float64(k)
-	return background{checker: true, r: 48 + 159*float64(k%2), g: 48 + 159*float64(int32(f/1.618033988749895)%2),
-		b: 48 + 159*float64(int32(f/2.618033988749895)%2)}
+	return background{checker: true, r: 48 + 159*float64(k%2), g: 48 + 159*float64(truncDiv(f, 1.618033988749895, 1/1.618033988749895)%2),
+		b: 48 + 159*float64(truncDiv(f, 2.618033988749895, 1/2.618033988749895)%2)}
+}
+
+// truncDiv is int32(f/d) for 0 ≤ f < 2³¹ (pixelmatch's `f / d | 0`), by a
+// multiplication with inv = 1/d: f·inv is within 2⁻²² of f/d below 2³⁰ (a
+// few ulps), so the two truncate alike unless f·inv is that close to an
+// integer, when the division decides (TestTruncDiv).
+func truncDiv(f, d, inv float64) int32 {
+	q := f * inv
+	t := int32(q)
+	if frac := q - float64(t); frac < 1e-6 || frac > 1-1e-6 || q >= 1<<30 {
+		return int32(f / d)
+	}
+	return t
 }
 
 // colorDeltaBlended is colorDelta (or lumaDelta with yOnly) of two pixels
@@ -88,11 +108,41 @@ func colorDeltaBlended(p, q []byte, bg background, yOnly bool) float64 {
 		qq := rgb2q(r1, g1, b1) - rgb2q(r2, g2, b2)
 		return signed(0.5053*y*y+0.299*i*i+0.1957*qq*qq, y1 > y2)
 	}
+	if (p[3]+1)&0xfe == 0 && (q[3]+1)&0xfe == 0 {
+		return checkerDeltaOpaqueOrClear(p, q, bg, yOnly)
+	}
+	return checkerDelta(p, q, bg, yOnly)
+}
+
+// checkerDelta is colorDeltaBlended over pixelmatch 7's checkerboard, in
+// its arithmetic.
+func checkerDelta(p, q []byte, bg background, yOnly bool) float64 {
 	a1, a2 := float64(p[3]), float64(q[3])
 	da := a1 - a2
 	dr := (float64(p[0])*a1 - float64(q[0])*a2 - bg.r*da) / 255
 	dg := (float64(p[1])*a1 - float64(q[1])*a2 - bg.g*da) / 255
 	db := (float64(p[2])*a1 - float64(q[2])*a2 - bg.b*da) / 255
+	y := float64(dr*yR) + float64(dg*yG) + float64(db*yB)
+	if yOnly {
+		return y
+	}
+	i := float64(dr*iR) - float64(dg*iG) - float64(db*iB)
+	qq := float64(dr*qR) - float64(dg*qG) + float64(db*qB)
+	return signed(float64(0.5053*y*y)+float64(0.299*i*i)+float64(0.1957*qq*qq), y > 0)
+}
+
+// checkerDeltaOpaqueOrClear is colorDeltaBlended over the checkerboard of
+// two pixels each opaque or fully transparent (alpha 255 or 0): the
+// channel differences (c1·a1 − c2·a2 − bg·(a1−a2))/255 are then integers
+// that the division by 255 gives exactly, so they are worked out in
+// integers, without the three divisions, and the rest is the same
+// floating point (TestCheckerDeltaOpaqueOrClear).
+func checkerDeltaOpaqueOrClear(p, q []byte, bg background, yOnly bool) float64 {
+	s1, s2 := int(p[3])/255, int(q[3])/255 // 1 opaque, 0 transparent
+	ds := s1 - s2
+	dr := float64(int(p[0])*s1 - int(q[0])*s2 - int(bg.r)*ds)
+	dg := float64(int(p[1])*s1 - int(q[1])*s2 - int(bg.g)*ds)
+	db := float64(int(p[2])*s1 - int(q[2])*s2 - int(bg.b)*ds)
 	y := float64(dr*yR) + float64(dg*yG) + float64(db*yB)
 	if yOnly {
 		return y
@@ -273,8 +323,7 @@ func antialiasedOpaque(img, other raster, x1, y1 int) (aa, ok bool) {
 // neighbours of pixel (x1, y1), off the edges, have exactly its colour
 // (hasManySiblings' count, without branches on the data).
 func manyEqualNeighbours(img *raster, x1, y1 int) bool {
-	n := loadNeighbourhood(img, x1, y1)
-	return n.equal() > 2
+	return sameAround(img, x1, y1) > 2
 }
 
 // hasManySiblings reports whether pixel (x1, y1) has three or more

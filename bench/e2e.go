@@ -100,6 +100,14 @@ func run(o options) error {
 			return d, err
 		}},
 	}
+	if o.rodFloor {
+		rf, err := rodFloorContender(ctx, o, corpus)
+		if err != nil {
+			return err
+		}
+		defer rf.close()
+		cs = append(cs, rf.contender)
+	}
 	if base != nil {
 		cs = append(cs, &contender{name: "base", groups: base.groups, run: func() (time.Duration, error) {
 			d, _, err := base.runBatch(corpus)
@@ -127,6 +135,12 @@ func run(o options) error {
 	stages.hist = histDelta(before, after)
 	stages.print()
 	cpu.print()
+	for _, c := range cs[2:] {
+		if c.name == "rodfloor" {
+			fmt.Printf("bench: e2e/rodfloor = %.2f (median of %d rounds: against one full-page PNG per URL the way rod takes it, issue 31's naive floor)\n",
+				medianRatio(c.times, cs[1].times), len(c.times))
+		}
+	}
 	summary(cs, len(corpus), o)
 	return nil
 }
@@ -172,6 +186,9 @@ func summary(cs []*contender, pages int, o options) {
 			c.name, pps(n, total), n, total.Seconds(), peakSum, peakSum/float64(o.concurrency), o.concurrency, peakBig)
 	}
 	for _, c := range cs[2:] {
+		if c.name != "base" {
+			continue
+		}
 		fmt.Printf("bench: e2e/%s = %.2f (median of %d rounds: this tree against -base %s)\n", c.name,
 			medianRatio(c.times, cs[1].times), len(c.times), o.base)
 	}
@@ -245,4 +262,26 @@ func startBaseStack(ctx context.Context, o options) (*stack, error) {
 	}
 	o.root = src
 	return startMeasuredStack(ctx, o, "-base")
+}
+
+// rodFloor is the -rodfloor contender and the floor behind it.
+type rodFloor struct {
+	*floor
+	contender *contender
+}
+
+// rodFloorContender starts the naive floor (floor.fullPage: one full-page PNG
+// per URL by rod's Page.Screenshot) and warms it on the corpus's first pages.
+func rodFloorContender(ctx context.Context, o options, corpus []string) (*rodFloor, error) {
+	f, err := newFloor(ctx, o.chrome, o.concurrency)
+	if err != nil {
+		return nil, err
+	}
+	f.fullPage = true
+	if _, err := f.run(ctx, corpus[:min(8, len(corpus))]); err != nil {
+		f.close()
+		return nil, fmt.Errorf("rodfloor warm-up: %w", err)
+	}
+	return &rodFloor{floor: f, contender: &contender{name: "rodfloor", groups: f.groups(),
+		run: func() (time.Duration, error) { return f.run(ctx, corpus) }}}, nil
 }

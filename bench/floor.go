@@ -15,11 +15,16 @@ import (
 )
 
 // floor is the bare go-rod loop: one warm browser, one long-lived tab per
-// worker in the default context, no clean slate, no queue, no storage.
+// worker in the default context, no clean slate, no queue, no storage. It
+// captures each page with snapq's own segmented PNG code (capture.Shoot: one
+// band per call, Chromium's fast PNG encoder, rows cut in Go), or with
+// fullPage one full-page PNG per URL the way rod does it
+// (Page.Screenshot(true, nil)): issue 31's floor, the naive loop.
 type floor struct {
-	l     *launcher.Launcher
-	b     *rod.Browser
-	pages []*rod.Page
+	l        *launcher.Launcher
+	b        *rod.Browser
+	pages    []*rod.Page
+	fullPage bool
 }
 
 func newFloor(ctx context.Context, chrome string, tabs int) (*floor, error) {
@@ -113,6 +118,13 @@ func (f *floor) one(ctx context.Context, p *rod.Page, url string) error {
 		return err
 	}
 	if err := pg.WaitLoad(); err != nil {
+		return err
+	}
+	if f.fullPage {
+		png, err := pg.Screenshot(true, nil)
+		if err == nil && len(png) == 0 {
+			err = fmt.Errorf("%s: an empty full-page PNG", url)
+		}
 		return err
 	}
 	res, err := pg.Eval(`() => Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0)`)

@@ -17,9 +17,22 @@ type lib struct {
 	b      *capture.Browser
 	tabs   int
 	stages *stageTable // when set, gets every capture's Result.Timings
+	marker []byte      // "TMPDIR=…\x00" of its Chromium (procGroups)
 }
 
+// newLib starts the capture package's Browser. Its Chromium gets the TMPDIR
+// the process has when it launches (capture's chromiumEnv): a directory of
+// its own, set for the rest of the bench (a browser recycled later must keep
+// it), marks its processes so their CPU is counted.
 func newLib(ctx context.Context, chrome string, tabs int) (*lib, error) {
+	dir, err := os.MkdirTemp("", "snapq-bench-lib-")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(dir, 0o1777); err != nil { // like /tmp: Chromium may run as another user
+		return nil, err
+	}
+	os.Setenv("TMPDIR", dir) //nolint:errcheck // a valid name and value
 	cfg := capture.DefaultConfig()
 	cfg.ChromeBin = chrome
 	cfg.Tabs = tabs
@@ -28,14 +41,25 @@ func newLib(ctx context.Context, chrome string, tabs int) (*lib, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &lib{b: b, tabs: tabs}, nil
+	return &lib{b: b, tabs: tabs, marker: []byte("TMPDIR=" + dir + "\x00")}, nil
 }
 
 func (l *lib) close() { _ = l.b.Close() }
 
+// groups are the bench process (the capture package) and the lib's Chromium.
+func (l *lib) groups() procGroups {
+	return procGroups{alone: map[int]string{os.Getpid(): "bench (capture package)"}, marker: l.marker}
+}
+
 func (l *lib) run(ctx context.Context, urls []string) (time.Duration, error) {
+	return l.runMode(ctx, urls, "")
+}
+
+// runMode captures every URL with the default request but its screenshot
+// mode ("": the default, segments).
+func (l *lib) runMode(ctx context.Context, urls []string, mode string) (time.Duration, error) {
 	return l.runRequests(ctx, urls, func(u string) []capture.Request {
-		return []capture.Request{{URL: u, Name: "lib"}}
+		return []capture.Request{{URL: u, Name: "lib", Screenshot: capture.Screenshot{Mode: mode}}}
 	})
 }
 
@@ -69,8 +93,13 @@ func libOnly(o options) error {
 	lb.stages = newStageTable("")
 	cs := []*contender{
 		{name: "floor", groups: fl.groups(), run: func() (time.Duration, error) { return fl.run(ctx, corpus) }},
-		{name: "lib", groups: procGroups{alone: map[int]string{os.Getpid(): "bench (capture package)"}},
-			run: func() (time.Duration, error) { return lb.run(ctx, corpus) }},
+		{name: "lib", groups: lb.groups(), run: func() (time.Duration, error) { return lb.run(ctx, corpus) }},
+	}
+	for _, mode := range strings.Split(o.libModes, ",") {
+		if mode = strings.TrimSpace(mode); mode != "" {
+			cs = append(cs, &contender{name: "lib-" + mode, groups: lb.groups(),
+				run: func() (time.Duration, error) { return lb.runMode(ctx, corpus, mode) }})
+		}
 	}
 	var cpu cpuTable
 	for r := 1; r <= o.rounds; r++ {

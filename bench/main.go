@@ -79,6 +79,8 @@ type options struct {
 	suffix      string // of the stack's bin and logs directories under .data/bench
 	diff        bool   // measure the pixel diff first
 	libOnly     bool   // -lib-only
+	libModes    string // -lib-modes
+	rodFloor    bool   // -rodfloor
 	base        string // -base: a git revision whose api and worker also run the e2e rounds
 }
 
@@ -91,6 +93,8 @@ func main() {
 	flag.BoolVar(&o.outputs, "outputs", true, "also measure one load for 4 outputs against one load per output")
 	flag.BoolVar(&o.verbose, "v", false, "print CPU time per page by process and the e2e time breakdown")
 	flag.BoolVar(&o.libOnly, "lib-only", false, "only measure the capture package alone against the floor, with its stage table (needs only Chromium)")
+	flag.StringVar(&o.libModes, "lib-modes", "", "-lib-only: also measure the capture package with these screenshot modes (comma-separated: full, viewport), each its own series")
+	flag.BoolVar(&o.rodFloor, "rodfloor", true, "also run issue 31's naive floor: bare rod, one full-page PNG per URL (Page.Screenshot(true, nil)), printing e2e/rodfloor")
 	flag.BoolVar(&o.lib, "lib", false, "also measure the capture package alone (clean slate, no queue or storage)")
 	flag.StringVar(&o.chrome, "chrome", testenv.Getenv("SNAPQ_CHROME_BIN", "/usr/bin/chromium"), "chromium binary")
 	flag.BoolVar(&o.diff, "diff", true, "measure the pixel diff first (diff.go)")

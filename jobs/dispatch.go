@@ -69,10 +69,10 @@ type LaneKicker interface {
 // whether it could (k is a LaneKicker).
 func KickLane(k Kicker) bool {
 	lk, ok := k.(LaneKicker)
-	if ok && lk != nil {
+	if ok {
 		lk.KickInteractive()
 	}
-	return ok && lk != nil
+	return ok
 }
 
 // Dispatcher feeds the task queue from the held jobs in Postgres. Run it in

@@ -318,15 +318,7 @@ func agentsPhases(st *stack, key, page string, n int, label string) error {
 		if err != nil {
 			return err
 		}
-		var j struct {
-			Status     string     `json:"status"`
-			CreatedAt  time.Time  `json:"created_at"`
-			StartedAt  *time.Time `json:"started_at"`
-			FinishedAt *time.Time `json:"finished_at"`
-			Result     struct {
-				Timings map[string]int64 `json:"timings_ms"`
-			} `json:"result"`
-		}
+		var j jobTimes
 		err = json.NewDecoder(resp.Body).Decode(&j)
 		resp.Body.Close()
 		end := time.Now()
@@ -352,6 +344,18 @@ func agentsPhases(st *stack, key, page string, n int, label string) error {
 	}
 	fmt.Printf("bench: agents: %s render steps (p50/p95): %s\n", label, strings.Join(parts, ", "))
 	return nil
+}
+
+// jobTimes is what the phases read of a job view: its status, timestamps and
+// the capture's timings.
+type jobTimes struct {
+	Status     string     `json:"status"`
+	CreatedAt  time.Time  `json:"created_at"`
+	StartedAt  *time.Time `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+	Result     struct {
+		Timings map[string]int64 `json:"timings_ms"`
+	} `json:"result"`
 }
 
 // phaseSteps are the timings (result.timings_ms) the phases print: queue (created → the
@@ -570,14 +574,7 @@ func slowCalls(st *stack, key string, ds []time.Duration, ids []string, bound ti
 		if d <= bound || ids[i] == "" {
 			continue
 		}
-		var j struct {
-			CreatedAt  time.Time  `json:"created_at"`
-			StartedAt  *time.Time `json:"started_at"`
-			FinishedAt *time.Time `json:"finished_at"`
-			Result     struct {
-				Timings map[string]int64 `json:"timings_ms"`
-			} `json:"result"`
-		}
+		var j jobTimes
 		st.get(key, "/v1/jobs/"+ids[i], &j)
 		if j.StartedAt == nil || j.FinishedAt == nil {
 			fmt.Printf("bench: agents: slow call %d (%s): job %s not started or finished\n", i, d.Round(time.Millisecond), ids[i])

@@ -126,8 +126,13 @@ func (d *Dispatcher) Kick() {
 		return
 	}
 	d.init()
+	nudge(d.kick)
+}
+
+// nudge signals ch (buffered, one slot) unless a signal is already pending.
+func nudge(ch chan struct{}) {
 	select {
-	case d.kick <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
 }
@@ -141,10 +146,7 @@ func (d *Dispatcher) KickInteractive() {
 		return
 	}
 	d.init()
-	select {
-	case d.laneKick <- struct{}{}:
-	default:
-	}
+	nudge(d.laneKick)
 }
 
 // AfterFinal is a Handler hook: a finished job frees room.

@@ -93,15 +93,21 @@ func TestDispatcherRunsOnKick(t *testing.T) {
 	time.Sleep(50 * time.Millisecond) // the first pass found nothing
 	st.add(jobs.Dispatch{ID: jobs.NewID(), Options: jobs.DefaultOptions()})
 	d.Kick()
+	waitTasks(t, e.queue, 1, deadline, "a kick did not make a pass within 5 s (the ticker is an hour)")
+}
+
+// waitTasks waits until q holds n tasks, failing with msg at deadline.
+func waitTasks(t *testing.T, q *memQueue, n int, deadline time.Time, msg string) {
+	t.Helper()
 	for {
-		e.queue.mu.Lock()
-		n := len(e.queue.tasks)
-		e.queue.mu.Unlock()
-		if n == 1 {
+		q.mu.Lock()
+		got := len(q.tasks)
+		q.mu.Unlock()
+		if got == n {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("a kick did not make a pass within 5 s (the ticker is an hour)")
+			t.Fatal(msg)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -148,18 +154,6 @@ func TestDispatcherLaneKickBesideABatchPass(t *testing.T) {
 	st.lane = []jobs.Dispatch{{ID: jobs.NewID(), Options: jobs.DefaultOptions(), Interactive: true}}
 	st.mu.Unlock()
 	d.KickInteractive()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		e.queue.mu.Lock()
-		n := len(e.queue.tasks)
-		e.queue.mu.Unlock()
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the lane's kick did not enqueue its job while a batch pass ran")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitTasks(t, e.queue, 1, time.Now().Add(5*time.Second), "the lane's kick did not enqueue its job while a batch pass ran")
 	close(st.release)
 }

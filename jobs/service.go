@@ -114,7 +114,7 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (b *Batch, jobs []
 	}
 	b.Counts.Queued = len(jobs)
 	// The batch is committed: from here on, it must not fail the request.
-	if !sub.Interactive || s.Dispatch == nil || !KickLane(s.Dispatch) {
+	if !sub.Interactive || !KickLane(s.Dispatch) {
 		EnqueueOrKick(ctx, s.Dispatch, s.Queue, jobs, s.logger())
 	}
 	return b, jobs, false, nil

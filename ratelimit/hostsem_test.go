@@ -197,8 +197,10 @@ func TestHostSemaphoreFirstHeadroom(t *testing.T) {
 	if _, ok, _ := sem.AcquireFirst(ctx, host, 3, 0); ok {
 		t.Fatal("a second interactive caller took a fourth slot of a limit of 3")
 	}
-	held[0]() // a batch page done: the freed slot is under the batch's cap again,
-	if _, ok, _ := sem.Acquire(ctx, host, 2, 0); ok { // but the interactive lease counts against it
+	// A batch page done: the freed slot is under the batch's cap again, but the
+	// interactive lease counts against it.
+	held[0]()
+	if _, ok, _ := sem.Acquire(ctx, host, 2, 0); ok {
 		t.Fatal("a batch caller took a slot while the batch's 1 and the interactive lease fill its cap of 2")
 	}
 	over()

@@ -153,7 +153,10 @@ func runRound(cs []*contender, r, pages int, cpu *cpuTable) error {
 		c := cs[(i+r-1)%len(cs)]
 		g := startGroupCPU(c.groups)
 		stopPSS := rendererPSS(c.groups)
+		busy0, _ := machineTicks()
 		d, err := c.run()
+		busy1, _ := machineTicks()
+		cpu.addMachine(c.name, busy1-busy0, d)
 		sum, big := stopPSS()
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.name, err)

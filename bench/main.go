@@ -114,7 +114,11 @@ func main() {
 	o.agents.flags()
 	o.filters.flags()
 	o.noise.flags()
+	pprofAddr := flag.String("worker-pprof", "", "serve the measured worker's Go profiler on this loopback address (SNAPQ_PPROF_ADDR), e.g. 127.0.0.1:6061, to profile it during the rounds")
 	flag.Parse()
+	if *pprofAddr != "" {
+		o.env = append(o.env, "SNAPQ_PPROF_ADDR="+*pprofAddr)
+	}
 	if o.noise.on {
 		if err := noiseBench(o); err != nil {
 			fmt.Fprintln(os.Stderr, "bench -noise:", err)

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // procGroups names the processes a measurement cares about: roots and their
@@ -144,11 +146,48 @@ func (c *groupCPU) stop() map[string]float64 {
 	return out
 }
 
-// cpuTable sums CPU seconds by group over rounds, per label (floor, e2e, …).
+// cpuTable sums CPU seconds by group over rounds, per label (floor, e2e, …),
+// and the whole machine's busy and wall seconds over the same runs.
 type cpuTable struct {
-	mu    sync.Mutex
-	sec   map[string]map[string]float64
-	pages map[string]int
+	mu      sync.Mutex
+	sec     map[string]map[string]float64
+	pages   map[string]int
+	machine map[string][2]float64 // label → busy CPU seconds, wall seconds
+}
+
+// machineTicks reads the machine's busy and total CPU ticks from /proc/stat
+// (every core; busy is all but idle and iowait): it counts what no process
+// of ours is charged for — the kernel's softirq work for loopback traffic,
+// other users of the machine.
+func machineTicks() (busy, total int64) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	for i, v := range f[1:] {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		if i >= 8 { // guest times are already in user and nice
+			break
+		}
+		total += n
+		if i != 3 && i != 4 { // idle, iowait
+			busy += n
+		}
+	}
+	return busy, total
+}
+
+// addMachine adds one run's machine busy seconds (ticks at USER_HZ 100) and wall time.
+func (t *cpuTable) addMachine(label string, busyTicks int64, wall time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.machine == nil {
+		t.machine = map[string][2]float64{}
+	}
+	m := t.machine[label]
+	t.machine[label] = [2]float64{m[0] + float64(busyTicks)/100, m[1] + wall.Seconds()}
 }
 
 func (t *cpuTable) add(label string, by map[string]float64, pages int) {
@@ -189,6 +228,10 @@ func (t *cpuTable) print() {
 			parts = append(parts, fmt.Sprintf("%s %.0f", g, by[g]*1000/float64(t.pages[l])))
 		}
 		fmt.Printf("bench: CPU ms per page, %s: own processes %.0f; %s\n", l, total*1000/float64(t.pages[l]), strings.Join(parts, ", "))
+		if m := t.machine[l]; m[1] > 0 {
+			fmt.Printf("bench:   machine during %s: %.0f CPU ms per page, %.2f of %d cores busy (own processes %.2f)\n",
+				l, m[0]*1000/float64(t.pages[l]), m[0]/m[1], runtime.NumCPU(), total/m[1])
+		}
 	}
 	fmt.Println("bench:   (minio, postgres and redis are shared with every other user of this machine: their CPU during the floor is the others' background)")
 }

@@ -33,7 +33,6 @@ type job struct {
 	cfg     Config
 	res     *Result
 	seeded  proto.PageScriptIdentifier // Request.State's storage script, removed when the job ends
-	counter proto.PageScriptIdentifier // the console error counter (quality.go), removed when the job ends
 	checks  pageChecks                 // the quality checks of the page before the outputs
 }
 
@@ -131,10 +130,8 @@ func (t *tab) newJob(parent context.Context, req Request, cfg Config, budget tim
 		res: &Result{Timings: map[string]int64{}}}
 	t.beginJob()
 	return j, func() {
-		for _, id := range []proto.PageScriptIdentifier{j.seeded, j.counter} {
-			if id != "" {
-				t.scripts = append(t.scripts, id) // removed by reset (tab.go)
-			}
+		if j.seeded != "" {
+			t.scripts = append(t.scripts, j.seeded) // removed by reset (tab.go)
 		}
 		cancelLoad()
 		stop()
@@ -170,9 +167,6 @@ func (j *job) navigate() *Error {
 	j.seeded = id
 	if err != nil {
 		return j.fail(phaseNavigate, err)
-	}
-	if j.counter, err = addConsoleCounter(j.p); err != nil { // quality.go
-		return j.fail(phaseNavigate, fmt.Errorf("console counter: %w", err))
 	}
 	if j.req.IgnoreHTTPSErrors && !j.t.insecure {
 		j.t.insecure = true // set before the call: a tab that may have it on is never reused

@@ -1,11 +1,9 @@
 package capture
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"image"
 	"slices"
 	"strings"
 	"time"
@@ -88,7 +86,7 @@ type Quality struct {
 	Retried bool `json:"retried,omitempty"`
 }
 
-// consoleCountJS runs in every new document of a job: it counts console.error calls and
+// consoleCountJS runs in every new document of a tab (newTab): it counts console.error calls and
 // uncaught errors in a non-enumerable window property the checks read.
 const consoleCountJS = `(() => { try {
 	let n = 0;
@@ -250,41 +248,7 @@ func escalate(ctx context.Context, t *tab, p *rod.Page, req Request, res *Result
 	logStep(res, "quality.retry", "", start, nil, "escalated waits: network idle 1s, fonts, images, loading indicators")
 }
 
-// blank reports whether the images are nearly one colour, together: a sample of their pixels
-// is read and the share of the most common colour (within a small tolerance) compared with
-// blankShare. Images that cannot be decoded are not blank.
-func blank(imgs []Image) bool {
-	if len(imgs) == 0 {
-		return false
-	}
-	counts := map[[3]uint8]int{}
-	total, best := 0, 0
-	for _, img := range imgs[:min(len(imgs), 4)] {
-		m, _, err := image.Decode(bytes.NewReader(img.Data))
-		if err != nil {
-			return false
-		}
-		b := m.Bounds()
-		stepX, stepY := max(b.Dx()/64, 1), max(b.Dy()/64, 1)
-		for y := b.Min.Y; y < b.Max.Y; y += stepY {
-			for x := b.Min.X; x < b.Max.X; x += stepX {
-				r, g, bl, _ := m.At(x, y).RGBA()
-				// Quantised to 8 levels of 32: near colours count together.
-				k := [3]uint8{uint8(r >> 13), uint8(g >> 13), uint8(bl >> 13)}
-				counts[k]++
-				best = max(best, counts[k])
-				total++
-			}
-		}
-		if float64(best) < blankShare*float64(total) {
-			return false // this image already has more than one colour: no need to decode more
-		}
-	}
-	return total > 0
-}
-
-// addConsoleCounter installs consoleCountJS for the job's documents; the returned identifier
-// removes it.
+// addConsoleCounter installs consoleCountJS for every new document of the tab.
 func addConsoleCounter(p *rod.Page) (proto.PageScriptIdentifier, error) {
 	res, err := proto.PageAddScriptToEvaluateOnNewDocument{Source: consoleCountJS}.Call(p)
 	if err != nil {

@@ -13,13 +13,15 @@ import (
 )
 
 // The row hashes recorded while cutting are those a comparison computes from
-// the decoded segments, for RGB (Chromium's) and RGBA PNGs.
+// the decoded segments, for RGB (Chromium's) and RGBA PNGs; so is blank's
+// colour sample (on pieces wide and tall enough for its grid to skip pixels).
 func TestRowHasherMatchesDecodedPieces(t *testing.T) {
 	t.Parallel()
 	for _, translucent := range []bool{false, true} {
-		src := image.NewNRGBA(image.Rect(0, 0, 37, 100))
-		for y := range 100 {
-			for x := range 37 {
+		const w, h = 301, 900
+		src := image.NewNRGBA(image.Rect(0, 0, w, h))
+		for y := range h {
+			for x := range w {
 				a := byte(255)
 				if translucent && (x+y)%3 == 0 {
 					a = byte(x * 6)
@@ -31,8 +33,8 @@ func TestRowHasherMatchesDecodedPieces(t *testing.T) {
 		if err := png.Encode(&buf, src); err != nil {
 			t.Fatal(err)
 		}
-		cuts := []pngcut.Range{{Y0: 0, Y1: 40}, {Y0: 40, Y1: 80}, {Y0: 80, Y1: 100}}
-		hs := newRowHasher(37, cuts)
+		cuts := []pngcut.Range{{Y0: 0, Y1: 400}, {Y0: 400, Y1: 863}, {Y0: 863, Y1: 900}}
+		hs := newRowHasher(w, cuts)
 		pieces, err := pngcut.CutRows(buf.Bytes(), cuts, hs.row)
 		if err != nil {
 			t.Fatal(err)
@@ -46,6 +48,9 @@ func TestRowHasherMatchesDecodedPieces(t *testing.T) {
 			if !slices.Equal(hs.sigs[i], sigs) || !slices.Equal(hs.exact[i], exact) {
 				t.Fatalf("translucent %v, piece %d: recorded hashes differ from the decoded piece's (%d and %d rows)",
 					translucent, i, len(hs.sigs[i]), len(sigs))
+			}
+			if want := sampleImage(img); hs.colours[i] != *want {
+				t.Fatalf("translucent %v, piece %d: the colour sample counted while cutting differs from the decoded piece's", translucent, i)
 			}
 		}
 	}

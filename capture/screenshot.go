@@ -197,6 +197,7 @@ func (sh *shooter) segmentsDirect(plan Plan, out shots) (shots, error) {
 		if sc.Format == FormatPNG { // one piece: decoding one viewport is cheap
 			if dec, err := png.Decode(bytes.NewReader(img.Data)); err == nil {
 				img.RowSigs, img.RowExact = snapdiff.RowHashes(dec)
+				img.colours = sampleImage(dec)
 			}
 		}
 		img.Name, img.Index = sh.name(i+1, plan.Total), i+1
@@ -351,7 +352,7 @@ func (c capturer) cut(rects []Rect) ([]Image, time.Duration, error) {
 			imgs = make([]Image, len(pieces))
 			for i, p := range pieces {
 				imgs[i] = Image{ContentType: contentType(FormatPNG), Data: p, Width: w, Height: cuts[i].Y1 - cuts[i].Y0,
-					RowSigs: hs.sigs[i], RowExact: hs.exact[i]}
+					RowSigs: hs.sigs[i], RowExact: hs.exact[i], colours: &hs.colours[i]}
 			}
 		} else if !errors.Is(err, pngcut.ErrUnsupported) {
 			return nil, 0, newError(CodeInternal, true, err, "cut the captured region")
@@ -389,6 +390,7 @@ func (c capturer) decodeAndCut(data []byte, cuts []pngcut.Range) ([]Image, error
 		img := Image{ContentType: contentType(c.format), Data: enc, Width: b.Dx(), Height: r.Y1 - r.Y0}
 		if c.format == FormatPNG { // lossless: the decoded piece has the stored pixels
 			img.RowSigs, img.RowExact = snapdiff.RowHashes(piece)
+			img.colours = sampleImage(piece)
 		}
 		imgs = append(imgs, img)
 	}
@@ -402,16 +404,21 @@ func (c capturer) place(imgs []Image, rects []Rect) {
 	}
 }
 
-// rowHasher computes the row hashes of the pieces' rows as pngcut hands them over.
+// rowHasher computes the row hashes of the pieces' rows as pngcut hands them over, and
+// counts the colours of blank's sample of each piece (blank.go) from the same rows.
 type rowHasher struct {
 	cuts        []pngcut.Range
 	sigs, exact [][]uint64
+	colours     []colourCounts
+	stepX       int
 	rgba        []byte // an RGB row widened to RGBA
 	k           int    // the cut being hashed
 }
 
 func newRowHasher(w int, cuts []pngcut.Range) *rowHasher {
-	h := &rowHasher{cuts: cuts, sigs: make([][]uint64, len(cuts)), exact: make([][]uint64, len(cuts)), rgba: make([]byte, 4*w)}
+	h := &rowHasher{cuts: cuts, sigs: make([][]uint64, len(cuts)), exact: make([][]uint64, len(cuts)),
+		colours: make([]colourCounts, len(cuts)), rgba: make([]byte, 4*w)}
+	h.stepX, _ = sampleSteps(w, 1)
 	for i, c := range cuts {
 		h.sigs[i], h.exact[i] = make([]uint64, 0, c.Y1-c.Y0), make([]uint64, 0, c.Y1-c.Y0)
 	}
@@ -436,6 +443,10 @@ func (h *rowHasher) row(y int, row []byte, bpp int) {
 	}
 	h.sigs[h.k] = append(h.sigs[h.k], snapdiff.RowSignature(row))
 	h.exact[h.k] = append(h.exact[h.k], snapdiff.RowExact(row))
+	c := h.cuts[h.k]
+	if _, stepY := sampleSteps(1, c.Y1-c.Y0); (y-c.Y0)%stepY == 0 {
+		h.colours[h.k].addRow(row, h.stepX)
+	}
 }
 
 var pngEncoder = png.Encoder{CompressionLevel: png.BestSpeed}

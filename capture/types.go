@@ -143,6 +143,8 @@ type Image struct {
 	// nil for other formats and modes. They are the segment's manifest: an aligned
 	// comparison matches pages by them without decoding an image.
 	RowSigs, RowExact []uint64
+	// colours is the sample blank reads, when the capture had the pixels in hand (blank.go).
+	colours *colourCounts
 }
 
 // Segments describes how a page was cut.

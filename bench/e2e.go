@@ -153,10 +153,9 @@ func runRound(cs []*contender, r, pages int, cpu *cpuTable) error {
 		c := cs[(i+r-1)%len(cs)]
 		g := startGroupCPU(c.groups)
 		stopPSS := rendererPSS(c.groups)
-		busy0, _ := machineTicks()
+		m0 := readMachineCPU()
 		d, err := c.run()
-		busy1, _ := machineTicks()
-		cpu.addMachine(c.name, busy1-busy0, d)
+		cpu.addMachine(c.name, readMachineCPU().sub(m0), d)
 		sum, big := stopPSS()
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.name, err)

@@ -152,42 +152,65 @@ type cpuTable struct {
 	mu      sync.Mutex
 	sec     map[string]map[string]float64
 	pages   map[string]int
-	machine map[string][2]float64 // label → busy CPU seconds, wall seconds
+	machine map[string]machineRun
 }
 
-// machineTicks reads the machine's busy and total CPU ticks from /proc/stat
-// (every core; busy is all but idle and iowait): it counts what no process
-// of ours is charged for — the kernel's softirq work for loopback traffic,
-// other users of the machine.
-func machineTicks() (busy, total int64) {
+// machineCPU is the machine's CPU ticks from /proc/stat (every core, USER_HZ
+// 100) by kind: it counts what no process of ours is charged for — the
+// kernel's softirq work for loopback traffic, other users of the machine.
+type machineCPU struct{ user, system, irq, steal int64 }
+
+func readMachineCPU() machineCPU {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return 0, 0
+		return machineCPU{}
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line)
-	for i, v := range f[1:] {
-		n, _ := strconv.ParseInt(v, 10, 64)
-		if i >= 8 { // guest times are already in user and nice
-			break
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal …
+	n := func(i int) int64 {
+		if i >= len(f) {
+			return 0
 		}
-		total += n
-		if i != 3 && i != 4 { // idle, iowait
-			busy += n
-		}
+		v, _ := strconv.ParseInt(f[i], 10, 64)
+		return v
 	}
-	return busy, total
+	return machineCPU{user: n(1) + n(2), system: n(3), irq: n(6) + n(7), steal: n(8)}
 }
 
-// addMachine adds one run's machine busy seconds (ticks at USER_HZ 100) and wall time.
-func (t *cpuTable) addMachine(label string, busyTicks int64, wall time.Duration) {
+func (m machineCPU) sub(o machineCPU) machineCPU {
+	return machineCPU{m.user - o.user, m.system - o.system, m.irq - o.irq, m.steal - o.steal}
+}
+
+func (m machineCPU) busy() int64 { return m.user + m.system + m.irq + m.steal }
+
+// addMachine adds one run's machine CPU and wall time.
+func (t *cpuTable) addMachine(label string, d machineCPU, wall time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.machine == nil {
-		t.machine = map[string][2]float64{}
+		t.machine = map[string]machineRun{}
 	}
 	m := t.machine[label]
-	t.machine[label] = [2]float64{m[0] + float64(busyTicks)/100, m[1] + wall.Seconds()}
+	m.cpu = machineCPU{m.cpu.user + d.user, m.cpu.system + d.system, m.cpu.irq + d.irq, m.cpu.steal + d.steal}
+	m.wall += wall
+	t.machine[label] = m
+}
+
+type machineRun struct {
+	cpu  machineCPU
+	wall time.Duration
+}
+
+// printMachine writes the machine's CPU during label's runs.
+func (t *cpuTable) printMachine(l string, own float64) {
+	m, pages := t.machine[l], float64(t.pages[l])
+	if m.wall <= 0 {
+		return
+	}
+	ms := func(ticks int64) float64 { return float64(ticks) * 10 / pages }
+	fmt.Printf("bench:   machine during %s: %.0f CPU ms per page (user %.0f, system %.0f, irq+softirq %.0f, steal %.0f), %.2f of %d cores busy (own processes %.2f)\n",
+		l, ms(m.cpu.busy()), ms(m.cpu.user), ms(m.cpu.system), ms(m.cpu.irq), ms(m.cpu.steal),
+		float64(m.cpu.busy())/100/m.wall.Seconds(), runtime.NumCPU(), own/m.wall.Seconds())
 }
 
 func (t *cpuTable) add(label string, by map[string]float64, pages int) {
@@ -228,10 +251,7 @@ func (t *cpuTable) print() {
 			parts = append(parts, fmt.Sprintf("%s %.0f", g, by[g]*1000/float64(t.pages[l])))
 		}
 		fmt.Printf("bench: CPU ms per page, %s: own processes %.0f; %s\n", l, total*1000/float64(t.pages[l]), strings.Join(parts, ", "))
-		if m := t.machine[l]; m[1] > 0 {
-			fmt.Printf("bench:   machine during %s: %.0f CPU ms per page, %.2f of %d cores busy (own processes %.2f)\n",
-				l, m[0]*1000/float64(t.pages[l]), m[0]/m[1], runtime.NumCPU(), total/m[1])
-		}
+		t.printMachine(l, total)
 	}
 	fmt.Println("bench:   (minio, postgres and redis are shared with every other user of this machine: their CPU during the floor is the others' background)")
 }

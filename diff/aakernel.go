@@ -26,15 +26,115 @@ func (c *comparer) antialiasedInside(img, other *raster, x, y int) bool {
 	}
 	bg := bgWhite
 	if c.checker {
-		bg = checkerAt(4 * (y*img.w + x))
+		bg = c.checkerAt(x, y)
 	}
 	return antialiasedTranslucent(img, other, x, y, &bg)
 }
 
-// antialiasedTranslucent is antialiasedFloat for an interior pixel of img,
-// without its bounds logic and copies of the rasters, with one call a
-// translucent neighbour (TestAntialiasedInteriorMatchesFloat).
+// antialiasedTranslucent is antialiasedFloat for an interior pixel of img:
+// the darkest and brightest neighbours found in integers
+// (translucentExtremes) where they are exact, else in floating point
+// (antialiasedTranslucentFloat).
 func antialiasedTranslucent(img, other *raster, x1, y1 int, bg *background) bool {
+	lo, hi, ok := translucentExtremes(img, x1, y1, bg)
+	if !ok {
+		return antialiasedTranslucentFloat(img, other, x1, y1, bg)
+	}
+	if lo < 0 || hi < 0 {
+		return false // more than two equal neighbours, or no darker and brighter ones both
+	}
+	return bothManySiblings(img, other, x1+neighbourDX[lo], y1+neighbourDY[lo]) ||
+		bothManySiblings(img, other, x1+neighbourDX[hi], y1+neighbourDY[hi])
+}
+
+// translucentExtremes is antialiasedTranslucentFloat's darkest (lo) and
+// brightest (hi) neighbour of the interior pixel (x1, y1) of img, as
+// indices 0–7 in pixelmatch's order, -1 for none or when more than two
+// neighbours are as bright as the centre, in integers. Blended over a
+// background colour (bg, white 255), a luma difference is exactly
+// L/(255·10⁸) with the integer L = Σ lumaW·X, X = (c1−bg)·a1 − (c2−bg)·a2
+// per channel (pixelmatch's numerators over the checkerboard; over white
+// the blends' difference times 255): two distinct L are at least 3.9·10⁻¹¹
+// apart, forty times pixelmatch's rounding error on two such differences
+// (under 10⁻¹², for terms under 510), so L orders and signs the neighbours
+// as its floating point does. ok is
+// false, nothing decided, where rounding could decide: an L of 0 but for an
+// exactly equal colour, or an extreme L shared by another colour
+// (TestTranslucentExtremesExact).
+func translucentExtremes(img *raster, x1, y1 int, bg *background) (lo, hi int, ok bool) {
+	s := img.stride
+	pos := y1*s + 4*x1
+	v := binary.LittleEndian.Uint32(img.pix[pos : pos+4 : pos+4])
+	lbg := lumaInt(0xffffff) // Σ lumaW·bg: white, or the checkerboard colour
+	if bg.checker {
+		lbg = lumaInt(uint32(bg.r) | uint32(bg.g)<<8 | uint32(bg.b)<<16)
+	}
+	lp := int64(v>>24) * (lumaInt(v) - lbg)
+	var ls [8]int64
+	zeroes := 0
+	mn, mx := int64(0), int64(0)
+	for k := range 8 {
+		m := pos + neighbourDY[k]*s + 4*neighbourDX[k]
+		n := binary.LittleEndian.Uint32(img.pix[m : m+4 : m+4])
+		l := lp - int64(n>>24)*(lumaInt(n)-lbg) // Σ lumaW·X
+		if l == 0 {
+			if !exactZero(v, n, bg) {
+				return -1, -1, false // maybe not 0 in floating point
+			}
+			zeroes++
+		}
+		ls[k] = l
+		mn, mx = min(mn, l<<4|int64(k)), max(mx, l<<4|int64(7-k))
+	}
+	if zeroes > 2 || mn >= 0 || mx < 16 {
+		return -1, -1, true
+	}
+	lo, hi = int(mn&15), 7-int(mx&15)
+	return lo, hi, uniqueExtreme(img, x1, y1, &ls, lo) && uniqueExtreme(img, x1, y1, &ls, hi)
+}
+
+// exactZero reports whether pixelmatch's luma difference of pixels v and
+// n, whose integer form L is 0, is exactly 0 in floating point: they are
+// equal, or their X (translucentExtremes) is 0 over the checkerboard (its
+// numerators are exact), or over white at one alpha (then both are
+// transparent, blended to white exactly, or equal).
+func exactZero(v, n uint32, bg *background) bool {
+	if v == n {
+		return true
+	}
+	a1, a2 := int(v>>24), int(n>>24)
+	if !bg.checker {
+		return a1 == a2
+	}
+	br, bgg, bb := int(bg.r), int(bg.g), int(bg.b)
+	return (int(v&0xff)-br)*a1 == (int(n&0xff)-br)*a2 &&
+		(int(v>>8&0xff)-bgg)*a1 == (int(n>>8&0xff)-bgg)*a2 &&
+		(int(v>>16&0xff)-bb)*a1 == (int(n>>16&0xff)-bb)*a2
+}
+
+// uniqueExtreme reports whether no neighbour of another colour than
+// neighbour k of the interior pixel (x1, y1) of img has its luma
+// difference ls[k] (an exact tie, which pixelmatch's rounding may order
+// either way).
+func uniqueExtreme(img *raster, x1, y1 int, ls *[8]int64, k int) bool {
+	for j := range 8 {
+		if j != k && ls[j] == ls[k] && pixelAt(img, x1+neighbourDX[j], y1+neighbourDY[j]) != pixelAt(img, x1+neighbourDX[k], y1+neighbourDY[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// pixelAt is pixel (x, y) of img as a little-endian word.
+func pixelAt(img *raster, x, y int) uint32 {
+	i := y*img.stride + 4*x
+	return binary.LittleEndian.Uint32(img.pix[i : i+4 : i+4])
+}
+
+// antialiasedTranslucentFloat is antialiasedFloat for an interior pixel of
+// img, without its bounds logic and copies of the rasters, with one call a
+// translucent neighbour (TestAntialiasedInteriorMatchesFloat).
+func antialiasedTranslucentFloat(img, other *raster, x1, y1 int, bg *background) bool {
 	s, pix := img.stride, img.pix
 	pos := y1*s + 4*x1
 	p := pix[pos : pos+4 : pos+4]

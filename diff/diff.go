@@ -277,6 +277,7 @@ type comparer struct {
 	prevFaded bool // the previous row's overlap was drawn by fadeRow alone
 
 	translucentMemo [8]belowMemo // by background: white, or the checkerboard colour
+	boundMemo       belowMemo    // translucentBound's verdict on the last pair (below: decided)
 	okLabA, okLabB  okLabMemo    // MetricOKLab: the last colour converted of each image
 	touched         byte         // the sum of touch's reads, kept so they are not dropped
 
@@ -468,15 +469,20 @@ func (c *comparer) below(pa, pb uint32, p, q []byte, x, y int) bool {
 		}
 		return math.Abs(opaqueDelta(p, q)) <= c.maxDelta
 	}
-	if v, ok := c.translucentBound(pa, pb); ok {
-		return v
+	bm, key := &c.boundMemo, uint64(pa)|uint64(pb)<<32
+	if !bm.set || bm.key != key {
+		bm.key, bm.set = key, true
+		bm.below, bm.decided = c.translucentBound(pa, pb)
+	}
+	if bm.decided {
+		return bm.below
 	}
 	bg, slot := bgWhite, 0
 	if c.checker {
 		bg = c.checkerAt(x, y)
 		slot = b2i(bg.r > 128) | b2i(bg.g > 128)<<1 | b2i(bg.b > 128)<<2
 	}
-	m, key := &c.translucentMemo[slot], uint64(pa)|uint64(pb)<<32
+	m := &c.translucentMemo[slot]
 	if !m.set || m.key != key {
 		m.key, m.set = key, true
 		m.below = math.Abs(colorDeltaBlended(p, q, bg, false)) <= c.maxDelta
@@ -547,8 +553,8 @@ func (m *okLabMemo) lab(v uint32, p []byte) (l, a, b float64) {
 // words) with a translucent pixel over one background colour: uniform
 // translucent regions cost a compare a pixel.
 type belowMemo struct {
-	key        uint64
-	set, below bool
+	key                 uint64
+	set, below, decided bool
 }
 
 // count records a differing pixel.

@@ -7,11 +7,26 @@ import "encoding/binary"
 // Off the edges, a centre with more than two neighbours of its colour is
 // no anti-aliasing in its image whatever the opacity (pixelmatch stops
 // there): that count comes first, one call, and only an image where it is
-// lower runs the rest of the test.
+// lower runs the rest of the test. Right after a pixel with such counts in
+// both images (a changed area of one colour), the next one in the row is
+// first tried with flat, three loads an image instead of nine.
 func (c *comparer) antialiased(x, y int) bool {
 	if x > 0 && y > 0 && x < c.a.w-1 && y < c.a.h-1 {
-		return (sameAround(&c.a, x, y) <= 2 && c.antialiasedInside(&c.a, &c.b, x, y)) ||
-			(sameAround(&c.b, x, y) <= 2 && c.antialiasedInside(&c.b, &c.a, x, y))
+		k := y*c.a.w + x
+		if k == c.flatNext && flat(&c.a, x, y) && flat(&c.b, x, y) {
+			c.flatNext++
+			return false
+		}
+		na := sameAround(&c.a, x, y)
+		if na <= 2 && c.antialiasedInside(&c.a, &c.b, x, y) {
+			return true
+		}
+		nb := sameAround(&c.b, x, y)
+		if na > 2 && nb > 2 {
+			c.flatNext = k + 1
+			return false
+		}
+		return nb <= 2 && c.antialiasedInside(&c.b, &c.a, x, y)
 	}
 	return antialiasedOver(c.a, c.b, x, y, c.checker) || antialiasedOver(c.b, c.a, x, y, c.checker)
 }
@@ -192,6 +207,19 @@ func sameAround(img *raster, x1, y1 int) int {
 	return b2i(le.Uint32(r0) == c) + b2i(le.Uint32(r1) == c) + b2i(le.Uint32(r2) == c) +
 		b2i(le.Uint32(r0[4:]) == c) + b2i(le.Uint32(r2[4:]) == c) +
 		b2i(le.Uint32(r0[8:]) == c) + b2i(le.Uint32(r1[8:]) == c) + b2i(le.Uint32(r2[8:]) == c)
+}
+
+// flat reports whether the interior pixel (x1, y1) of img has the colour
+// of its left, right and upper neighbours: three equal neighbours, so
+// sameAround is above 2, from three loads (wide changed areas of one
+// colour, where every pixel differs, take this way).
+func flat(img *raster, x1, y1 int) bool {
+	s := img.stride
+	pos := y1*s + 4*(x1-1)
+	r := img.pix[pos-s+4 : pos+12 : pos+12]
+	le := binary.LittleEndian
+	c := le.Uint32(r[s:])
+	return le.Uint32(r[s-4:]) == c && le.Uint32(r[s+4:]) == c && le.Uint32(r) == c
 }
 
 // extremes are pixelmatch's darkest and brightest neighbours of the

@@ -275,6 +275,7 @@ type comparer struct {
 	grayVal uint32 // a gray, at first: never looked up) and its result
 
 	prevFaded bool // the previous row's overlap was drawn by fadeRow alone
+	flatNext  int  // antialiased: the pixel (y·w+x) after one flat in both images
 
 	translucentMemo [8]belowMemo // by background: white, or the checkerboard colour
 	boundMemo       belowMemo    // translucentBound's verdict on the last pair (below: decided)

@@ -4,12 +4,11 @@ import "encoding/binary"
 
 // antialiased is pixelmatch's anti-aliasing test of a pixel over the
 // threshold: part of anti-aliasing in the first image or in the second.
-// Off the edges, a centre with more than two neighbours of its colour is
-// no anti-aliasing in its image whatever the opacity (pixelmatch stops
-// there): that count comes first, one call, and only an image where it is
-// lower runs the rest of the test. Right after a pixel with such counts in
-// both images (a changed area of one colour), the next one in the row is
-// first tried with flat, three loads an image instead of nine.
+// Off the edges each image's test is one load of the neighbourhood
+// (antialiasedInside). Right after a pixel with more than two neighbours
+// of its colour in both images (a changed area of one colour), the next
+// one in the row is first tried with flat, three loads an image instead
+// of nine.
 func (c *comparer) antialiased(x, y int) bool {
 	if x > 0 && y > 0 && x < c.a.w-1 && y < c.a.h-1 {
 		k := y*c.a.w + x
@@ -17,33 +16,42 @@ func (c *comparer) antialiased(x, y int) bool {
 			c.flatNext++
 			return false
 		}
-		na := sameAround(&c.a, x, y)
-		if na <= 2 && c.antialiasedInside(&c.a, &c.b, x, y) {
+		aa, manyA := c.antialiasedInside(&c.a, &c.b, x, y)
+		if aa {
 			return true
 		}
-		nb := sameAround(&c.b, x, y)
-		if na > 2 && nb > 2 {
+		aa, manyB := c.antialiasedInside(&c.b, &c.a, x, y)
+		if manyA && manyB {
 			c.flatNext = k + 1
-			return false
 		}
-		return nb <= 2 && c.antialiasedInside(&c.b, &c.a, x, y)
+		return aa
 	}
 	return antialiasedOver(c.a, c.b, x, y, c.checker) || antialiasedOver(c.b, c.a, x, y, c.checker)
 }
 
 // antialiasedInside is antialiasedOver(*img, *other, …) for an interior
-// pixel with at most two neighbours of its colour: antialiasedFew decides
-// an opaque neighbourhood; a translucent one goes straight to the
-// floating point (antialiasedOpaque could not decide it either).
-func (c *comparer) antialiasedInside(img, other *raster, x, y int) bool {
-	if aa, ok := antialiasedFew(img, other, x, y); ok {
-		return aa
+// pixel, from one load of its neighbourhood (extremes): more than two
+// neighbours of its colour (many) mean no anti-aliasing whatever the
+// opacity (pixelmatch stops there); an opaque neighbourhood runs
+// pixelmatch's whole loop in integers, where an opaque neighbour of the
+// same luma is the same colour (TestLumaIntOrder), neither darker nor
+// brighter; a translucent one goes to antialiasedTranslucent.
+func (c *comparer) antialiasedInside(img, other *raster, x, y int) (aa, many bool) {
+	lo, hi, opaque, many := extremes(img, x, y)
+	switch {
+	case many:
+		return false, true
+	case !opaque:
+		bg := bgWhite
+		if c.checker {
+			bg = c.checkerAt(x, y)
+		}
+		return antialiasedTranslucent(img, other, x, y, &bg), false
+	case lo < 0 || hi < 0:
+		return false, false
 	}
-	bg := bgWhite
-	if c.checker {
-		bg = c.checkerAt(x, y)
-	}
-	return antialiasedTranslucent(img, other, x, y, &bg)
+	return bothManySiblings(img, other, x+neighbourDX[lo], y+neighbourDY[lo]) ||
+		bothManySiblings(img, other, x+neighbourDX[hi], y+neighbourDY[hi]), false
 }
 
 // antialiasedTranslucent is antialiasedFloat for an interior pixel of img:
@@ -225,12 +233,13 @@ func flat(img *raster, x1, y1 int) bool {
 // extremes are pixelmatch's darkest and brightest neighbours of the
 // interior pixel (x1, y1) of img (the first of equals in its order,
 // column by column, top to bottom), as indices 0–7, or -1 when no
-// neighbour is darker (brighter) than the centre; opaque is false, and
-// nothing found, when one of the nine pixels is translucent. The nine are
-// read into registers, and the luma differences (lumaInt, exact) keyed
-// with the index in their low four bits, so one branch-free min and max
-// pick the value and the first index.
-func extremes(img *raster, x1, y1 int) (lo, hi int, opaque bool) {
+// neighbour is darker (brighter) than the centre; many is set, and
+// nothing found, when more than two neighbours have the centre's colour;
+// opaque is false, and nothing found, when one of the nine pixels is
+// translucent. The nine are read into registers, and the luma differences
+// (lumaInt, exact) keyed with the index in their low four bits, so one
+// branch-free min and max pick the value and the first index.
+func extremes(img *raster, x1, y1 int) (lo, hi int, opaque, many bool) {
 	s := img.stride
 	pos := (y1-1)*s + 4*(x1-1)
 	r0 := img.pix[pos : pos+12 : pos+12]
@@ -239,8 +248,12 @@ func extremes(img *raster, x1, y1 int) (lo, hi int, opaque bool) {
 	le := binary.LittleEndian
 	v, n0, n1, n2 := le.Uint32(r1[4:]), le.Uint32(r0), le.Uint32(r1), le.Uint32(r2)
 	n3, n4, n5, n6, n7 := le.Uint32(r0[4:]), le.Uint32(r2[4:]), le.Uint32(r0[8:]), le.Uint32(r1[8:]), le.Uint32(r2[8:])
+	same := b2i(n0 == v) + b2i(n1 == v) + b2i(n2 == v) + b2i(n3 == v) + b2i(n4 == v) + b2i(n5 == v) + b2i(n6 == v) + b2i(n7 == v)
+	if same > 2 {
+		return -1, -1, true, true
+	}
 	if (v&n0&n1&n2&n3&n4&n5&n6&n7)>>24 != 0xff {
-		return -1, -1, false
+		return -1, -1, false, false
 	}
 	c := lumaInt(v)
 	d0, d1, d2, d3 := (c-lumaInt(n0))<<4, (c-lumaInt(n1))<<4, (c-lumaInt(n2))<<4, (c-lumaInt(n3))<<4
@@ -254,7 +267,7 @@ func extremes(img *raster, x1, y1 int) (lo, hi int, opaque bool) {
 	if mx >= 16 { // a luma difference above 0
 		hi = 7 - int(mx&15)
 	}
-	return lo, hi, true
+	return lo, hi, true, false
 }
 
 // neighbourDX and neighbourDY are the offsets of the eight neighbours in
@@ -263,28 +276,6 @@ var (
 	neighbourDX = [8]int{-1, -1, -1, 0, 0, 1, 1, 1}
 	neighbourDY = [8]int{-1, 0, 1, -1, 1, -1, 0, 1}
 )
-
-// antialiasedFew is antialiasedOpaque for a pixel off the edges of img
-// with at most two neighbours of its colour (more mean no anti-aliasing
-// whatever the opacity: pixelmatch stops there), from one load of its
-// neighbourhood: an opaque one runs pixelmatch's whole loop, where an
-// opaque neighbour of the same luma is the same colour (TestLumaIntOrder),
-// neither darker nor brighter. ok is false for a translucent one.
-func antialiasedFew(img, other *raster, x1, y1 int) (aa, ok bool) {
-	lo, hi, opaque := extremes(img, x1, y1)
-	if !opaque {
-		return false, false
-	}
-	if lo < 0 || hi < 0 {
-		return false, true
-	}
-	lx, ly := x1+neighbourDX[lo&7], y1+neighbourDY[lo&7]
-	if bothManySiblings(img, other, lx, ly) {
-		return true, true
-	}
-	hx, hy := x1+neighbourDX[hi&7], y1+neighbourDY[hi&7]
-	return bothManySiblings(img, other, hx, hy), true
-}
 
 // bothManySiblings is hasManySiblings in img and in other (same size);
 // off the edges straight from the counts.

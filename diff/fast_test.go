@@ -191,7 +191,7 @@ func TestAntialiasedOpaqueMatchesFloat(t *testing.T) {
 }
 
 // TestAntialiasedInteriorMatchesFloat compares the comparer's
-// anti-aliasing test (antialiasedFew off the edges: one load of the
+// anti-aliasing test (antialiasedInside off the edges: one load of the
 // neighbourhood, branch-free extremes) with pixelmatch's floating-point one
 // on noisy images, opaque (many equally bright neighbours: ties) and with
 // translucent pixels, over white and over the checkerboard.

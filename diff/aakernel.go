@@ -4,37 +4,160 @@ import "encoding/binary"
 
 // antialiased is pixelmatch's anti-aliasing test of a pixel over the
 // threshold: part of anti-aliasing in the first image or in the second.
-// Off the edges, a centre with more than two neighbours of its colour is
-// no anti-aliasing in its image whatever the opacity (pixelmatch stops
-// there): that count comes first, one call, and only an image where it is
-// lower runs the rest of the test.
+// Off the edges each image's test is one load of the neighbourhood
+// (antialiasedInside). Right after a pixel with more than two neighbours
+// of its colour in both images (a changed area of one colour), the next
+// one in the row is first tried with flat, three loads an image instead
+// of nine.
 func (c *comparer) antialiased(x, y int) bool {
 	if x > 0 && y > 0 && x < c.a.w-1 && y < c.a.h-1 {
-		return (sameAround(&c.a, x, y) <= 2 && c.antialiasedInside(&c.a, &c.b, x, y)) ||
-			(sameAround(&c.b, x, y) <= 2 && c.antialiasedInside(&c.b, &c.a, x, y))
+		k := y*c.a.w + x
+		if k == c.flatNext && flat(&c.a, x, y) && flat(&c.b, x, y) {
+			c.flatNext++
+			return false
+		}
+		aa, manyA := c.antialiasedInside(&c.a, &c.b, x, y)
+		if aa {
+			return true
+		}
+		aa, manyB := c.antialiasedInside(&c.b, &c.a, x, y)
+		if manyA && manyB {
+			c.flatNext = k + 1
+		}
+		return aa
 	}
 	return antialiasedOver(c.a, c.b, x, y, c.checker) || antialiasedOver(c.b, c.a, x, y, c.checker)
 }
 
 // antialiasedInside is antialiasedOver(*img, *other, …) for an interior
-// pixel with at most two neighbours of its colour: antialiasedFew decides
-// an opaque neighbourhood; a translucent one goes straight to the
-// floating point (antialiasedOpaque could not decide it either).
-func (c *comparer) antialiasedInside(img, other *raster, x, y int) bool {
-	if aa, ok := antialiasedFew(img, other, x, y); ok {
-		return aa
+// pixel, from one load of its neighbourhood (extremes): more than two
+// neighbours of its colour (many) mean no anti-aliasing whatever the
+// opacity (pixelmatch stops there); an opaque neighbourhood runs
+// pixelmatch's whole loop in integers, where an opaque neighbour of the
+// same luma is the same colour (TestLumaIntOrder), neither darker nor
+// brighter; a translucent one goes to antialiasedTranslucent.
+func (c *comparer) antialiasedInside(img, other *raster, x, y int) (aa, many bool) {
+	lo, hi, opaque, many := extremes(img, x, y)
+	switch {
+	case many:
+		return false, true
+	case !opaque:
+		bg := bgWhite
+		if c.checker {
+			bg = c.checkerAt(x, y)
+		}
+		return antialiasedTranslucent(img, other, x, y, &bg), false
+	case lo < 0 || hi < 0:
+		return false, false
 	}
-	bg := bgWhite
-	if c.checker {
-		bg = checkerAt(4 * (y*img.w + x))
-	}
-	return antialiasedTranslucent(img, other, x, y, &bg)
+	return bothManySiblings(img, other, x+neighbourDX[lo], y+neighbourDY[lo]) ||
+		bothManySiblings(img, other, x+neighbourDX[hi], y+neighbourDY[hi]), false
 }
 
-// antialiasedTranslucent is antialiasedFloat for an interior pixel of img,
-// without its bounds logic and copies of the rasters, with one call a
-// translucent neighbour (TestAntialiasedInteriorMatchesFloat).
+// antialiasedTranslucent is antialiasedFloat for an interior pixel of img:
+// the darkest and brightest neighbours found in integers
+// (translucentExtremes) where they are exact, else in floating point
+// (antialiasedTranslucentFloat).
 func antialiasedTranslucent(img, other *raster, x1, y1 int, bg *background) bool {
+	lo, hi, ok := translucentExtremes(img, x1, y1, bg)
+	if !ok {
+		return antialiasedTranslucentFloat(img, other, x1, y1, bg)
+	}
+	if lo < 0 || hi < 0 {
+		return false // more than two equal neighbours, or no darker and brighter ones both
+	}
+	return bothManySiblings(img, other, x1+neighbourDX[lo], y1+neighbourDY[lo]) ||
+		bothManySiblings(img, other, x1+neighbourDX[hi], y1+neighbourDY[hi])
+}
+
+// translucentExtremes is antialiasedTranslucentFloat's darkest (lo) and
+// brightest (hi) neighbour of the interior pixel (x1, y1) of img, as
+// indices 0–7 in pixelmatch's order, -1 for none or when more than two
+// neighbours are as bright as the centre, in integers. Blended over a
+// background colour (bg, white 255), a luma difference is exactly
+// L/(255·10⁸) with the integer L = Σ lumaW·X, X = (c1−bg)·a1 − (c2−bg)·a2
+// per channel (pixelmatch's numerators over the checkerboard; over white
+// the blends' difference times 255): two distinct L are at least 3.9·10⁻¹¹
+// apart, forty times pixelmatch's rounding error on two such differences
+// (under 10⁻¹², for terms under 510), so L orders and signs the neighbours
+// as its floating point does. ok is
+// false, nothing decided, where rounding could decide: an L of 0 but for an
+// exactly equal colour, or an extreme L shared by another colour
+// (TestTranslucentExtremesExact).
+func translucentExtremes(img *raster, x1, y1 int, bg *background) (lo, hi int, ok bool) {
+	s := img.stride
+	pos := y1*s + 4*x1
+	v := binary.LittleEndian.Uint32(img.pix[pos : pos+4 : pos+4])
+	lbg := lumaInt(0xffffff) // Σ lumaW·bg: white, or the checkerboard colour
+	if bg.checker {
+		lbg = lumaInt(uint32(bg.r) | uint32(bg.g)<<8 | uint32(bg.b)<<16)
+	}
+	lp := int64(v>>24) * (lumaInt(v) - lbg)
+	var ls [8]int64
+	zeroes := 0
+	mn, mx := int64(0), int64(0)
+	for k := range 8 {
+		m := pos + neighbourDY[k]*s + 4*neighbourDX[k]
+		n := binary.LittleEndian.Uint32(img.pix[m : m+4 : m+4])
+		l := lp - int64(n>>24)*(lumaInt(n)-lbg) // Σ lumaW·X
+		if l == 0 {
+			if !exactZero(v, n, bg) {
+				return -1, -1, false // maybe not 0 in floating point
+			}
+			zeroes++
+		}
+		ls[k] = l
+		mn, mx = min(mn, l<<4|int64(k)), max(mx, l<<4|int64(7-k))
+	}
+	if zeroes > 2 || mn >= 0 || mx < 16 {
+		return -1, -1, true
+	}
+	lo, hi = int(mn&15), 7-int(mx&15)
+	return lo, hi, uniqueExtreme(img, x1, y1, &ls, lo) && uniqueExtreme(img, x1, y1, &ls, hi)
+}
+
+// exactZero reports whether pixelmatch's luma difference of pixels v and
+// n, whose integer form L is 0, is exactly 0 in floating point: they are
+// equal, or their X (translucentExtremes) is 0 over the checkerboard (its
+// numerators are exact), or over white at one alpha (then both are
+// transparent, blended to white exactly, or equal).
+func exactZero(v, n uint32, bg *background) bool {
+	if v == n {
+		return true
+	}
+	a1, a2 := int(v>>24), int(n>>24)
+	if !bg.checker {
+		return a1 == a2
+	}
+	br, bgg, bb := int(bg.r), int(bg.g), int(bg.b)
+	return (int(v&0xff)-br)*a1 == (int(n&0xff)-br)*a2 &&
+		(int(v>>8&0xff)-bgg)*a1 == (int(n>>8&0xff)-bgg)*a2 &&
+		(int(v>>16&0xff)-bb)*a1 == (int(n>>16&0xff)-bb)*a2
+}
+
+// uniqueExtreme reports whether no neighbour of another colour than
+// neighbour k of the interior pixel (x1, y1) of img has its luma
+// difference ls[k] (an exact tie, which pixelmatch's rounding may order
+// either way).
+func uniqueExtreme(img *raster, x1, y1 int, ls *[8]int64, k int) bool {
+	for j := range 8 {
+		if j != k && ls[j] == ls[k] && pixelAt(img, x1+neighbourDX[j], y1+neighbourDY[j]) != pixelAt(img, x1+neighbourDX[k], y1+neighbourDY[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// pixelAt is pixel (x, y) of img as a little-endian word.
+func pixelAt(img *raster, x, y int) uint32 {
+	i := y*img.stride + 4*x
+	return binary.LittleEndian.Uint32(img.pix[i : i+4 : i+4])
+}
+
+// antialiasedTranslucentFloat is antialiasedFloat for an interior pixel of
+// img, without its bounds logic and copies of the rasters, with one call a
+// translucent neighbour (TestAntialiasedInteriorMatchesFloat).
+func antialiasedTranslucentFloat(img, other *raster, x1, y1 int, bg *background) bool {
 	s, pix := img.stride, img.pix
 	pos := y1*s + 4*x1
 	p := pix[pos : pos+4 : pos+4]
@@ -94,15 +217,29 @@ func sameAround(img *raster, x1, y1 int) int {
 		b2i(le.Uint32(r0[8:]) == c) + b2i(le.Uint32(r1[8:]) == c) + b2i(le.Uint32(r2[8:]) == c)
 }
 
+// flat reports whether the interior pixel (x1, y1) of img has the colour
+// of its left, right and upper neighbours: three equal neighbours, so
+// sameAround is above 2, from three loads (wide changed areas of one
+// colour, where every pixel differs, take this way).
+func flat(img *raster, x1, y1 int) bool {
+	s := img.stride
+	pos := y1*s + 4*(x1-1)
+	r := img.pix[pos-s+4 : pos+12 : pos+12]
+	le := binary.LittleEndian
+	c := le.Uint32(r[s:])
+	return le.Uint32(r[s-4:]) == c && le.Uint32(r[s+4:]) == c && le.Uint32(r) == c
+}
+
 // extremes are pixelmatch's darkest and brightest neighbours of the
 // interior pixel (x1, y1) of img (the first of equals in its order,
 // column by column, top to bottom), as indices 0–7, or -1 when no
-// neighbour is darker (brighter) than the centre; opaque is false, and
-// nothing found, when one of the nine pixels is translucent. The nine are
-// read into registers, and the luma differences (lumaInt, exact) keyed
-// with the index in their low four bits, so one branch-free min and max
-// pick the value and the first index.
-func extremes(img *raster, x1, y1 int) (lo, hi int, opaque bool) {
+// neighbour is darker (brighter) than the centre; many is set, and
+// nothing found, when more than two neighbours have the centre's colour;
+// opaque is false, and nothing found, when one of the nine pixels is
+// translucent. The nine are read into registers, and the luma differences
+// (lumaInt, exact) keyed with the index in their low four bits, so one
+// branch-free min and max pick the value and the first index.
+func extremes(img *raster, x1, y1 int) (lo, hi int, opaque, many bool) {
 	s := img.stride
 	pos := (y1-1)*s + 4*(x1-1)
 	r0 := img.pix[pos : pos+12 : pos+12]
@@ -111,8 +248,12 @@ func extremes(img *raster, x1, y1 int) (lo, hi int, opaque bool) {
 	le := binary.LittleEndian
 	v, n0, n1, n2 := le.Uint32(r1[4:]), le.Uint32(r0), le.Uint32(r1), le.Uint32(r2)
 	n3, n4, n5, n6, n7 := le.Uint32(r0[4:]), le.Uint32(r2[4:]), le.Uint32(r0[8:]), le.Uint32(r1[8:]), le.Uint32(r2[8:])
+	same := b2i(n0 == v) + b2i(n1 == v) + b2i(n2 == v) + b2i(n3 == v) + b2i(n4 == v) + b2i(n5 == v) + b2i(n6 == v) + b2i(n7 == v)
+	if same > 2 {
+		return -1, -1, true, true
+	}
 	if (v&n0&n1&n2&n3&n4&n5&n6&n7)>>24 != 0xff {
-		return -1, -1, false
+		return -1, -1, false, false
 	}
 	c := lumaInt(v)
 	d0, d1, d2, d3 := (c-lumaInt(n0))<<4, (c-lumaInt(n1))<<4, (c-lumaInt(n2))<<4, (c-lumaInt(n3))<<4
@@ -126,7 +267,7 @@ func extremes(img *raster, x1, y1 int) (lo, hi int, opaque bool) {
 	if mx >= 16 { // a luma difference above 0
 		hi = 7 - int(mx&15)
 	}
-	return lo, hi, true
+	return lo, hi, true, false
 }
 
 // neighbourDX and neighbourDY are the offsets of the eight neighbours in
@@ -135,28 +276,6 @@ var (
 	neighbourDX = [8]int{-1, -1, -1, 0, 0, 1, 1, 1}
 	neighbourDY = [8]int{-1, 0, 1, -1, 1, -1, 0, 1}
 )
-
-// antialiasedFew is antialiasedOpaque for a pixel off the edges of img
-// with at most two neighbours of its colour (more mean no anti-aliasing
-// whatever the opacity: pixelmatch stops there), from one load of its
-// neighbourhood: an opaque one runs pixelmatch's whole loop, where an
-// opaque neighbour of the same luma is the same colour (TestLumaIntOrder),
-// neither darker nor brighter. ok is false for a translucent one.
-func antialiasedFew(img, other *raster, x1, y1 int) (aa, ok bool) {
-	lo, hi, opaque := extremes(img, x1, y1)
-	if !opaque {
-		return false, false
-	}
-	if lo < 0 || hi < 0 {
-		return false, true
-	}
-	lx, ly := x1+neighbourDX[lo&7], y1+neighbourDY[lo&7]
-	if bothManySiblings(img, other, lx, ly) {
-		return true, true
-	}
-	hx, hy := x1+neighbourDX[hi&7], y1+neighbourDY[hi&7]
-	return bothManySiblings(img, other, hx, hy), true
-}
 
 // bothManySiblings is hasManySiblings in img and in other (same size);
 // off the edges straight from the counts.

@@ -229,7 +229,7 @@ func newComparer(ra, rb raster, opts Options) *comparer {
 		okLab:     opts.ColorMetric == MetricOKLab,
 		res:       &Result{Width: w, Height: h, SizeA: sa, SizeB: sb, SizeMismatch: sa != sb},
 		minX:      w, minY: h, maxX: -1, maxY: -1,
-		grayKey: 0xffffffff,
+		grayKey: 0xffffffff, bgKey: -1,
 	}
 	canvas := image.Rect(0, 0, w, h)
 	for _, m := range opts.Mask {
@@ -245,6 +245,7 @@ func newComparer(ra, rb raster, opts Options) *comparer {
 	}
 	c.smallD2 = int(c.maxDelta / yiqLambda)
 	c.largeD2 = int(c.maxDelta/yiqLambdaMin) + 1
+	c.smallX2, c.largeX2 = 255*255*c.smallD2, 255*255*c.largeD2
 	return c
 }
 
@@ -254,9 +255,13 @@ type comparer struct {
 	w, h      int    // canvas
 	maxDelta  float64
 	includeAA bool
-	checker   bool              // Options.Checkerboard
-	smallD2   int               // opaque pixels this close (squared channel distance) are below maxDelta
-	largeD2   int               // and this far apart above it
+	checker   bool // Options.Checkerboard
+	smallD2   int  // opaque pixels this close (squared channel distance) are below maxDelta
+	largeD2   int  // and this far apart above it
+	smallX2   int  // smallD2 and largeD2 times 255² (translucentBound)
+	largeX2   int
+	bgKey     int               // checkerAt's last pixel (byte index), -1 at first
+	bgVal     background        // and its colour
 	okLab     bool              // MetricOKLab: okLabDelta against maxOKLabDelta·t
 	mask      []image.Rectangle // clipped to the canvas, non-empty
 	rowMask   []bool            // masked pixels of the current row
@@ -270,8 +275,10 @@ type comparer struct {
 	grayVal uint32 // a gray, at first: never looked up) and its result
 
 	prevFaded bool // the previous row's overlap was drawn by fadeRow alone
+	flatNext  int  // antialiased: the pixel (y·w+x) after one flat in both images
 
 	translucentMemo [8]belowMemo // by background: white, or the checkerboard colour
+	boundMemo       belowMemo    // translucentBound's verdict on the last pair (below: decided)
 	okLabA, okLabB  okLabMemo    // MetricOKLab: the last colour converted of each image
 	touched         byte         // the sum of touch's reads, kept so they are not dropped
 
@@ -463,17 +470,67 @@ func (c *comparer) below(pa, pb uint32, p, q []byte, x, y int) bool {
 		}
 		return math.Abs(opaqueDelta(p, q)) <= c.maxDelta
 	}
+	bm, key := &c.boundMemo, uint64(pa)|uint64(pb)<<32
+	if !bm.set || bm.key != key {
+		bm.key, bm.set = key, true
+		bm.below, bm.decided = c.translucentBound(pa, pb)
+	}
+	if bm.decided {
+		return bm.below
+	}
 	bg, slot := bgWhite, 0
 	if c.checker {
-		bg = checkerAt(4 * (y*c.a.w + x))
+		bg = c.checkerAt(x, y)
 		slot = b2i(bg.r > 128) | b2i(bg.g > 128)<<1 | b2i(bg.b > 128)<<2
 	}
-	m, key := &c.translucentMemo[slot], uint64(pa)|uint64(pb)<<32
+	m := &c.translucentMemo[slot]
 	if !m.set || m.key != key {
 		m.key, m.set = key, true
 		m.below = math.Abs(colorDeltaBlended(p, q, bg, false)) <= c.maxDelta
 	}
 	return m.below
+}
+
+// translucentBound decides below for a pair with a translucent pixel (pa,
+// pb) by the YIQ form's bounds, as for opaque pairs (yiqLambda,
+// yiqLambdaMin), on its channel differences X/255, X = c1·a1 − c2·a2 −
+// bg·(a1−a2) (pixelmatch's numerators over the checkerboard; over white,
+// bg 255, the blends' differences times 255), over every background colour
+// the pair may be blended with (the checkerboard's red is 48 at every
+// pixel): ok is false unless the bounds decide alike over all of them.
+// Over white, X = 0 for pixels that differ is left to the floating point
+// (the blends may round apart). Rounding is far below the bounds' margins
+// (TestTranslucentBoundExact).
+func (c *comparer) translucentBound(pa, pb uint32) (below, ok bool) {
+	a1, a2 := int(pa>>24), int(pb>>24)
+	da := a1 - a2
+	xr := int(pa&0xff)*a1 - int(pb&0xff)*a2
+	xg := int(pa>>8&0xff)*a1 - int(pb>>8&0xff)*a2
+	xb := int(pa>>16&0xff)*a1 - int(pb>>16&0xff)*a2
+	if !c.checker {
+		xr, xg, xb = xr-255*da, xg-255*da, xb-255*da
+		d2 := xr*xr + xg*xg + xb*xb
+		return d2 <= c.smallX2, d2 > 0 && d2 <= c.smallX2 || d2 >= c.largeX2
+	}
+	xr -= 48 * da
+	g0, g1, b0, b1 := xg-48*da, xg-207*da, xb-48*da, xb-207*da
+	g0, g1, b0, b1 = g0*g0, g1*g1, b0*b0, b1*b1
+	switch {
+	case xr*xr+max(g0, g1)+max(b0, b1) <= c.smallX2:
+		return true, true
+	case xr*xr+min(g0, g1)+min(b0, b1) >= c.largeX2:
+		return false, true
+	}
+	return false, false
+}
+
+// checkerAt is checkerAt of pixel (x, y) of the overlap, the last one
+// kept: below and both images' anti-aliasing tests of a pixel ask for it.
+func (c *comparer) checkerAt(x, y int) background {
+	if k := 4 * (y*c.a.w + x); k != c.bgKey {
+		c.bgKey, c.bgVal = k, checkerAt(k)
+	}
+	return c.bgVal
 }
 
 // okLabMemo is the OKLab colour (okLab, blended with white) of the last
@@ -497,8 +554,8 @@ func (m *okLabMemo) lab(v uint32, p []byte) (l, a, b float64) {
 // words) with a translucent pixel over one background colour: uniform
 // translucent regions cost a compare a pixel.
 type belowMemo struct {
-	key        uint64
-	set, below bool
+	key                 uint64
+	set, below, decided bool
 }
 
 // count records a differing pixel.

@@ -191,7 +191,7 @@ func TestAntialiasedOpaqueMatchesFloat(t *testing.T) {
 }
 
 // TestAntialiasedInteriorMatchesFloat compares the comparer's
-// anti-aliasing test (antialiasedFew off the edges: one load of the
+// anti-aliasing test (antialiasedInside off the edges: one load of the
 // neighbourhood, branch-free extremes) with pixelmatch's floating-point one
 // on noisy images, opaque (many equally bright neighbours: ties) and with
 // translucent pixels, over white and over the checkerboard.
@@ -304,5 +304,138 @@ func TestBelowMatchesDelta(t *testing.T) {
 				t.Fatalf("%v vs %v at (%d, %d), %+v: below %v, pixelmatch %v", p, q, x, y, o, got, want)
 			}
 		}
+	}
+}
+
+// floatExtremes is translucentExtremes in pixelmatch's floating point
+// (antialiasedTranslucentFloat's loop): -1, -1 when more than two
+// neighbours are as bright as the centre or none is darker or brighter.
+func floatExtremes(img *raster, x1, y1 int, bg *background) (lo, hi int) {
+	pos := y1*img.stride + 4*x1
+	p := img.pix[pos : pos+4]
+	var dlo, dhi float64
+	lo, hi = -1, -1
+	zeroes := 0
+	for k := range 8 {
+		m := pos + neighbourDY[k]*img.stride + 4*neighbourDX[k]
+		switch d := lumaOf(p, img.pix[m:m+4:m+4], bg); {
+		case d == 0:
+			zeroes++
+		case d < dlo:
+			dlo, lo = d, k
+		case d > dhi:
+			dhi, hi = d, k
+		}
+	}
+	if zeroes > 2 || lo < 0 || hi < 0 {
+		return -1, -1
+	}
+	return lo, hi
+}
+
+// TestTranslucentExtremesExact checks the integer darkest and brightest
+// neighbours of translucent neighbourhoods against pixelmatch's floating
+// point, over white and every checkerboard colour: 3×3 neighbourhoods from
+// small palettes with alphas 0, 1, 128, 254, 255 and random ones (ties and
+// zeros of the integer form come often, and must fall back), and fully
+// random ones.
+func TestTranslucentExtremesExact(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(31, 32))
+	bgs := []background{bgWhite}
+	for _, g := range []float64{48, 207} {
+		for _, b := range []float64{48, 207} {
+			bgs = append(bgs, background{checker: true, r: 48, g: g, b: b})
+		}
+	}
+	img := raster{pix: make([]byte, 36), stride: 12, w: 3, h: 3}
+	decided, aa := 0, 0
+	for n := range 2_000_000 {
+		palette := make([]uint32, 2+n%6)
+		for i := range palette {
+			alphas := []uint32{0, 1, 128, 254, 255, 255, rng.Uint32N(256)}
+			palette[i] = rng.Uint32()&0xffffff | alphas[rng.IntN(len(alphas))]<<24
+			if n%3 == 0 { // near grays and near neighbours of one colour
+				palette[i] = palette[0]&0xff000000 | uint32(rng.IntN(4))*0x010101 + palette[0]&0xfefefe
+			}
+		}
+		for i := range 9 {
+			v := rng.Uint32()
+			if n%4 != 0 {
+				v = palette[rng.IntN(len(palette))]
+			}
+			binary.LittleEndian.PutUint32(img.pix[4*i:], v)
+		}
+		bg := &bgs[n%len(bgs)]
+		lo, hi, ok := translucentExtremes(&img, 1, 1, bg)
+		if !ok {
+			continue
+		}
+		decided++
+		if wlo, whi := floatExtremes(&img, 1, 1, bg); lo != wlo || hi != whi {
+			t.Fatalf("%x over %+v: integers %d, %d; floating point %d, %d", img.pix, *bg, lo, hi, wlo, whi)
+		}
+		if lo >= 0 {
+			aa++
+		}
+	}
+	if decided < 1_000_000 || aa < 100_000 {
+		t.Fatalf("%d decided, %d with both extremes: the cases exercise too little", decided, aa)
+	}
+}
+
+// TestTranslucentBoundExact checks translucentBound's verdicts on pairs
+// with a translucent pixel against pixelmatch's floating point, over white
+// and every checkerboard colour a pixel can have, at thresholds from 0 to
+// 1: random pairs, pairs a few levels apart and pairs of one colour at
+// other alphas (the bounds' edges and X = 0).
+func TestTranslucentBoundExact(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(33, 34))
+	decided := 0
+	for _, th := range []float64{-1, 1e-9, 0.001, 0.05, 0.1, 0.2, 0.5, 1} {
+		for _, checker := range []bool{false, true} {
+			img := raster{pix: make([]byte, 4), stride: 4, w: 1, h: 1}
+			c := newComparer(img, img, Options{Threshold: th, Checkerboard: checker})
+			for n := range 300_000 {
+				pa := rng.Uint32()
+				pb := pa ^ rng.Uint32()&0x070707
+				switch n % 3 {
+				case 0:
+					pb = rng.Uint32()
+				case 1:
+					pb = pa&0xffffff | rng.Uint32()<<24
+				}
+				if n%5 == 0 {
+					pa |= 0xff000000
+				}
+				if pa&pb>>24 == 0xff || pa == pb {
+					continue
+				}
+				below, ok := c.translucentBound(pa, pb)
+				if !ok {
+					continue
+				}
+				decided++
+				p, q := binary.LittleEndian.AppendUint32(nil, pa), binary.LittleEndian.AppendUint32(nil, pb)
+				bgs := []background{bgWhite}
+				if checker {
+					bgs = bgs[:0]
+					for _, g := range []float64{48, 207} {
+						for _, b := range []float64{48, 207} {
+							bgs = append(bgs, background{checker: true, r: 48, g: g, b: b})
+						}
+					}
+				}
+				for _, bg := range bgs {
+					if want := math.Abs(colorDeltaBlended(p, q, bg, false)) <= c.maxDelta; below != want {
+						t.Fatalf("%08x vs %08x over %+v, threshold %v: bound says below %v, pixelmatch %v", pa, pb, bg, th, below, want)
+					}
+				}
+			}
+		}
+	}
+	if decided < 1_000_000 {
+		t.Fatalf("only %d pairs decided by the bounds", decided)
 	}
 }

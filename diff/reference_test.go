@@ -135,3 +135,41 @@ func TestSizeMismatchComparesOverlap(t *testing.T) {
 		}
 	}
 }
+
+// TestRecolouredAreasMatchReference checks pairs where blocks of one colour
+// change to another (every pixel of a block differs, flat in both images:
+// antialiased's flat path) mixed with noisy page content, against the
+// plain loop.
+func TestRecolouredAreasMatchReference(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(41, 42))
+	flat := 0
+	for i := range 40 {
+		w, h := 3+rng.IntN(60), 3+rng.IntN(60)
+		a, b := noisyPair(rng, w, h)
+		for range 1 + rng.IntN(4) {
+			x0, y0 := rng.IntN(w), rng.IntN(h)
+			x1, y1 := min(w, x0+1+rng.IntN(30)), min(h, y0+1+rng.IntN(30))
+			ca := color.NRGBA{byte(rng.IntN(256)), byte(rng.IntN(256)), byte(rng.IntN(256)), 255}
+			cb := color.NRGBA{byte(rng.IntN(256)), byte(rng.IntN(256)), byte(rng.IntN(256)), byte(255 - 127*rng.IntN(2))}
+			for y := y0; y < y1; y++ {
+				for x := x0; x < x1; x++ {
+					a.SetNRGBA(x, y, ca)
+					if rng.IntN(40) > 0 {
+						b.SetNRGBA(x, y, cb)
+					}
+				}
+			}
+			flat += (x1 - x0) * (y1 - y0)
+		}
+		for _, o := range []Options{{DiffImage: true}, {Threshold: 0.3}} {
+			r, th := mustCompare(t, a, b, o), o.threshold()
+			if wantDiff, wantAA, _ := reference(a, b, th, false); r.DiffPixels != wantDiff || r.AAPixels != wantAA {
+				t.Fatalf("case %d %dx%d %+v: got diff %d aa %d, reference %d %d", i, w, h, o, r.DiffPixels, r.AAPixels, wantDiff, wantAA)
+			}
+		}
+	}
+	if flat < 5000 {
+		t.Fatalf("only %d recoloured pixels", flat)
+	}
+}

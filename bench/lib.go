@@ -24,7 +24,7 @@ type lib struct {
 // the process has when it launches (capture's chromiumEnv): a directory of
 // its own, set for the rest of the bench (a browser recycled later must keep
 // it), marks its processes so their CPU is counted.
-func newLib(ctx context.Context, chrome string, tabs int) (*lib, error) {
+func newLib(ctx context.Context, chrome string, tabs int, extra ...string) (*lib, error) {
 	dir, err := os.MkdirTemp("", "snapq-bench-lib-")
 	if err != nil {
 		return nil, err
@@ -37,6 +37,13 @@ func newLib(ctx context.Context, chrome string, tabs int) (*lib, error) {
 	cfg.ChromeBin = chrome
 	cfg.Tabs = tabs
 	cfg.Markup = markup.Codec{}
+	for _, f := range extra { // "name" or "name=value"
+		if cfg.ExtraFlags == nil {
+			cfg.ExtraFlags = map[string]string{}
+		}
+		name, value, _ := strings.Cut(f, "=")
+		cfg.ExtraFlags[name] = value
+	}
 	b, err := capture.New(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -94,6 +101,19 @@ func libOnly(o options) error {
 	cs := []*contender{
 		{name: "floor", groups: fl.groups(), run: func() (time.Duration, error) { return fl.run(ctx, corpus) }},
 		{name: "lib", groups: lb.groups(), run: func() (time.Duration, error) { return lb.run(ctx, corpus) }},
+	}
+	if o.libFlags != "" {
+		// A Chromium of its own with the flags: its TMPDIR (newLib) marks its processes.
+		lf, err := newLib(ctx, o.chrome, o.concurrency, strings.Split(o.libFlags, ",")...)
+		if err != nil {
+			return err
+		}
+		defer lf.close()
+		if _, err := lf.run(ctx, warm); err != nil {
+			return err
+		}
+		cs = append(cs, &contender{name: "lib+flags", groups: lf.groups(),
+			run: func() (time.Duration, error) { return lf.run(ctx, corpus) }})
 	}
 	for _, mode := range strings.Split(o.libModes, ",") {
 		if mode = strings.TrimSpace(mode); mode != "" {

@@ -80,6 +80,7 @@ type options struct {
 	diff        bool   // measure the pixel diff first
 	libOnly     bool   // -lib-only
 	libModes    string // -lib-modes
+	libFlags    string // -lib-flags
 	rodFloor    bool   // -rodfloor
 	base        string // -base: a git revision whose api and worker also run the e2e rounds
 }
@@ -94,6 +95,7 @@ func main() {
 	flag.BoolVar(&o.verbose, "v", false, "print CPU time per page by process and the e2e time breakdown")
 	flag.BoolVar(&o.libOnly, "lib-only", false, "only measure the capture package alone against the floor, with its stage table (needs only Chromium)")
 	flag.StringVar(&o.libModes, "lib-modes", "", "-lib-only: also measure the capture package with these screenshot modes (comma-separated: full, viewport), each its own series")
+	flag.StringVar(&o.libFlags, "lib-flags", "", "-lib-only: also measure the capture package in a Chromium started with these extra flags (comma-separated name or name=value), the series lib+flags")
 	flag.BoolVar(&o.rodFloor, "rodfloor", true, "also run issue 31's naive floor: bare rod, one full-page PNG per URL (Page.Screenshot(true, nil)), printing e2e/rodfloor")
 	flag.BoolVar(&o.lib, "lib", false, "also measure the capture package alone (clean slate, no queue or storage)")
 	flag.StringVar(&o.chrome, "chrome", testenv.Getenv("SNAPQ_CHROME_BIN", "/usr/bin/chromium"), "chromium binary")

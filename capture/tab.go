@@ -129,27 +129,32 @@ func newTab(ctx context.Context, inst *instance) (t *tab, err error) {
 		return t, fmt.Errorf("attach to target: %w", err)
 	}
 	inst.register(t)
-	p := t.page.Context(ctx)
+	return t, t.setUp(t.page.Context(ctx))
+}
+
+// setUp enables the domains the event loop needs on a new tab, disables its HTTP cache and
+// service workers, and installs the console error counter.
+func (t *tab) setUp(p *rod.Page) error {
 	if err := (proto.NetworkEnable{}).Call(p); err != nil {
-		return t, fmt.Errorf("enable network events: %w", err)
+		return fmt.Errorf("enable network events: %w", err)
 	}
 	if err := (proto.InspectorEnable{}).Call(p); err != nil {
-		return t, fmt.Errorf("enable crash events: %w", err)
+		return fmt.Errorf("enable crash events: %w", err)
 	}
 	if err := (proto.NetworkSetCacheDisabled{CacheDisabled: true}).Call(p); err != nil {
-		return t, fmt.Errorf("disable HTTP cache: %w", err)
+		return fmt.Errorf("disable HTTP cache: %w", err)
 	}
 	// A service worker from an earlier job must never answer for this one, and a page's
 	// own worker must not hide requests from the network events.
 	if err := (proto.NetworkSetBypassServiceWorker{Bypass: true}).Call(p); err != nil {
-		return t, fmt.Errorf("bypass service workers: %w", err)
+		return fmt.Errorf("bypass service workers: %w", err)
 	}
 	// The console error counter (quality.go) is the same for every job: installed once for
 	// the tab's life, not added at each job's start and removed at its clean slate.
 	if _, err := addConsoleCounter(p); err != nil {
-		return t, fmt.Errorf("console counter: %w", err)
+		return fmt.Errorf("console counter: %w", err)
 	}
-	return t, nil
+	return nil
 }
 
 // fail marks the tab unusable; the job running on it stops with cause.

@@ -3,7 +3,6 @@ package capture
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -345,6 +344,9 @@ func (inst *instance) close(cause error) {
 		}
 		if inst.proc != nil && inst.proc.PID() != 0 {
 			inst.waitExit()
+			// A browser killed from outside leaves its children running a moment longer:
+			// its process group goes with it before its profile is removed.
+			killProcess(inst.proc.PID())
 		}
 		if sock != "" {
 			_ = os.RemoveAll(sock)
@@ -361,7 +363,7 @@ func (inst *instance) close(cause error) {
 			_ = inst.egress.Close()
 		}
 		if inst.dir != "" {
-			if err := removeProfile(inst.dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if err := removeProfileSettled(inst.dir); err != nil {
 				inst.log.Warn("remove chromium profile", "dir", inst.dir, "err", err)
 			}
 		}

@@ -1,11 +1,13 @@
 package capture
 
 import (
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // profilePrefix names the temporary user-data-dirs this package creates in os.TempDir().
@@ -32,6 +34,21 @@ func removeProfile(dir string) error {
 		_ = os.RemoveAll(sock)
 	}
 	return os.RemoveAll(dir)
+}
+
+// removeProfileSettled removes dir once the browser using it has exited, trying again for a
+// while when that fails: a killed browser's children (its zygote, renderers, GPU process) may
+// still create files in the profile for a moment after it died, and a file created while the
+// directory is removed fails the removal (an empty profile was once left so).
+func removeProfileSettled(dir string) error {
+	var err error
+	for range 20 {
+		if err = removeProfile(dir); err == nil || errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return err
 }
 
 // sweepStaleProfiles removes profiles left by earlier processes that were killed before they

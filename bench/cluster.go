@@ -99,7 +99,7 @@ func clusterBench(o options) (err error) {
 		}
 		defer st.close()
 		st.options = opts
-		if _, _, err := st.runBatch(urls[:min(8, len(urls))]); err != nil {
+		if _, err := st.runBatch(urls[:min(8, len(urls))]); err != nil {
 			return fmt.Errorf("%s warm-up: %w", d.name, err)
 		}
 		stacks[d.name] = st
@@ -114,7 +114,7 @@ func clusterBench(o options) (err error) {
 		}
 		got := map[string]time.Duration{}
 		for _, name := range order {
-			d, _, err := stacks[name].runBatch(urls)
+			d, err := stacks[name].runBatch(urls)
 			if err != nil {
 				return fmt.Errorf("%s round %d: %w", name, r, err)
 			}

@@ -80,7 +80,7 @@ func run(o options) error {
 		if s == nil {
 			continue
 		}
-		if _, _, err := s.runBatch(warm); err != nil {
+		if _, err := s.runBatch(warm); err != nil {
 			return fmt.Errorf("e2e warm-up: %w", err)
 		}
 	}
@@ -93,7 +93,7 @@ func run(o options) error {
 	cs := []*contender{
 		{name: "floor", groups: floor.groups(), run: func() (time.Duration, error) { return floor.run(ctx, corpus) }},
 		{name: "e2e", groups: st.groups, run: func() (time.Duration, error) {
-			d, _, err := st.runBatch(corpus)
+			d, err := st.runBatch(corpus)
 			if err == nil {
 				err = stages.addBatch(st.api, st.batch)
 			}
@@ -110,7 +110,7 @@ func run(o options) error {
 	}
 	if base != nil {
 		cs = append(cs, &contender{name: "base", groups: base.groups, run: func() (time.Duration, error) {
-			d, _, err := base.runBatch(corpus)
+			d, err := base.runBatch(corpus)
 			return d, err
 		}})
 	}

@@ -375,20 +375,19 @@ func (s *stack) close() {
 }
 
 // runBatch submits the corpus as one batch and waits until every job is
-// final. It returns the wall time and the peak PSS of worker + Chromium.
-func (s *stack) runBatch(urls []string) (time.Duration, float64, error) {
+// final. It returns the wall time. (It samples nothing itself: reading every
+// Chromium process's smaps each second took ~0.2 cores from the e2e stack,
+// which the floor's rounds were not charged; rendererPSS samples both alike.)
+func (s *stack) runBatch(urls []string) (time.Duration, error) {
 	req := map[string]any{"urls": urls, "labels": map[string]string{"source": "bench"}}
 	if s.options != nil {
 		req["options"] = s.options
 	}
 	body, _ := json.Marshal(req)
-	var sampler memSampler
-	stopMem := sampler.start(s.procs.Pid("worker"))
 	start := time.Now()
 	resp, err := http.Post(s.api+"/v1/batches", "application/json", bytes.NewReader(body))
 	if err != nil {
-		stopMem()
-		return 0, 0, err
+		return 0, err
 	}
 	var b struct {
 		ID string `json:"id"`
@@ -396,8 +395,7 @@ func (s *stack) runBatch(urls []string) (time.Duration, float64, error) {
 	raw, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusAccepted || json.Unmarshal(raw, &b) != nil {
-		stopMem()
-		return 0, 0, fmt.Errorf("submit: %d %s", resp.StatusCode, raw)
+		return 0, fmt.Errorf("submit: %d %s", resp.StatusCode, raw)
 	}
 	deadline := start.Add(15 * time.Minute)
 	for {
@@ -407,40 +405,29 @@ func (s *stack) runBatch(urls []string) (time.Duration, float64, error) {
 		}
 		resp, err := http.Get(s.api + "/v1/batches/" + b.ID)
 		if err != nil {
-			stopMem()
-			return 0, 0, err
+			return 0, err
 		}
 		err = json.NewDecoder(resp.Body).Decode(&cur)
 		resp.Body.Close()
 		if err != nil {
-			stopMem()
-			return 0, 0, err
+			return 0, err
 		}
 		if cur.Status == "completed" {
 			d := time.Since(start)
 			s.batch = b.ID
-			peak := stopMem()
 			if cur.Counts["succeeded"] != len(urls) {
-				return 0, 0, fmt.Errorf("batch ended with %v; every bench page should succeed (see .data/bench/logs/worker.log)", cur.Counts)
+				return 0, fmt.Errorf("batch ended with %v; every bench page should succeed (see .data/bench/logs/worker.log)", cur.Counts)
 			}
 			if s.verbose {
 				s.breakdown(b.ID)
 			}
-			return d, peak, nil
+			return d, nil
 		}
 		if time.Now().After(deadline) {
-			stopMem()
-			return 0, 0, errors.New("batch did not complete in 15 minutes")
+			return 0, errors.New("batch did not complete in 15 minutes")
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-// memSampler samples the PSS of a process tree every second.
-type memSampler struct{}
-
-func (memSampler) start(pid int) func() float64 {
-	return samplePeak(func() float64 { return treePSSMiB(pid) })
 }
 
 // samplePeak calls sample every second until the returned function is called, which

@@ -102,7 +102,7 @@ func (s *stack) runBatchPids(urls []string, pids []int) (time.Duration, float64,
 		}
 		return v
 	})
-	d, _, err := s.runBatch(urls)
+	d, err := s.runBatch(urls)
 	peak := stop()
 	if err != nil && strings.Contains(err.Error(), "worker.log") {
 		err = fmt.Errorf("%w (and worker-b.log)", err)

@@ -144,13 +144,13 @@ func batchBeside(ctx context.Context, o options, st *stack, page string) error {
 	}
 	defer stop()
 	corpus := buildCorpus(sites, max(1, o.batchPages))
-	if _, _, err := st.runBatch(corpus[:min(4, len(corpus))]); err != nil {
+	if _, err := st.runBatch(corpus[:min(4, len(corpus))]); err != nil {
 		return fmt.Errorf("batch warm-up: %w", err)
 	}
 	var without, with time.Duration
 	for r := 1; r <= o.rounds; r++ {
 		plain := func() error {
-			d, _, err := st.runBatch(corpus)
+			d, err := st.runBatch(corpus)
 			without += d
 			return err
 		}
@@ -218,7 +218,7 @@ func batchWithSessions(ctx context.Context, st *stack, corpus []string, page str
 			}
 		}()
 	}
-	d, _, err := st.runBatch(corpus)
+	d, err := st.runBatch(corpus)
 	stopClicks()
 	wg.Wait()
 	return d, err

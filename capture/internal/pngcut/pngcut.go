@@ -1,8 +1,8 @@
 package pngcut
 
 import (
-	"compress/flate"
-	"compress/zlib"
+	"github.com/klauspost/compress/flate"
+	"github.com/klauspost/compress/zlib"
 	"encoding/binary"
 	"errors"
 	"fmt"

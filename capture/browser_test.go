@@ -117,6 +117,18 @@ func TestCaptureSegments(t *testing.T) {
 	if !near(third, 10, 5, bandColor(2), 0) || !near(third, 10, 559, bandColor(2), 0) {
 		t.Errorf("segment 3 = %s..%s, want band 2 %v", pixel(third, 10, 5), pixel(third, 10, 559), bandColor(2))
 	}
+	// The first segment's preview, made from the rows the cutter had in hand: a quarter of it,
+	// the fixed header on top and band 0 below.
+	pv := res.Images[0].Preview
+	if pv == nil || pv.Rect.Dx() != 320 || pv.Rect.Dy() != 180 {
+		t.Fatalf("first segment's preview %v, want 320x180", pv)
+	}
+	if !near(pv, 2, 1, red, 2) || !near(pv, 2, 25, bandColor(0), 2) {
+		t.Errorf("preview = %s at the top, %s at y=25; want the red header over band 0 %v", pixel(pv, 2, 1), pixel(pv, 2, 25), bandColor(0))
+	}
+	if res.Images[1].Preview != nil {
+		t.Error("a preview of the second segment too")
+	}
 }
 
 func TestCaptureShapes(t *testing.T) {

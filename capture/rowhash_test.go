@@ -14,7 +14,8 @@ import (
 
 // The row hashes recorded while cutting are those a comparison computes from
 // the decoded segments, for RGB (Chromium's) and RGBA PNGs; so is blank's
-// colour sample (on pieces wide and tall enough for its grid to skip pixels).
+// colour sample (on pieces wide and tall enough for its grid to skip pixels), and so is
+// the first piece's preview (thumbnail.Scaler over its rows).
 func TestRowHasherMatchesDecodedPieces(t *testing.T) {
 	t.Parallel()
 	for _, translucent := range []bool{false, true} {
@@ -34,7 +35,7 @@ func TestRowHasherMatchesDecodedPieces(t *testing.T) {
 			t.Fatal(err)
 		}
 		cuts := []pngcut.Range{{Y0: 0, Y1: 400}, {Y0: 400, Y1: 863}, {Y0: 863, Y1: 900}}
-		hs := newRowHasher(w, cuts)
+		hs := newRowHasher(w, cuts, true)
 		pieces, err := pngcut.CutRows(buf.Bytes(), cuts, hs.row)
 		if err != nil {
 			t.Fatal(err)
@@ -51,6 +52,12 @@ func TestRowHasherMatchesDecodedPieces(t *testing.T) {
 			}
 			if want := sampleImage(img); hs.colours[i] != *want {
 				t.Fatalf("translucent %v, piece %d: the colour sample counted while cutting differs from the decoded piece's", translucent, i)
+			}
+			if i == 0 {
+				got, want := hs.preview.Image(), previewOf(img)
+				if got == nil || want == nil || got.Rect != want.Rect || !bytes.Equal(got.Pix, want.Pix) {
+					t.Fatalf("translucent %v: the preview made while cutting differs from the decoded first piece's", translucent)
+				}
 			}
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/snapq/snapq/capture/internal/pngcut"
 	snapdiff "github.com/snapq/snapq/diff"
+	"github.com/snapq/snapq/thumbnail"
 )
 
 // Image height limits in device pixels for one image encoded by Chromium. Chromium reports
@@ -198,6 +199,9 @@ func (sh *shooter) segmentsDirect(plan Plan, out shots) (shots, error) {
 			if dec, err := png.Decode(bytes.NewReader(img.Data)); err == nil {
 				img.RowSigs, img.RowExact = snapdiff.RowHashes(dec)
 				img.colours = sampleImage(dec)
+				if i == 0 {
+					img.Preview = previewOf(dec)
+				}
 			}
 		}
 		img.Name, img.Index = sh.name(i+1, plan.Total), i+1
@@ -225,7 +229,7 @@ func (sh *shooter) segmentsCut(plan Plan, out shots) (shots, error) {
 			}
 			end++
 		}
-		imgs, enc, err := sh.c.cut(plan.Rects[start:end])
+		imgs, enc, err := sh.c.cut(plan.Rects[start:end], start == 0)
 		if err != nil {
 			return shots{}, err
 		}
@@ -321,8 +325,9 @@ func (c capturer) direct(clip *Rect, cssHeight int) (Image, error) {
 	return Image{ContentType: contentType(c.format), Data: data, Width: w, Height: h}, nil
 }
 
-// cut captures the band covering rects (consecutive pieces) as one PNG and encodes each piece.
-func (c capturer) cut(rects []Rect) ([]Image, time.Duration, error) {
+// cut captures the band covering rects (consecutive pieces) as one PNG and encodes each piece;
+// first: the band starts with the first segment, whose preview it makes.
+func (c capturer) cut(rects []Rect, first bool) ([]Image, time.Duration, error) {
 	top := rects[0].Y
 	last := rects[len(rects)-1]
 	band := Rect{Y: top, Height: last.Y + last.Height - top}
@@ -346,7 +351,7 @@ func (c capturer) cut(rects []Rect) ([]Image, time.Duration, error) {
 	if c.format == FormatPNG {
 		// Cut the PNG rows directly (no image.Image, no filter search); other layouts than
 		// Chromium's 8-bit RGB(A) fall back to decoding below.
-		hs := newRowHasher(w, cuts)
+		hs := newRowHasher(w, cuts, first)
 		pieces, err := pngcut.CutRows(data, cuts, hs.row)
 		if err == nil {
 			imgs = make([]Image, len(pieces))
@@ -354,6 +359,7 @@ func (c capturer) cut(rects []Rect) ([]Image, time.Duration, error) {
 				imgs[i] = Image{ContentType: contentType(FormatPNG), Data: p, Width: w, Height: cuts[i].Y1 - cuts[i].Y0,
 					RowSigs: hs.sigs[i], RowExact: hs.exact[i], colours: &hs.colours[i]}
 			}
+			imgs[0].Preview = hs.preview.Image()
 		} else if !errors.Is(err, pngcut.ErrUnsupported) {
 			return nil, 0, newError(CodeInternal, true, err, "cut the captured region")
 		}
@@ -411,13 +417,17 @@ type rowHasher struct {
 	sigs, exact [][]uint64
 	colours     []colourCounts
 	stepX       int
-	rgba        []byte // an RGB row widened to RGBA
-	k           int    // the cut being hashed
+	rgba        []byte            // an RGB row widened to RGBA
+	k           int               // the cut being hashed
+	preview     *thumbnail.Scaler // the first cut's preview, when asked for
 }
 
-func newRowHasher(w int, cuts []pngcut.Range) *rowHasher {
+func newRowHasher(w int, cuts []pngcut.Range, preview bool) *rowHasher {
 	h := &rowHasher{cuts: cuts, sigs: make([][]uint64, len(cuts)), exact: make([][]uint64, len(cuts)),
 		colours: make([]colourCounts, len(cuts)), rgba: make([]byte, 4*w)}
+	if preview && len(cuts) > 0 {
+		h.preview = thumbnail.NewScaler(w, cuts[0].Y1-cuts[0].Y0)
+	}
 	h.stepX, _ = sampleSteps(w, 1)
 	for i, c := range cuts {
 		h.sigs[i], h.exact[i] = make([]uint64, 0, c.Y1-c.Y0), make([]uint64, 0, c.Y1-c.Y0)
@@ -434,6 +444,9 @@ func (h *rowHasher) row(y int, row []byte, bpp int) {
 	if h.k == len(h.cuts) || y < h.cuts[h.k].Y0 {
 		return
 	}
+	if h.k == 0 {
+		h.preview.Row(y-h.cuts[0].Y0, row, bpp)
+	}
 	if bpp == 3 {
 		px := h.rgba[:len(row)/3*4]
 		for i, j := 0, 0; i+3 <= len(row); i, j = i+3, j+4 {
@@ -447,6 +460,30 @@ func (h *rowHasher) row(y int, row []byte, bpp int) {
 	if _, stepY := sampleSteps(1, c.Y1-c.Y0); (y-c.Y0)%stepY == 0 {
 		h.colours[h.k].addRow(row, h.stepX)
 	}
+}
+
+// previewOf is the thumbnail-sized copy of a decoded PNG (Image.Preview): nil for layouts
+// other than NRGBA and opaque RGBA (what PNG decodes to), which the worker decodes itself.
+func previewOf(m image.Image) *image.RGBA {
+	var pix []byte
+	var stride int
+	switch m := m.(type) {
+	case *image.NRGBA:
+		pix, stride = m.Pix, m.Stride
+	case *image.RGBA:
+		if !m.Opaque() {
+			return nil
+		}
+		pix, stride = m.Pix, m.Stride
+	default:
+		return nil
+	}
+	b := m.Bounds()
+	s := thumbnail.NewScaler(b.Dx(), b.Dy())
+	for y := range b.Dy() {
+		s.Row(y, pix[y*stride:y*stride+4*b.Dx()], 4)
+	}
+	return s.Image()
 }
 
 var pngEncoder = png.Encoder{CompressionLevel: png.BestSpeed}

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"fmt"
+	"image"
 	"time"
 )
 
@@ -143,6 +144,10 @@ type Image struct {
 	// nil for other formats and modes. They are the segment's manifest: an aligned
 	// comparison matches pages by them without decoding an image.
 	RowSigs, RowExact []uint64
+	// Preview is the first segment's thumbnail-sized copy (thumbnail.Scaler), made from the
+	// rows the capture had in hand; nil when it had none. The worker encodes it as the
+	// segment's thumbnail instead of decoding the PNG again.
+	Preview *image.RGBA
 	// colours is the sample blank reads, when the capture had the pixels in hand (blank.go).
 	colours *colourCounts
 }

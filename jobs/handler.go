@@ -574,8 +574,9 @@ func (h *Handler) put(ctx context.Context, key string, data []byte, contentType 
 // thumbnail stores the preview of an image (the job's first screenshot) and
 // returns it, or nil when the image cannot be previewed or the upload fails:
 // lists then show the image itself, which is worth no failed job.
-func (h *Handler) thumbnail(ctx context.Context, job *Job, name string, data []byte) *Thumbnail {
-	th, err := thumbnail.Make(data)
+func (h *Handler) thumbnail(ctx context.Context, job *Job, img capture.Image) *Thumbnail {
+	name := img.Name
+	th, err := makeThumbnail(img)
 	if err != nil {
 		h.logger().Warn("no thumbnail", "job_id", job.ID, "name", name, "err", err)
 		return nil
@@ -587,6 +588,15 @@ func (h *Handler) thumbnail(ctx context.Context, job *Job, name string, data []b
 	}
 	return &Thumbnail{ObjectKey: obj.Key, ContentType: thumbnail.ContentType, Bytes: obj.Bytes, Width: th.Width, Height: th.Height,
 		Reused: obj.Reused}
+}
+
+// makeThumbnail encodes the preview the capture made from the pixels it had
+// in hand (capture.Image.Preview), or decodes the image to make one.
+func makeThumbnail(img capture.Image) (*thumbnail.Thumbnail, error) {
+	if img.Preview != nil {
+		return thumbnail.FromImage(img.Preview)
+	}
+	return thumbnail.Make(img.Data)
 }
 
 // ThumbnailName is the file name of an artifact's thumbnail: shot.png's is

@@ -27,8 +27,9 @@ type laterThumbnail struct {
 
 // previewLater reports whether the thumbnail of this attempt's first image
 // waits until the job is complete: somebody waits for an interactive capture
-// (capture.Interactive), and the preview (a full decode, a resize and a JPEG
-// encode of the first segment) is not part of its answer. Batch captures make
+// (capture.Interactive), and the preview (a resize and a JPEG encode of the
+// first segment, with a full decode when the capture made no Preview) is not
+// part of its answer. Batch captures make
 // it beside their uploads, as before.
 func (h *Handler) previewLater(ctx context.Context) bool {
 	_, ok := h.Repo.(ThumbnailStore)
@@ -47,7 +48,7 @@ func (h *Handler) thumbnailAfter(ctx context.Context, a *attempt) {
 		return
 	}
 	start := time.Now()
-	th := h.thumbnail(ctx, a.job, p.img.Name, p.img.Data)
+	th := h.thumbnail(ctx, a.job, p.img)
 	if th == nil {
 		return
 	}

@@ -71,7 +71,7 @@ func (h *Handler) putImages(ctx context.Context, job *Job, imgs []capture.Image,
 	if len(imgs) > 0 && !h.SkipThumbnails && !h.previewLater(ctx) {
 		wg.Go(func() {
 			start := time.Now()
-			thumb = h.thumbnail(uctx, job, imgs[0].Name, imgs[0].Data)
+			thumb = h.thumbnail(uctx, job, imgs[0])
 			timings["thumbnail"] = time.Since(start).Milliseconds()
 		})
 	}

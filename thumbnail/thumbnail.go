@@ -8,6 +8,9 @@
 // WebAssembly, a runtime of its own for one codec). A 320-pixel JPEG of a
 // screenshot is typically 10-25 KB against 100-400 KB for the PNG segment.
 //
+// Make decodes an image; a Scaler makes the same-sized preview from rows
+// already in hand (the capture's PNG cutter), with no decode.
+//
 // The package is a leaf: the standard library and golang.org/x/image only.
 package thumbnail
 
@@ -52,14 +55,9 @@ func Make(data []byte) (*Thumbnail, error) {
 	if b.Dx() == 0 || b.Dy() == 0 {
 		return nil, fmt.Errorf("thumbnail: empty image %dx%d", b.Dx(), b.Dy())
 	}
-	w := min(Width, b.Dx())
-	h := max(1, b.Dy()*w/b.Dx())
+	w, h, rows := Geometry(b.Dx(), b.Dy())
 	srcRect := b
-	if h > MaxHeight {
-		// Keep the top of the page: the part of the source that scales to MaxHeight.
-		srcRect.Max.Y = b.Min.Y + MaxHeight*b.Dx()/w
-		h = MaxHeight
-	}
+	srcRect.Max.Y = b.Min.Y + rows // a tall image keeps its top: the part that scales to MaxHeight
 	dst := image.NewRGBA(image.Rect(0, 0, w, h))
 	draw.ApproxBiLinear.Scale(dst, dst.Bounds(), src, srcRect, draw.Src, nil)
 	var buf bytes.Buffer

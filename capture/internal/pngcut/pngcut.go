@@ -1,11 +1,11 @@
 package pngcut
 
 import (
-	"github.com/klauspost/compress/flate"
-	"github.com/klauspost/compress/zlib"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/klauspost/compress/flate"
+	"github.com/klauspost/compress/zlib"
 	"hash/crc32"
 	"io"
 )

@@ -80,40 +80,64 @@ func antialiasedTranslucent(img, other *raster, x1, y1 int, bg *background) bool
 // the blends' difference times 255): two distinct L are at least 3.9·10⁻¹¹
 // apart, forty times pixelmatch's rounding error on two such differences
 // (under 10⁻¹², for terms under 510), so L orders and signs the neighbours
-// as its floating point does. ok is
-// false, nothing decided, where rounding could decide: an L of 0 but for an
-// exactly equal colour, or an extreme L shared by another colour
-// (TestTranslucentExtremesExact).
+// as its floating point does. ok is false, nothing decided, where rounding
+// could decide: an L of 0 but for an exactly equal colour, or an extreme L
+// shared by another colour (TestTranslucentExtremesExact). The neighbours
+// are read into an array once, and zeros and ties counted without branches
+// (TestTranslucentExtremesMatchLoop).
 func translucentExtremes(img *raster, x1, y1 int, bg *background) (lo, hi int, ok bool) {
-	s := img.stride
-	pos := y1*s + 4*x1
-	v := binary.LittleEndian.Uint32(img.pix[pos : pos+4 : pos+4])
+	var n [8]uint32
+	v := neighbourhood(img, x1, y1, &n)
 	lbg := lumaInt(0xffffff) // Σ lumaW·bg: white, or the checkerboard colour
 	if bg.checker {
 		lbg = lumaInt(uint32(bg.r) | uint32(bg.g)<<8 | uint32(bg.b)<<16)
 	}
 	lp := int64(v>>24) * (lumaInt(v) - lbg)
 	var ls [8]int64
-	zeroes := 0
+	zeroes, inexact := 0, 0
 	mn, mx := int64(0), int64(0)
 	for k := range 8 {
-		m := pos + neighbourDY[k]*s + 4*neighbourDX[k]
-		n := binary.LittleEndian.Uint32(img.pix[m : m+4 : m+4])
-		l := lp - int64(n>>24)*(lumaInt(n)-lbg) // Σ lumaW·X
-		if l == 0 {
-			if !exactZero(v, n, bg) {
-				return -1, -1, false // maybe not 0 in floating point
-			}
-			zeroes++
-		}
+		l := lp - int64(n[k]>>24)*(lumaInt(n[k])-lbg) // Σ lumaW·X
 		ls[k] = l
+		zeroes += b2i(l == 0)
+		inexact += b2i(l == 0) & b2i(n[k] != v)
 		mn, mx = min(mn, l<<4|int64(k)), max(mx, l<<4|int64(7-k))
+	}
+	if inexact > 0 && !exactZeros(v, &n, &ls, bg) {
+		return -1, -1, false // maybe not 0 in floating point
 	}
 	if zeroes > 2 || mn >= 0 || mx < 16 {
 		return -1, -1, true
 	}
 	lo, hi = int(mn&15), 7-int(mx&15)
-	return lo, hi, uniqueExtreme(img, x1, y1, &ls, lo) && uniqueExtreme(img, x1, y1, &ls, hi)
+	return lo, hi, uniqueExtremes(&n, &ls, lo, hi)
+}
+
+// neighbourhood loads the eight neighbours of the interior pixel (x1, y1)
+// of img into n, in pixelmatch's order, and returns the pixel itself (all
+// little-endian words).
+func neighbourhood(img *raster, x1, y1 int, n *[8]uint32) uint32 {
+	s := img.stride
+	pos := (y1-1)*s + 4*(x1-1)
+	r0 := img.pix[pos : pos+12 : pos+12]
+	r1 := img.pix[pos+s : pos+s+12 : pos+s+12]
+	r2 := img.pix[pos+2*s : pos+2*s+12 : pos+2*s+12]
+	le := binary.LittleEndian
+	n[0], n[1], n[2], n[3] = le.Uint32(r0), le.Uint32(r1), le.Uint32(r2), le.Uint32(r0[4:])
+	n[4], n[5], n[6], n[7] = le.Uint32(r2[4:]), le.Uint32(r0[8:]), le.Uint32(r1[8:]), le.Uint32(r2[8:])
+	return le.Uint32(r1[4:])
+}
+
+// exactZeros reports whether every neighbour n[k] whose integer form
+// ls[k] (translucentExtremes) is 0 has a luma difference of exactly 0 from
+// the centre v in floating point too (exactZero).
+func exactZeros(v uint32, n *[8]uint32, ls *[8]int64, bg *background) bool {
+	for k := range 8 {
+		if ls[k] == 0 && !exactZero(v, n[k], bg) {
+			return false
+		}
+	}
+	return true
 }
 
 // exactZero reports whether pixelmatch's luma difference of pixels v and
@@ -135,23 +159,17 @@ func exactZero(v, n uint32, bg *background) bool {
 		(int(v>>16&0xff)-bb)*a1 == (int(n>>16&0xff)-bb)*a2
 }
 
-// uniqueExtreme reports whether no neighbour of another colour than
-// neighbour k of the interior pixel (x1, y1) of img has its luma
-// difference ls[k] (an exact tie, which pixelmatch's rounding may order
-// either way).
-func uniqueExtreme(img *raster, x1, y1 int, ls *[8]int64, k int) bool {
-	for j := range 8 {
-		if j != k && ls[j] == ls[k] && pixelAt(img, x1+neighbourDX[j], y1+neighbourDY[j]) != pixelAt(img, x1+neighbourDX[k], y1+neighbourDY[k]) {
-			return false
-		}
+// uniqueExtremes reports whether no neighbour of another colour than
+// neighbour lo (hi) has its luma difference ls[lo] (ls[hi]): an exact tie,
+// which pixelmatch's rounding may order either way. Branch-free: ties are
+// rare, and a branch on them mispredicted.
+func uniqueExtremes(n *[8]uint32, ls *[8]int64, lo, hi int) bool {
+	llo, lhi, nlo, nhi := ls[lo&7], ls[hi&7], n[lo&7], n[hi&7]
+	ties := 0
+	for k := range 8 {
+		ties += b2i(ls[k] == llo)&b2i(n[k] != nlo) | b2i(ls[k] == lhi)&b2i(n[k] != nhi)
 	}
-	return true
-}
-
-// pixelAt is pixel (x, y) of img as a little-endian word.
-func pixelAt(img *raster, x, y int) uint32 {
-	i := y*img.stride + 4*x
-	return binary.LittleEndian.Uint32(img.pix[i : i+4 : i+4])
+	return ties == 0
 }
 
 // antialiasedTranslucentFloat is antialiasedFloat for an interior pixel of

@@ -94,18 +94,18 @@ func translucentExtremes(img *raster, x1, y1 int, bg *background) (lo, hi int, o
 	}
 	lp := int64(v>>24) * (lumaInt(v) - lbg)
 	var ls [8]int64
-	zeroes, inexact := 0, 0
-	mn, mx := int64(0), int64(0)
 	for k := range 8 {
-		l := lp - int64(n[k]>>24)*(lumaInt(n[k])-lbg) // Σ lumaW·X
-		ls[k] = l
-		zeroes += b2i(l == 0)
-		inexact += b2i(l == 0) & b2i(n[k] != v)
-		mn, mx = min(mn, l<<4|int64(k)), max(mx, l<<4|int64(7-k))
+		ls[k] = lp - int64(n[k]>>24)*(lumaInt(n[k])-lbg) // Σ lumaW·X
 	}
-	if inexact > 0 && !exactZeros(v, &n, &ls, bg) {
+	zeroes := b2i(ls[0] == 0) + b2i(ls[1] == 0) + b2i(ls[2] == 0) + b2i(ls[3] == 0) +
+		b2i(ls[4] == 0) + b2i(ls[5] == 0) + b2i(ls[6] == 0) + b2i(ls[7] == 0)
+	same := b2i(n[0] == v) + b2i(n[1] == v) + b2i(n[2] == v) + b2i(n[3] == v) +
+		b2i(n[4] == v) + b2i(n[5] == v) + b2i(n[6] == v) + b2i(n[7] == v)
+	if zeroes != same && !exactZeros(v, &n, &ls, bg) { // a zero of another colour
 		return -1, -1, false // maybe not 0 in floating point
 	}
+	mn := min(ls[0]<<4, ls[1]<<4|1, ls[2]<<4|2, ls[3]<<4|3, ls[4]<<4|4, ls[5]<<4|5, ls[6]<<4|6, ls[7]<<4|7)
+	mx := max(ls[0]<<4|7, ls[1]<<4|6, ls[2]<<4|5, ls[3]<<4|4, ls[4]<<4|3, ls[5]<<4|2, ls[6]<<4|1, ls[7]<<4)
 	if zeroes > 2 || mn >= 0 || mx < 16 {
 		return -1, -1, true
 	}

@@ -3,30 +3,48 @@ package diff
 import "encoding/binary"
 
 // antialiased is pixelmatch's anti-aliasing test of a pixel over the
-// threshold: part of anti-aliasing in the first image or in the second.
-// Off the edges each image's test is one load of the neighbourhood
-// (antialiasedInside). Right after a pixel with more than two neighbours
-// of its colour in both images (a changed area of one colour), the next
-// one in the row is first tried with flat, three loads an image instead
-// of nine.
-func (c *comparer) antialiased(x, y int) bool {
+// threshold, pa in the first image and pb in the second: part of
+// anti-aliasing in the first image or in the second. Off the edges each
+// image's test is one load of the neighbourhood (antialiasedInside), and
+// none for an opaque white or black pixel (extremeLuma). Right after a
+// pixel with more than two neighbours of its colour in both images (a
+// changed area of one colour), the next one in the row is first tried
+// with flat, three loads an image instead of nine.
+func (c *comparer) antialiased(x, y int, pa, pb uint32) bool {
 	if x > 0 && y > 0 && x < c.a.w-1 && y < c.a.h-1 {
 		k := y*c.a.w + x
 		if k == c.flatNext && flat(&c.a, x, y) && flat(&c.b, x, y) {
 			c.flatNext++
 			return false
 		}
-		aa, manyA := c.antialiasedInside(&c.a, &c.b, x, y)
-		if aa {
-			return true
+		// An extreme centre counts as many for the hint (flat decides).
+		aa, manyA, manyB := false, true, true
+		if !extremeLuma(pa) {
+			if aa, manyA = c.antialiasedInside(&c.a, &c.b, x, y); aa {
+				return true
+			}
 		}
-		aa, manyB := c.antialiasedInside(&c.b, &c.a, x, y)
+		if !extremeLuma(pb) {
+			aa, manyB = c.antialiasedInside(&c.b, &c.a, x, y)
+		}
 		if manyA && manyB {
 			c.flatNext = k + 1
 		}
 		return aa
 	}
 	return antialiasedOver(c.a, c.b, x, y, c.checker) || antialiasedOver(c.b, c.a, x, y, c.checker)
+}
+
+// extremeLuma reports whether pixel v is opaque white or opaque black, the
+// brightest and the darkest colour: pixelmatch finds no neighbour brighter
+// than white nor darker than black, opaque or blended over white or the
+// checkerboard (a blend's channels lie between its colour's and the
+// background's, 0–255, and its floating-point luma is monotonic in them;
+// over the checkerboard the channel differences' numerators are exact
+// integers of one sign), so such a pixel is never anti-aliasing in its
+// image (TestExtremeLumaNotAntialiased).
+func extremeLuma(v uint32) bool {
+	return v == 0xffffffff || v == 0xff000000
 }
 
 // antialiasedInside is antialiasedOver(*img, *other, …) for an interior

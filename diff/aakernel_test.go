@@ -108,3 +108,41 @@ func TestTranslucentExtremesMatchLoop(t *testing.T) {
 		}
 	}
 }
+
+// TestExtremeLumaNotAntialiased checks what lets antialiased skip an
+// opaque white or black pixel: in pixelmatch's floating point no
+// neighbour, opaque or translucent, over white or any checkerboard colour,
+// is brighter than white (luma difference below 0) or darker than black
+// (above 0), on random neighbours with every alpha and on the colours'
+// edges; and its whole test says no on random neighbourhoods.
+func TestExtremeLumaNotAntialiased(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(53, 54))
+	bgs := checkerColours()
+	white, black := []byte{255, 255, 255, 255}, []byte{0, 0, 0, 255}
+	for n := range 4_000_000 {
+		v := rng.Uint32()
+		if n%3 == 0 { // channels at 0 or 255, the blends' bounds
+			v = v&0x01010101*0xff | v&0xff000000
+		}
+		q := binary.LittleEndian.AppendUint32(nil, v)
+		bg := &bgs[n%len(bgs)]
+		if d := lumaOf(white, q, bg); d < 0 {
+			t.Fatalf("%08x over %+v: luma difference from white %v", v, *bg, d)
+		}
+		if d := lumaOf(black, q, bg); d > 0 {
+			t.Fatalf("%08x over %+v: luma difference from black %v", v, *bg, d)
+		}
+	}
+	img := raster{pix: make([]byte, 36), stride: 12, w: 3, h: 3}
+	for n := range 400_000 {
+		randomNeighbourhood(rng, &img, n)
+		centre := [2]uint32{0xffffffff, 0xff000000}[n&1]
+		binary.LittleEndian.PutUint32(img.pix[16:], centre)
+		for _, bg := range bgs {
+			if antialiasedFloat(img, img, 1, 1, bg) {
+				t.Fatalf("%x over %+v: an extreme centre anti-aliasing", img.pix, bg)
+			}
+		}
+	}
+}

@@ -464,7 +464,7 @@ func (c *comparer) comparePixel(x, y int, ra, rb []byte, masked []bool, out []by
 	if pa == pb || c.below(pa, pb, p, q, x, y) {
 		return
 	}
-	if !c.includeAA && c.antialiased(x, y) {
+	if !c.includeAA && c.antialiased(x, y, pa, pb) {
 		c.res.AAPixels++
 		if out != nil {
 			paint(out, i, aaRGB)

@@ -216,7 +216,7 @@ func TestAntialiasedInteriorMatchesFloat(t *testing.T) {
 					bg = checkerAt(4 * (y*w + x))
 				}
 				want := antialiasedFloat(c.a, c.b, x, y, bg) || antialiasedFloat(c.b, c.a, x, y, bg)
-				if got := c.antialiased(x, y); got != want {
+				if got := c.antialiased(x, y, pixelAt(&c.a, x, y), pixelAt(&c.b, x, y)); got != want {
 					t.Fatalf("case %d, %dx%d at (%d, %d): %v, float %v", i, w, h, x, y, got, want)
 				}
 				if want {

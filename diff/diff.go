@@ -349,7 +349,7 @@ func (c *comparer) compareSpan(y int, ra, rb []byte, masked []bool, out []byte) 
 		return
 	}
 	i := 0
-	for ; i+8 <= n; i += 8 {
+	for n := len(ra); i <= n-8; i += 8 { // i <= n-8, not i+8 <= n: the form Go drops bounds checks for
 		wa, wb := binary.LittleEndian.Uint64(ra[i:]), binary.LittleEndian.Uint64(rb[i:])
 		if wa == wb {
 			continue
@@ -388,7 +388,7 @@ func (c *comparer) compareFadeSpan(y int, ra, rb []byte, masked []bool, out []by
 	rb, out = rb[:n:n], out[:n:n]
 	pairKey, pairVal := uint64(whitePair), uint64(fadedOpaque(0xffffffff))*0x1_0000_0001
 	i := 0
-	for ; i+8 <= n; i += 8 {
+	for ; i <= n-8; i += 8 {
 		wa, wb := binary.LittleEndian.Uint64(ra[i:]), binary.LittleEndian.Uint64(rb[i:])
 		if wa != pairKey {
 			if wa&opaquePair != opaquePair {
@@ -419,7 +419,7 @@ func (c *comparer) compareFadeSpanMixed(i, y int, ra, rb []byte, masked []bool, 
 	n := len(ra)
 	rb, out = rb[:n:n], out[:n:n]
 	pairKey, pairVal := uint64(whitePair), uint64(fadedOpaque(0xffffffff))*0x1_0000_0001
-	for ; i+8 <= n; i += 8 {
+	for i = max(i, 0); i <= n-8; i += 8 {
 		wa, wb := binary.LittleEndian.Uint64(ra[i:]), binary.LittleEndian.Uint64(rb[i:])
 		if wa != pairKey {
 			pairKey, pairVal = wa, uint64(fadedColor(uint32(wa)))|uint64(fadedColor(uint32(wa>>32)))<<32
@@ -635,10 +635,10 @@ func (c *comparer) fadeRowOnce(y int, src, dst []byte) {
 // two pixels a word: a pair equal to the last pair (runs of background)
 // costs a compare and a store.
 func (c *comparer) fadeRow(src, dst []byte) {
-	dst = dst[:len(src)]
+	dst = dst[:len(src):len(src)]
 	pairKey, pairVal := uint64(whitePair), uint64(fadedOpaque(0xffffffff))*0x1_0000_0001
 	i := 0
-	for ; i+8 <= len(src); i += 8 {
+	for n := len(src); i <= n-8; i += 8 {
 		w := binary.LittleEndian.Uint64(src[i:])
 		if w != pairKey {
 			pairKey = w

@@ -53,18 +53,20 @@ func extremeLuma(v uint32) bool {
 // opacity (pixelmatch stops there); an opaque neighbourhood runs
 // pixelmatch's whole loop in integers, where an opaque neighbour of the
 // same luma is the same colour (TestLumaIntOrder), neither darker nor
-// brighter; a translucent one goes to antialiasedTranslucent.
+// brighter; a translucent one goes to antialiasedTranslucent with the
+// pixels extremes read.
 func (c *comparer) antialiasedInside(img, other *raster, x, y int) (aa, many bool) {
-	lo, hi, opaque, many := extremes(img, x, y)
+	var hood [9]uint32
+	lo, hi, opaque, same := extremes(img, x, y, &hood)
 	switch {
-	case many:
+	case same > 2:
 		return false, true
 	case !opaque:
 		bg := bgWhite
 		if c.checker {
 			bg = c.checkerAt(x, y)
 		}
-		return antialiasedTranslucent(img, other, x, y, &bg), false
+		return antialiasedTranslucent(img, other, x, y, &hood, same, &bg), false
 	case lo < 0 || hi < 0:
 		return false, false
 	}
@@ -72,12 +74,13 @@ func (c *comparer) antialiasedInside(img, other *raster, x, y int) (aa, many boo
 		bothManySiblings(img, other, x+neighbourDX[hi], y+neighbourDY[hi]), false
 }
 
-// antialiasedTranslucent is antialiasedFloat for an interior pixel of img:
-// the darkest and brightest neighbours found in integers
+// antialiasedTranslucent is antialiasedFloat for an interior pixel of img,
+// its neighbours and itself in hood and same of them equal to it
+// (extremes): the darkest and brightest neighbours found in integers
 // (translucentExtremes) where they are exact, else in floating point
 // (antialiasedTranslucentFloat).
-func antialiasedTranslucent(img, other *raster, x1, y1 int, bg *background) bool {
-	lo, hi, ok := translucentExtremes(img, x1, y1, bg)
+func antialiasedTranslucent(img, other *raster, x1, y1 int, hood *[9]uint32, same int, bg *background) bool {
+	lo, hi, ok := translucentExtremes(hood, same, bg)
 	if !ok {
 		return antialiasedTranslucentFloat(img, other, x1, y1, bg)
 	}
@@ -89,7 +92,8 @@ func antialiasedTranslucent(img, other *raster, x1, y1 int, bg *background) bool
 }
 
 // translucentExtremes is antialiasedTranslucentFloat's darkest (lo) and
-// brightest (hi) neighbour of the interior pixel (x1, y1) of img, as
+// brightest (hi) neighbour of an interior pixel (hood[8]; hood[0:8] its
+// neighbours in pixelmatch's order, same of them equal to it), as
 // indices 0–7 in pixelmatch's order, -1 for none or when more than two
 // neighbours are as bright as the centre, in integers. Blended over a
 // background colour (bg, white 255), a luma difference is exactly
@@ -100,12 +104,11 @@ func antialiasedTranslucent(img, other *raster, x1, y1 int, bg *background) bool
 // (under 10⁻¹², for terms under 510), so L orders and signs the neighbours
 // as its floating point does. ok is false, nothing decided, where rounding
 // could decide: an L of 0 but for an exactly equal colour, or an extreme L
-// shared by another colour (TestTranslucentExtremesExact). The neighbours
-// are read into an array once, and zeros and ties counted without branches
+// shared by another colour (TestTranslucentExtremesExact). The pixels come
+// as extremes read them, and zeros and ties are counted without branches
 // (TestTranslucentExtremesMatchLoop).
-func translucentExtremes(img *raster, x1, y1 int, bg *background) (lo, hi int, ok bool) {
-	var n [8]uint32
-	v := neighbourhood(img, x1, y1, &n)
+func translucentExtremes(hood *[9]uint32, same int, bg *background) (lo, hi int, ok bool) {
+	n, v := (*[8]uint32)(hood[:8]), hood[8]
 	lbg := lumaInt(0xffffff) // Σ lumaW·bg: white, or the checkerboard colour
 	if bg.checker {
 		lbg = lumaInt(uint32(bg.r) | uint32(bg.g)<<8 | uint32(bg.b)<<16)
@@ -117,9 +120,7 @@ func translucentExtremes(img *raster, x1, y1 int, bg *background) (lo, hi int, o
 	}
 	zeroes := b2i(ls[0] == 0) + b2i(ls[1] == 0) + b2i(ls[2] == 0) + b2i(ls[3] == 0) +
 		b2i(ls[4] == 0) + b2i(ls[5] == 0) + b2i(ls[6] == 0) + b2i(ls[7] == 0)
-	same := b2i(n[0] == v) + b2i(n[1] == v) + b2i(n[2] == v) + b2i(n[3] == v) +
-		b2i(n[4] == v) + b2i(n[5] == v) + b2i(n[6] == v) + b2i(n[7] == v)
-	if zeroes != same && !exactZeros(v, &n, &ls, bg) { // a zero of another colour
+	if zeroes != same && !exactZeros(v, n, &ls, bg) { // a zero of another colour
 		return -1, -1, false // maybe not 0 in floating point
 	}
 	mn := min(ls[0]<<4, ls[1]<<4|1, ls[2]<<4|2, ls[3]<<4|3, ls[4]<<4|4, ls[5]<<4|5, ls[6]<<4|6, ls[7]<<4|7)
@@ -128,22 +129,7 @@ func translucentExtremes(img *raster, x1, y1 int, bg *background) (lo, hi int, o
 		return -1, -1, true
 	}
 	lo, hi = int(mn&15), 7-int(mx&15)
-	return lo, hi, uniqueExtremes(&n, &ls, lo, hi)
-}
-
-// neighbourhood loads the eight neighbours of the interior pixel (x1, y1)
-// of img into n, in pixelmatch's order, and returns the pixel itself (all
-// little-endian words).
-func neighbourhood(img *raster, x1, y1 int, n *[8]uint32) uint32 {
-	s := img.stride
-	pos := (y1-1)*s + 4*(x1-1)
-	r0 := img.pix[pos : pos+12 : pos+12]
-	r1 := img.pix[pos+s : pos+s+12 : pos+s+12]
-	r2 := img.pix[pos+2*s : pos+2*s+12 : pos+2*s+12]
-	le := binary.LittleEndian
-	n[0], n[1], n[2], n[3] = le.Uint32(r0), le.Uint32(r1), le.Uint32(r2), le.Uint32(r0[4:])
-	n[4], n[5], n[6], n[7] = le.Uint32(r2[4:]), le.Uint32(r0[8:]), le.Uint32(r1[8:]), le.Uint32(r2[8:])
-	return le.Uint32(r1[4:])
+	return lo, hi, uniqueExtremes(n, &ls, lo, hi)
 }
 
 // exactZeros reports whether every neighbour n[k] whose integer form
@@ -269,13 +255,15 @@ func flat(img *raster, x1, y1 int) bool {
 // extremes are pixelmatch's darkest and brightest neighbours of the
 // interior pixel (x1, y1) of img (the first of equals in its order,
 // column by column, top to bottom), as indices 0–7, or -1 when no
-// neighbour is darker (brighter) than the centre; many is set, and
-// nothing found, when more than two neighbours have the centre's colour;
-// opaque is false, and nothing found, when one of the nine pixels is
-// translucent. The nine are read into registers, and the luma differences
-// (lumaInt, exact) keyed with the index in their low four bits, so one
-// branch-free min and max pick the value and the first index.
-func extremes(img *raster, x1, y1 int) (lo, hi int, opaque, many bool) {
+// neighbour is darker (brighter) than the centre; same counts the
+// neighbours of the centre's colour, and above 2 nothing is found; opaque
+// is false, and nothing found, when one of the nine pixels is translucent,
+// and then hood holds them (the neighbours in pixelmatch's order, then the
+// pixel) for translucentExtremes. The nine are read into registers, and
+// the luma differences (lumaInt, exact) keyed with the index in their low
+// four bits, so one branch-free min and max pick the value and the first
+// index.
+func extremes(img *raster, x1, y1 int, hood *[9]uint32) (lo, hi int, opaque bool, same int) {
 	s := img.stride
 	pos := (y1-1)*s + 4*(x1-1)
 	r0 := img.pix[pos : pos+12 : pos+12]
@@ -284,12 +272,14 @@ func extremes(img *raster, x1, y1 int) (lo, hi int, opaque, many bool) {
 	le := binary.LittleEndian
 	v, n0, n1, n2 := le.Uint32(r1[4:]), le.Uint32(r0), le.Uint32(r1), le.Uint32(r2)
 	n3, n4, n5, n6, n7 := le.Uint32(r0[4:]), le.Uint32(r2[4:]), le.Uint32(r0[8:]), le.Uint32(r1[8:]), le.Uint32(r2[8:])
-	same := b2i(n0 == v) + b2i(n1 == v) + b2i(n2 == v) + b2i(n3 == v) + b2i(n4 == v) + b2i(n5 == v) + b2i(n6 == v) + b2i(n7 == v)
+	same = b2i(n0 == v) + b2i(n1 == v) + b2i(n2 == v) + b2i(n3 == v) + b2i(n4 == v) + b2i(n5 == v) + b2i(n6 == v) + b2i(n7 == v)
 	if same > 2 {
-		return -1, -1, true, true
+		return -1, -1, true, same
 	}
 	if (v&n0&n1&n2&n3&n4&n5&n6&n7)>>24 != 0xff {
-		return -1, -1, false, false
+		hood[0], hood[1], hood[2], hood[3], hood[4] = n0, n1, n2, n3, n4
+		hood[5], hood[6], hood[7], hood[8] = n5, n6, n7, v
+		return -1, -1, false, same
 	}
 	c := lumaInt(v)
 	d0, d1, d2, d3 := (c-lumaInt(n0))<<4, (c-lumaInt(n1))<<4, (c-lumaInt(n2))<<4, (c-lumaInt(n3))<<4
@@ -303,7 +293,7 @@ func extremes(img *raster, x1, y1 int) (lo, hi int, opaque, many bool) {
 	if mx >= 16 { // a luma difference above 0
 		hi = 7 - int(mx&15)
 	}
-	return lo, hi, true, false
+	return lo, hi, true, same
 }
 
 // neighbourDX and neighbourDY are the offsets of the eight neighbours in

@@ -101,7 +101,7 @@ func TestTranslucentExtremesMatchLoop(t *testing.T) {
 	for n := range 4_000_000 {
 		randomNeighbourhood(rng, &img, n)
 		bg := &bgs[n%len(bgs)]
-		lo, hi, ok := translucentExtremes(&img, 1, 1, bg)
+		lo, hi, ok := translucentExtremesAt(&img, 1, 1, bg)
 		wlo, whi, wok := translucentExtremesLoop(&img, 1, 1, bg)
 		if lo != wlo || hi != whi || ok != wok {
 			t.Fatalf("%x over %+v: %d, %d, %v; the loop %d, %d, %v", img.pix, *bg, lo, hi, ok, wlo, whi, wok)
@@ -145,4 +145,19 @@ func TestExtremeLumaNotAntialiased(t *testing.T) {
 			}
 		}
 	}
+}
+
+// translucentExtremesAt is translucentExtremes of the interior pixel (x1,
+// y1) of img, its neighbourhood read as extremes hands it over.
+func translucentExtremesAt(img *raster, x1, y1 int, bg *background) (lo, hi int, ok bool) {
+	var hood [9]uint32
+	for k := range 8 {
+		hood[k] = pixelAt(img, x1+neighbourDX[k], y1+neighbourDY[k])
+	}
+	hood[8] = pixelAt(img, x1, y1)
+	same := 0
+	for _, n := range hood[:8] {
+		same += b2i(n == hood[8])
+	}
+	return translucentExtremes(&hood, same, bg)
 }

@@ -367,7 +367,7 @@ func TestTranslucentExtremesExact(t *testing.T) {
 			binary.LittleEndian.PutUint32(img.pix[4*i:], v)
 		}
 		bg := &bgs[n%len(bgs)]
-		lo, hi, ok := translucentExtremes(&img, 1, 1, bg)
+		lo, hi, ok := translucentExtremesAt(&img, 1, 1, bg)
 		if !ok {
 			continue
 		}

@@ -3,24 +3,30 @@ package diff
 import "encoding/binary"
 
 // antialiased is pixelmatch's anti-aliasing test of a pixel over the
-// threshold: part of anti-aliasing in the first image or in the second.
-// Off the edges each image's test is one load of the neighbourhood
-// (antialiasedInside). Right after a pixel with more than two neighbours
-// of its colour in both images (a changed area of one colour), the next
-// one in the row is first tried with flat, three loads an image instead
-// of nine.
-func (c *comparer) antialiased(x, y int) bool {
+// threshold, pa in the first image and pb in the second: part of
+// anti-aliasing in the first image or in the second. Off the edges each
+// image's test is one load of the neighbourhood (antialiasedInside), and
+// none for an opaque white or black pixel (extremeLuma). Right after a
+// pixel with more than two neighbours of its colour in both images (a
+// changed area of one colour), the next one in the row is first tried
+// with flat, three loads an image instead of nine.
+func (c *comparer) antialiased(x, y int, pa, pb uint32) bool {
 	if x > 0 && y > 0 && x < c.a.w-1 && y < c.a.h-1 {
 		k := y*c.a.w + x
 		if k == c.flatNext && flat(&c.a, x, y) && flat(&c.b, x, y) {
 			c.flatNext++
 			return false
 		}
-		aa, manyA := c.antialiasedInside(&c.a, &c.b, x, y)
-		if aa {
-			return true
+		// An extreme centre counts as many for the hint (flat decides).
+		aa, manyA, manyB := false, true, true
+		if !extremeLuma(pa) {
+			if aa, manyA = c.antialiasedInside(&c.a, &c.b, x, y); aa {
+				return true
+			}
 		}
-		aa, manyB := c.antialiasedInside(&c.b, &c.a, x, y)
+		if !extremeLuma(pb) {
+			aa, manyB = c.antialiasedInside(&c.b, &c.a, x, y)
+		}
 		if manyA && manyB {
 			c.flatNext = k + 1
 		}
@@ -29,24 +35,38 @@ func (c *comparer) antialiased(x, y int) bool {
 	return antialiasedOver(c.a, c.b, x, y, c.checker) || antialiasedOver(c.b, c.a, x, y, c.checker)
 }
 
+// extremeLuma reports whether pixel v is opaque white or opaque black, the
+// brightest and the darkest colour: pixelmatch finds no neighbour brighter
+// than white nor darker than black, opaque or blended over white or the
+// checkerboard (a blend's channels lie between its colour's and the
+// background's, 0–255, and its floating-point luma is monotonic in them;
+// over the checkerboard the channel differences' numerators are exact
+// integers of one sign), so such a pixel is never anti-aliasing in its
+// image (TestExtremeLumaNotAntialiased).
+func extremeLuma(v uint32) bool {
+	return v == 0xffffffff || v == 0xff000000
+}
+
 // antialiasedInside is antialiasedOver(*img, *other, …) for an interior
 // pixel, from one load of its neighbourhood (extremes): more than two
 // neighbours of its colour (many) mean no anti-aliasing whatever the
 // opacity (pixelmatch stops there); an opaque neighbourhood runs
 // pixelmatch's whole loop in integers, where an opaque neighbour of the
 // same luma is the same colour (TestLumaIntOrder), neither darker nor
-// brighter; a translucent one goes to antialiasedTranslucent.
+// brighter; a translucent one goes to antialiasedTranslucent with the
+// pixels extremes read.
 func (c *comparer) antialiasedInside(img, other *raster, x, y int) (aa, many bool) {
-	lo, hi, opaque, many := extremes(img, x, y)
+	var hood [9]uint32
+	lo, hi, opaque, same := extremes(img, x, y, &hood)
 	switch {
-	case many:
+	case same > 2:
 		return false, true
 	case !opaque:
 		bg := bgWhite
 		if c.checker {
 			bg = c.checkerAt(x, y)
 		}
-		return antialiasedTranslucent(img, other, x, y, &bg), false
+		return antialiasedTranslucent(img, other, x, y, &hood, same, &bg), false
 	case lo < 0 || hi < 0:
 		return false, false
 	}
@@ -54,12 +74,13 @@ func (c *comparer) antialiasedInside(img, other *raster, x, y int) (aa, many boo
 		bothManySiblings(img, other, x+neighbourDX[hi], y+neighbourDY[hi]), false
 }
 
-// antialiasedTranslucent is antialiasedFloat for an interior pixel of img:
-// the darkest and brightest neighbours found in integers
+// antialiasedTranslucent is antialiasedFloat for an interior pixel of img,
+// its neighbours and itself in hood and same of them equal to it
+// (extremes): the darkest and brightest neighbours found in integers
 // (translucentExtremes) where they are exact, else in floating point
 // (antialiasedTranslucentFloat).
-func antialiasedTranslucent(img, other *raster, x1, y1 int, bg *background) bool {
-	lo, hi, ok := translucentExtremes(img, x1, y1, bg)
+func antialiasedTranslucent(img, other *raster, x1, y1 int, hood *[9]uint32, same int, bg *background) bool {
+	lo, hi, ok := translucentExtremes(hood, same, bg)
 	if !ok {
 		return antialiasedTranslucentFloat(img, other, x1, y1, bg)
 	}
@@ -71,7 +92,8 @@ func antialiasedTranslucent(img, other *raster, x1, y1 int, bg *background) bool
 }
 
 // translucentExtremes is antialiasedTranslucentFloat's darkest (lo) and
-// brightest (hi) neighbour of the interior pixel (x1, y1) of img, as
+// brightest (hi) neighbour of an interior pixel (hood[8]; hood[0:8] its
+// neighbours in pixelmatch's order, same of them equal to it), as
 // indices 0–7 in pixelmatch's order, -1 for none or when more than two
 // neighbours are as bright as the centre, in integers. Blended over a
 // background colour (bg, white 255), a luma difference is exactly
@@ -80,40 +102,46 @@ func antialiasedTranslucent(img, other *raster, x1, y1 int, bg *background) bool
 // the blends' difference times 255): two distinct L are at least 3.9·10⁻¹¹
 // apart, forty times pixelmatch's rounding error on two such differences
 // (under 10⁻¹², for terms under 510), so L orders and signs the neighbours
-// as its floating point does. ok is
-// false, nothing decided, where rounding could decide: an L of 0 but for an
-// exactly equal colour, or an extreme L shared by another colour
-// (TestTranslucentExtremesExact).
-func translucentExtremes(img *raster, x1, y1 int, bg *background) (lo, hi int, ok bool) {
-	s := img.stride
-	pos := y1*s + 4*x1
-	v := binary.LittleEndian.Uint32(img.pix[pos : pos+4 : pos+4])
+// as its floating point does. ok is false, nothing decided, where rounding
+// could decide: an L of 0 but for an exactly equal colour, or an extreme L
+// shared by another colour (TestTranslucentExtremesExact). The pixels come
+// as extremes read them, and zeros and ties are counted without branches
+// (TestTranslucentExtremesMatchLoop).
+func translucentExtremes(hood *[9]uint32, same int, bg *background) (lo, hi int, ok bool) {
+	n, v := (*[8]uint32)(hood[:8]), hood[8]
 	lbg := lumaInt(0xffffff) // Σ lumaW·bg: white, or the checkerboard colour
 	if bg.checker {
 		lbg = lumaInt(uint32(bg.r) | uint32(bg.g)<<8 | uint32(bg.b)<<16)
 	}
 	lp := int64(v>>24) * (lumaInt(v) - lbg)
 	var ls [8]int64
-	zeroes := 0
-	mn, mx := int64(0), int64(0)
 	for k := range 8 {
-		m := pos + neighbourDY[k]*s + 4*neighbourDX[k]
-		n := binary.LittleEndian.Uint32(img.pix[m : m+4 : m+4])
-		l := lp - int64(n>>24)*(lumaInt(n)-lbg) // Σ lumaW·X
-		if l == 0 {
-			if !exactZero(v, n, bg) {
-				return -1, -1, false // maybe not 0 in floating point
-			}
-			zeroes++
-		}
-		ls[k] = l
-		mn, mx = min(mn, l<<4|int64(k)), max(mx, l<<4|int64(7-k))
+		ls[k] = lp - int64(n[k]>>24)*(lumaInt(n[k])-lbg) // Σ lumaW·X
 	}
+	zeroes := b2i(ls[0] == 0) + b2i(ls[1] == 0) + b2i(ls[2] == 0) + b2i(ls[3] == 0) +
+		b2i(ls[4] == 0) + b2i(ls[5] == 0) + b2i(ls[6] == 0) + b2i(ls[7] == 0)
+	if zeroes != same && !exactZeros(v, n, &ls, bg) { // a zero of another colour
+		return -1, -1, false // maybe not 0 in floating point
+	}
+	mn := min(ls[0]<<4, ls[1]<<4|1, ls[2]<<4|2, ls[3]<<4|3, ls[4]<<4|4, ls[5]<<4|5, ls[6]<<4|6, ls[7]<<4|7)
+	mx := max(ls[0]<<4|7, ls[1]<<4|6, ls[2]<<4|5, ls[3]<<4|4, ls[4]<<4|3, ls[5]<<4|2, ls[6]<<4|1, ls[7]<<4)
 	if zeroes > 2 || mn >= 0 || mx < 16 {
 		return -1, -1, true
 	}
 	lo, hi = int(mn&15), 7-int(mx&15)
-	return lo, hi, uniqueExtreme(img, x1, y1, &ls, lo) && uniqueExtreme(img, x1, y1, &ls, hi)
+	return lo, hi, uniqueExtremes(n, &ls, lo, hi)
+}
+
+// exactZeros reports whether every neighbour n[k] whose integer form
+// ls[k] (translucentExtremes) is 0 has a luma difference of exactly 0 from
+// the centre v in floating point too (exactZero).
+func exactZeros(v uint32, n *[8]uint32, ls *[8]int64, bg *background) bool {
+	for k := range 8 {
+		if ls[k] == 0 && !exactZero(v, n[k], bg) {
+			return false
+		}
+	}
+	return true
 }
 
 // exactZero reports whether pixelmatch's luma difference of pixels v and
@@ -135,23 +163,17 @@ func exactZero(v, n uint32, bg *background) bool {
 		(int(v>>16&0xff)-bb)*a1 == (int(n>>16&0xff)-bb)*a2
 }
 
-// uniqueExtreme reports whether no neighbour of another colour than
-// neighbour k of the interior pixel (x1, y1) of img has its luma
-// difference ls[k] (an exact tie, which pixelmatch's rounding may order
-// either way).
-func uniqueExtreme(img *raster, x1, y1 int, ls *[8]int64, k int) bool {
-	for j := range 8 {
-		if j != k && ls[j] == ls[k] && pixelAt(img, x1+neighbourDX[j], y1+neighbourDY[j]) != pixelAt(img, x1+neighbourDX[k], y1+neighbourDY[k]) {
-			return false
-		}
+// uniqueExtremes reports whether no neighbour of another colour than
+// neighbour lo (hi) has its luma difference ls[lo] (ls[hi]): an exact tie,
+// which pixelmatch's rounding may order either way. Branch-free: ties are
+// rare, and a branch on them mispredicted.
+func uniqueExtremes(n *[8]uint32, ls *[8]int64, lo, hi int) bool {
+	llo, lhi, nlo, nhi := ls[lo&7], ls[hi&7], n[lo&7], n[hi&7]
+	ties := 0
+	for k := range 8 {
+		ties += b2i(ls[k] == llo)&b2i(n[k] != nlo) | b2i(ls[k] == lhi)&b2i(n[k] != nhi)
 	}
-	return true
-}
-
-// pixelAt is pixel (x, y) of img as a little-endian word.
-func pixelAt(img *raster, x, y int) uint32 {
-	i := y*img.stride + 4*x
-	return binary.LittleEndian.Uint32(img.pix[i : i+4 : i+4])
+	return ties == 0
 }
 
 // antialiasedTranslucentFloat is antialiasedFloat for an interior pixel of
@@ -233,13 +255,15 @@ func flat(img *raster, x1, y1 int) bool {
 // extremes are pixelmatch's darkest and brightest neighbours of the
 // interior pixel (x1, y1) of img (the first of equals in its order,
 // column by column, top to bottom), as indices 0–7, or -1 when no
-// neighbour is darker (brighter) than the centre; many is set, and
-// nothing found, when more than two neighbours have the centre's colour;
-// opaque is false, and nothing found, when one of the nine pixels is
-// translucent. The nine are read into registers, and the luma differences
-// (lumaInt, exact) keyed with the index in their low four bits, so one
-// branch-free min and max pick the value and the first index.
-func extremes(img *raster, x1, y1 int) (lo, hi int, opaque, many bool) {
+// neighbour is darker (brighter) than the centre; same counts the
+// neighbours of the centre's colour, and above 2 nothing is found; opaque
+// is false, and nothing found, when one of the nine pixels is translucent,
+// and then hood holds them (the neighbours in pixelmatch's order, then the
+// pixel) for translucentExtremes. The nine are read into registers, and
+// the luma differences (lumaInt, exact) keyed with the index in their low
+// four bits, so one branch-free min and max pick the value and the first
+// index.
+func extremes(img *raster, x1, y1 int, hood *[9]uint32) (lo, hi int, opaque bool, same int) {
 	s := img.stride
 	pos := (y1-1)*s + 4*(x1-1)
 	r0 := img.pix[pos : pos+12 : pos+12]
@@ -248,12 +272,14 @@ func extremes(img *raster, x1, y1 int) (lo, hi int, opaque, many bool) {
 	le := binary.LittleEndian
 	v, n0, n1, n2 := le.Uint32(r1[4:]), le.Uint32(r0), le.Uint32(r1), le.Uint32(r2)
 	n3, n4, n5, n6, n7 := le.Uint32(r0[4:]), le.Uint32(r2[4:]), le.Uint32(r0[8:]), le.Uint32(r1[8:]), le.Uint32(r2[8:])
-	same := b2i(n0 == v) + b2i(n1 == v) + b2i(n2 == v) + b2i(n3 == v) + b2i(n4 == v) + b2i(n5 == v) + b2i(n6 == v) + b2i(n7 == v)
+	same = b2i(n0 == v) + b2i(n1 == v) + b2i(n2 == v) + b2i(n3 == v) + b2i(n4 == v) + b2i(n5 == v) + b2i(n6 == v) + b2i(n7 == v)
 	if same > 2 {
-		return -1, -1, true, true
+		return -1, -1, true, same
 	}
 	if (v&n0&n1&n2&n3&n4&n5&n6&n7)>>24 != 0xff {
-		return -1, -1, false, false
+		hood[0], hood[1], hood[2], hood[3], hood[4] = n0, n1, n2, n3, n4
+		hood[5], hood[6], hood[7], hood[8] = n5, n6, n7, v
+		return -1, -1, false, same
 	}
 	c := lumaInt(v)
 	d0, d1, d2, d3 := (c-lumaInt(n0))<<4, (c-lumaInt(n1))<<4, (c-lumaInt(n2))<<4, (c-lumaInt(n3))<<4
@@ -267,7 +293,7 @@ func extremes(img *raster, x1, y1 int) (lo, hi int, opaque, many bool) {
 	if mx >= 16 { // a luma difference above 0
 		hi = 7 - int(mx&15)
 	}
-	return lo, hi, true, false
+	return lo, hi, true, same
 }
 
 // neighbourDX and neighbourDY are the offsets of the eight neighbours in

@@ -349,7 +349,7 @@ func (c *comparer) compareSpan(y int, ra, rb []byte, masked []bool, out []byte) 
 		return
 	}
 	i := 0
-	for ; i+8 <= n; i += 8 {
+	for n := len(ra); i <= n-8; i += 8 { // i <= n-8, not i+8 <= n: the form Go drops bounds checks for
 		wa, wb := binary.LittleEndian.Uint64(ra[i:]), binary.LittleEndian.Uint64(rb[i:])
 		if wa == wb {
 			continue
@@ -380,21 +380,49 @@ func touch(row []byte) byte {
 
 // compareFadeSpan is compareSpan's loop with fadeRow's in one pass: each
 // pair of pixels of the first image is faded into out before its
-// differences are measured and painted over it.
+// differences are measured and painted over it. Opaque pairs fade in
+// integers (fadedOpaquePair); from the first pair with a translucent pixel
+// on, the rest of the row goes to compareFadeSpanMixed.
 func (c *comparer) compareFadeSpan(y int, ra, rb []byte, masked []bool, out []byte) {
 	n := len(ra)
 	rb, out = rb[:n:n], out[:n:n]
 	pairKey, pairVal := uint64(whitePair), uint64(fadedOpaque(0xffffffff))*0x1_0000_0001
 	i := 0
-	for ; i+8 <= n; i += 8 {
+	for ; i <= n-8; i += 8 {
 		wa, wb := binary.LittleEndian.Uint64(ra[i:]), binary.LittleEndian.Uint64(rb[i:])
 		if wa != pairKey {
-			pairKey = wa
-			if wa&opaquePair == opaquePair {
-				pairVal = fadedOpaquePair(wa)
-			} else {
-				pairVal = uint64(c.faded(uint32(wa))) | uint64(c.faded(uint32(wa>>32)))<<32
+			if wa&opaquePair != opaquePair {
+				break
 			}
+			pairKey, pairVal = wa, fadedOpaquePair(wa)
+		}
+		binary.LittleEndian.PutUint64(out[i:], pairVal)
+		if wa == wb {
+			continue
+		}
+		if !c.smallOpaque(uint32(wa), uint32(wb)) {
+			c.comparePixel(i/4, y, ra, rb, masked, out)
+		}
+		if !c.smallOpaque(uint32(wa>>32), uint32(wb>>32)) {
+			c.comparePixel(i/4+1, y, ra, rb, masked, out)
+		}
+	}
+	c.compareFadeSpanMixed(i, y, ra, rb, masked, out)
+}
+
+// compareFadeSpanMixed is compareFadeSpan from byte i of a row with
+// translucent pixels: a pair of the first image unequal to the one before
+// is faded in floating point (fadedColor), opaque pixels too (the same
+// bytes, TestFadedOpaqueExact), so no branch depends on their opacity
+// (it was mispredicted on rows where opaque and translucent pixels mix).
+func (c *comparer) compareFadeSpanMixed(i, y int, ra, rb []byte, masked []bool, out []byte) {
+	n := len(ra)
+	rb, out = rb[:n:n], out[:n:n]
+	pairKey, pairVal := uint64(whitePair), uint64(fadedOpaque(0xffffffff))*0x1_0000_0001
+	for i = max(i, 0); i <= n-8; i += 8 {
+		wa, wb := binary.LittleEndian.Uint64(ra[i:]), binary.LittleEndian.Uint64(rb[i:])
+		if wa != pairKey {
+			pairKey, pairVal = wa, uint64(fadedColor(uint32(wa)))|uint64(fadedColor(uint32(wa>>32)))<<32
 		}
 		binary.LittleEndian.PutUint64(out[i:], pairVal)
 		if wa == wb {
@@ -436,7 +464,7 @@ func (c *comparer) comparePixel(x, y int, ra, rb []byte, masked []bool, out []by
 	if pa == pb || c.below(pa, pb, p, q, x, y) {
 		return
 	}
-	if !c.includeAA && c.antialiased(x, y) {
+	if !c.includeAA && c.antialiased(x, y, pa, pb) {
 		c.res.AAPixels++
 		if out != nil {
 			paint(out, i, aaRGB)
@@ -607,10 +635,10 @@ func (c *comparer) fadeRowOnce(y int, src, dst []byte) {
 // two pixels a word: a pair equal to the last pair (runs of background)
 // costs a compare and a store.
 func (c *comparer) fadeRow(src, dst []byte) {
-	dst = dst[:len(src)]
+	dst = dst[:len(src):len(src)]
 	pairKey, pairVal := uint64(whitePair), uint64(fadedOpaque(0xffffffff))*0x1_0000_0001
 	i := 0
-	for ; i+8 <= len(src); i += 8 {
+	for n := len(src); i <= n-8; i += 8 {
 		w := binary.LittleEndian.Uint64(src[i:])
 		if w != pairKey {
 			pairKey = w

@@ -216,7 +216,7 @@ func TestAntialiasedInteriorMatchesFloat(t *testing.T) {
 					bg = checkerAt(4 * (y*w + x))
 				}
 				want := antialiasedFloat(c.a, c.b, x, y, bg) || antialiasedFloat(c.b, c.a, x, y, bg)
-				if got := c.antialiased(x, y); got != want {
+				if got := c.antialiased(x, y, pixelAt(&c.a, x, y), pixelAt(&c.b, x, y)); got != want {
 					t.Fatalf("case %d, %dx%d at (%d, %d): %v, float %v", i, w, h, x, y, got, want)
 				}
 				if want {
@@ -367,7 +367,7 @@ func TestTranslucentExtremesExact(t *testing.T) {
 			binary.LittleEndian.PutUint32(img.pix[4*i:], v)
 		}
 		bg := &bgs[n%len(bgs)]
-		lo, hi, ok := translucentExtremes(&img, 1, 1, bg)
+		lo, hi, ok := translucentExtremesAt(&img, 1, 1, bg)
 		if !ok {
 			continue
 		}

@@ -135,11 +135,7 @@ func newTab(ctx context.Context, inst *instance) (t *tab, err error) {
 // setUp enables the domains the event loop needs on a new tab, disables its HTTP cache and
 // service workers, and installs the console error counter.
 func (t *tab) setUp(p *rod.Page) error {
-	// The event loop reads the events, never a body (nothing calls Network.getResponseBody):
-	// with no buffer the renderer keeps no DevTools copy of every response (by default up to
-	// 100 MB a page), which cost it CPU and memory.
-	none := 0
-	if err := (proto.NetworkEnable{MaxTotalBufferSize: &none, MaxResourceBufferSize: &none}).Call(p); err != nil {
+	if err := (proto.NetworkEnable{}).Call(p); err != nil {
 		return fmt.Errorf("enable network events: %w", err)
 	}
 	if err := (proto.InspectorEnable{}).Call(p); err != nil {

@@ -419,7 +419,7 @@ func (c *comparer) compareFadeSpanMixed(i, y int, ra, rb []byte, masked []bool, 
 	n := len(ra)
 	rb, out = rb[:n:n], out[:n:n]
 	pairKey, pairVal := uint64(whitePair), uint64(fadedOpaque(0xffffffff))*0x1_0000_0001
-	for i = max(i, 0); i <= n-8; i += 8 {
+	for ; i <= n-8; i += 8 {
 		wa, wb := binary.LittleEndian.Uint64(ra[i:]), binary.LittleEndian.Uint64(rb[i:])
 		if wa != pairKey {
 			pairKey, pairVal = wa, uint64(fadedColor(uint32(wa)))|uint64(fadedColor(uint32(wa>>32)))<<32

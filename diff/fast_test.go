@@ -342,30 +342,11 @@ func floatExtremes(img *raster, x1, y1 int, bg *background) (lo, hi int) {
 func TestTranslucentExtremesExact(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(31, 32))
-	bgs := []background{bgWhite}
-	for _, g := range []float64{48, 207} {
-		for _, b := range []float64{48, 207} {
-			bgs = append(bgs, background{checker: true, r: 48, g: g, b: b})
-		}
-	}
+	bgs := checkerColours()
 	img := raster{pix: make([]byte, 36), stride: 12, w: 3, h: 3}
 	decided, aa := 0, 0
 	for n := range 2_000_000 {
-		palette := make([]uint32, 2+n%6)
-		for i := range palette {
-			alphas := []uint32{0, 1, 128, 254, 255, 255, rng.Uint32N(256)}
-			palette[i] = rng.Uint32()&0xffffff | alphas[rng.IntN(len(alphas))]<<24
-			if n%3 == 0 { // near grays and near neighbours of one colour
-				palette[i] = palette[0]&0xff000000 | uint32(rng.IntN(4))*0x010101 + palette[0]&0xfefefe
-			}
-		}
-		for i := range 9 {
-			v := rng.Uint32()
-			if n%4 != 0 {
-				v = palette[rng.IntN(len(palette))]
-			}
-			binary.LittleEndian.PutUint32(img.pix[4*i:], v)
-		}
+		randomNeighbourhood(rng, &img, n)
 		bg := &bgs[n%len(bgs)]
 		lo, hi, ok := translucentExtremesAt(&img, 1, 1, bg)
 		if !ok {

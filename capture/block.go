@@ -81,16 +81,28 @@ func (t *tab) applyBlock(p *rod.Page, b Block) error {
 	if t.fetchOn && slices.Equal(b.ResourceTypes, t.fetchTypes) && slices.Equal(cats, t.fetchCats) {
 		return nil
 	}
-	// Document responses are always paused so that a PDF or download target can be taken
-	// (download.go); blocked types are paused, and failed, at the request stage. With filter
-	// categories every request is paused there, and matched (filter.go).
-	pats := []*proto.FetchRequestPattern{documentPattern}
+	return t.enableFetch(p, b.ResourceTypes, cats)
+}
+
+// enableFetch puts the Fetch patterns of a job's blocking in force. A remote browser's tab
+// always pauses Document responses, so that a PDF or download target can be taken
+// (download.go; a launched one downloads them: nativedl.go); blocked types are paused, and
+// failed, at the request stage. With filter categories every request is paused there, and
+// matched (filter.go). Without any pattern interception is off.
+func (t *tab) enableFetch(p *rod.Page, types, cats []string) error {
+	var pats []*proto.FetchRequestPattern
+	if t.dlDir == "" {
+		pats = append(pats, documentPattern)
+	}
 	if len(cats) > 0 {
 		pats = append(pats, &proto.FetchRequestPattern{URLPattern: "*", RequestStage: proto.FetchRequestStageRequest})
 	} else {
-		for _, rt := range b.ResourceTypes {
+		for _, rt := range types {
 			pats = append(pats, &proto.FetchRequestPattern{URLPattern: "*", ResourceType: resourceTypes[rt], RequestStage: proto.FetchRequestStageRequest})
 		}
+	}
+	if len(pats) == 0 {
+		return t.disableFetch(p) // Fetch.enable without patterns would pause every request
 	}
 	// Fetch.enable replaces the patterns of an earlier call.
 	t.fetchOn = true // set first: a failed call may still have enabled it
@@ -99,7 +111,7 @@ func (t *tab) applyBlock(p *rod.Page, b Block) error {
 		t.fetchOn = false
 		return fmt.Errorf("enable request interception: %w", err)
 	}
-	t.fetchTypes, t.fetchCats = slices.Clone(b.ResourceTypes), cats
+	t.fetchTypes, t.fetchCats = slices.Clone(types), cats
 	return nil
 }
 
@@ -115,8 +127,8 @@ func (t *tab) disableFetch(p *rod.Page) error {
 	return nil
 }
 
-// clearBlock lifts every block on the tab (at the end of a job, from reset). Interception
-// of Document responses alone stays on for the next job.
+// clearBlock lifts every block on the tab (at the end of a job, from reset). A remote
+// browser's interception of Document responses alone stays on for the next job.
 func (t *tab) clearBlock(p *rod.Page) error {
 	t.setBlockState(nil, nil)
 	if len(t.fetchTypes) > 0 || len(t.fetchCats) > 0 {

@@ -21,9 +21,10 @@
 //   - Screenshot modes (docs/architecture.md: "Segments, not one giant image", and
 //     screenshot.mode in web/openapi.json): segments cut without scrolling so fixed headers appear once,
 //     captured in as few Chromium calls as possible and cut in Go (internal/pngcut).
-//   - Targets that are not pages (download.go, pdf.go): a PDF or a download is taken from the
-//     main document's response inside the page's own navigation (Fetch at the response
-//     stage), so its bytes come through the context's egress proxy like everything else; a
+//   - Targets that are not pages (download.go, nativedl.go, pdf.go): a PDF or a download is
+//     taken from the main document's response inside the page's own navigation (downloaded by
+//     a launched Chromium into the tab's own directory; paused by Fetch at the response stage
+//     in a remote one), so its bytes come through the context's egress proxy like everything else; a
 //     PDF's text is read with page markers (internal/pdftext, in a limited child process),
 //     other text and JSON bodies are returned as is.
 //   - A time budget rather than a cliff: Request.Timeout bounds the navigation, waits and

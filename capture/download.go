@@ -20,11 +20,12 @@ import (
 )
 
 // A target whose main document Chromium would not render — a PDF, a Content-Disposition:
-// attachment, a type it downloads — is taken at the response stage of the navigation
-// (Fetch interception of Document responses): its headers are inspected, its body is read
-// through Fetch.takeResponseBodyAsStream, and the request is then failed, so the bytes come
-// over the browser context's own connection (and so through its egress proxy), never from a
-// second fetch by the worker.
+// attachment, a type it downloads — is taken instead of rendered. A launched Chromium
+// downloads it into the tab's own directory (nativedl.go). With a remote browser it is taken
+// at the response stage of the navigation (Fetch interception of Document responses): its
+// headers are inspected, its body is read through Fetch.takeResponseBodyAsStream, and the
+// request is then failed. Either way the bytes come over the browser context's own connection
+// (and so through its egress proxy), never from a second fetch by the worker.
 
 // FileDownload is the kind of the File holding a non-PDF download's body as served.
 const FileDownload = "download"
@@ -35,8 +36,8 @@ const streamChunk = 4 << 20
 // pdfSignature starts every PDF file.
 const pdfSignature = "%PDF-"
 
-// documentPattern pauses every Document response (main frame and iframes) so the main
-// frame's can be inspected; the others are continued at once.
+// documentPattern pauses every Document response (main frame and iframes) of a remote
+// browser's tab so the main frame's can be inspected; the others are continued at once.
 var documentPattern = &proto.FetchRequestPattern{
 	URLPattern: "*", ResourceType: proto.NetworkResourceTypeDocument, RequestStage: proto.FetchRequestStageResponse,
 }
@@ -70,6 +71,15 @@ func takeDownload(status int, h http.Header) *download {
 	if h.Get(egressHeader) != "" {
 		return nil // the guard answered (a refusal page): job.checkEgress (job.go) reports it
 	}
+	d := describeDownload(status, h)
+	if !d.isPDF() && !d.attachment && chromiumRenders(d.mime) {
+		return nil
+	}
+	return d
+}
+
+// describeDownload describes a response from its status and headers, without its body.
+func describeDownload(status int, h http.Header) *download {
 	d := &download{status: status, contentType: h.Get("Content-Type")}
 	if mt, params, err := mime.ParseMediaType(d.contentType); err == nil {
 		d.mime, d.charset = mt, strings.ToLower(params["charset"])
@@ -80,9 +90,6 @@ func takeDownload(status int, h http.Header) *download {
 		d.attachment, d.filename = true, CapMessage(params["filename"]) // the server's text
 	} else if strings.HasPrefix(strings.ToLower(strings.TrimSpace(h.Get("Content-Disposition"))), "attachment") {
 		d.attachment = true
-	}
-	if !d.isPDF() && !d.attachment && chromiumRenders(d.mime) {
-		return nil
 	}
 	if n, err := strconv.ParseInt(h.Get("Content-Length"), 10, 64); err == nil && n > MaxPDFBytes {
 		d.tooLarge = true

@@ -135,6 +135,9 @@ func chromeCommand(cfg Config, dir string, devtoolsPort bool) (*exec.Cmd, error)
 	if err != nil {
 		return nil, err
 	}
+	if err := writePreferences(dir, cred); err != nil { // profile.go
+		return nil, err
+	}
 	if cred != nil {
 		if err := os.Chown(dir, int(cred.uid), int(cred.gid)); err != nil {
 			return nil, fmt.Errorf("give the profile dir to %s: %w", cfg.ChromeUser, err)

@@ -180,8 +180,12 @@ func (t *tab) navigate(p *rod.Page, req Request) error {
 		return nil
 	}
 	// A PDF or download taken at the response stage (download.go) fails the navigation on
-	// purpose.
-	if st, _ := t.state(); st.download != nil {
+	// purpose; one a launched Chromium downloads (nativedl.go) aborts it.
+	if t.dlDir != "" && strings.Contains(nav.ErrorText, "ERR_ABORTED") {
+		if took, err := t.finishDownload(p.GetContext(), req.URL); took || err != nil {
+			return err
+		}
+	} else if st, _ := t.state(); st.download != nil {
 		return nil
 	}
 	// An error status with an empty body: Chromium shows its own error page but the server

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -77,4 +78,30 @@ func sweepStaleProfiles(log *slog.Logger) {
 			log.Info("removed stale chromium profile", "dir", dir, "pid", pid)
 		}
 	}
+}
+
+// profilePreferences has Chromium download a PDF rather than show it in its viewer, so a PDF
+// target is taken like any download (nativedl.go).
+const profilePreferences = `{"plugins":{"always_open_pdf_externally":true}}`
+
+// writePreferences writes the fresh profile dir's Default/Preferences, giving both to cred
+// when not nil (Chromium writes its own settings there).
+func writePreferences(dir string, cred *credential) error {
+	def := filepath.Join(dir, "Default")
+	if err := os.MkdirAll(def, 0o700); err != nil {
+		return fmt.Errorf("create the profile's Default dir: %w", err)
+	}
+	prefs := filepath.Join(def, "Preferences")
+	if err := os.WriteFile(prefs, []byte(profilePreferences), 0o600); err != nil {
+		return fmt.Errorf("write the profile's preferences: %w", err)
+	}
+	if cred == nil {
+		return nil
+	}
+	for _, p := range []string{def, prefs} {
+		if err := os.Chown(p, int(cred.uid), int(cred.gid)); err != nil {
+			return fmt.Errorf("give the profile's preferences to chromium's user: %w", err)
+		}
+	}
+	return nil
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -49,6 +51,9 @@ type tab struct {
 	cancel context.CancelCauseFunc
 
 	egress EgressSession // this context's proxy session, nil without Config.Egress
+	// dlDir is the directory a launched Chromium downloads this context's files into
+	// (nativedl.go); "" with a remote browser, whose Document responses are paused instead.
+	dlDir string
 
 	mu      sync.Mutex
 	origins map[string]struct{} // origins the current job touched, cleared between jobs
@@ -61,6 +66,8 @@ type tab struct {
 	// onDocumentCut, while a wait listens (untilDocumentCut), is called once when the main
 	// document's body fails.
 	onDocumentCut func()
+	// native is the download Chromium makes of the job's main-frame response (nativedl.go).
+	native *tabDownload
 }
 
 // pageState is what the event loop learned about the current job's page.
@@ -70,13 +77,14 @@ type pageState struct {
 	docURL      string // its URL (after redirects)
 	frameURL    string // last committed main-frame URL, for pages without a response (data:)
 	inflight    map[proto.NetworkRequestID]struct{}
-	lastNet     time.Time // last request start or end
-	blank       bool      // the main frame committed about:blank (clean-slate barrier)
-	egress      string    // X-Snapq-Egress of the last main-frame Document response: the guard answered, not the target
-	docRequest  string    // URL of the last main-frame Document request (the hop a failed navigation was on)
-	contentType string    // MIME type of the last main-frame Document response
-	redirects   []string  // URLs that redirected the current main-frame navigation, in order
-	download    *download // the main-frame response taken instead of rendered (download.go)
+	lastNet     time.Time   // last request start or end
+	blank       bool        // the main frame committed about:blank (clean-slate barrier)
+	egress      string      // X-Snapq-Egress of the last main-frame Document response: the guard answered, not the target
+	docRequest  string      // URL of the last main-frame Document request (the hop a failed navigation was on)
+	contentType string      // MIME type of the last main-frame Document response
+	docHeader   http.Header // its headers (a download is described from them: nativedl.go)
+	redirects   []string    // URLs that redirected the current main-frame navigation, in order
+	download    *download   // the main-frame response taken instead of rendered (download.go)
 	// The main-frame document request in progress, whether its response arrived, and, when
 	// its body then failed (a reset, a close before Content-Length), Chromium's error text.
 	docRequestID proto.NetworkRequestID
@@ -112,12 +120,8 @@ func newTab(ctx context.Context, inst *instance) (t *tab, err error) {
 			t.discard()
 		}
 	}()
-	// A job must not leave files behind: navigations that would download fail instead.
-	err = proto.BrowserSetDownloadBehavior{
-		Behavior: proto.BrowserSetDownloadBehaviorBehaviorDeny, BrowserContextID: bc.BrowserContextID,
-	}.Call(rb)
-	if err != nil {
-		return t, fmt.Errorf("deny downloads: %w", err)
+	if err := t.setDownloadBehavior(rb); err != nil {
+		return t, err
 	}
 	target, err := proto.TargetCreateTarget{URL: "about:blank", BrowserContextID: bc.BrowserContextID}.Call(rb)
 	if err != nil {
@@ -170,6 +174,9 @@ func (t *tab) discard() {
 		if t.egress != nil {
 			_ = t.egress.Close()
 		}
+		if t.dlDir != "" {
+			_ = os.RemoveAll(t.dlDir)
+		}
 		return
 	}
 	ctx, cancel := context.WithTimeout(t.inst.ctx, cleanTimeout)
@@ -181,6 +188,9 @@ func (t *tab) discard() {
 	if t.egress != nil {
 		_ = t.egress.Close()
 	}
+	if t.dlDir != "" {
+		_ = os.RemoveAll(t.dlDir)
+	}
 }
 
 // beginJob forgets the previous job's page state.
@@ -188,6 +198,7 @@ func (t *tab) beginJob() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.st = pageState{inflight: map[proto.NetworkRequestID]struct{}{}, lastNet: time.Now()}
+	t.native = nil
 }
 
 // state returns a copy of the current page state and the number of requests in flight.
@@ -234,6 +245,16 @@ func (t *tab) handle(msg *rod.Message) {
 		if msg.Load(&e) {
 			t.dialogOpening(&e)
 		}
+	case "Page.downloadWillBegin":
+		var e proto.PageDownloadWillBegin
+		if msg.Load(&e) {
+			t.downloadBegan(&e) // nativedl.go
+		}
+	case "Page.downloadProgress":
+		var e proto.PageDownloadProgress
+		if msg.Load(&e) {
+			t.downloadProgressed(&e)
+		}
 	case "Fetch.requestPaused":
 		var e proto.FetchRequestPaused
 		if msg.Load(&e) {
@@ -278,6 +299,7 @@ func (t *tab) responseReceived(e *proto.NetworkResponseReceived) {
 	t.st.status = e.Response.Status
 	t.st.docURL = e.Response.URL
 	t.st.contentType = e.Response.MIMEType
+	t.st.docHeader = headerOfNetwork(e.Response.Headers)
 	t.st.egress = ""
 	if t.egress != nil {
 		for k, v := range e.Response.Headers {
@@ -415,6 +437,9 @@ func (t *tab) reset() error {
 	t.scripts = nil
 	if t.egress != nil {
 		t.egress.Reset()
+	}
+	if err := t.clearDownloads(); err != nil { // nativedl.go
+		return err
 	}
 	return t.clearStorage(ctx, p)
 }

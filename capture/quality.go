@@ -117,8 +117,8 @@ const qualityJS = `(() => {
 	};
 	const describe = el => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") +
 		(typeof el.className === "string" && el.className.trim() ? "." + el.className.trim().split(/\s+/).slice(0, 2).join(".") : "");
-	const text = document.body ? (document.body.innerText || "") : "";
-	const little = text.trim().length < 1500;
+	// innerText lays out and walks the whole page: read only when a widget is found.
+	const little = () => (document.body ? (document.body.innerText || "") : "").trim().length < 1500;
 	let challenge = "";
 	const title = String(document.title || "");
 	if (/^\s*(just a moment|attention required|checking your browser|verify(ing)? you are (a )?human|are you a (robot|human)|security check|one moment, please|please wait while we verify|ddos-guard|human verification|bot verification|pardon our interruption|access to this page has been denied)/i.test(title)) {
@@ -128,12 +128,12 @@ const qualityJS = `(() => {
 		const marker = document.querySelector("#challenge-form, #challenge-running, #challenge-stage, #cf-challenge-running, #cf-please-wait, #challenge-error-text, #px-captcha");
 		if (marker) challenge = describe(marker);
 	}
-	if (!challenge && little) {
+	if (!challenge) {
 		const frame = Array.from(document.querySelectorAll("iframe")).find(f =>
 			/challenges\.cloudflare\.com|hcaptcha\.com|recaptcha\/(api2|enterprise)|captcha-delivery\.com|turnstile/i.test(f.src || ""));
 		const widget = document.querySelector(".cf-turnstile, .h-captcha, .g-recaptcha, [data-sitekey]");
-		if (frame) challenge = "frame " + (frame.src || "").split("?")[0].slice(0, 100);
-		else if (widget) challenge = describe(widget);
+		if (frame && little()) challenge = "frame " + (frame.src || "").split("?")[0].slice(0, 100);
+		else if (widget && little()) challenge = describe(widget);
 	}
 	let loading = "";
 	for (const el of document.querySelectorAll('[aria-busy="true"], [role="progressbar"], [class*="spinner" i], [class*="skeleton" i], [class*="shimmer" i], [class*="loader" i], [class*="loading" i]')) {

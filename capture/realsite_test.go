@@ -3,6 +3,8 @@ package capture
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -269,3 +271,29 @@ func TestPlatformFonts(t *testing.T) {
 }
 
 func gson1() *int { one := 1; return &one }
+
+// A captcha widget is a challenge only on a page with little else on it: alone on a page it
+// blocks the capture; on a form among 2,000 characters of text the page is captured.
+func TestChallengeWidgetNeedsLittleText(t *testing.T) {
+	b := sharedBrowser(t)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/alone", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `<!doctype html><title>Sign up</title><div class="cf-turnstile" data-sitekey="x"></div>`)
+	})
+	mux.HandleFunc("/form", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `<!doctype html><title>Sign up</title><p>`+strings.Repeat("Plenty of ordinary text. ", 80)+
+			`</p><form><div class="cf-turnstile" data-sitekey="x"></div></form>`)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	_, err := b.Capture(context.Background(), Request{URL: srv.URL + "/alone", Name: "c",
+		Screenshot: Screenshot{Mode: ModeViewport}, Quality: fastQuality, Timeout: 20 * time.Second})
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Code != CodeChallengeBlocked || !strings.Contains(ce.Message, "cf-turnstile") {
+		t.Errorf("widget alone: err %v, want %s naming the widget", err, CodeChallengeBlocked)
+	}
+	res := mustCapture(t, b, Request{URL: srv.URL + "/form", Name: "f", Screenshot: Screenshot{Mode: ModeViewport}, Quality: fastQuality})
+	if res.Quality == nil || res.Quality.Verdict != VerdictOK {
+		t.Errorf("widget on a page of text: quality %+v, want ok", res.Quality)
+	}
+}

@@ -91,8 +91,15 @@ func (t *tab) cancelDownload(guid string) {
 // download. It reports whether a download was taken; an error is ctx's end while waiting.
 func (t *tab) finishDownload(ctx context.Context, rawURL string) (bool, error) {
 	// Page.navigate may answer before the response's event has arrived.
-	if st := t.document(ctx, rawURL); !st.sawDocument || noContent(st.status) {
+	st := t.document(ctx, rawURL)
+	if !st.sawDocument || noContent(st.status) {
 		return false, nil
+	}
+	t.mu.Lock()
+	taking := t.dlCtx != nil
+	t.mu.Unlock()
+	if !taking {
+		return false, refusedDownload(st)
 	}
 	bctx, cancel := context.WithTimeout(ctx, downloadBeginWait)
 	defer cancel()
@@ -106,8 +113,19 @@ func (t *tab) finishDownload(ctx context.Context, rawURL string) (bool, error) {
 	if n == nil {
 		return false, ctx.Err()
 	}
-	st, _ := t.state()
+	st, _ = t.state()
 	return true, t.awaitDownload(ctx, n, st.download)
+}
+
+// refusedDownload explains a navigation outside a job's own (a session's) that Chromium
+// turned into a download, which it cancelled; nil when the response was no download.
+func refusedDownload(st pageState) error {
+	d := takeDownload(st.status, st.docHeader)
+	if d == nil {
+		return nil
+	}
+	return newError(CodeUnsupportedContentType, false, nil,
+		"%s is a download (%s), which a browser session does not open: capture it as a job to read it", CapMessage(st.docURL), typeName(d))
 }
 
 // awaitDownload waits for n to end and reads its file into d, cancelling it once its file

@@ -186,3 +186,30 @@ func TestOpenRegular(t *testing.T) {
 		t.Error("readDownloadHead read through a symbolic link")
 	}
 }
+
+// A browser session takes no downloads: going to a PDF fails at once with a clear error
+// (not after a wait for a download the session would not take), and the session goes on.
+func TestSessionRefusesDownload(t *testing.T) {
+	b := newBrowser(t, Config{Tabs: 1})
+	srv := siteServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := b.OpenSession(ctx, SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	start := time.Now()
+	err = s.Goto(ctx, srv.URL+"/pdf/inline")
+	ce := wantCode(t, err, CodeUnsupportedContentType, false)
+	if ce != nil && !strings.Contains(ce.Message, "application/pdf") {
+		t.Errorf("message %q does not name the type", ce.Message)
+	}
+	if took := time.Since(start); took >= downloadBeginWait {
+		t.Errorf("took %s: it waited for a download the session does not take", took)
+	}
+	if err := s.Goto(ctx, srv.URL+"/short"); err != nil {
+		t.Fatalf("the next navigation: %v", err)
+	}
+	waitNoDownloadFiles(t, b)
+}

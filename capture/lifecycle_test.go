@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"strings"
@@ -277,4 +279,56 @@ func TestRemoteBrowser(t *testing.T) {
 	if _, err := resolveWebSocketURL(ctx, "http://"+u.Host); err != nil {
 		t.Errorf("remote browser gone after Close: %v", err)
 	}
+}
+
+// pageTargets lists the page targets of b's tab contexts (Chromium's own browser_ui pages
+// aside).
+func pageTargets(t *testing.T, b *Browser) []string {
+	t.Helper()
+	b.mu.Lock()
+	inst := b.inst
+	b.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	targets, err := proto.TargetGetTargets{}.Call(inst.rb.Context(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	contexts := map[proto.BrowserBrowserContextID]bool{}
+	inst.mu.Lock()
+	for _, tb := range inst.byTarget {
+		contexts[tb.contextID] = true
+	}
+	inst.mu.Unlock()
+	var pages []string
+	for _, ti := range targets.TargetInfos {
+		if contexts[ti.BrowserContextID] && ti.Type == "page" {
+			pages = append(pages, ti.URL)
+		}
+	}
+	return pages
+}
+
+// The clean slate closes a popup a job's click opened, and only that: the tab's own page
+// stays, and so does Chromium's UI in the context, which it skips.
+func TestCleanSlateClosesPopups(t *testing.T) {
+	b := newBrowser(t, Config{Tabs: 1})
+	mux := http.NewServeMux()
+	mux.HandleFunc("/opener", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = fmt.Fprint(w, `<!doctype html><title>Opener</title><button id="b" onclick="window.open('/child')">open</button>`)
+	})
+	mux.HandleFunc("/child", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = fmt.Fprint(w, `<!doctype html><title>Child</title>child`)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	mustCapture(t, b, Request{URL: srv.URL + "/opener", Name: "o", Actions: []Action{
+		{Type: ActionClick, Selector: "#b"}, {Type: ActionWait, Duration: 300 * time.Millisecond}}})
+	pages := pageTargets(t, b)
+	if len(pages) != 1 || pages[0] != "about:blank" {
+		t.Errorf("pages after the clean slate: %q, want the tab's own about:blank alone", pages)
+	}
+	// The next job runs on the same clean tab.
+	res := mustCapture(t, b, Request{URL: srv.URL + "/child", Name: "c", Outputs: []string{OutputText}})
+	diff(t, "title", "Child", res.Title)
 }

@@ -504,6 +504,11 @@ func (t *tab) closeStrayTargets(ctx context.Context) error {
 		return fmt.Errorf("list targets: %w", err)
 	}
 	for _, ti := range targets.TargetInfos {
+		// Chromium's own UI (its omnibox popup's pages, listed in every context) is no page's:
+		// closing it was two round trips a job that closed nothing.
+		if ti.Type == "browser_ui" {
+			continue
+		}
 		if ti.BrowserContextID == t.contextID && ti.TargetID != t.page.TargetID {
 			if _, err := (proto.TargetCloseTarget{TargetID: ti.TargetID}).Call(t.inst.rb.Context(ctx)); err != nil {
 				return fmt.Errorf("close stray target: %w", err)

@@ -254,12 +254,15 @@ func chromiumEnv(userDataDir string) []string {
 
 // disabledFeatures is the --disable-features list. Chromium's own services must not call
 // home through the egress proxy (which would resolve their hostnames): autofill,
-// translation, optimization hints, media router, domain reliability. Without site
+// translation, optimization hints, media router, domain reliability. The omnibox's WebUI
+// popups go too: headless Chromium prewarms them in every browser context, one more
+// renderer process (~160 MB RSS) per tab for a window no one sees. Without site
 // isolation, site-per-process is disabled too (rod's default).
 func disabledFeatures(siteIsolation bool) []string {
 	f := []string{"TranslateUI", "AutofillServerCommunication",
 		"OptimizationHints", "OptimizationGuideModelDownloading", "MediaRouter", "DialMediaRouteProvider",
-		"CertificateTransparencyComponentUpdater", "InterestFeedContentSuggestions"}
+		"CertificateTransparencyComponentUpdater", "InterestFeedContentSuggestions",
+		"WebUIOmniboxPopup", "WebUIOmniboxAimPopup"}
 	if !siteIsolation {
 		f = append([]string{"site-per-process"}, f...)
 	}

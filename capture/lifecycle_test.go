@@ -332,3 +332,25 @@ func TestCleanSlateClosesPopups(t *testing.T) {
 	res := mustCapture(t, b, Request{URL: srv.URL + "/child", Name: "c", Outputs: []string{OutputText}})
 	diff(t, "title", "Child", res.Title)
 }
+
+// Chromium's omnibox WebUI popups, which headless Chromium prewarms in every browser context
+// (a renderer of ~160 MB RSS each), are never started: no browser_ui target exists.
+func TestNoOmniboxWebUI(t *testing.T) {
+	b := newBrowser(t, Config{Tabs: 2})
+	srv := siteServer(t)
+	mustCapture(t, b, Request{URL: srv.URL + "/short", Name: "s"})
+	b.mu.Lock()
+	inst := b.inst
+	b.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	targets, err := proto.TargetGetTargets{}.Call(inst.rb.Context(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ti := range targets.TargetInfos {
+		if ti.Type == "browser_ui" {
+			t.Errorf("a browser_ui target runs: %s", ti.URL)
+		}
+	}
+}

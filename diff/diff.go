@@ -188,7 +188,7 @@ func compareRows(ra, rb raster, opts Options, verify bool) *Result {
 			y0, y1 = max(0, r.Bounds.Min.Y-opts.DiffCrop), min(r.Height, r.Bounds.Max.Y+opts.DiffCrop)
 		}
 		c := newComparer(ra, rb, opts)
-		c.out, c.outY0 = image.NewNRGBA(image.Rect(0, y0, c.w, y1)), y0
+		c.out, c.outY0 = newDiffImage(image.Rect(0, y0, c.w, y1)), y0
 		c.run(y0, y1)
 		r.Diff = c.out
 		return r
@@ -196,7 +196,7 @@ func compareRows(ra, rb raster, opts Options, verify bool) *Result {
 	c := newComparer(ra, rb, opts)
 	c.verify = verify
 	if opts.DiffImage {
-		c.out = image.NewNRGBA(image.Rect(0, 0, c.w, c.h))
+		c.out = newDiffImage(image.Rect(0, 0, c.w, c.h))
 	}
 	if !c.run(0, c.h) {
 		return nil

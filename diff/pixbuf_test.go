@@ -104,3 +104,32 @@ func TestUninitialized(t *testing.T) {
 		}
 	}
 }
+
+// TestRowAfterDifferenceIsFaded: a row equal to the row above in the first
+// image copies the faded row above only when that row was equal in both
+// images (compareOverlap); after a row that differs at any pixel (the odd
+// last one too, opaque or translucent rows) the next row is faded, not
+// copied with the marks above it.
+func TestRowAfterDifferenceIsFaded(t *testing.T) {
+	t.Parallel()
+	for _, w := range []int{4, 5} {
+		for _, bg := range []color.NRGBA{white, {200, 220, 240, 128}} {
+			for x := range w {
+				a := filled(w, 3, bg)
+				b := filled(w, 3, bg)
+				b.SetNRGBA(x, 0, black)
+				r := mustCompare(t, a, b, Options{DiffImage: true, Checkerboard: true})
+				for y := 1; y < 3; y++ {
+					for xx := range w {
+						if Marks(r.Diff, xx, y) {
+							t.Errorf("width %d, background %v, difference at x=%d: pixel (%d, %d) marked", w, bg, x, xx, y)
+						}
+					}
+				}
+				if !Marks(r.Diff, x, 0) {
+					t.Errorf("width %d, background %v: difference at x=%d not marked", w, bg, x)
+				}
+			}
+		}
+	}
+}

@@ -2,8 +2,10 @@ package diff
 
 import (
 	"bytes"
+	"encoding/binary"
 	"image"
 	"image/color"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -128,6 +130,48 @@ func TestRowAfterDifferenceIsFaded(t *testing.T) {
 				}
 				if !Marks(r.Diff, x, 0) {
 					t.Errorf("width %d, background %v: difference at x=%d not marked", w, bg, x)
+				}
+			}
+		}
+	}
+}
+
+// TestEqualRowsFadeEveryPixel: rows equal in both images are faded four
+// pixels a step (fadeEqualQuads), copied from the row above or handed to
+// compareFadeSpan at a translucent pixel; every pixel of the diff image of
+// an image compared with itself must be fadedColor's gray of its pixel, at
+// every width (steps of four and the pixels left over), with runs of one
+// colour (the memo) and translucent pixels in some rows.
+func TestEqualRowsFadeEveryPixel(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(31, 6))
+	for w := 1; w <= 37; w++ {
+		a := image.NewNRGBA(image.Rect(0, 0, w, 12))
+		for y := range 12 {
+			if y%4 == 3 { // a row equal to the one above
+				copy(a.Pix[y*a.Stride:(y+1)*a.Stride], a.Pix[(y-1)*a.Stride:y*a.Stride])
+				continue
+			}
+			var p color.NRGBA
+			for x := range w {
+				if x == 0 || rng.IntN(3) == 0 { // else a run of the last colour
+					p = color.NRGBA{uint8(rng.IntN(256)), uint8(rng.IntN(256)), uint8(rng.IntN(256)), 255}
+					if y%4 == 2 && rng.IntN(4) == 0 {
+						p.A = uint8(rng.IntN(256))
+					}
+				}
+				a.SetNRGBA(x, y, p)
+			}
+		}
+		b := image.NewNRGBA(a.Rect)
+		copy(b.Pix, a.Pix)
+		r := mustCompare(t, a, b, Options{DiffImage: true})
+		for y := range 12 {
+			for x := range w {
+				i := a.PixOffset(x, y)
+				want := fadedColor(uint32(a.Pix[i]) | uint32(a.Pix[i+1])<<8 | uint32(a.Pix[i+2])<<16 | uint32(a.Pix[i+3])<<24)
+				if got := binary.LittleEndian.Uint32(r.Diff.Pix[i:]); got != want {
+					t.Fatalf("width %d, pixel (%d, %d) %v: diff image %08x, want %08x", w, x, y, a.NRGBAAt(x, y), got, want)
 				}
 			}
 		}

@@ -93,7 +93,7 @@ func firstDifference(a, b []byte) int {
 // larger, and is writable to its end (the huge-page advice and the
 // builder's capacity); the empty one is empty.
 func TestUninitialized(t *testing.T) {
-	for _, n := range []int{0, 1, 7, 4096, 4<<20 + 3, 9 << 20} {
+	for _, n := range []int{0, 1, 7, 4096, 2<<20 + 5, 3 << 20, 4<<20 + 3, 9 << 20} {
 		b := uninitialized(n)
 		if len(b) != n || cap(b) != n {
 			t.Fatalf("uninitialized(%d): len %d, cap %d", n, len(b), cap(b))

@@ -188,7 +188,7 @@ func compareRows(ra, rb raster, opts Options, verify bool) *Result {
 			y0, y1 = max(0, r.Bounds.Min.Y-opts.DiffCrop), min(r.Height, r.Bounds.Max.Y+opts.DiffCrop)
 		}
 		c := newComparer(ra, rb, opts)
-		c.out, c.outY0 = image.NewNRGBA(image.Rect(0, y0, c.w, y1)), y0
+		c.out, c.outY0 = newDiffImage(image.Rect(0, y0, c.w, y1)), y0
 		c.run(y0, y1)
 		r.Diff = c.out
 		return r
@@ -196,7 +196,7 @@ func compareRows(ra, rb raster, opts Options, verify bool) *Result {
 	c := newComparer(ra, rb, opts)
 	c.verify = verify
 	if opts.DiffImage {
-		c.out = image.NewNRGBA(image.Rect(0, 0, c.w, c.h))
+		c.out = newDiffImage(image.Rect(0, 0, c.w, c.h))
 	}
 	if !c.run(0, c.h) {
 		return nil
@@ -274,7 +274,8 @@ type comparer struct {
 	grayKey uint32 // memo of faded: the last non-gray pixel (opaque white,
 	grayVal uint32 // a gray, at first: never looked up) and its result
 
-	prevFaded bool // the previous row's overlap was drawn by fadeRow alone
+	prevFaded bool // the previous row's overlap was drawn by fading alone
+	prevSame  bool // the previous row's overlap was equal in both images
 	flatNext  int  // antialiased: the pixel (y·w+x) after one flat in both images
 
 	translucentMemo [8]belowMemo // by background: white, or the checkerboard colour
@@ -282,9 +283,9 @@ type comparer struct {
 	okLabA, okLabB  okLabMemo    // MetricOKLab: the last colour converted of each image
 	touched         byte         // the sum of touch's reads, kept so they are not dropped
 
-	// verify checks each row of the overlap for translucent pixels before
-	// using it (unverified rasters); translucent says one was found and the
-	// row was not compared.
+	// verify checks each row of the overlap for translucent pixels once it
+	// is compared (unverified rasters); translucent says one was found: the
+	// comparison is then dropped and starts over on settled rasters.
 	verify, translucent bool
 }
 
@@ -298,21 +299,15 @@ func (c *comparer) compareRow(y int) {
 	}
 	x := 0
 	if y < c.a.h {
-		w0 := c.a.w
 		ra, rb := c.a.row(y), c.b.row(y)
-		same := bytes.Equal(ra, rb)
+		same := c.compareOverlap(y, ra, rb, masked, out)
 		if c.verify && (!opaqueRow(ra) || (!same && !opaqueRow(rb))) {
-			c.translucent = true
+			c.translucent = true // nothing of this comparison is kept
 			return
 		}
-		if same && out != nil {
-			c.fadeRowOnce(y, ra, out[:4*w0])
-		}
-		if !same {
-			c.compareSpan(y, ra, rb, masked, out)
-		}
 		c.prevFaded = same && out != nil && masked == nil
-		x = w0
+		c.prevSame = same
+		x = c.a.w
 	}
 	for ; x < c.w; x++ { // outside one of the images
 		if masked != nil && masked[x] {
@@ -332,21 +327,82 @@ func (c *comparer) compareRow(y int) {
 	}
 }
 
-// compareSpan runs pixelmatch over the overlap part of row y, whose bytes
-// differ somewhere: the whole row is faded (as an equal row is, runs of
-// background costing a compare a pixel pair; in the same pass, with a diff
-// image: compareFadeSpan), pairs of pixels equal in both images are
-// skipped with one 64-bit compare, and only the pixels of unequal pairs
-// are measured; a difference then paints over its faded pixel.
-func (c *comparer) compareSpan(y int, ra, rb []byte, masked []bool, out []byte) {
+// compareOverlap compares the overlap part of row y (rows ra and rb) and
+// draws it into out, reporting whether the rows are equal. Without a diff
+// image, equal rows cost one bytes.Equal. With one, a row equal to the
+// row above in the first image (blank lines, flat backgrounds) copies the
+// faded row above when it is also equal in the second image; any other row
+// is faded and compared in one pass (compareFadeSpan), as unequal rows
+// always were, instead of a bytes.Equal and a fadeRow. The rows below are
+// touched ahead (compareSpan) only after a row that differed: on equal rows
+// that costs more than it saves.
+func (c *comparer) compareOverlap(y int, ra, rb []byte, masked []bool, out []byte) bool {
+	if out == nil {
+		same := bytes.Equal(ra, rb)
+		if !same {
+			c.compareSpan(y, ra, rb, masked, nil)
+		}
+		return same
+	}
+	n := len(ra)
+	out = out[:n:n]
+	if c.prevFaded && bytes.Equal(ra, c.a.row(y-1)) && bytes.Equal(ra, rb) {
+		copy(out, c.out.Pix[(y-1-c.outY0)*c.out.Stride:][:n])
+		return true
+	}
+	if !c.prevSame {
+		return c.compareSpan(y, ra, rb, masked, out)
+	}
+	return c.fadeEqualQuads(y, ra, rb[:n:n], masked, out)
+}
+
+// fadeEqualQuads is compareFadeSpan for a row that is likely equal in both
+// images: while it is, four opaque pixels of the first image are faded a
+// step, again only when they are not the four before: one branch a step
+// where compareFadeSpan's memo of pairs takes one a pair, mispredicted on
+// text rows (ink and background alternate). The rest of the row, from the
+// first four pixels that differ or hold a translucent one, goes to
+// compareFadeSpan.
+func (c *comparer) fadeEqualQuads(y int, ra, rb []byte, masked []bool, out []byte) (same bool) {
+	n := len(ra)
+	rb, out = rb[:n:n], out[:n:n]
+	le := binary.LittleEndian
+	white := uint64(fadedOpaque(0xffffffff)) * 0x1_0000_0001
+	k0, k1, v0, v1 := uint64(whitePair), uint64(whitePair), white, white
+	i := 0
+	for ; i <= n-16; i += 16 {
+		a0, a1 := le.Uint64(ra[i:]), le.Uint64(ra[i+8:])
+		if a0 != le.Uint64(rb[i:]) || a1 != le.Uint64(rb[i+8:]) {
+			break
+		}
+		if a0 != k0 || a1 != k1 {
+			if a0&a1&opaquePair != opaquePair {
+				break
+			}
+			k0, k1, v0, v1 = a0, a1, fadedOpaquePair(a0), fadedOpaquePair(a1)
+		}
+		le.PutUint64(out[i:], v0)
+		le.PutUint64(out[i+8:], v1)
+	}
+	return c.compareFadeSpan(i, y, ra, rb, masked, out)
+}
+
+// compareSpan runs pixelmatch over the overlap part of row y, which
+// differs somewhere or follows a row that did: the rows below are touched
+// ahead (touch), the whole row is faded (runs of background costing a
+// compare a pixel pair; in the same pass, with a diff image:
+// compareFadeSpan), pairs of pixels equal in both images are skipped with
+// one 64-bit compare, and only the pixels of unequal pairs are measured; a
+// difference then paints over its faded pixel. It reports whether the rows
+// were equal (always false without a diff image: called on unequal rows).
+func (c *comparer) compareSpan(y int, ra, rb []byte, masked []bool, out []byte) bool {
 	n := 4 * c.a.w
 	ra, rb = ra[:n:n], rb[:n:n]
 	if y+1 < c.a.h {
 		c.touched += touch(c.a.row(y+1)) + touch(c.b.row(y+1))
 	}
 	if out != nil {
-		c.compareFadeSpan(y, ra, rb, masked, out[:n:n])
-		return
+		return c.compareFadeSpan(0, y, ra, rb, masked, out[:n:n])
 	}
 	i := 0
 	for n := len(ra); i <= n-8; i += 8 { // i <= n-8, not i+8 <= n: the form Go drops bounds checks for
@@ -364,6 +420,7 @@ func (c *comparer) compareSpan(y int, ra, rb []byte, masked []bool, out []byte) 
 	if i < n {
 		c.comparePixel(i/4, y, ra, rb, masked, out)
 	}
+	return false
 }
 
 // touch reads one byte of each cache line of row, independent loads that
@@ -382,12 +439,13 @@ func touch(row []byte) byte {
 // pair of pixels of the first image is faded into out before its
 // differences are measured and painted over it. Opaque pairs fade in
 // integers (fadedOpaquePair); from the first pair with a translucent pixel
-// on, the rest of the row goes to compareFadeSpanMixed.
-func (c *comparer) compareFadeSpan(y int, ra, rb []byte, masked []bool, out []byte) {
+// on, the rest of the row goes to compareFadeSpanMixed. It starts at byte
+// i and reports whether the rows were equal from there on.
+func (c *comparer) compareFadeSpan(i, y int, ra, rb []byte, masked []bool, out []byte) (same bool) {
 	n := len(ra)
 	rb, out = rb[:n:n], out[:n:n]
 	pairKey, pairVal := uint64(whitePair), uint64(fadedOpaque(0xffffffff))*0x1_0000_0001
-	i := 0
+	differ := false
 	for ; i <= n-8; i += 8 {
 		wa, wb := binary.LittleEndian.Uint64(ra[i:]), binary.LittleEndian.Uint64(rb[i:])
 		if wa != pairKey {
@@ -400,6 +458,7 @@ func (c *comparer) compareFadeSpan(y int, ra, rb []byte, masked []bool, out []by
 		if wa == wb {
 			continue
 		}
+		differ = true
 		if !c.smallOpaque(uint32(wa), uint32(wb)) {
 			c.comparePixel(i/4, y, ra, rb, masked, out)
 		}
@@ -407,7 +466,7 @@ func (c *comparer) compareFadeSpan(y int, ra, rb []byte, masked []bool, out []by
 			c.comparePixel(i/4+1, y, ra, rb, masked, out)
 		}
 	}
-	c.compareFadeSpanMixed(i, y, ra, rb, masked, out)
+	return c.compareFadeSpanMixed(i, y, ra, rb, masked, out) && !differ
 }
 
 // compareFadeSpanMixed is compareFadeSpan from byte i of a row with
@@ -415,10 +474,12 @@ func (c *comparer) compareFadeSpan(y int, ra, rb []byte, masked []bool, out []by
 // is faded in floating point (fadedColor), opaque pixels too (the same
 // bytes, TestFadedOpaqueExact), so no branch depends on their opacity
 // (it was mispredicted on rows where opaque and translucent pixels mix).
-func (c *comparer) compareFadeSpanMixed(i, y int, ra, rb []byte, masked []bool, out []byte) {
+// It reports whether the rows were equal from byte i on.
+func (c *comparer) compareFadeSpanMixed(i, y int, ra, rb []byte, masked []bool, out []byte) (same bool) {
 	n := len(ra)
 	rb, out = rb[:n:n], out[:n:n]
 	pairKey, pairVal := uint64(whitePair), uint64(fadedOpaque(0xffffffff))*0x1_0000_0001
+	differ := false
 	for ; i <= n-8; i += 8 {
 		wa, wb := binary.LittleEndian.Uint64(ra[i:]), binary.LittleEndian.Uint64(rb[i:])
 		if wa != pairKey {
@@ -428,6 +489,7 @@ func (c *comparer) compareFadeSpanMixed(i, y int, ra, rb []byte, masked []bool, 
 		if wa == wb {
 			continue
 		}
+		differ = true
 		if !c.smallOpaque(uint32(wa), uint32(wb)) {
 			c.comparePixel(i/4, y, ra, rb, masked, out)
 		}
@@ -437,8 +499,10 @@ func (c *comparer) compareFadeSpanMixed(i, y int, ra, rb []byte, masked []bool, 
 	}
 	if i < n {
 		binary.LittleEndian.PutUint32(out[i:], c.faded(binary.LittleEndian.Uint32(ra[i:])))
+		differ = differ || binary.LittleEndian.Uint32(ra[i:]) != binary.LittleEndian.Uint32(rb[i:])
 		c.comparePixel(i/4, y, ra, rb, masked, out)
 	}
+	return !differ
 }
 
 // smallOpaque reports whether pixels pa and pb are equal, or opaque with
@@ -617,18 +681,6 @@ func (c *comparer) maskRow(y int) []bool {
 		}
 	}
 	return c.rowMask
-}
-
-// fadeRowOnce fades row y of the first image into dst, copying the row
-// above when both rows of the first image are equal (blank lines, flat
-// backgrounds) and the row above was faded alone.
-func (c *comparer) fadeRowOnce(y int, src, dst []byte) {
-	if c.prevFaded && bytes.Equal(src, c.a.row(y-1)) {
-		above := c.out.Pix[(y-1-c.outY0)*c.out.Stride:]
-		copy(dst, above[:len(dst)])
-		return
-	}
-	c.fadeRow(src, dst)
 }
 
 // fadeRow draws every pixel of src faded into dst (faded, inlined by hand),

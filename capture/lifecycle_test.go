@@ -281,9 +281,8 @@ func TestRemoteBrowser(t *testing.T) {
 	}
 }
 
-// pageTargets lists the page targets of b's tab contexts (Chromium's own browser_ui pages
-// aside).
-func pageTargets(t *testing.T, b *Browser) []string {
+// allTargets lists every target of b's running browser.
+func allTargets(t *testing.T, b *Browser) (*instance, []*proto.TargetTargetInfo) {
 	t.Helper()
 	b.mu.Lock()
 	inst := b.inst
@@ -294,6 +293,14 @@ func pageTargets(t *testing.T, b *Browser) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return inst, targets.TargetInfos
+}
+
+// pageTargets lists the page targets of b's tab contexts (Chromium's own browser_ui pages
+// aside).
+func pageTargets(t *testing.T, b *Browser) []string {
+	t.Helper()
+	inst, targets := allTargets(t, b)
 	contexts := map[proto.BrowserBrowserContextID]bool{}
 	inst.mu.Lock()
 	for _, tb := range inst.byTarget {
@@ -301,7 +308,7 @@ func pageTargets(t *testing.T, b *Browser) []string {
 	}
 	inst.mu.Unlock()
 	var pages []string
-	for _, ti := range targets.TargetInfos {
+	for _, ti := range targets {
 		if contexts[ti.BrowserContextID] && ti.Type == "page" {
 			pages = append(pages, ti.URL)
 		}
@@ -339,16 +346,8 @@ func TestNoOmniboxWebUI(t *testing.T) {
 	b := newBrowser(t, Config{Tabs: 2})
 	srv := siteServer(t)
 	mustCapture(t, b, Request{URL: srv.URL + "/short", Name: "s"})
-	b.mu.Lock()
-	inst := b.inst
-	b.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	targets, err := proto.TargetGetTargets{}.Call(inst.rb.Context(ctx))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ti := range targets.TargetInfos {
+	_, targets := allTargets(t, b)
+	for _, ti := range targets {
 		if ti.Type == "browser_ui" {
 			t.Errorf("a browser_ui target runs: %s", ti.URL)
 		}

@@ -85,6 +85,7 @@ func TestNativeDownloadCappedWhileStreaming(t *testing.T) {
 			sent.Store(0)
 			_, err := capture(t, b, Request{URL: srv.URL + path, Name: "s", Outputs: []string{OutputText}, Timeout: time.Minute})
 			wantCode(t, err, code, false)
+			t.Logf("the server sent %d MiB", sent.Load()>>20)
 			if n := sent.Load(); n > 4*MaxPDFBytes {
 				t.Errorf("the server sent %d MiB before the download was cancelled; the cap is %d MiB", n>>20, MaxPDFBytes>>20)
 			}

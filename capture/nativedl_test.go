@@ -110,8 +110,9 @@ func TestStrayDownloadsCancelled(t *testing.T) {
 	defer srv.Close()
 	res := mustCapture(t, b, Request{URL: srv.URL + "/page", Name: "p", Outputs: []string{OutputText},
 		Wait: Wait{Until: UntilNetworkIdle}})
-	if res.HTTPStatus != 200 || res.Title != "Stray" || len(res.Skipped) != 0 || len(res.Files) != 1 {
-		t.Errorf("status %d, title %q, skipped %+v, %d files; want the page itself", res.HTTPStatus, res.Title, res.Skipped, len(res.Files))
+	if res.HTTPStatus != 200 || res.ContentType != "text/html" || res.Title != "Stray" || len(res.Skipped) != 0 || len(res.Files) != 1 {
+		t.Errorf("status %d, type %q, title %q, skipped %+v, %d files; want the page itself",
+			res.HTTPStatus, res.ContentType, res.Title, res.Skipped, len(res.Files))
 	}
 	if text := string(fileByKind(t, res, OutputText).Data); !strings.Contains(text, "A page with downloads") {
 		t.Errorf("text %q", text)

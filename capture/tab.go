@@ -294,12 +294,16 @@ func (t *tab) responseReceived(e *proto.NetworkResponseReceived) {
 	if e.Type != proto.NetworkResourceTypeDocument || e.FrameID != t.page.FrameID {
 		return
 	}
+	hdr := headerOfNetwork(e.Response.Headers)
+	if t.st.frameURL != "" && !t.st.blank && takeDownload(e.Response.Status, hdr) != nil {
+		return // a download started after the page committed (a click, a script) is not its document
+	}
 	t.st.sawDocument = true
 	t.st.docResponded = t.st.docResponded || e.RequestID == t.st.docRequestID
 	t.st.status = e.Response.Status
 	t.st.docURL = e.Response.URL
 	t.st.contentType = e.Response.MIMEType
-	t.st.docHeader = headerOfNetwork(e.Response.Headers)
+	t.st.docHeader = hdr
 	t.st.egress = ""
 	if t.egress != nil {
 		for k, v := range e.Response.Headers {

@@ -63,16 +63,24 @@ func (t *tab) downloadBegan(e *proto.PageDownloadWillBegin) {
 }
 
 // downloadProgressed handles Page.downloadProgress on the event loop: the taken download's
-// end is signalled.
+// end is signalled; any other download that completed before its cancel arrived (a small
+// one) is removed at once, so a session, which has no clean slate between pages, keeps none.
 func (t *tab) downloadProgressed(e *proto.PageDownloadProgress) {
 	if e.State == proto.PageDownloadProgressStateInProgress {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if n := t.native; n != nil && n.guid == e.GUID && !n.ended {
-		n.ended, n.state = true, string(e.State)
-		close(n.done)
+	n := t.native
+	if n != nil && n.guid == e.GUID {
+		if !n.ended {
+			n.ended, n.state = true, string(e.State)
+			close(n.done)
+		}
+		return
+	}
+	if t.dlDir != "" && e.State == proto.PageDownloadProgressStateCompleted {
+		_ = os.Remove(t.downloadPath(e.GUID))
 	}
 }
 

@@ -40,9 +40,8 @@ const partSuffix = ".crdownload"
 // tabDownload is the download Chromium makes of the current job's main-frame response.
 type tabDownload struct {
 	guid  string
-	ended bool          // completed or canceled (guarded by tab.mu)
-	state string        // the final state
-	done  chan struct{} // closed when ended
+	state string        // the final state, completed or canceled ("" until then; guarded by tab.mu)
+	done  chan struct{} // closed once state is set
 }
 
 // downloadBegan handles Page.downloadWillBegin on the event loop: the main frame's download
@@ -73,8 +72,8 @@ func (t *tab) downloadProgressed(e *proto.PageDownloadProgress) {
 	defer t.mu.Unlock()
 	n := t.native
 	if n != nil && n.guid == e.GUID {
-		if !n.ended {
-			n.ended, n.state = true, string(e.State)
+		if n.state == "" {
+			n.state = string(e.State)
 			close(n.done)
 		}
 		return
@@ -167,10 +166,8 @@ func (t *tab) awaitDownload(ctx context.Context, n *tabDownload, d *download) er
 // readDownloadFile reads the ended download's file into d (at most MaxPDFBytes, beyond which
 // only its first KiB is kept, enough to tell a PDF) and removes it.
 func (t *tab) readDownloadFile(n *tabDownload, d *download) {
-	t.mu.Lock()
-	state := n.state
-	t.mu.Unlock()
-	if state != string(proto.PageDownloadProgressStateCompleted) {
+	// n.state was set before n.done closed, and this runs after.
+	if n.state != string(proto.PageDownloadProgressStateCompleted) {
 		d.err = errors.New("chromium cancelled the download")
 		return
 	}
@@ -224,12 +221,9 @@ func (t *tab) partSize(guid string) int64 {
 	return size
 }
 
-// clearDownloads removes every file in the tab's download directory (the clean slate) and
-// forgets the job's download.
+// clearDownloads removes every file in the tab's download directory (the clean slate; the
+// next job's beginJob forgets its download).
 func (t *tab) clearDownloads() error {
-	t.mu.Lock()
-	t.native = nil
-	t.mu.Unlock()
 	if t.dlDir == "" {
 		return nil
 	}

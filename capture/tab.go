@@ -170,20 +170,13 @@ func (t *tab) discard() {
 	if t.page != nil {
 		t.inst.unregister(t)
 	}
-	if !t.inst.alive() {
-		if t.egress != nil {
-			_ = t.egress.Close()
+	if t.inst.alive() {
+		ctx, cancel := context.WithTimeout(t.inst.ctx, cleanTimeout)
+		// Disposing the context closes its pages.
+		if err := (proto.TargetDisposeBrowserContext{BrowserContextID: t.contextID}).Call(t.inst.rb.Context(ctx)); err != nil {
+			t.inst.log.Debug("dispose browser context", "err", err)
 		}
-		if t.dlDir != "" {
-			_ = os.RemoveAll(t.dlDir)
-		}
-		return
-	}
-	ctx, cancel := context.WithTimeout(t.inst.ctx, cleanTimeout)
-	defer cancel()
-	// Disposing the context closes its pages.
-	if err := (proto.TargetDisposeBrowserContext{BrowserContextID: t.contextID}).Call(t.inst.rb.Context(ctx)); err != nil {
-		t.inst.log.Debug("dispose browser context", "err", err)
+		cancel()
 	}
 	if t.egress != nil {
 		_ = t.egress.Close()

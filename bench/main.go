@@ -6,11 +6,15 @@
 // px pages, image-heavy, late SPA content, 404s) from the fixture site,
 // served on several loopback addresses so they are different sites.
 //
-//	(a) floor: a bare go-rod loop over one warm browser, one long-lived tab per
-//	    worker, navigate, wait for load, capture segments (same capture code
-//	    as snapq, so the ratio is the cost of the pipeline and isolation)
+//	(a) floor: issue 31's floor, a bare go-rod loop over one warm browser, one
+//	    long-lived tab per worker in one shared context, navigate, wait for
+//	    load, one full-page PNG per URL the way rod takes it
+//	    (Page.Screenshot(true, nil)), nothing cut or stored
 //	(b) e2e:   API → Redis → worker → MinIO → status succeeded, with snapq's
 //	    clean slate per job
+//	(c) bandfloor (-bandfloor, on by default): the same bare loop capturing
+//	    with snapq's own segmented code (capture.Shoot), so e2e/bandfloor is
+//	    the cost of the pipeline and isolation alone
 //
 // First, with no services, the pixel diff of visual regression is measured
 // against a naive image.At comparison (bench/diff.go; -diff-only stops there).
@@ -81,7 +85,7 @@ type options struct {
 	libOnly     bool   // -lib-only
 	libModes    string // -lib-modes
 	libFlags    string // -lib-flags
-	rodFloor    bool   // -rodfloor
+	bandFloor   bool   // -bandfloor
 	base        string // -base: a git revision whose api and worker also run the e2e rounds
 }
 
@@ -96,7 +100,7 @@ func main() {
 	flag.BoolVar(&o.libOnly, "lib-only", false, "only measure the capture package alone against the floor, with its stage table (needs only Chromium)")
 	flag.StringVar(&o.libModes, "lib-modes", "", "-lib-only: also measure the capture package with these screenshot modes (comma-separated: full, viewport), each its own series")
 	flag.StringVar(&o.libFlags, "lib-flags", "", "-lib-only: also measure the capture package in a Chromium started with these extra flags (comma-separated name or name=value), the series lib+flags")
-	flag.BoolVar(&o.rodFloor, "rodfloor", true, "also run issue 31's naive floor: bare rod, one full-page PNG per URL (Page.Screenshot(true, nil)), printing e2e/rodfloor")
+	flag.BoolVar(&o.bandFloor, "bandfloor", true, "also run the band floor: the bare loop capturing with snapq's own segmented code, printing e2e/bandfloor")
 	flag.BoolVar(&o.lib, "lib", false, "also measure the capture package alone (clean slate, no queue or storage)")
 	flag.StringVar(&o.chrome, "chrome", testenv.Getenv("SNAPQ_CHROME_BIN", "/usr/bin/chromium"), "chromium binary")
 	flag.BoolVar(&o.diff, "diff", true, "measure the pixel diff first (diff.go)")

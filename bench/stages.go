@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/snapq/snapq/jobs"
 )
 
 // stageOrder is the order of the stage table: a job's life, first to last.
@@ -201,6 +203,10 @@ func (t *stageTable) print() {
 			fmt.Printf("bench:   %-10s %8.0f %8.0f %8.1f  job\n", k, quantile(xs, 0.5), quantile(xs, 0.95), mean(xs))
 		} else if b, ok := t.hist[k]; ok {
 			fmt.Printf("bench:   %-10s %8.1f %8.1f %8s  hist\n", k, histQuantile(b, 0.5), histQuantile(b, 0.95), "")
+		}
+		if b, ok := t.hist[jobs.StageBand]; ok && k == "capture" {
+			fmt.Printf("bench:     %-8s %8.1f %8.1f %8s  hist (each screenshot call inside capture: one band of segments)\n",
+				"per band", histQuantile(b, 0.5), histQuantile(b, 0.95), "")
 		}
 	}
 	fmt.Printf("bench:   %-10s %8.0f %8.0f %8.1f  job (the worker's own time: start to commit)\n", "total",

@@ -349,6 +349,7 @@ func (j *job) outputs() *Error {
 		if err != nil {
 			return j.fail(phaseCapture, err)
 		}
+		j.res.ScreenshotCalls = append(j.res.ScreenshotCalls, shots.calls...)
 		if blank(shots.images) && j.canRetry() {
 			// A retake after escalated waits (quality.go); the checks are read again too.
 			j.res.Quality.Retried = true
@@ -359,6 +360,7 @@ func (j *job) outputs() *Error {
 			}
 			if again, err := shootStable(j.ctx, j.p, j.req, j.res, j.cfg.CallTimeout); err == nil {
 				shots = again
+				j.res.ScreenshotCalls = append(j.res.ScreenshotCalls, again.calls...)
 			}
 		}
 		j.verdict(blank(shots.images))

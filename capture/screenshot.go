@@ -73,8 +73,9 @@ func devicePx(css int, dsf float64) int { return int(math.Round(float64(css) * d
 type shots struct {
 	images   []Image
 	segments Segments
-	encode   time.Duration // spent decoding and encoding in Go
-	byteErr  *Error        // why segments stopped at the byte budget (shootArea only)
+	encode   time.Duration   // spent decoding and encoding in Go
+	calls    []time.Duration // each Page.captureScreenshot call that answered, in order
+	byteErr  *Error          // why segments stopped at the byte budget (shootArea only)
 }
 
 // shoot captures the loaded page according to req.Screenshot, within the job's budget b.
@@ -88,8 +89,9 @@ func shoot(ctx context.Context, p *rod.Page, req Request, pageHeight int, b *bud
 // with CodeTooLargeCapture, except segments, which stop at the budget like at max_segments.
 func shootArea(ctx context.Context, p *rod.Page, req Request, a area, b *budget, callTimeout time.Duration) (shots, error) {
 	vp, sc := req.Viewport, req.Screenshot
+	var calls []time.Duration
 	sh := shooter{req: req, a: a, b: b, c: capturer{ctx: ctx, p: p, format: sc.Format, quality: sc.Quality, dsf: vp.DeviceScaleFactor,
-		width: a.Width, x: a.X, y: a.Y, timeout: callTimeout}}
+		width: a.Width, x: a.X, y: a.Y, timeout: callTimeout, calls: &calls}}
 	sh.devW = devicePx(a.Width, sh.c.dsf)
 	what := "page"
 	if a.element {
@@ -98,6 +100,15 @@ func shootArea(ctx context.Context, p *rod.Page, req Request, a area, b *budget,
 	if err := b.checkWidth(what, sh.devW); err != nil {
 		return shots{}, err
 	}
+	s, err := sh.shoot()
+	s.calls = calls
+	return s, err
+}
+
+// shoot takes the area's screenshots in the request's mode.
+func (sh *shooter) shoot() (shots, error) {
+	vp, sc := sh.req.Viewport, sh.req.Screenshot
+	a := sh.a
 	switch sc.Mode {
 	case ModeViewport:
 		var clip *Rect
@@ -279,6 +290,7 @@ type capturer struct {
 	width   int // CSS px
 	x, y    int // CSS px: where the captured area starts in the document (clip rects are relative to it)
 	timeout time.Duration
+	calls   *[]time.Duration // where call records the time of each call that answered
 }
 
 // call runs one Page.captureScreenshot bounded by the call timeout. clip nil captures the
@@ -302,12 +314,16 @@ func (c capturer) call(format string, clip *Rect, fast bool) ([]byte, error) {
 		req.Clip = &proto.PageViewport{X: float64(c.x), Y: float64(c.y + clip.Y), Width: float64(c.width), Height: float64(clip.Height), Scale: 1}
 		req.CaptureBeyondViewport = true
 	}
+	start := time.Now()
 	res, err := req.Call(c.p.Context(cctx))
 	if err != nil {
 		if c.ctx.Err() == nil && cctx.Err() != nil {
 			return nil, fmt.Errorf("%w (%s)", errCallTimeout, c.timeout)
 		}
 		return nil, fmt.Errorf("capture screenshot: %w", err)
+	}
+	if c.calls != nil {
+		*c.calls = append(*c.calls, time.Since(start))
 	}
 	return res.Data, nil
 }

@@ -30,7 +30,9 @@ const stabilizeSettle = 150 * time.Millisecond
 // every capture and keeps the measurements of the capture it keeps: an
 // element that appears during the retakes (a late ad, a modal) is masked and
 // explained as the kept screenshot shows it (issue 30).
-func shootStable(ctx context.Context, p *rod.Page, req Request, res *Result, callTimeout time.Duration) (shots, error) {
+//
+// The shots it returns carry the screenshot calls of every capture it took.
+func shootStable(ctx context.Context, p *rod.Page, req Request, res *Result, callTimeout time.Duration) (s shots, err error) {
 	m, err := measurePage(p, req, res)
 	if err != nil {
 		return shots{}, err
@@ -40,6 +42,8 @@ func shootStable(ctx context.Context, p *rod.Page, req Request, res *Result, cal
 	if err != nil || req.Stabilize <= 1 {
 		return prev, err
 	}
+	calls := prev.calls
+	defer func() { s.calls = calls }()
 	start := time.Now()
 	st := &Stabilization{Captures: 1}
 	res.Stabilization = st
@@ -57,6 +61,7 @@ func shootStable(ctx context.Context, p *rod.Page, req Request, res *Result, cal
 		if err != nil {
 			return prev, nil
 		}
+		calls = append(calls, cur.calls...)
 		st.Captures++
 		cm.apply(res)
 		if sameShots(prev, cur) {

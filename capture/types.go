@@ -200,6 +200,10 @@ type Result struct {
 	// screenshot, html or links), with the reason.
 	Skipped []Skipped
 	Timings map[string]int64 // milliseconds: navigate, wait, capture, encode, total
+	// ScreenshotCalls is the time of each Page.captureScreenshot call of the capture stage
+	// that answered, in order: one band of segments (several segments cut from one call), or
+	// the one image of modes viewport and full. Inside Timings["capture"], not beside it.
+	ScreenshotCalls []time.Duration `json:"-"`
 	// State is the login the page holds at the end (Request.SaveState).
 	State *StorageState
 	// Consent lists the consent banners Prepare.Consent found and what it did (nil when

@@ -649,6 +649,7 @@ func newResult(res *capture.Result) *Result {
 		BlockedRequests: res.BlockedRequests,
 		Blocking:        res.Blocking,
 		TimingsMS:       timings,
+		ScreenshotCalls: res.ScreenshotCalls,
 		Log:             res.Log,
 		LogTruncated:    res.LogTruncated,
 		Evaluations:     res.Evaluations,

@@ -48,6 +48,8 @@ func TestHandlerSuccess(t *testing.T) {
 		Partial:     true,
 		ContentType: "text/html",
 		Timings:     map[string]int64{"navigate": 7},
+		// Two bands: each is observed, none is stored.
+		ScreenshotCalls: []time.Duration{3 * time.Millisecond, 4 * time.Millisecond},
 	}
 
 	var stages []string
@@ -55,9 +57,11 @@ func TestHandlerSuccess(t *testing.T) {
 	if err := e.h.Capture(jobs.WithLastAttempt(ctx, false), jobs.CapturePayload{JobID: j.ID}); err != nil {
 		t.Fatalf("Capture = %v", err)
 	}
-	// Every stage of the timings but the total, then the two after the result is stored.
+	// Every stage of the timings but the total, each screenshot call, then the two after
+	// the result is stored.
 	slices.Sort(stages[:len(stages)-2])
-	if diff := cmp.Diff([]string{"files", "navigate", "start", "thumbnail", "upload", jobs.StageCommit, jobs.StageEvents}, stages); diff != "" {
+	if diff := cmp.Diff([]string{jobs.StageBand, jobs.StageBand, "files", "navigate", "start", "thumbnail", "upload",
+		jobs.StageCommit, jobs.StageEvents}, stages); diff != "" {
 		t.Errorf("stages observed (-want +got):\n%s", diff)
 	}
 

@@ -158,6 +158,9 @@ type Result struct {
 	MarkdownChars     int              `json:"markdown_chars,omitempty"`
 	MarkdownTruncated bool             `json:"markdown_truncated,omitempty"`
 	TimingsMS         map[string]int64 `json:"timings_ms"`
+	// ScreenshotCalls is capture.Result.ScreenshotCalls: not stored, only observed as the
+	// worker's capture_band stage (Handler.Stage), once per call.
+	ScreenshotCalls []time.Duration `json:"-"`
 	// Log has one entry per step performed on the page (preparation, actions); LogTruncated
 	// says older entries were dropped past capture.MaxLogEntries.
 	Log          []capture.LogEntry `json:"log,omitempty"`

@@ -76,7 +76,8 @@ func newWorkerMetrics() *workerMetrics {
 			Help: "Segment images aligned comparisons decoded (segments with a manifest are decoded only where their pixels are needed)."}),
 		stages: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "snapq_worker_stage_seconds",
 			Help: "Time of each stage of successful capture attempts: the keys of result.timings_ms (queue, start, slot, tab, " +
-				"navigate, wait, prepare, quality, capture, encode, reset, upload, thumbnail, …), commit and events.",
+				"navigate, wait, prepare, quality, capture, encode, reset, upload, thumbnail, …), commit and events; " +
+				"capture_band: each screenshot call inside capture, once per call.",
 			Buckets: stageBuckets}, []string{"stage"}),
 	}
 	m.uploads.WithLabelValues("uploaded")

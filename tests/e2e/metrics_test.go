@@ -66,6 +66,11 @@ func TestMetrics(t *testing.T) {
 				grepLines(worker, "snapq_worker_stage_seconds_count"))
 		}
 	}
+	// One screenshot call a job: /short is one segment, /tall's three are cut from one band.
+	if !hasLine(worker, `snapq_worker_stage_seconds_count{stage="capture_band"} 2`) {
+		t.Errorf("worker metrics lack snapq_worker_stage_seconds_count{stage=\"capture_band\"} 2:\n%s",
+			grepLines(worker, "snapq_worker_stage_seconds_count"))
+	}
 	var list struct {
 		Jobs []struct {
 			Result struct {

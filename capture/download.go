@@ -130,6 +130,15 @@ var downloadedTextTypes = map[string]bool{
 	"text/csv": true, "text/tab-separated-values": true, "text/tsv": true, "text/ofx": true,
 }
 
+// headerOfNetwork turns the Network domain's header map into an http.Header.
+func headerOfNetwork(h proto.NetworkHeaders) http.Header {
+	out := make(http.Header, len(h))
+	for k, v := range h {
+		out.Add(k, v.Str())
+	}
+	return out
+}
+
 // headerOf turns Fetch's header list into an http.Header.
 func headerOf(entries []*proto.FetchHeaderEntry) http.Header {
 	h := http.Header{}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -237,15 +236,6 @@ func (t *tab) clearDownloads() error {
 		}
 	}
 	return nil
-}
-
-// headerOfNetwork turns the Network domain's header map into an http.Header.
-func headerOfNetwork(h proto.NetworkHeaders) http.Header {
-	out := make(http.Header, len(h))
-	for k, v := range h {
-		out.Add(k, v.Str())
-	}
-	return out
 }
 
 // setDownloadBehavior has a launched Chromium download the context's files into a directory

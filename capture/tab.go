@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -299,11 +298,7 @@ func (t *tab) responseReceived(e *proto.NetworkResponseReceived) {
 	t.st.docHeader = hdr
 	t.st.egress = ""
 	if t.egress != nil {
-		for k, v := range e.Response.Headers {
-			if strings.EqualFold(k, egressHeader) {
-				t.st.egress = v.Str()
-			}
-		}
+		t.st.egress = hdr.Get(egressHeader)
 	}
 }
 

@@ -175,9 +175,11 @@ func timeCompare(p diffPair, o diff.Options) (compareTime, *diff.Result, error) 
 	var t compareTime
 	var res *diff.Result
 	for range 2 {
-		if _, err := diff.Compare(p.a, p.b, o); err != nil {
+		out, err := diff.Compare(p.a, p.b, o)
+		if err != nil {
 			return t, nil, err
 		}
+		out.Release()
 	}
 	procs := runtime.GOMAXPROCS(0)
 	defer runtime.GOMAXPROCS(procs)
@@ -199,6 +201,7 @@ func timeCompare(p diffPair, o diff.Options) (compareTime, *diff.Result, error) 
 		} else {
 			t.wall = minDur(t.wall, wall)
 		}
+		res.Release() // as the regression comparer does once a diff image is encoded
 		res = out
 	}
 	return t, res, nil

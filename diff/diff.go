@@ -126,6 +126,26 @@ type Result struct {
 	// differences red, anti-aliasing yellow, masked pixels blue, the rest a
 	// faded grayscale copy of the first image.
 	Diff *image.NRGBA
+
+	ownDiff bool // Diff was drawn by Compare (Release may recycle it)
+}
+
+// Release hands the memory of r.Diff back for the diff image of a later
+// Compare, and sets r.Diff to nil: call it once the diff image has been
+// encoded or read, when nothing will read it again (no copy of the pointer
+// either: its pixels will be overwritten). Without it the memory goes to
+// the garbage collector; with it, a comparison after another of the same
+// size or smaller draws into memory already mapped, instead of taking a
+// page fault every 4 KiB (see diffPool). A nil Result, or one without a
+// diff image, is left as it is.
+func (r *Result) Release() {
+	if r == nil || r.Diff == nil {
+		return
+	}
+	if r.ownDiff {
+		recycleDiff(r.Diff.Pix)
+	}
+	r.Diff, r.ownDiff = nil, false
 }
 
 // Passes reports whether r is within the allowed ratio of differing
@@ -190,7 +210,7 @@ func compareRows(ra, rb raster, opts Options, verify bool) *Result {
 		c := newComparer(ra, rb, opts)
 		c.out, c.outY0 = newDiffImage(image.Rect(0, y0, c.w, y1)), y0
 		c.run(y0, y1)
-		r.Diff = c.out
+		r.Diff, r.ownDiff = c.out, true
 		return r
 	}
 	c := newComparer(ra, rb, opts)
@@ -199,6 +219,9 @@ func compareRows(ra, rb raster, opts Options, verify bool) *Result {
 		c.out = newDiffImage(image.Rect(0, 0, c.w, c.h))
 	}
 	if !c.run(0, c.h) {
+		if c.out != nil {
+			recycleDiff(c.out.Pix) // the comparison starts over
+		}
 		return nil
 	}
 	r := c.res
@@ -208,7 +231,7 @@ func compareRows(ra, rb raster, opts Options, verify bool) *Result {
 	if c.maxX >= 0 {
 		r.Bounds = image.Rect(c.minX, c.minY, c.maxX+1, c.maxY+1)
 	}
-	r.Diff = c.out
+	r.Diff, r.ownDiff = c.out, c.out != nil
 	return r
 }
 
@@ -277,6 +300,8 @@ type comparer struct {
 	prevFaded bool // the previous row's overlap was drawn by fading alone
 	prevSame  bool // the previous row's overlap was equal in both images
 	flatNext  int  // antialiased: the pixel (y·w+x) after one flat in both images
+
+	solid solidMemo // solidPair's verdict on the last pair of words
 
 	translucentMemo [8]belowMemo // by background: white, or the checkerboard colour
 	boundMemo       belowMemo    // translucentBound's verdict on the last pair (below: decided)
@@ -411,6 +436,9 @@ func (c *comparer) compareSpan(y int, ra, rb []byte, masked []bool, out []byte) 
 			continue
 		}
 		if !c.smallOpaque(uint32(wa), uint32(wb)) {
+			if uniformPairs(wa, wb) && c.solidPair(i, y, wa, wb, masked) {
+				continue
+			}
 			c.comparePixel(i/4, y, ra, rb, masked, out)
 		}
 		if !c.smallOpaque(uint32(wa>>32), uint32(wb>>32)) {
@@ -460,6 +488,10 @@ func (c *comparer) compareFadeSpan(i, y int, ra, rb []byte, masked []bool, out [
 		}
 		differ = true
 		if !c.smallOpaque(uint32(wa), uint32(wb)) {
+			if uniformPairs(wa, wb) && c.solidPair(i, y, wa, wb, masked) {
+				binary.LittleEndian.PutUint64(out[i:], diffPair)
+				continue
+			}
 			c.comparePixel(i/4, y, ra, rb, masked, out)
 		}
 		if !c.smallOpaque(uint32(wa>>32), uint32(wb>>32)) {
@@ -491,6 +523,10 @@ func (c *comparer) compareFadeSpanMixed(i, y int, ra, rb []byte, masked []bool, 
 		}
 		differ = true
 		if !c.smallOpaque(uint32(wa), uint32(wb)) {
+			if uniformPairs(wa, wb) && c.solidPair(i, y, wa, wb, masked) {
+				binary.LittleEndian.PutUint64(out[i:], diffPair)
+				continue
+			}
 			c.comparePixel(i/4, y, ra, rb, masked, out)
 		}
 		if !c.smallOpaque(uint32(wa>>32), uint32(wb>>32)) {
@@ -503,6 +539,69 @@ func (c *comparer) compareFadeSpanMixed(i, y int, ra, rb []byte, masked []bool, 
 		c.comparePixel(i/4, y, ra, rb, masked, out)
 	}
 	return !differ
+}
+
+// solidMemo is solidPair's verdict on the last pair of words.
+type solidMemo struct {
+	a, b       uint64
+	set, above bool
+}
+
+// diffPair is two pixels painted diffRGB, as a little-endian word.
+const diffPair = uint64(0xff0000ff) * (1<<32 + 1)
+
+// uniformPairs reports whether words wa and wb each hold one colour twice
+// (solidPair's first test, inlined in the loops after smallOpaque's: a
+// call a pair of unequal pixels cost busy pairs up to 10%).
+func uniformPairs(wa, wb uint64) bool {
+	return uint32(wa) == uint32(wa>>32) && uint32(wb) == uint32(wb>>32)
+}
+
+// solidPair decides, and counts, the two unequal pixels at byte i of row
+// y, words wa of the first image and wb of the second (uniformPairs), when
+// they lie inside a changed area of one colour: the two colours are above
+// the threshold at any position (aboveAnywhere), and in each image the
+// two pixels above the pair have its colour. Each
+// pixel then has three neighbours of its colour in both images (the other
+// pixel of the pair, the one above it and the one above the other), so
+// pixelmatch finds no anti-aliasing in either, at an edge too, and both
+// count. It reports false, and counts nothing, otherwise (masked rows
+// too): the caller then compares the pixels one by one. The caller paints.
+func (c *comparer) solidPair(i, y int, wa, wb uint64, masked []bool) bool {
+	if masked != nil || y == 0 {
+		return false
+	}
+	le := binary.LittleEndian
+	if !c.includeAA && (le.Uint64(c.a.pix[(y-1)*c.a.stride+i:]) != wa || le.Uint64(c.b.pix[(y-1)*c.b.stride+i:]) != wb) {
+		return false
+	}
+	if m := &c.solid; !m.set || m.a != wa || m.b != wb {
+		m.a, m.b, m.set = wa, wb, true
+		m.above = c.aboveAnywhere(uint32(wa), uint32(wb))
+	}
+	if !c.solid.above {
+		return false
+	}
+	x := i / 4
+	c.res.DiffPixels += 2
+	c.minX, c.maxX = min(c.minX, x), max(c.maxX, x+1)
+	c.minY, c.maxY = min(c.minY, y), max(c.maxY, y)
+	return true
+}
+
+// aboveAnywhere reports whether unequal pixels pa and pb are above the
+// threshold wherever they are: below does not depend on the position but
+// for a translucent pair over the checkerboard, which counts only when
+// translucentBound decides it for every background colour.
+func (c *comparer) aboveAnywhere(pa, pb uint32) bool {
+	if c.checker && !c.okLab && pa&pb>>24 != 0xff {
+		below, decided := c.translucentBound(pa, pb)
+		return decided && !below
+	}
+	var p, q [4]byte
+	binary.LittleEndian.PutUint32(p[:], pa)
+	binary.LittleEndian.PutUint32(q[:], pb)
+	return !c.below(pa, pb, p[:], q[:], 0, 0)
 }
 
 // smallOpaque reports whether pixels pa and pb are equal, or opaque with

@@ -55,9 +55,12 @@
 //     (the weights have eight decimals), which orders them as pixelmatch's
 //     floating point does; the faded background of opaque pixels is
 //     computed in integers, exact for every colour, and a row equal to the
-//     one above is copied. Rows are compared in chunks on up to GOMAXPROCS
-//     goroutines, each with its own counts (the result does not depend on
-//     the order). Inputs are read in place when they are *image.NRGBA or
+//     one above is copied. Inside a changed area of one colour (both
+//     images uniform over the pixel pair and the pair above) two pixels
+//     count at once: each has three neighbours of its colour in both
+//     images, so neither is anti-aliasing. Rows are compared in chunks on
+//     up to GOMAXPROCS goroutines, the caller's one of them, each with its
+//     own counts (the result does not depend on the order). Inputs are read in place when they are *image.NRGBA or
 //     opaque *image.RGBA (screenshots decoded from RGBA or RGB PNGs), and
 //     converted once otherwise. A cross-check against the plain per-pixel
 //     loop keeps every shortcut byte-exact.
@@ -69,7 +72,9 @@
 // DefaultThreshold (0.1) and anti-aliasing is detected. To ask for an exact
 // colour match (threshold 0) set Threshold to ExactThreshold (any negative
 // value). DiffImage selects whether the diff image is rendered; it costs one
-// NRGBA image of the canvas size (4 bytes per pixel).
+// NRGBA image of the canvas size (4 bytes per pixel). Result.Release hands
+// that memory to the next comparison once the image has been encoded: a
+// caller diffing many segments then draws into memory already mapped.
 //
 // Passes applies the per-image gate: the ratio of differing pixels must not
 // exceed the allowed ratio, and a size mismatch never passes.

@@ -580,21 +580,9 @@ func (r *PageResult) RenderSegmentDiff(i int) (*image.NRGBA, error) {
 		y := p.b - s.Y0
 		switch p.kind {
 		case HunkEqual, HunkChanged:
-			if r.sameBytes(p) && r.maskedPair(p) == 0 {
-				rb, ok := r.raster(true, i)
-				if !ok {
-					return nil, r.err
-				}
-				for k := range p.n {
-					c.fadeRow(rb.row(p.b-s.Y0+k), out.Pix[(y+k)*out.Stride:(y+k)*out.Stride+4*r.Width])
-				}
-				continue
-			}
-			res := r.comparePiece(p, true)
-			if res == nil {
+			if !r.drawPaired(c, p, i, y, out) {
 				return nil, r.err
 			}
-			copy(out.Pix[y*out.Stride:(y+p.n)*out.Stride], res.Diff.Pix)
 		case HunkInserted:
 			rb, ok := r.raster(true, i)
 			if !ok {
@@ -623,6 +611,30 @@ func (r *PageResult) RenderSegmentDiff(i int) (*image.NRGBA, error) {
 		}
 	}
 	return out, nil
+}
+
+// drawPaired draws piece p of paired rows, at row y of out (segment i's
+// diff image): rows of the same bytes faded from the second page alone,
+// other rows by a pixel diff of the piece. It reports false when a
+// segment cannot be decoded (r.err).
+func (r *PageResult) drawPaired(c *comparer, p piece, i, y int, out *image.NRGBA) bool {
+	if r.sameBytes(p) && r.maskedPair(p) == 0 {
+		rb, ok := r.raster(true, i)
+		if !ok {
+			return false
+		}
+		for k := range p.n {
+			c.fadeRow(rb.row(y+k), out.Pix[(y+k)*out.Stride:(y+k)*out.Stride+4*r.Width])
+		}
+		return true
+	}
+	res := r.comparePiece(p, true)
+	if res == nil {
+		return false
+	}
+	copy(out.Pix[y*out.Stride:(y+p.n)*out.Stride], res.Diff.Pix)
+	res.Release() // copied: its memory serves the next piece's diff
+	return true
 }
 
 // SegmentImage is segment i of the first page (second false) or of the

@@ -7,16 +7,20 @@ import (
 )
 
 // chunkPixels is about how many canvas pixels one unit of the row-parallel
-// comparison holds: enough to amortise handing it out, small enough to
-// balance two busy cores.
-const chunkPixels = 1 << 15
+// comparison holds: enough to amortise handing it out (an atomic add), small
+// enough that a 256×256 pair is four units, so a goroutine that starts late
+// or loses its core for a while (a busy or virtual machine) holds back a
+// quarter of the work, not half.
+const chunkPixels = 1 << 14
 
 // run compares canvas rows y0 to y1 (exclusive), in chunks of rows shared
-// out to up to GOMAXPROCS goroutines, each with its own counts, bounds and
-// scratch, merged into c at the end. Counts do not depend on the order of
-// rows, and every row's diff image is its own, so the result is the
-// sequential one. It reports false when a row of unverified rasters was
-// found translucent (c.verify).
+// out to up to GOMAXPROCS goroutines, the caller's one of them (so the
+// comparison is never slower than on one core by more than starting the
+// others: when they start late, the caller has taken the chunks), each with
+// its own counts, bounds and scratch, merged into c at the end. Counts do
+// not depend on the order of rows, and every row's diff image is its own,
+// so the result is the sequential one. It reports false when a row of
+// unverified rasters was found translucent (c.verify).
 func (c *comparer) run(y0, y1 int) bool {
 	rows := max(4, chunkPixels/max(1, c.w))
 	chunks := (y1 - y0 + rows - 1) / rows
@@ -27,24 +31,25 @@ func (c *comparer) run(y0, y1 int) bool {
 	}
 	var next atomic.Int64
 	var stop atomic.Bool
+	work := func(f *comparer) {
+		for {
+			n := int(next.Add(1)) - 1
+			if n >= chunks || stop.Load() {
+				return
+			}
+			f.prevFaded = false // the row above belongs to another chunk
+			f.rows(y0+n*rows, min(y1, y0+(n+1)*rows), &stop)
+		}
+	}
 	forks := make([]*comparer, workers)
 	var wg sync.WaitGroup
 	for k := range forks {
-		f := c.fork()
-		forks[k] = f
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				n := int(next.Add(1)) - 1
-				if n >= chunks || stop.Load() {
-					return
-				}
-				f.prevFaded = false // the row above belongs to another chunk
-				f.rows(y0+n*rows, min(y1, y0+(n+1)*rows), &stop)
-			}
-		}()
+		forks[k] = c.fork()
+		if k > 0 {
+			wg.Go(func() { work(forks[k]) })
+		}
 	}
+	work(forks[0])
 	wg.Wait()
 	for _, f := range forks {
 		c.merge(f)

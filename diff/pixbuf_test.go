@@ -59,19 +59,67 @@ func TestDiffImageWritesEveryByte(t *testing.T) {
 		{"huge-page sized", bigA, bigB, Options{DiffImage: true}},
 	}
 	for _, tc := range cases {
+		// The first image is released before the second is drawn, which
+		// then most often reuses its buffer (diffPool): fresh and recycled
+		// buffers are both checked.
 		var zero, ones *Result
 		withFill(0x00, func() { zero = mustCompare(t, tc.a, tc.b, tc.o) })
+		want, rect, counts := bytes.Clone(zero.Diff.Pix), zero.Diff.Rect, [2]int{zero.DiffPixels, zero.AAPixels}
+		zero.Release()
 		withFill(0xff, func() { ones = mustCompare(t, tc.a, tc.b, tc.o) })
-		if zero.Diff == nil || zero.Diff.Rect != ones.Diff.Rect {
-			t.Fatalf("%s: diff images %v and %v", tc.name, zero.Diff, ones.Diff)
+		if ones.Diff == nil || ones.Diff.Rect != rect {
+			t.Fatalf("%s: diff images %v and %v", tc.name, rect, ones.Diff)
 		}
-		if i := firstDifference(zero.Diff.Pix, ones.Diff.Pix); i >= 0 {
+		if i := firstDifference(want, ones.Diff.Pix); i >= 0 {
 			t.Errorf("%s: byte %d of the diff image (pixel %d, %d) is left unwritten", tc.name, i,
-				zero.Diff.Rect.Min.X+i%zero.Diff.Stride/4, zero.Diff.Rect.Min.Y+i/zero.Diff.Stride)
+				rect.Min.X+i%ones.Diff.Stride/4, rect.Min.Y+i/ones.Diff.Stride)
 		}
-		if zero.DiffPixels != ones.DiffPixels || zero.AAPixels != ones.AAPixels {
-			t.Errorf("%s: counts differ: %+v, %+v", tc.name, zero, ones)
+		if counts != [2]int{ones.DiffPixels, ones.AAPixels} {
+			t.Errorf("%s: counts differ: %v, %+v", tc.name, counts, ones)
 		}
+		ones.Release()
+	}
+}
+
+// TestReleaseRecyclesDiffImage: Release clears Diff and hands its memory to
+// the next comparison of that size or smaller (sync.Pool may drop it, so a
+// few tries), whose diff image is then exactly a fresh one's; a second
+// Release, a nil Result, a result without a diff image and one whose image
+// Compare did not draw are left alone.
+func TestReleaseRecyclesDiffImage(t *testing.T) {
+	a, b := pagePair(300, 200)
+	o := Options{DiffImage: true}
+	want := mustCompare(t, a, b, o)
+	reused := false
+	for range 20 {
+		r := mustCompare(t, a, b, o)
+		first := &r.Diff.Pix[0]
+		r.Release()
+		if r.Diff != nil {
+			t.Fatal("Release left Diff set")
+		}
+		r.Release()
+		small, _ := pagePair(100, 50)
+		s := mustCompare(t, small, small, o)
+		reused = reused || &s.Diff.Pix[0] == first
+		if !bytes.Equal(s.Diff.Pix, mustCompare(t, small, small, o).Diff.Pix) {
+			t.Fatal("a recycled diff image differs from a fresh one")
+		}
+		s.Release()
+		if again := mustCompare(t, a, b, o); !bytes.Equal(again.Diff.Pix, want.Diff.Pix) {
+			t.Fatal("the diff image drawn after Release differs")
+		}
+	}
+	if !reused {
+		t.Error("no comparison reused a released diff image in 20 tries")
+	}
+	var nilResult *Result
+	nilResult.Release()
+	mustCompare(t, a, b, Options{}).Release()
+	own := &Result{Diff: image.NewNRGBA(image.Rect(0, 0, 4, 4))}
+	own.Release()
+	if own.Diff != nil {
+		t.Fatal("Release left a foreign Diff set")
 	}
 }
 

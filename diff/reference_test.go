@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"bytes"
 	"image"
 	"image/color"
 	"math/rand/v2"
@@ -10,6 +11,12 @@ import (
 // reference is pixelmatch's main loop without any of Compare's shortcuts
 // (no row or pixel skipping, no gray memo), over same-size NRGBA images.
 func reference(a, b *image.NRGBA, threshold float64, includeAA bool) (diffs, aa int, out *image.NRGBA) {
+	return referenceOver(a, b, threshold, includeAA, false)
+}
+
+// referenceOver is reference; checker blends translucent pixels over
+// pixelmatch 7's checkerboard (Options.Checkerboard) instead of white.
+func referenceOver(a, b *image.NRGBA, threshold float64, includeAA, checker bool) (diffs, aa int, out *image.NRGBA) {
 	ra, rb := toRaster(a), toRaster(b)
 	w, h := ra.w, ra.h
 	out = image.NewNRGBA(a.Rect)
@@ -18,10 +25,13 @@ func reference(a, b *image.NRGBA, threshold float64, includeAA bool) (diffs, aa 
 		for x := range w {
 			pos := y*ra.stride + 4*x
 			delta := colorDelta(ra.pix, rb.pix, pos, pos)
+			if p, q := ra.pix[pos:pos+4], rb.pix[pos:pos+4]; checker && (p[3] < 255 || q[3] < 255) {
+				delta = colorDeltaBlended(p, q, checkerAt(pos), false)
+			}
 			o := out.Pix[pos : pos+4]
 			switch {
 			case delta > maxDelta || -delta > maxDelta:
-				if !includeAA && (antialiased(ra, rb, x, y) || antialiased(rb, ra, x, y)) {
+				if !includeAA && (antialiasedOver(ra, rb, x, y, checker) || antialiasedOver(rb, ra, x, y, checker)) {
 					aa++
 					copy(o, []byte{255, 255, 0, 255})
 				} else {
@@ -162,14 +172,32 @@ func TestRecolouredAreasMatchReference(t *testing.T) {
 			}
 			flat += (x1 - x0) * (y1 - y0)
 		}
-		for _, o := range []Options{{DiffImage: true}, {Threshold: 0.3}} {
+		for _, o := range []Options{{DiffImage: true}, {Threshold: 0.3}, {DiffImage: true, Checkerboard: true},
+			{DiffImage: true, IncludeAA: true}, {Threshold: 0.05, Checkerboard: true, IncludeAA: true}} {
 			r, th := mustCompare(t, a, b, o), o.threshold()
-			if wantDiff, wantAA, _ := reference(a, b, th, false); r.DiffPixels != wantDiff || r.AAPixels != wantAA {
+			wantDiff, wantAA, wantOut := referenceOver(a, b, th, o.IncludeAA, o.Checkerboard)
+			if r.DiffPixels != wantDiff || r.AAPixels != wantAA {
 				t.Fatalf("case %d %dx%d %+v: got diff %d aa %d, reference %d %d", i, w, h, o, r.DiffPixels, r.AAPixels, wantDiff, wantAA)
+			}
+			if r.Diff != nil && !bytes.Equal(markColours(r.Diff), markColours(wantOut)) {
+				t.Fatalf("case %d %dx%d %+v: the diff image marks other pixels than the reference's", i, w, h, o)
 			}
 		}
 	}
 	if flat < 5000 {
 		t.Fatalf("only %d recoloured pixels", flat)
 	}
+}
+
+// markColours is the diff image with the faded pixels (grays) zeroed: the
+// marks alone (differences, anti-aliasing), which the reference paints as
+// Compare does, whatever the fade of translucent pixels.
+func markColours(img *image.NRGBA) []byte {
+	out := make([]byte, len(img.Pix))
+	for i := 0; i < len(out); i += 4 {
+		if p := img.Pix[i : i+4]; p[0] != p[1] || p[1] != p[2] {
+			copy(out[i:i+4], p)
+		}
+	}
+	return out
 }

@@ -374,6 +374,7 @@ func (c *Comparer) diffOne(ctx context.Context, job *jobs.Job, cmp *Comparison, 
 	if err != nil {
 		return nil, fmt.Errorf("diff: %w", err)
 	}
+	defer func() { res.Release() }() // the diff image is encoded by then: its memory serves the next segment's
 	if ex != nil && res.DiffPixels > 0 && !res.SizeMismatch {
 		// Explain the changes (changes.go); what the rules suppress is masked and diffed again.
 		var extra []image.Rectangle
@@ -381,6 +382,7 @@ func (c *Comparer) diffOne(ctx context.Context, job *jobs.Job, cmp *Comparison, 
 		cmp.MaskedRegions = ex.rules.maskedRegions(cmp.Changes)
 		if len(extra) > 0 {
 			opts.Mask = append(append([]image.Rectangle(nil), mask...), extra...)
+			res.Release()
 			if res, err = diff.Compare(base, cur, opts); err != nil {
 				return nil, fmt.Errorf("diff: %w", err)
 			}

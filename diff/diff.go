@@ -136,14 +136,14 @@ type Result struct {
 // either: its pixels will be overwritten). Without it the memory goes to
 // the garbage collector; with it, a comparison after another of the same
 // size or smaller draws into memory already mapped, instead of taking a
-// page fault every 4 KiB (see diffPool). A nil Result, or one without a
+// page fault every 4 KiB (see pixPool). A nil Result, or one without a
 // diff image, is left as it is.
 func (r *Result) Release() {
 	if r == nil || r.Diff == nil {
 		return
 	}
 	if r.ownDiff {
-		recycleDiff(r.Diff.Pix)
+		recyclePix(r.Diff.Pix)
 	}
 	r.Diff, r.ownDiff = nil, false
 }
@@ -220,7 +220,7 @@ func compareRows(ra, rb raster, opts Options, verify bool) *Result {
 	}
 	if !c.run(0, c.h) {
 		if c.out != nil {
-			recycleDiff(c.out.Pix) // the comparison starts over
+			recyclePix(c.out.Pix) // the comparison starts over
 		}
 		return nil
 	}

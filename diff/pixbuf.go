@@ -3,7 +3,6 @@ package diff
 import (
 	"image"
 	"strings"
-	"sync"
 	"unsafe"
 )
 
@@ -16,48 +15,11 @@ import (
 // bytes with garbage first (pixFill) and checks that none is left.
 func newDiffImage(r image.Rectangle) *image.NRGBA {
 	w, h := r.Dx(), r.Dy()
-	return &image.NRGBA{Pix: diffPix(4 * w * h), Stride: 4 * w, Rect: r}
-}
-
-// diffPool holds the buffers of diff images handed back by Result.Release
-// (and of comparisons started over): a service diffing segment after
-// segment then draws every diff image into memory already touched. A fresh
-// buffer is memory the kernel maps page by page as it is first written:
-// measured in go run ./bench -diff-only (issue 31), 390–900 page faults
-// that made a 1280×720 comparison 2–3× slower (3.1 ms without them, 5–11
-// ms with) whenever the heap was growing, as it does after a tall page.
-var diffPool sync.Pool // of *[]byte
-
-// maxPooledDiff bounds the buffers diffPool keeps: a segment's diff image
-// fits (a 1280-px-wide band of 12,500 rows), a whole tall page's is left
-// to the garbage collector rather than held between comparisons.
-const maxPooledDiff = 64 << 20
-
-// diffPix is n bytes for a diff image: a pooled buffer when one is large
-// enough, else fresh (uninitialized). Either way its bytes may hold
-// anything; the comparison writes every one.
-func diffPix(n int) []byte {
-	if p, ok := diffPool.Get().(*[]byte); ok && cap(*p) >= n {
-		pix := (*p)[:n]
-		if pixFill != nil {
-			pixFill(pix)
-		}
-		return pix
-	}
-	return uninitialized(n)
-}
-
-// recycleDiff hands pix, a diff image's buffer no one reads any more, to
-// diffPool.
-func recycleDiff(pix []byte) {
-	if cap(pix) > 0 && cap(pix) <= maxPooledDiff {
-		pix = pix[:0]
-		diffPool.Put(&pix)
-	}
+	return &image.NRGBA{Pix: pooledPix(4 * w * h), Stride: 4 * w, Rect: r}
 }
 
 // pixFill, when set (tests only, never concurrently with a comparison),
-// fills the bytes uninitialized returns.
+// fills the bytes of every buffer uninitialized or pooledPix returns.
 var pixFill func([]byte)
 
 // uninitialized returns n bytes of ordinary Go memory that may hold any

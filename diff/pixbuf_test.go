@@ -60,7 +60,7 @@ func TestDiffImageWritesEveryByte(t *testing.T) {
 	}
 	for _, tc := range cases {
 		// The first image is released before the second is drawn, which
-		// then most often reuses its buffer (diffPool): fresh and recycled
+		// then most often reuses its buffer (pixPool): fresh and recycled
 		// buffers are both checked.
 		var zero, ones *Result
 		withFill(0x00, func() { zero = mustCompare(t, tc.a, tc.b, tc.o) })

@@ -24,25 +24,48 @@ type raster struct {
 	pooled bool
 }
 
-// pixPool recycles the buffers of converted images (palettes, grays):
-// every byte is written by the conversion, so a recycled buffer needs no
-// zeroing, and a comparison of paletted images allocates no pixels.
+// pixPool recycles byte buffers whose every byte is written before it is
+// read: converted images' pixels (palettes, grays; raster.release) and
+// diff images' (Result.Release). A recycled buffer needs no zeroing, a
+// comparison of paletted images allocates no pixels, and a service diffing
+// segment after segment draws every diff image into memory already touched.
+// A fresh buffer is memory the kernel maps page by page as it is first
+// written: measured in go run ./bench -diff-only (issue 31), 390–900 page
+// faults that made a 1280×720 comparison 2–3× slower (3.1 ms without them,
+// 5–11 ms with) whenever the heap was growing, as it does after a tall page.
 var pixPool sync.Pool // of *[]byte
 
-// pooledPix is a buffer of n bytes from pixPool, or a new one.
+// maxPooledPix bounds the buffers pixPool keeps: a segment's diff image
+// fits (a 1280-px-wide band of 12,500 rows), a whole tall page's is left
+// to the garbage collector rather than held between comparisons.
+const maxPooledPix = 64 << 20
+
+// pooledPix is a buffer of n bytes from pixPool when one is large enough,
+// else a fresh one (uninitialized). Either way its bytes may hold anything.
 func pooledPix(n int) []byte {
 	if p, ok := pixPool.Get().(*[]byte); ok && cap(*p) >= n {
-		return (*p)[:n]
+		pix := (*p)[:n]
+		if pixFill != nil {
+			pixFill(pix)
+		}
+		return pix
 	}
-	return make([]byte, n)
+	return uninitialized(n)
+}
+
+// recyclePix hands pix, a buffer no one reads any more, to pixPool.
+func recyclePix(pix []byte) {
+	if cap(pix) > 0 && cap(pix) <= maxPooledPix {
+		pix = pix[:0]
+		pixPool.Put(&pix)
+	}
 }
 
 // release returns a pooled raster's buffer to pixPool; r must not be used
 // after.
 func (r raster) release() {
 	if r.pooled {
-		pix := r.pix[:0]
-		pixPool.Put(&pix)
+		recyclePix(r.pix)
 	}
 }
 
